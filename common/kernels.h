@@ -1,0 +1,69 @@
+/* kernels.h - the memory-hierarchy inner loops SoIs and calibration share.
+ *
+ * chase: a random cyclic permutation of cache lines split into `nchains` independent chains (memory-level
+ * parallelism: the paper's SSA trick).  One pass of all chains touches every line once, in an order the
+ * prefetchers cannot follow.
+ * stream: sequential reads (or writes) with the widest vector ISA present (AVX-512 > AVX2 > SSE2), runtime-picked.
+ */
+#ifndef IB_KERNELS_H
+#define IB_KERNELS_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CHASE_MAX_CHAINS 16
+
+struct chase {
+    void *base;
+    size_t nlines;       /* lines in the cycle */
+    size_t stride;       /* bytes between slots (64 for lines; page size + offset for TLB) */
+    unsigned nchains;
+    void *head[CHASE_MAX_CHAINS];
+};
+
+/* Build a random cycle over `nslots` slots of `stride` bytes each in `base` (which must hold nslots*stride bytes)
+ * and split it into nchains chains. `offset_fn` spreads slot offsets for page-strided chases: the pointer of slot i
+ * lives at base + i*stride + ((i * slot_skew) % stride & ~63).  slot_skew 0: offset 0. */
+int chase_build(struct chase *c, void *base, size_t nslots, size_t stride, size_t slot_skew, unsigned nchains,
+                uint64_t seed);
+/* Advance every chain `steps` times (total accesses = steps * nchains). */
+void chase_run(struct chase *c, uint64_t steps);
+/* Average dependent-load latency (ns) of a single chain over `bytes` of `buf` (64-byte slots), median of `reps`
+ * timed runs of `iters` loads each, after one warm pass. */
+double chase_latency_ns(void *buf, size_t bytes, uint64_t iters, unsigned reps, uint64_t seed);
+
+enum stream_op { STREAM_READ = 0, STREAM_WRITE, STREAM_COPY };
+/* Stream over [buf, buf+bytes) (bytes a multiple of 256, buf 64-aligned). Returns a value folded from the data so
+ * the loads cannot be dropped. For COPY the second half is written from the first. */
+uint64_t stream_pass(void *buf, size_t bytes, enum stream_op op);
+/* Which ISA stream_pass uses: "avx512", "avx2" or "sse2". ib_kernels_force_isa() lets tests force a fallback. */
+const char *stream_isa(void);
+int stream_force_isa(const char *isa); /* NULL: auto. -EINVAL unknown, -ENOTSUP not present */
+
+/* STREAM triad a[i] = b[i] + s*c[i] over n doubles: returns bytes/s counted as STREAM does (24 B per element). */
+double stream_triad_bps(double *a, const double *b, const double *c, size_t n, unsigned reps);
+
+/* Anonymous memory for SoIs: mmap'd, 2 MiB aligned, THP advised, counted in a live-bytes gauge so tests (and the
+ * CLI after Ctrl-C) can verify that everything was released. */
+void *ib_map(size_t bytes, int hugepages);
+void ib_unmap(void *p, size_t bytes);
+uint64_t ib_map_live_bytes(void);
+
+/* Fast per-thread PRNG (xorshift64*). */
+static inline uint64_t ib_rand(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,123 @@
+/* soi.h - what a source of interference (SoI) is: one small ops table.
+ *
+ * A new SoI is one file in sois/ ending in `const struct soi_ops soi_<name> = {...}` plus one line in
+ * sois/soi_list.h.  Only `name` and `step` are required; soi_check_ops() validates the rest.
+ *
+ * Life cycle, driven by the ramp engine (engine.h), which owns threads, binding, pacing and the stop flag:
+ *   supported() -> prepare() -> { set_intensity(x) [workers parked] -> step()* on every worker -> measure() }*
+ *   -> teardown()  (teardown runs on every exit path once prepare has succeeded)
+ * SoIs never sleep, bind or print.  Callbacks return 0 or -errno and put a one-line reason in why[len].
+ */
+#ifndef IB_SOI_H
+#define IB_SOI_H
+#include "ib_atomic.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SOI_OPS_VERSION 1
+#define SOI_MAX_PARAMS 8
+#define SOI_MAX_THREADS 256
+
+struct calib;
+struct cpu_info;
+struct mlim;
+
+/* How intensity maps to pressure, and so how the engine paces it. */
+enum soi_kind {
+    SOI_FOOTPRINT = 0, /* x % of a capacity held (bytes, pages); runs flat out, optionally rate-capped */
+    SOI_RATE,          /* x % of a measured peak rate (B/s, ops/s); token-bucket paced */
+    SOI_DUTY,          /* x % of time active; duty-cycle paced */
+};
+const char *soi_kind_name(enum soi_kind k);
+
+enum soi_ptype { SOI_P_SIZE = 0, SOI_P_UINT, SOI_P_DOUBLE, SOI_P_BOOL };
+
+/* One tunable, checked centrally (range, type) and listed by `ibench list --soi NAME`. */
+struct soi_param {
+    const char *name; /* NULL terminates the table */
+    enum soi_ptype type;
+    double min, max, def;
+    const char *help;
+};
+
+/* What the engine hands an SoI: read-only facts about where and how it runs. */
+struct soi_env {
+    struct topo *topo;
+    const struct cpu_info *cpu;
+    struct calib *calib;     /* measured capacities; SoIs may ask for a missing one to be measured */
+    const struct mlim *mlim; /* memory limits */
+    unsigned nthreads;
+    const int *cpus;         /* nthreads OS CPU indices, where worker i runs */
+    int target_cpu;          /* --near target, or -1 */
+    double param[SOI_MAX_PARAMS]; /* values for ops->params, in table order */
+    const atomic_int *stop;  /* set on SIGINT/SIGTERM: long prepare/set_intensity work must poll it */
+};
+
+/* A running instance. The SoI fills capacity/unit/capacity_src in prepare(). */
+struct soi {
+    const struct soi_ops *ops;
+    const struct soi_env *env;
+    void *priv;
+    double capacity;          /* pressure at 100 %, in `unit`: bytes, B/s, ops/s, or 1 (duty) */
+    char unit[16];            /* "B", "B/s", "pages", "accesses/s" ... */
+    char capacity_src[160];   /* where capacity came from, e.g. "measured latency knee (cpuid claims 32 MiB)" */
+    double rate_cap;          /* FOOTPRINT SoIs: cap on step units/s for all threads (0 = none) */
+    char secondary_unit[16];  /* unit of the per-step secondary figure (step units per second), e.g. "acc/s" */
+    char note[160];           /* anything worth telling the user (time-shared CPU, clamped size, ...) */
+};
+
+/* Per-step self-meter. The engine fills elapsed/units/active; measure() sets `achieved` for FOOTPRINT SoIs
+ * (RATE: engine computes units/s; DUTY: active fraction) and may add detail. */
+struct soi_meter {
+    uint64_t wall_ns;     /* step wall time */
+    uint64_t units;       /* sum of step() units over all threads */
+    uint64_t active_ns;   /* sum of time inside step() over all threads */
+    double achieved;      /* pressure achieved, in soi->unit */
+    double secondary;     /* units per second (access rate, ...) */
+};
+
+struct soi_ops {
+    unsigned version;        /* SOI_OPS_VERSION */
+    const char *name;        /* "llc-cap" */
+    const char *resource;    /* "LLC capacity" */
+    const char *summary;     /* one line for `ibench list` */
+    const char *paper;       /* "SoI6" */
+    enum topo_scope scope;   /* what a --near placement must share with the target */
+    enum soi_kind kind;
+    const struct soi_param *params;
+    int (*supported)(const struct soi_env *env, char *why, size_t len);         /* 0 or -ENOTSUP */
+    int (*prepare)(struct soi *s, char *why, size_t len);                       /* size, allocate, calibrate */
+    int (*set_intensity)(struct soi *s, double x, char *why, size_t len);       /* workers are parked */
+    int (*step)(struct soi *s, unsigned tid, uint64_t *units);                  /* one bounded quantum (<~1 ms) */
+    int (*measure)(struct soi *s, struct soi_meter *m);                         /* self-meter after a step */
+    void (*teardown)(struct soi *s);                                            /* release everything */
+};
+
+/* Registry (sois/registry.c). */
+unsigned soi_count(void);
+const struct soi_ops *soi_at(unsigned i);
+const struct soi_ops *soi_find(const char *name);
+
+/* Checks an ops table: version, name, step, params (ranges, defaults inside them, names unique). */
+int soi_check_ops(const struct soi_ops *ops, char *why, size_t len);
+/* Parameters: defaults, index by name, and "NAME=VALUE" with central type/range checking. */
+unsigned soi_nparams(const struct soi_ops *ops);
+int soi_param_index(const struct soi_ops *ops, const char *name);
+void soi_param_defaults(const struct soi_ops *ops, double *vals);
+int soi_param_set(const struct soi_ops *ops, double *vals, const char *name, const char *value, char *why,
+                  size_t len);
+
+/* supported() + prepare(); on success *out is ready for the engine, release with soi_close(). */
+int soi_open(const struct soi_ops *ops, const struct soi_env *env, struct soi **out, char *why, size_t len);
+void soi_close(struct soi *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
