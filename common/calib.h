@@ -51,6 +51,7 @@ struct calib {
     unsigned nsweep;
     struct calib_bw bw[CALIB_MAX_BW];
     unsigned nbw;
+    int dirty;                  /* something was measured since open/save */
 };
 
 const char *calib_level_name(enum calib_level l);

@@ -1,11 +1,12 @@
 /* counters.h - hardware counters through libpfm4, optional at run time.
  *
- * Many VMs expose no PMU. Software events (task-clock, page-faults) always work; hardware events (cycles,
+ * Many VMs expose no PMU. Software events (task-clock, page-faults) work unless perf_event_paranoid forbids them; hardware events (cycles,
  * instructions, LLC misses) are opened when the PMU allows, and every missing one is reported with its reason.
  */
 #ifndef IB_COUNTERS_H
 #define IB_COUNTERS_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus

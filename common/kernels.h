@@ -39,7 +39,7 @@ enum stream_op { STREAM_READ = 0, STREAM_WRITE, STREAM_COPY };
 /* Stream over [buf, buf+bytes) (bytes a multiple of 256, buf 64-aligned). Returns a value folded from the data so
  * the loads cannot be dropped. For COPY the second half is written from the first. */
 uint64_t stream_pass(void *buf, size_t bytes, enum stream_op op);
-/* Which ISA stream_pass uses: "avx512", "avx2" or "sse2". ib_kernels_force_isa() lets tests force a fallback. */
+/* Which ISA stream_pass uses: "avx512", "avx2" or "sse2". stream_force_isa() lets tests force a fallback. */
 const char *stream_isa(void);
 int stream_force_isa(const char *isa); /* NULL: auto. -EINVAL unknown, -ENOTSUP not present */
 

@@ -55,7 +55,7 @@ bool topo_cpu_exists(const struct topo *t, int cpu);
 int topo_llc_level(const struct topo *t);
 /* Data (or unified) cache of `level` (instruction=true: L1i) covering `cpu` (cpu < 0: the first PU).
  * -ENOENT if the machine has no such cache. */
-int topo_cache(const struct topo *t, int level, bool instruction, int cpu, struct topo_cache *out);
+int topo_cache_info(const struct topo *t, int level, bool instruction, int cpu, struct topo_cache *out);
 /* Every PU (OS indices, sorted) in the `scope` object that contains `cpu`. Caller frees *cpus. */
 int topo_sharing(const struct topo *t, enum topo_scope scope, int cpu, int **cpus, unsigned *n);
 /* SMT siblings of cpu (other PUs of its core), caller frees. n == 0 when none. */

@@ -1,0 +1,357 @@
+/* soikit.c - shared pieces of the memory-hierarchy SoIs (see soikit.h). */
+#define _GNU_SOURCE
+#include "soikit.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib.h"
+#include "clock.h"
+#include "ib_err.h"
+#include "parse.h"
+
+int kit_shares(const struct topo *t, enum topo_scope scope, const int *cpus, unsigned n, double *share,
+               unsigned *ndomains)
+{
+    int *first = calloc(n, sizeof(int)); /* smallest PU of each thread's domain identifies the domain */
+    if (!first)
+        return -ENOMEM;
+    for (unsigned i = 0; i < n; i++) {
+        int *set;
+        unsigned k;
+        int rc = topo_sharing(t, scope, cpus[i], &set, &k);
+        if (rc < 0) {
+            free(first);
+            return rc;
+        }
+        first[i] = k ? set[0] : cpus[i];
+        free(set);
+    }
+    unsigned nd = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned same = 0, seen_before = 0;
+        for (unsigned j = 0; j < n; j++) {
+            if (first[j] == first[i]) {
+                same++;
+                if (j < i)
+                    seen_before = 1;
+            }
+        }
+        share[i] = 1.0 / same;
+        nd += !seen_before;
+    }
+    free(first);
+    if (ndomains)
+        *ndomains = nd;
+    return 0;
+}
+
+void *kit_map_local(const struct topo *t, int cpu, size_t bytes, int hugepages)
+{
+    void *p = ib_map(bytes, hugepages);
+    if (!p || !topo_is_this_machine(t) || topo_nnuma(t) < 2)
+        return p;
+    int *node;
+    unsigned k;
+    if (topo_sharing(t, TOPO_SCOPE_NUMA, cpu, &node, &k) == 0) {
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        for (unsigned i = 0; i < k; i++)
+            hwloc_bitmap_set(set, (unsigned)node[i]);
+        /* best effort: binding can be refused (cpuset cgroups); first touch still places pages sensibly */
+        hwloc_set_area_membind(topo_hwloc(t), p, bytes, set, HWLOC_MEMBIND_BIND, 0);
+        hwloc_bitmap_free(set);
+        free(node);
+    }
+    return p;
+}
+
+/* ---- fpset ---------------------------------------------------------------------------------------------- */
+
+#define FP_QUANTUM_NS 100000.0 /* aim for ~100 us per step() */
+
+int fpset_init(struct fpset *f, const struct topo *topo, const int *cpus, unsigned n, const size_t *max_slots,
+               size_t stride, size_t skew, unsigned nchains, int hugepages, size_t sweep_bytes)
+{
+    memset(f, 0, sizeof(*f));
+    f->t = calloc(n, sizeof(*f->t));
+    if (!f->t)
+        return -ENOMEM;
+    f->n = n;
+    f->stride = stride;
+    f->skew = skew;
+    f->nchains = nchains;
+    for (unsigned i = 0; i < n; i++) {
+        struct fpthread *th = &f->t[i];
+        th->max_slots = max_slots[i] ? max_slots[i] : 1;
+        th->buf_bytes = th->max_slots * stride;
+        th->buf = kit_map_local(topo, cpus[i], th->buf_bytes, hugepages);
+        th->seed = 0x1234567ULL * (i + 1);
+        th->quantum = 256;
+        if (!th->buf) {
+            fpset_free(f);
+            return -ENOMEM;
+        }
+        memset(th->buf, 0, th->buf_bytes);
+        if (sweep_bytes) {
+            th->sweep_bytes = (sweep_bytes + 255) & ~(size_t)255;
+            th->sweep = kit_map_local(topo, cpus[i], th->sweep_bytes, 1);
+            if (!th->sweep) {
+                fpset_free(f);
+                return -ENOMEM;
+            }
+            memset(th->sweep, 0, th->sweep_bytes);
+        }
+    }
+    return 0;
+}
+
+int fpset_resize(struct fpset *f, unsigned i, size_t nslots)
+{
+    struct fpthread *th = &f->t[i];
+    if (nslots > th->max_slots)
+        nslots = th->max_slots;
+    th->nslots = nslots;
+    th->steps_done = 0;
+    if (nslots == 0)
+        return 0;
+    unsigned chains = f->nchains < nslots ? f->nchains : (unsigned)nslots;
+    return chase_build(&th->ch, th->buf, nslots, f->stride, f->skew, chains, th->seed++);
+}
+
+uint64_t fpset_step(struct fpset *f, unsigned i)
+{
+    struct fpthread *th = &f->t[i];
+    if (th->nslots == 0)
+        return 0;
+    uint64_t q = th->quantum, t0 = clk_mono_ns();
+    chase_run(&th->ch, q);
+    if (th->sweep)
+        stream_pass(th->sweep, th->sweep_bytes, STREAM_READ);
+    double dt = (double)(clk_mono_ns() - t0);
+    th->steps_done += q;
+    /* adapt the quantum toward ~100 us, by at most 2x per call (one preempted quantum must not blow it up) */
+    double ratio = dt > 0 ? FP_QUANTUM_NS / dt : 2.0;
+    ratio = ratio > 2.0 ? 2.0 : ratio < 0.5 ? 0.5 : ratio;
+    uint64_t nq = (uint64_t)((double)q * ratio);
+    th->quantum = nq < 16 ? 16 : nq > (1u << 24) ? (1u << 24) : nq;
+    return q * th->ch.nchains;
+}
+
+uint64_t fpset_covered(const struct fpset *f, unsigned i)
+{
+    const struct fpthread *th = &f->t[i];
+    if (th->nslots == 0)
+        return 0;
+    /* chain k walks its own segment of the cycle: segment lengths differ by at most one */
+    uint64_t covered = 0, n = th->nslots, c = th->ch.nchains;
+    for (uint64_t k = 0; k < c; k++) {
+        uint64_t seg = (k + 1) * n / c - k * n / c;
+        covered += th->steps_done < seg ? th->steps_done : seg;
+    }
+    return covered;
+}
+
+void fpset_reset_meter(struct fpset *f)
+{
+    for (unsigned i = 0; i < f->n; i++)
+        f->t[i].steps_done = 0;
+}
+
+void fpset_free(struct fpset *f)
+{
+    if (!f->t)
+        return;
+    for (unsigned i = 0; i < f->n; i++) {
+        ib_unmap(f->t[i].buf, f->t[i].buf_bytes);
+        ib_unmap(f->t[i].sweep, f->t[i].sweep_bytes);
+    }
+    free(f->t);
+    f->t = NULL;
+    f->n = 0;
+}
+
+/* ---- strset --------------------------------------------------------------------------------------------- */
+
+int strset_init(struct strset *s, const struct topo *topo, const int *cpus, unsigned n, size_t ws,
+                double bps_per_thread, enum stream_op op)
+{
+    memset(s, 0, sizeof(*s));
+    ws &= ~(size_t)4095;
+    if (ws < 4096)
+        return -EINVAL;
+    s->t = calloc(n, sizeof(*s->t));
+    if (!s->t)
+        return -ENOMEM;
+    s->n = n;
+    s->op = op;
+    /* ~25 us of streaming per step at the measured rate: fine-grained pacing, negligible call overhead */
+    size_t chunk = (size_t)(bps_per_thread * 25e-6);
+    chunk = (chunk + 4095) & ~(size_t)4095;
+    if (chunk < 16384)
+        chunk = 16384;
+    if (chunk > ws)
+        chunk = ws;
+    for (unsigned i = 0; i < n; i++) {
+        s->t[i].ws = ws;
+        s->t[i].chunk = chunk;
+        s->t[i].buf = kit_map_local(topo, cpus[i], ws, 1);
+        if (!s->t[i].buf) {
+            strset_free(s);
+            return -ENOMEM;
+        }
+        memset(s->t[i].buf, 1, ws);
+    }
+    return 0;
+}
+
+uint64_t strset_step(struct strset *s, unsigned i)
+{
+    struct strthread *t = &s->t[i];
+    size_t len = t->chunk;
+    if (t->pos + len > t->ws)
+        len = t->ws - t->pos;
+    static volatile uint64_t sink;
+    sink += stream_pass((char *)t->buf + t->pos, len, s->op);
+    t->pos += len;
+    if (t->pos >= t->ws)
+        t->pos = 0;
+    return len;
+}
+
+void strset_free(struct strset *s)
+{
+    if (!s->t)
+        return;
+    for (unsigned i = 0; i < s->n; i++)
+        ib_unmap(s->t[i].buf, s->t[i].ws);
+    free(s->t);
+    s->t = NULL;
+    s->n = 0;
+}
+
+int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char *why, size_t len)
+{
+    const struct soi_env *env = s->env;
+    double bps;
+    int rc = calib_need_bw(env->calib, env->topo, env->mlim, kind, env->cpus, env->nthreads, env->stop, &bps, why,
+                           len);
+    if (rc < 0)
+        return rc;
+    size_t ws = calib_bw_ws(env->calib, env->topo, env->mlim, kind, env->nthreads);
+    rc = strset_init(set, env->topo, env->cpus, env->nthreads, ws, bps / env->nthreads, STREAM_READ);
+    if (rc < 0)
+        return ib_why(why, len, rc, "cannot map %zu bytes per thread for %s streaming", ws, kind);
+    s->capacity = bps;
+    snprintf(s->unit, sizeof(s->unit), "B/s");
+    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "B/s");
+    char b1[32], b2[32];
+    snprintf(s->capacity_src, sizeof(s->capacity_src), "measured %s read bandwidth on %u CPU(s), %s ws/thread, %s",
+             kind, env->nthreads, fmt_bytes((double)ws, b1, sizeof(b1)), stream_isa());
+    (void)b2;
+    return 0;
+}
+
+/* ---- ready-made callbacks ------------------------------------------------------------------------------- */
+
+int kit_fp_prepare(struct soi *s, enum topo_scope scope, double slots_per_domain, double slot_units,
+                   const char *unit, size_t stride, size_t skew, unsigned nchains, int hugepages, size_t sweep_bytes,
+                   char *why, size_t len)
+{
+    const struct soi_env *env = s->env;
+    if (!(slots_per_domain >= 1))
+        return ib_why(why, len, -EINVAL, "%s: nothing to size against", s->ops->name);
+    struct kit_fp *k = calloc(1, sizeof(*k));
+    if (!k)
+        return -ENOMEM;
+    int rc = kit_shares(env->topo, scope, env->cpus, env->nthreads, k->share, &k->ndomains);
+    size_t max_slots[SOI_MAX_THREADS];
+    for (unsigned i = 0; rc == 0 && i < env->nthreads; i++)
+        max_slots[i] = (size_t)(slots_per_domain * k->share[i] + 0.5);
+    if (rc == 0)
+        rc = fpset_init(&k->set, env->topo, env->cpus, env->nthreads, max_slots, stride, skew, nchains, hugepages,
+                        sweep_bytes);
+    if (rc < 0) {
+        free(k);
+        return ib_why(why, len, rc, "%s: cannot set up its buffers: %s", s->ops->name, strerror(-rc));
+    }
+    k->slots_per_domain = slots_per_domain;
+    k->slot_units = slot_units;
+    s->priv = k;
+    s->capacity = slots_per_domain * slot_units * k->ndomains;
+    snprintf(s->unit, sizeof(s->unit), "%s", unit);
+    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "acc/s");
+    return 0;
+}
+
+int kit_fp_set_intensity(struct soi *s, double x, char *why, size_t len)
+{
+    struct kit_fp *k = s->priv;
+    for (unsigned i = 0; i < k->set.n; i++) {
+        size_t want = (size_t)(k->slots_per_domain * k->share[i] * x / 100.0 + 0.5);
+        if (want != k->set.t[i].nslots) {
+            int rc = fpset_resize(&k->set, i, want);
+            if (rc < 0)
+                return ib_why(why, len, rc, "%s: cannot build the chase: %s", s->ops->name, strerror(-rc));
+        }
+    }
+    fpset_reset_meter(&k->set);
+    return 0;
+}
+
+int kit_fp_step(struct soi *s, unsigned tid, uint64_t *units)
+{
+    *units = fpset_step(&((struct kit_fp *)s->priv)->set, tid);
+    return 0;
+}
+
+int kit_fp_measure(struct soi *s, struct soi_meter *m)
+{
+    struct kit_fp *k = s->priv;
+    uint64_t covered = 0;
+    for (unsigned i = 0; i < k->set.n; i++)
+        covered += fpset_covered(&k->set, i);
+    m->achieved = (double)covered * k->slot_units; /* distinct lines/pages actually touched during the step */
+    fpset_reset_meter(&k->set);
+    return 0;
+}
+
+void kit_fp_teardown(struct soi *s)
+{
+    struct kit_fp *k = s->priv;
+    if (!k)
+        return;
+    fpset_free(&k->set);
+    free(k);
+    s->priv = NULL;
+}
+
+int kit_stream_open(struct soi *s, const char *kind, char *why, size_t len)
+{
+    struct strset *set = calloc(1, sizeof(*set));
+    if (!set)
+        return -ENOMEM;
+    int rc = kit_stream_prepare(s, set, kind, why, len);
+    if (rc < 0) {
+        free(set);
+        return rc;
+    }
+    s->priv = set;
+    return 0;
+}
+
+int kit_stream_step(struct soi *s, unsigned tid, uint64_t *units)
+{
+    *units = strset_step(s->priv, tid);
+    return 0;
+}
+
+void kit_stream_teardown(struct soi *s)
+{
+    if (!s->priv)
+        return;
+    strset_free(s->priv);
+    free(s->priv);
+    s->priv = NULL;
+}

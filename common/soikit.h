@@ -1,0 +1,109 @@
+/* soikit.h - building blocks the memory-hierarchy SoIs share, so each SoI file stays a small ops table.
+ *
+ *  - domain shares: how threads split a shared structure (two threads on one LLC each hold half of it);
+ *  - fpset: per-thread random pointer chases whose footprint is set per step and whose coverage is metered;
+ *  - strset: per-thread streaming buffers, advanced chunk by chunk;
+ *  - NUMA-local memory for a worker's buffer.
+ */
+#ifndef IB_SOIKIT_H
+#define IB_SOIKIT_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels.h"
+#include "soi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* For each thread i, share[i] = 1 / (number of threads whose CPU is in the same `scope` object); *ndomains gets
+ * the number of distinct objects. */
+int kit_shares(const struct topo *t, enum topo_scope scope, const int *cpus, unsigned n, double *share,
+               unsigned *ndomains);
+/* Map `bytes` for a worker on `cpu`: hugepages advised or refused, memory bound to the CPU's NUMA node. */
+void *kit_map_local(const struct topo *t, int cpu, size_t bytes, int hugepages);
+
+struct fpthread {
+    void *buf;
+    size_t buf_bytes;
+    size_t max_slots;
+    size_t nslots;         /* current footprint in slots */
+    struct chase ch;
+    uint64_t steps_done;   /* chase steps (per chain) since the meter was reset */
+    uint64_t quantum;      /* chase steps per step() call, adapted to ~100 us */
+    void *sweep;           /* optional buffer streamed after each quantum to push the chase out of inner caches */
+    size_t sweep_bytes;
+    uint64_t seed;
+};
+
+struct fpset {
+    unsigned n;
+    struct fpthread *t;
+    size_t stride, skew;
+    unsigned nchains;
+};
+
+/* max_slots[i] per thread; stride/skew as chase_build; hugepages for the chase buffers; sweep_bytes 0 = none. */
+int fpset_init(struct fpset *f, const struct topo *topo, const int *cpus, unsigned n, const size_t *max_slots,
+               size_t stride, size_t skew, unsigned nchains, int hugepages, size_t sweep_bytes);
+/* Rebuild thread i's chase over nslots (0: idle). */
+int fpset_resize(struct fpset *f, unsigned i, size_t nslots);
+/* One quantum on thread i; returns the number of accesses made. */
+uint64_t fpset_step(struct fpset *f, unsigned i);
+/* Distinct slots touched by thread i since the last reset (each chain covers its own segment of the cycle). */
+uint64_t fpset_covered(const struct fpset *f, unsigned i);
+void fpset_reset_meter(struct fpset *f);
+void fpset_free(struct fpset *f);
+
+struct strthread {
+    void *buf;
+    size_t ws;      /* working set */
+    size_t chunk;   /* bytes per step() */
+    size_t pos;
+};
+
+struct strset {
+    unsigned n;
+    struct strthread *t;
+    enum stream_op op;
+};
+
+/* One streaming buffer of ws bytes per thread, chunk sized so a step lasts ~25 us at bps_per_thread. */
+int strset_init(struct strset *s, const struct topo *topo, const int *cpus, unsigned n, size_t ws,
+                double bps_per_thread, enum stream_op op);
+/* Stream one chunk on thread i; returns bytes moved. */
+uint64_t strset_step(struct strset *s, unsigned i);
+void strset_free(struct strset *s);
+
+/* The shared prepare of the three streaming SoIs: measure (or look up) the bandwidth of `kind` ("l2", "llc",
+ * "dram") on env->cpus, size buffers, and fill s->capacity/unit/capacity_src. */
+int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char *why, size_t len);
+
+/* ---- ready-made callbacks ------------------------------------------------------------------------------
+ * A footprint SoI over cache lines or pages: its prepare() sizes things and calls kit_fp_prepare(); the ops table
+ * then uses kit_fp_set_intensity / kit_fp_step / kit_fp_measure / kit_fp_teardown directly. */
+struct kit_fp {
+    struct fpset set;
+    double share[SOI_MAX_THREADS]; /* each thread's share of its domain */
+    double slots_per_domain;       /* capacity of one domain (one LLC, one core's L2...) in slots */
+    double slot_units;             /* units one slot counts for: 64 (bytes per line) or 1 (a page) */
+    unsigned ndomains;
+};
+int kit_fp_prepare(struct soi *s, enum topo_scope scope, double slots_per_domain, double slot_units,
+                   const char *unit, size_t stride, size_t skew, unsigned nchains, int hugepages, size_t sweep_bytes,
+                   char *why, size_t len);
+int kit_fp_set_intensity(struct soi *s, double x, char *why, size_t len);
+int kit_fp_step(struct soi *s, unsigned tid, uint64_t *units);
+int kit_fp_measure(struct soi *s, struct soi_meter *m);
+void kit_fp_teardown(struct soi *s);
+
+/* A streaming-bandwidth SoI: prepare() calls kit_stream_open(s, kind); ops use kit_stream_step/_teardown. */
+int kit_stream_open(struct soi *s, const char *kind, char *why, size_t len);
+int kit_stream_step(struct soi *s, unsigned tid, uint64_t *units);
+void kit_stream_teardown(struct soi *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

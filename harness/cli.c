@@ -1,0 +1,110 @@
+/* cli.c - `ibench` entry point and subcommand table (perf style: name -> function, with help for each). */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "ib_err.h"
+
+atomic_int cli_stop;
+static struct sigaction old_int, old_term;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&cli_stop, 1);
+}
+
+void cli_signals_install(void)
+{
+    atomic_store(&cli_stop, 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+}
+
+void cli_signals_restore(void)
+{
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+}
+
+int cli_fail(int code, const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    out_progress_done();
+    fprintf(stderr, "ibench %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+struct cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct cmd commands[] = {
+    {"run", cmd_run, "run one SoI at an intensity or through a ramp, self-metered"},
+    {"list", cmd_list, "list the SoIs (and one SoI's parameters)"},
+    {"topo", cmd_topo, "the machine: topology, caches claimed vs measured, TLB, memory limits, counters"},
+    {"calibrate", cmd_calibrate, "measure capacities (cache knees, L2/LLC/DRAM bandwidth) and cache them"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ibench <command> [options]\n\n"
+               "ibench quantifies interference between co-located programs: each SoI (source of interference)\n"
+               "presses one shared resource at an intensity 0-100 %% of its measured capacity.\n\ncommands:\n");
+    for (size_t i = 0; i < IB_ARRAY_SIZE(commands); i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-10s %s\n  %-10s %s\n\n", "help", "help for a command: ibench help run", "version",
+            "print the version");
+    fprintf(f, "example: ibench run --soi llc-cap --ramp\n"
+               "exit codes: 0 ok, 1 run-time failure, 2 bad input, 77 cannot run here, 130 interrupted\n");
+}
+
+int ibench_main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return IB_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "-h") || !strcmp(name, "--help")) {
+        usage(stdout);
+        return IB_EXIT_OK;
+    }
+    if (!strcmp(name, "version") || !strcmp(name, "--version")) {
+        printf("ibench %s\n", IBENCH_VERSION);
+        return IB_EXIT_OK;
+    }
+    if (!strcmp(name, "help")) {
+        if (argc < 3) {
+            usage(stdout);
+            return IB_EXIT_OK;
+        }
+        for (size_t i = 0; i < IB_ARRAY_SIZE(commands); i++)
+            if (!strcmp(commands[i].name, argv[2])) {
+                char *av[] = {argv[2], (char *)"--help", NULL};
+                return commands[i].fn(2, av);
+            }
+        return cli_fail(IB_EXIT_USAGE, "help", "unknown command '%s'", argv[2]);
+    }
+    for (size_t i = 0; i < IB_ARRAY_SIZE(commands); i++)
+        if (!strcmp(commands[i].name, name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "ibench: unknown command '%s' (ibench --help lists them)\n", name);
+    return IB_EXIT_USAGE;
+}

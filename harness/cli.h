@@ -1,0 +1,69 @@
+/* cli.h - the ibench command layer: the only code that prints and maps results to exit codes. */
+#ifndef IB_CLI_H
+#define IB_CLI_H
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ib_atomic.h"
+#include "output.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RUN_MAX_PARAMS 16
+
+struct run_opts {
+    const char *soi;
+    int have_intensity;
+    double intensity;
+    int ramp;
+    int have_from, have_to, have_steps, have_step;
+    double from, to;
+    unsigned steps;
+    uint64_t step_ns;
+    double *levels; /* --levels LIST (malloc'd) */
+    unsigned nlevels;
+    int have_duration;
+    uint64_t duration_ns;
+    int *cpus;      /* --cpus LIST (malloc'd) */
+    unsigned ncpus;
+    int have_near;
+    int near;
+    int have_threads;
+    unsigned threads;
+    enum out_fmt fmt;
+    int have_fmt;
+    const char *pname[RUN_MAX_PARAMS], *pvalue[RUN_MAX_PARAMS];
+    char pbuf[RUN_MAX_PARAMS][128];
+    unsigned nparams;
+    const char *topology; /* hidden: a synthetic/XML topology instead of this machine */
+    int help;
+};
+
+/* Parses `ibench run` arguments (argv[0] = "run"). 0, or -EINVAL with a one-line reason. Checks everything that
+ * needs no machine: numbers, ranges, contradictions. */
+int cli_parse_run(int argc, char **argv, struct run_opts *o, char *why, size_t len);
+void cli_free_run(struct run_opts *o);
+
+/* Subcommands: each returns a process exit code (ib_err.h). */
+int cmd_run(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_topo(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+
+/* The stop flag raised by SIGINT/SIGTERM (reset with cli_signals_install). */
+extern atomic_int cli_stop;
+void cli_signals_install(void);
+void cli_signals_restore(void);
+
+/* Entry point (harness/main.c). */
+int ibench_main(int argc, char **argv);
+
+/* "ibench <cmd>: <msg>" on stderr, one line. Returns code. */
+int cli_fail(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,540 @@
+/* cmd_run.c - `ibench run`: one SoI, held at an intensity or ramped, every step self-metered. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "config.h"
+#include "counters.h"
+#include "engine.h"
+#include "ib_err.h"
+#include "kernels.h"
+#include "machine.h"
+#include "parse.h"
+#include "ramp.h"
+#include "soi.h"
+
+#define DEF_STEPS 11
+#define DEF_STEP_NS (300 * IB_NS_PER_MS)
+#define DEF_HOLD_NS (2 * IB_NS_PER_S)
+
+static void run_help(FILE *f)
+{
+    fprintf(f,
+            "usage: ibench run --soi NAME (--intensity X | --ramp [--from X] [--to X] [--steps N] [--step-ms D]\n"
+            "                  | --levels LIST [--step-ms D]) [--duration D] [--cpus LIST | --near CPU]\n"
+            "                  [--threads N] [--param NAME=VALUE]... [--max-bytes SIZE] [--json | --csv]\n\n"
+            "Runs one SoI and reports, for every step, the requested intensity, the pressure achieved in the\n"
+            "resource's own units, and that pressure as %% of the capacity measured on this machine.\n\n"
+            "  -s, --soi NAME        the SoI (ibench list)\n"
+            "  -i, --intensity X     hold X %% (0-100) for --duration (default 2 s)\n"
+            "  -r, --ramp            ramp --from (0) to --to (100) in --steps (11) steps of --step-ms (300 ms)\n"
+            "      --levels LIST     run these intensities in order, e.g. 0,50,100\n"
+            "  -d, --duration D      hold time: seconds (1.5) or with a unit (500ms, 2s)\n"
+            "      --step-ms D       time per ramp step: milliseconds (300) or with a unit (0.5s)\n"
+            "  -c, --cpus LIST       run the SoI's threads on these CPUs (0-3,5); threads default to one per CPU\n"
+            "  -n, --near CPU        place threads on CPUs that share the SoI's resource with CPU (same core,\n"
+            "                        L2, LLC or node); without SMT a same-core SoI time-shares CPU itself\n"
+            "  -t, --threads N       number of SoI threads (default 1, or one per --cpus entry)\n"
+            "  -P, --param NAME=V    set an SoI parameter (ibench list --soi NAME shows them)\n"
+            "      --max-bytes SIZE  shorthand for --param max-bytes=SIZE (K/M/G suffixes)\n"
+            "      --json, --csv     machine-readable output instead of the table\n\n"
+            "Without --cpus/--near the SoI runs on the highest-numbered CPUs. Capacities are measured once and\n"
+            "cached (ibench calibrate refreshes them). Ctrl-C stops at once, prints the completed steps, and\n"
+            "exits 130. Exit codes: 0 ok, 1 run-time failure, 2 bad input, 77 cannot run here.\n");
+}
+
+enum {
+    O_FROM = 256, O_TO, O_STEPS, O_STEPMS, O_LEVELS, O_JSON, O_CSV, O_TABLE, O_MAXB, O_TOPO,
+};
+
+static const struct option run_long[] = {
+    {"soi", required_argument, 0, 's'},      {"intensity", required_argument, 0, 'i'},
+    {"ramp", no_argument, 0, 'r'},           {"from", required_argument, 0, O_FROM},
+    {"to", required_argument, 0, O_TO},      {"steps", required_argument, 0, O_STEPS},
+    {"step-ms", required_argument, 0, O_STEPMS}, {"levels", required_argument, 0, O_LEVELS},
+    {"duration", required_argument, 0, 'd'}, {"cpus", required_argument, 0, 'c'},
+    {"near", required_argument, 0, 'n'},     {"threads", required_argument, 0, 't'},
+    {"param", required_argument, 0, 'P'},    {"max-bytes", required_argument, 0, O_MAXB},
+    {"json", no_argument, 0, O_JSON},        {"csv", no_argument, 0, O_CSV},
+    {"table", no_argument, 0, O_TABLE},      {"topology", required_argument, 0, O_TOPO},
+    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+};
+
+static int once(int *flag, const char *opt, char *why, size_t len)
+{
+    if (*flag)
+        return ib_why(why, len, -EINVAL, "%s given twice", opt);
+    *flag = 1;
+    return 0;
+}
+
+/* --step-ms: a bare number is milliseconds; anything with a unit goes through parse_duration_ns. */
+static int parse_step_ms(const char *s, uint64_t *ns)
+{
+    double ms;
+    if (parse_double(s, &ms) == 0) {
+        if (!(ms > 0) || ms > 1e9)
+            return -EINVAL;
+        *ns = (uint64_t)(ms * 1e6);
+        return *ns ? 0 : -EINVAL;
+    }
+    return parse_duration_ns(s, 0, ns);
+}
+
+static int add_param(struct run_opts *o, const char *name, size_t nlen, const char *value, char *why, size_t len)
+{
+    if (o->nparams >= RUN_MAX_PARAMS)
+        return ib_why(why, len, -EINVAL, "too many --param options");
+    if (nlen == 0 || nlen >= 64 || strlen(value) >= 64 || !*value)
+        return ib_why(why, len, -EINVAL, "--param wants NAME=VALUE");
+    char *b = o->pbuf[o->nparams];
+    memcpy(b, name, nlen);
+    b[nlen] = 0;
+    strcpy(b + 64, value);
+    o->pname[o->nparams] = b;
+    o->pvalue[o->nparams] = b + 64;
+    o->nparams++;
+    return 0;
+}
+
+int cli_parse_run(int argc, char **argv, struct run_opts *o, char *why, size_t len)
+{
+    memset(o, 0, sizeof(*o));
+    o->from = 0;
+    o->to = 100;
+    o->steps = DEF_STEPS;
+    o->step_ns = DEF_STEP_NS;
+    o->duration_ns = DEF_HOLD_NS;
+    o->threads = 1;
+    o->near = -1;
+    int have_soi = 0, have_cpus = 0, have_levels = 0, have_ramp = 0, rc = 0, c;
+    unsigned long u;
+    optind = 0; /* GNU: full re-initialisation, so tests can parse repeatedly */
+    opterr = 0;
+    while (rc == 0 && (c = getopt_long(argc, argv, ":s:i:rd:c:n:t:P:h", run_long, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if ((rc = once(&have_soi, "--soi", why, len)) == 0)
+                o->soi = optarg;
+            break;
+        case 'i':
+            if ((rc = once(&o->have_intensity, "--intensity", why, len)) == 0 &&
+                parse_intensity(optarg, &o->intensity) < 0)
+                rc = ib_why(why, len, -EINVAL, "intensity '%s' is not a number from 0 to 100", optarg);
+            break;
+        case 'r':
+            rc = once(&have_ramp, "--ramp", why, len);
+            o->ramp = 1;
+            break;
+        case O_FROM:
+        case O_TO: {
+            double *dst = c == O_FROM ? &o->from : &o->to;
+            int *flag = c == O_FROM ? &o->have_from : &o->have_to;
+            const char *nm = c == O_FROM ? "--from" : "--to";
+            if ((rc = once(flag, nm, why, len)) == 0 && parse_intensity(optarg, dst) < 0)
+                rc = ib_why(why, len, -EINVAL, "%s '%s' is not a number from 0 to 100", nm, optarg);
+            break;
+        }
+        case O_STEPS:
+            if ((rc = once(&o->have_steps, "--steps", why, len)) == 0) {
+                if (parse_uint(optarg, 1, RAMP_MAX_STEPS, &u) < 0)
+                    rc = ib_why(why, len, -EINVAL, "--steps '%s' is not a whole number from 1 to %d", optarg,
+                                RAMP_MAX_STEPS);
+                else
+                    o->steps = (unsigned)u;
+            }
+            break;
+        case O_STEPMS:
+            if ((rc = once(&o->have_step, "--step-ms", why, len)) == 0 && parse_step_ms(optarg, &o->step_ns) < 0)
+                rc = ib_why(why, len, -EINVAL, "--step-ms '%s' is not a positive duration (300, 0.5s)", optarg);
+            break;
+        case O_LEVELS: {
+            size_t n = 0;
+            if ((rc = once(&have_levels, "--levels", why, len)) == 0 &&
+                ramp_parse_list(optarg, &o->levels, &n) < 0)
+                rc = ib_why(why, len, -EINVAL, "--levels '%s' is not a list of intensities 0-100", optarg);
+            o->nlevels = (unsigned)n;
+            break;
+        }
+        case 'd':
+            if ((rc = once(&o->have_duration, "--duration", why, len)) == 0 &&
+                parse_duration_ns(optarg, 0, &o->duration_ns) < 0)
+                rc = ib_why(why, len, -EINVAL, "--duration '%s' is not a positive duration (2, 1.5s, 500ms)",
+                            optarg);
+            break;
+        case 'c':
+            if ((rc = once(&have_cpus, "--cpus", why, len)) == 0 && parse_cpulist(optarg, &o->cpus, &o->ncpus) < 0)
+                rc = ib_why(why, len, -EINVAL, "--cpus '%s' is not a CPU list (0-3,5)", optarg);
+            break;
+        case 'n':
+            if ((rc = once(&o->have_near, "--near", why, len)) == 0) {
+                if (parse_uint(optarg, 0, 1u << 20, &u) < 0)
+                    rc = ib_why(why, len, -EINVAL, "--near '%s' is not a CPU number", optarg);
+                else
+                    o->near = (int)u;
+            }
+            break;
+        case 't':
+            if ((rc = once(&o->have_threads, "--threads", why, len)) == 0) {
+                if (parse_uint(optarg, 1, SOI_MAX_THREADS, &u) < 0)
+                    rc = ib_why(why, len, -EINVAL, "--threads '%s' is not a whole number from 1 to %d", optarg,
+                                SOI_MAX_THREADS);
+                else
+                    o->threads = (unsigned)u;
+            }
+            break;
+        case 'P': {
+            const char *eq = strchr(optarg, '=');
+            rc = eq ? add_param(o, optarg, (size_t)(eq - optarg), eq + 1, why, len)
+                    : ib_why(why, len, -EINVAL, "--param '%s' wants NAME=VALUE", optarg);
+            break;
+        }
+        case O_MAXB:
+            rc = add_param(o, "max-bytes", 9, optarg, why, len);
+            break;
+        case O_JSON:
+        case O_CSV:
+        case O_TABLE:
+            if (o->have_fmt && o->fmt != (c == O_JSON ? OUT_JSON : c == O_CSV ? OUT_CSV : OUT_TABLE))
+                rc = ib_why(why, len, -EINVAL, "--json, --csv and --table exclude each other");
+            o->have_fmt = 1;
+            o->fmt = c == O_JSON ? OUT_JSON : c == O_CSV ? OUT_CSV : OUT_TABLE;
+            break;
+        case O_TOPO:
+            o->topology = optarg;
+            break;
+        case 'h':
+            o->help = 1;
+            break;
+        case ':':
+            rc = ib_why(why, len, -EINVAL, "%s needs a value", argv[optind - 1]);
+            break;
+        default:
+            rc = ib_why(why, len, -EINVAL, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (rc < 0 || o->help)
+        return rc;
+    if (optind < argc)
+        return ib_why(why, len, -EINVAL, "unexpected argument '%s'", argv[optind]);
+    if (!have_soi)
+        return ib_why(why, len, -EINVAL, "--soi NAME is required (ibench list shows them)");
+    int modes = o->have_intensity + have_ramp + have_levels;
+    if (modes == 0)
+        return ib_why(why, len, -EINVAL, "say --intensity X, --ramp or --levels LIST");
+    if (modes > 1)
+        return ib_why(why, len, -EINVAL, "--intensity, --ramp and --levels exclude each other");
+    if (!have_ramp && (o->have_from || o->have_to || o->have_steps))
+        return ib_why(why, len, -EINVAL, "--from, --to and --steps go with --ramp");
+    if (o->have_intensity && o->have_step)
+        return ib_why(why, len, -EINVAL, "--step-ms goes with --ramp or --levels; a hold uses --duration");
+    if (!o->have_intensity && o->have_duration)
+        return ib_why(why, len, -EINVAL, "--duration goes with --intensity; ramp steps use --step-ms");
+    if (have_cpus && o->have_near)
+        return ib_why(why, len, -EINVAL, "--cpus and --near exclude each other");
+    if (have_ramp && o->from == o->to && o->steps > 1)
+        return ib_why(why, len, -EINVAL, "--from equals --to: use --intensity for a hold");
+    return 0;
+}
+
+void cli_free_run(struct run_opts *o)
+{
+    free(o->levels);
+    free(o->cpus);
+    o->levels = NULL;
+    o->cpus = NULL;
+}
+
+/* ---- output --------------------------------------------------------------------------------------------- */
+
+struct run_ctx {
+    const struct soi *s;
+    enum out_fmt fmt;
+};
+
+static void on_step(void *arg, const struct step_result *r, unsigned nsteps)
+{
+    struct run_ctx *c = arg;
+    char a[40];
+    if (!strcmp(c->s->unit, "B"))
+        fmt_bytes(r->achieved, a, sizeof(a));
+    else
+        fmt_rate(r->achieved, c->s->unit, a, sizeof(a));
+    out_progress(c->s->ops->name, "step %u/%u: %.0f %% requested, %s = %.1f %% achieved", r->index + 1, nsteps,
+                 r->requested, a, r->achieved_pct);
+}
+
+static json_t *step_json(const struct soi *s, const struct step_result *r)
+{
+    return json_pack("{s:i,s:f,s:f,s:f,s:s,s:f,s:f,s:s,s:f,s:f,s:f}", "step", (int)r->index + 1, "requested_pct",
+                     r->requested, "target", r->target, "achieved", r->achieved, "unit", s->unit, "achieved_pct",
+                     r->achieved_pct, "rate", r->secondary, "rate_unit", s->secondary_unit, "active_pct",
+                     r->active_frac * 100.0, "wall_s", (double)r->wall_ns / 1e9, "settle_s",
+                     (double)r->settle_ns / 1e9);
+}
+
+static void print_table(const struct soi *s, json_t *doc, json_t *steps)
+{
+    enum out_kind k = !strcmp(s->unit, "B") ? OUT_K_BYTES : !strcmp(s->unit, "B/s") ? OUT_K_RATE : OUT_K_NUM;
+    struct out_col cols[] = {
+        {"step", "step", OUT_K_INT, 0, NULL},
+        {"requested_pct", "requested %", OUT_K_NUM, 1, NULL},
+        {"target", "target", k, 0, s->unit},
+        {"achieved", "achieved", k, 0, s->unit},
+        {"achieved_pct", "achieved %", OUT_K_NUM, 1, NULL},
+        {"rate", "rate", OUT_K_RATE, 0, s->secondary_unit},
+        {"active_pct", "active %", OUT_K_NUM, 1, NULL},
+        {"wall_s", "time s", OUT_K_NUM, 2, NULL},
+    };
+    json_t *pl = json_object_get(doc, "placement");
+    char cpus[128] = "";
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(pl, "cpus"), i, v)
+    {
+        size_t l = strlen(cpus);
+        snprintf(cpus + l, sizeof(cpus) - l, "%s%lld", i ? "," : "", (long long)json_integer_value(v));
+    }
+    printf("SoI       %s (%s, %s; %s)\n", s->ops->name, s->ops->resource, s->ops->paper, soi_kind_name(s->ops->kind));
+    printf("placement %u thread(s) on CPU %s%s\n", s->env->nthreads, cpus,
+           json_is_true(json_object_get(pl, "time_shared")) ? " (time-shared with the target: no other CPU "
+                                                              "shares this resource)"
+                                                            : "");
+    char cap[40];
+    if (!strcmp(s->unit, "B"))
+        fmt_bytes(s->capacity, cap, sizeof(cap));
+    else if (!strcmp(s->unit, "B/s"))
+        fmt_rate(s->capacity, "B/s", cap, sizeof(cap));
+    else
+        snprintf(cap, sizeof(cap), "%.0f %s", s->capacity, s->unit);
+    printf("capacity  %s = %s\n", cap, s->capacity_src);
+    if (*s->note)
+        printf("note      %s\n", s->note);
+    const char *missing = json_string_value(json_object_get(json_object_get(doc, "counters"), "missing"));
+    if (missing && *missing)
+        printf("counters  not used: %s\n", missing);
+    printf("\n");
+    out_rows(stdout, OUT_TABLE, steps, cols, IB_ARRAY_SIZE(cols));
+    json_t *lin = json_object_get(doc, "linearity");
+    if (json_is_object(lin))
+        printf("\nlinearity R^2 %.4f, slope %.3f, intercept %.2f; worst step %.2f points from ideal, %.2f from "
+               "the fit\n",
+               json_real_value(json_object_get(lin, "r2")), json_real_value(json_object_get(lin, "slope")),
+               json_real_value(json_object_get(lin, "intercept")),
+               json_real_value(json_object_get(lin, "worst_dev_ideal")),
+               json_real_value(json_object_get(lin, "worst_dev_fit")));
+}
+
+/* ---- the command ---------------------------------------------------------------------------------------- */
+
+static int errno_exit(int rc)
+{
+    switch (rc) {
+    case -ENOTSUP: return IB_EXIT_SKIP;
+    case -EINTR: return IB_EXIT_INTR;
+    case -EINVAL:
+    case -ERANGE:
+    case -E2BIG: return IB_EXIT_USAGE;
+    default: return IB_EXIT_FAIL;
+    }
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run_opts o;
+    char why[512] = "";
+    int rc = cli_parse_run(argc, argv, &o, why, sizeof(why));
+    if (rc < 0) {
+        cli_free_run(&o);
+        return cli_fail(IB_EXIT_USAGE, "run", "%s", why);
+    }
+    if (o.help) {
+        run_help(stdout);
+        cli_free_run(&o);
+        return IB_EXIT_OK;
+    }
+    int code = IB_EXIT_OK;
+    struct machine m = {0};
+    struct ramp_sched sched = {0};
+    struct soi *s = NULL;
+    struct step_result *res = NULL;
+    json_t *doc = NULL;
+    struct soi_env env = {0};
+    int cpus[SOI_MAX_THREADS];
+    bool time_shared = false;
+
+    const struct soi_ops *ops = soi_find(o.soi);
+    if (!ops) {
+        code = cli_fail(IB_EXIT_USAGE, "run", "unknown SoI '%s' (ibench list shows them)", o.soi);
+        goto out;
+    }
+    soi_param_defaults(ops, env.param);
+    for (unsigned i = 0; i < o.nparams; i++)
+        if (soi_param_set(ops, env.param, o.pname[i], o.pvalue[i], why, sizeof(why)) < 0) {
+            code = cli_fail(IB_EXIT_USAGE, "run", "%s", why);
+            goto out;
+        }
+    if ((rc = machine_open(&m, o.topology, why, sizeof(why))) < 0) {
+        code = cli_fail(o.topology ? IB_EXIT_USAGE : IB_EXIT_FAIL, "run", "%s", why);
+        goto out;
+    }
+    /* placement */
+    unsigned npus = topo_npus(m.topo), n = o.have_threads ? o.threads : (o.ncpus ? o.ncpus : 1);
+    char range[64];
+    snprintf(range, sizeof(range), "%d-%d", topo_pu_os(m.topo, 0), topo_pu_os(m.topo, npus - 1));
+    if (o.ncpus) {
+        for (unsigned i = 0; i < o.ncpus; i++)
+            if (!topo_cpu_exists(m.topo, o.cpus[i])) {
+                code = cli_fail(IB_EXIT_USAGE, "run", "CPU %d does not exist (this machine has CPUs %s)", o.cpus[i],
+                                range);
+                goto out;
+            }
+        for (unsigned i = 0; i < n; i++)
+            cpus[i] = o.cpus[i % o.ncpus];
+    } else if (o.have_near) {
+        if (!topo_cpu_exists(m.topo, o.near)) {
+            code = cli_fail(IB_EXIT_USAGE, "run", "--near CPU %d does not exist (this machine has CPUs %s)", o.near,
+                            range);
+            goto out;
+        }
+        topo_near(m.topo, ops->scope, o.near, n, cpus, &time_shared);
+    } else {
+        for (unsigned i = 0; i < n; i++)
+            cpus[i] = topo_pu_os(m.topo, npus - 1 - i % npus);
+    }
+    /* schedule */
+    if (o.have_intensity)
+        rc = ramp_hold(&sched, o.intensity, o.duration_ns);
+    else if (o.ramp)
+        rc = ramp_linear(&sched, o.from, o.to, o.steps, o.step_ns);
+    else
+        rc = ramp_list(&sched, o.levels, o.nlevels, o.step_ns);
+    if (rc < 0) {
+        code = cli_fail(IB_EXIT_USAGE, "run", "cannot build the schedule");
+        goto out;
+    }
+    res = calloc(sched.n, sizeof(*res));
+    if (!res) {
+        code = cli_fail(IB_EXIT_FAIL, "run", "out of memory");
+        goto out;
+    }
+    cli_signals_install();
+    env = (struct soi_env){.topo = m.topo, .cpu = &m.cpu, .calib = &m.calib, .mlim = &m.mlim, .nthreads = n,
+                           .cpus = cpus, .target_cpu = o.have_near ? o.near : -1, .stop = &cli_stop};
+    soi_param_defaults(ops, env.param);
+    for (unsigned i = 0; i < o.nparams; i++)
+        soi_param_set(ops, env.param, o.pname[i], o.pvalue[i], why, sizeof(why));
+    if (!m.calib.have_caches && isatty(2))
+        fprintf(stderr, "ibench run: measuring this machine's capacities once (cached for later runs)...\n");
+    if ((rc = soi_open(ops, &env, &s, why, sizeof(why))) < 0) {
+        code = errno_exit(rc);
+        if (code == IB_EXIT_SKIP)
+            cli_fail(code, "run", "skipped: %s", why);
+        else
+            cli_fail(code, "run", "%s", *why ? why : strerror(-rc));
+        goto out;
+    }
+    machine_save_calib(&m, why, sizeof(why)); /* keep what was measured, even if the run is interrupted */
+
+    struct run_ctx ctx = {.s = s, .fmt = o.have_fmt ? o.fmt : OUT_TABLE};
+    struct engine_cb cb = {.on_step = on_step, .arg = &ctx};
+    unsigned ndone = 0;
+    why[0] = 0;
+    rc = engine_run(s, &sched, &cli_stop, &cb, res, &ndone, why, sizeof(why));
+    out_progress_done();
+    if (rc < 0 && rc != -EINTR) {
+        code = cli_fail(IB_EXIT_FAIL, "run", "%s", why);
+        goto out;
+    }
+
+    /* result document */
+    doc = json_object();
+    json_object_set_new(doc, "ibench", json_string(IBENCH_VERSION));
+    json_object_set_new(doc, "command", json_string("run"));
+    json_object_set_new(doc, "machine", json_pack("{s:s,s:s,s:i}", "fingerprint", m.fp, "cpu_model", m.cpu.model,
+                                                  "pus", (int)npus));
+    json_object_set_new(doc, "soi", json_pack("{s:s,s:s,s:s,s:s,s:s}", "name", ops->name, "resource", ops->resource,
+                                              "paper", ops->paper, "kind", soi_kind_name(ops->kind), "scope",
+                                              topo_scope_name(ops->scope)));
+    json_t *params = json_object();
+    for (unsigned i = 0; i < soi_nparams(ops); i++)
+        json_object_set_new(params, ops->params[i].name, json_real(env.param[i]));
+    json_object_set_new(doc, "params", params);
+    json_t *jc = json_array();
+    for (unsigned i = 0; i < n; i++)
+        json_array_append_new(jc, json_integer(cpus[i]));
+    json_object_set_new(doc, "placement", json_pack("{s:o,s:i,s:o,s:b}", "cpus", jc, "threads", (int)n, "near",
+                                                    o.have_near ? json_integer(o.near) : json_null(),
+                                                    "time_shared", time_shared));
+    json_object_set_new(doc, "capacity", json_pack("{s:f,s:s,s:s}", "value", s->capacity, "unit", s->unit,
+                                                   "source", s->capacity_src));
+    if (*s->note)
+        json_object_set_new(doc, "note", json_string(s->note));
+    char miss[256] = "";
+    struct pmu_set ps;
+    pmu_open_self(&ps);
+    pmu_missing(&ps, miss, sizeof(miss));
+    pmu_close(&ps);
+    char hwwhy[160] = "";
+    json_object_set_new(doc, "counters", json_pack("{s:b,s:s}", "hardware", pmu_hw_available(hwwhy, sizeof(hwwhy)),
+                                                   "missing", miss));
+    json_t *steps = json_array();
+    double xs[RAMP_MAX_STEPS], ys[RAMP_MAX_STEPS];
+    for (unsigned i = 0; i < ndone; i++) {
+        json_array_append_new(steps, step_json(s, &res[i]));
+        xs[i] = res[i].requested;
+        ys[i] = res[i].achieved_pct;
+    }
+    json_object_set_new(doc, "steps", steps);
+    struct linfit lf;
+    if (ndone >= 3 && linfit_compute(xs, ys, ndone, &lf) == 0)
+        json_object_set_new(doc, "linearity",
+                            json_pack("{s:f,s:f,s:f,s:f,s:f,s:i}", "r2", lf.r2, "slope", lf.slope, "intercept",
+                                      lf.intercept, "worst_dev_ideal", lf.worst_dev_ideal, "worst_dev_fit",
+                                      lf.worst_dev_fit, "n", (int)lf.n));
+    else
+        json_object_set_new(doc, "linearity", json_null());
+    json_object_set_new(doc, "planned_steps", json_integer((json_int_t)sched.n));
+    json_object_set_new(doc, "completed_steps", json_integer(ndone));
+    json_object_set_new(doc, "interrupted", json_boolean(rc == -EINTR));
+
+    if (ctx.fmt == OUT_JSON) {
+        out_json(stdout, doc);
+    } else if (ctx.fmt == OUT_CSV) {
+        struct out_col cols[] = {
+            {"step", "step", OUT_K_INT, 0, NULL},         {"requested_pct", "", OUT_K_NUM, 6, NULL},
+            {"target", "", OUT_K_NUM, 6, NULL},           {"achieved", "", OUT_K_NUM, 6, NULL},
+            {"unit", "", OUT_K_STR, 0, NULL},             {"achieved_pct", "", OUT_K_NUM, 6, NULL},
+            {"rate", "", OUT_K_NUM, 6, NULL},             {"rate_unit", "", OUT_K_STR, 0, NULL},
+            {"active_pct", "", OUT_K_NUM, 6, NULL},       {"wall_s", "", OUT_K_NUM, 6, NULL},
+        };
+        out_rows(stdout, OUT_CSV, steps, cols, IB_ARRAY_SIZE(cols));
+    } else {
+        print_table(s, doc, steps);
+    }
+    fflush(stdout);
+    if (rc == -EINTR)
+        code = IB_EXIT_INTR;
+out:
+    if (s)
+        soi_close(s);
+    cli_signals_restore();
+    if (code == IB_EXIT_INTR)
+        fprintf(stderr,
+                "ibench run: interrupted after %u of %zu steps; threads joined, %llu bytes of SoI memory still "
+                "mapped\n",
+                doc ? (unsigned)json_integer_value(json_object_get(doc, "completed_steps")) : 0, sched.n,
+                (unsigned long long)ib_map_live_bytes());
+    json_decref(doc);
+    free(res);
+    ramp_free(&sched);
+    machine_close(&m);
+    cli_free_run(&o);
+    return code;
+}

@@ -1,0 +1,244 @@
+/* cmd_topo.c - `ibench topo` and `ibench calibrate`: the machine, claimed vs measured, with sources. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib.h"
+#include "cli.h"
+#include "config.h"
+#include "counters.h"
+#include "ib_err.h"
+#include "machine.h"
+#include "parse.h"
+
+static void progress(void *arg, const char *what, double frac)
+{
+    out_progress((const char *)arg, "%s %3.0f %%", what, frac * 100.0);
+}
+
+static json_t *cache_rows(const struct machine *m)
+{
+    json_t *rows = json_array();
+    const struct calib *c = &m->calib;
+    for (int l = 0; l < CALIB_NLEVELS; l++) {
+        if (!c->claimed[l] && !c->measured[l])
+            continue;
+        double agree = c->claimed[l] && c->measured[l] ? 100.0 * (double)c->measured[l] / (double)c->claimed[l] : 0;
+        const char *verdict = !c->measured[l] ? "no knee found: using the claim"
+                              : agree < 75 || agree > 125 ? "DISAGREES: the measured size is used"
+                                                          : "agrees";
+        json_array_append_new(rows, json_pack("{s:s,s:I,s:I,s:f,s:f,s:s,s:s}", "level", calib_level_name(l),
+                                              "claimed", (json_int_t)c->claimed[l], "measured",
+                                              (json_int_t)c->measured[l], "measured_pct", agree, "latency_ns",
+                                              c->plateau_ns[l], "source", "hwloc / latency knee (pointer chase)",
+                                              "verdict", verdict));
+    }
+    return rows;
+}
+
+static json_t *bw_rows(const struct calib *c)
+{
+    json_t *rows = json_array();
+    for (unsigned i = 0; i < c->nbw; i++)
+        json_array_append_new(rows, json_pack("{s:s,s:s,s:I,s:f,s:f}", "kind", c->bw[i].kind, "cpus", c->bw[i].cpus,
+                                              "ws_bytes", (json_int_t)c->bw[i].ws_bytes, "bps", c->bw[i].bps,
+                                              "spread_pct", c->bw[i].spread * 100));
+    return rows;
+}
+
+static json_t *machine_doc(struct machine *m)
+{
+    char hw[160] = "";
+    bool pmu = pmu_hw_available(hw, sizeof(hw));
+    struct topo_cache l1i = {0};
+    topo_cache_info(m->topo, 1, true, -1, &l1i);
+    json_t *doc = json_object();
+    json_object_set_new(doc, "ibench", json_string(IBENCH_VERSION));
+    json_object_set_new(doc, "fingerprint", json_string(m->fp));
+    json_object_set_new(doc, "cpu", json_pack("{s:s,s:s,s:i,s:i,s:i,s:b,s:b,s:b}", "vendor", m->cpu.vendor, "model",
+                                              m->cpu.model, "family", m->cpu.family, "model_id", m->cpu.model_id,
+                                              "stepping", m->cpu.stepping, "avx2", m->cpu.avx2, "avx512f",
+                                              m->cpu.avx512f, "hypervisor", m->cpu.hypervisor));
+    json_object_set_new(doc, "topology",
+                        json_pack("{s:i,s:i,s:i,s:i,s:b,s:i}", "packages", topo_npackages(m->topo), "numa_nodes",
+                                  topo_nnuma(m->topo), "cores", topo_ncores(m->topo), "pus", topo_npus(m->topo), "smt",
+                                  topo_has_smt(m->topo), "llc_level", topo_llc_level(m->topo)));
+    json_object_set_new(doc, "caches", cache_rows(m));
+    json_object_set_new(doc, "l1i_bytes", json_integer((json_int_t)l1i.size));
+    json_object_set_new(doc, "tlb", json_pack("{s:i,s:i,s:s}", "l1d_entries", m->cpu.tlb.l1d_entries, "l2_entries",
+                                              m->cpu.tlb.l2_entries, "source", m->cpu.tlb.source));
+    json_object_set_new(doc, "memory",
+                        json_pack("{s:I,s:I,s:i,s:o,s:I,s:I}", "total", (json_int_t)m->mlim.mem_total, "available",
+                                  (json_int_t)m->mlim.mem_available, "cgroup_version", m->mlim.cg_version,
+                                  "cgroup_limit",
+                                  m->mlim.cg_limit == MLIM_UNLIMITED ? json_null()
+                                                                     : json_integer((json_int_t)m->mlim.cg_limit),
+                                  "margin", (json_int_t)mlim_margin(&m->mlim), "spare",
+                                  (json_int_t)mlim_spare(&m->mlim)));
+    json_object_set_new(doc, "bandwidth", bw_rows(&m->calib));
+    json_object_set_new(doc, "counters", json_pack("{s:b,s:s}", "hardware", pmu, "why", pmu ? "" : hw));
+    json_object_set_new(doc, "calibration_file", json_string(m->calib.path));
+    return doc;
+}
+
+static void print_machine(json_t *doc, const struct machine *m)
+{
+    char a[32], b[32];
+    json_t *t = json_object_get(doc, "topology");
+    printf("machine   %s (%s)%s\n", m->cpu.model, m->fp, m->cpu.hypervisor ? ", virtual machine" : "");
+    printf("topology  %lld package(s), %lld NUMA node(s), %lld cores, %lld PUs, SMT %s\n",
+           json_integer_value(json_object_get(t, "packages")), json_integer_value(json_object_get(t, "numa_nodes")),
+           json_integer_value(json_object_get(t, "cores")), json_integer_value(json_object_get(t, "pus")),
+           topo_has_smt(m->topo) ? "yes" : "no");
+    printf("memory    %s total, %s available, cgroup v%d limit %s, safety margin %s, spare for SoIs %s\n",
+           fmt_bytes((double)m->mlim.mem_total, a, sizeof(a)), fmt_bytes((double)m->mlim.mem_available, b, sizeof(b)),
+           m->mlim.cg_version, m->mlim.cg_limit == MLIM_UNLIMITED ? "none" : "set", "", "");
+    printf("          limit %s, margin %s, spare %s\n",
+           m->mlim.cg_limit == MLIM_UNLIMITED ? "none" : fmt_bytes((double)m->mlim.cg_limit, a, sizeof(a)),
+           fmt_bytes((double)mlim_margin(&m->mlim), b, sizeof(b)),
+           fmt_bytes((double)mlim_spare(&m->mlim), a, sizeof(a)));
+    printf("TLB       L1 dTLB %u + L2 TLB %u entries (%s)\n", m->cpu.tlb.l1d_entries, m->cpu.tlb.l2_entries,
+           m->cpu.tlb.source);
+    const char *why = json_string_value(json_object_get(json_object_get(doc, "counters"), "why"));
+    printf("counters  %s%s\n", json_is_true(json_object_get(json_object_get(doc, "counters"), "hardware"))
+                                   ? "hardware PMU available"
+                                   : "no hardware counters: ",
+           why ? why : "");
+    printf("\ncaches: claimed by hwloc vs measured (knee of a pointer-chase latency sweep on CPU %d)\n",
+           m->calib.sweep_cpu);
+    static const struct out_col cc[] = {
+        {"level", "level", OUT_K_STR, 0, NULL},       {"claimed", "claimed", OUT_K_BYTES, 0, NULL},
+        {"measured", "measured", OUT_K_BYTES, 0, NULL}, {"measured_pct", "measured/claimed %", OUT_K_NUM, 0, NULL},
+        {"latency_ns", "latency ns", OUT_K_NUM, 1, NULL}, {"verdict", "verdict", OUT_K_STR, 0, NULL},
+    };
+    out_rows(stdout, OUT_TABLE, json_object_get(doc, "caches"), cc, IB_ARRAY_SIZE(cc));
+    printf("DRAM latency %.1f ns\n", m->calib.plateau_ns[CALIB_NLEVELS]);
+    json_t *bw = json_object_get(doc, "bandwidth");
+    if (json_array_size(bw)) {
+        printf("\nstreaming read bandwidth, measured (%s kernel):\n", "vector");
+        static const struct out_col bc[] = {
+            {"kind", "level", OUT_K_STR, 0, NULL},          {"cpus", "CPUs", OUT_K_STR, 0, NULL},
+            {"ws_bytes", "working set/thread", OUT_K_BYTES, 0, NULL}, {"bps", "bandwidth", OUT_K_RATE, 0, "B/s"},
+            {"spread_pct", "spread %", OUT_K_NUM, 1, NULL},
+        };
+        out_rows(stdout, OUT_TABLE, bw, bc, IB_ARRAY_SIZE(bc));
+    }
+    printf("\ncalibration cache: %s\n", m->calib.path);
+}
+
+static int machine_cmd(int argc, char **argv, int calibrate)
+{
+    const char *cmd = calibrate ? "calibrate" : "topo";
+    static const struct option lo[] = {{"json", no_argument, 0, 'j'},      {"cpus", required_argument, 0, 'c'},
+                                       {"no-measure", no_argument, 0, 'n'}, {"topology", required_argument, 0, 'T'},
+                                       {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
+    int json = 0, measure = 1, c;
+    int *cpus = NULL;
+    unsigned ncpus = 0;
+    const char *spec = NULL;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'n': measure = 0; break;
+        case 'T': spec = optarg; break;
+        case 'c':
+            free(cpus);
+            cpus = NULL;
+            if (parse_cpulist(optarg, &cpus, &ncpus) < 0)
+                return cli_fail(IB_EXIT_USAGE, cmd, "--cpus '%s' is not a CPU list", optarg);
+            break;
+        case 'h':
+            if (calibrate)
+                printf("usage: ibench calibrate [--cpus LIST] [--json]\n\n"
+                       "Measures what the SoIs scale against and caches it for this machine (keyed by a hardware\n"
+                       "fingerprint): the effective size of L1d, L2 and LLC (the knee of a pointer-chase latency\n"
+                       "sweep, next to what hwloc claims) and the streaming read bandwidth of L2, LLC and DRAM on\n"
+                       "one CPU and on all of --cpus (default: every CPU). Takes ~10-20 s. Cache file:\n"
+                       "$IBENCH_CACHE_DIR, else $XDG_CACHE_HOME/ibench, else ~/.cache/ibench.\n");
+            else
+                printf("usage: ibench topo [--json] [--no-measure]\n\n"
+                       "Shows the machine: packages, NUMA nodes, cores, PUs, SMT; caches claimed by hwloc next to\n"
+                       "the sizes measured by a latency sweep (measured now if not cached, unless --no-measure);\n"
+                       "TLB geometry from cpuid; memory, cgroup limit and the margin SoIs leave; hardware counters;\n"
+                       "and any cached bandwidth measurements.\n");
+            free(cpus);
+            return IB_EXIT_OK;
+        default:
+            free(cpus);
+            return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) {
+        free(cpus);
+        return cli_fail(IB_EXIT_USAGE, cmd, "unexpected argument '%s'", argv[optind]);
+    }
+    struct machine m;
+    char why[512] = "";
+    int rc = machine_open(&m, spec, why, sizeof(why));
+    if (rc < 0) {
+        free(cpus);
+        return cli_fail(spec ? IB_EXIT_USAGE : IB_EXIT_FAIL, cmd, "%s", why);
+    }
+    int code = IB_EXIT_OK;
+    for (unsigned i = 0; i < ncpus; i++)
+        if (!topo_cpu_exists(m.topo, cpus[i])) {
+            code = cli_fail(IB_EXIT_USAGE, cmd, "CPU %d does not exist", cpus[i]);
+            goto out;
+        }
+    if (!topo_is_this_machine(m.topo))
+        measure = 0;
+    cli_signals_install();
+    int last = topo_pu_os(m.topo, topo_npus(m.topo) - 1);
+    if (calibrate || (measure && !m.calib.have_caches)) {
+        if (calibrate)
+            calib_reset(&m.calib);
+        rc = calib_measure_caches(&m.calib, m.topo, last, &cli_stop, progress, (void *)cmd, why, sizeof(why));
+        if (rc < 0) {
+            code = cli_fail(rc == -EINTR ? IB_EXIT_INTR : IB_EXIT_FAIL, cmd, "%s", why);
+            goto out;
+        }
+    }
+    if (calibrate) {
+        int all[1024];
+        unsigned nall = ncpus;
+        if (ncpus)
+            memcpy(all, cpus, ncpus * sizeof(int));
+        else
+            for (unsigned i = 0; i < topo_npus(m.topo) && i < 1024; i++)
+                all[nall++] = topo_pu_os(m.topo, i);
+        static const char *const kinds[] = {"l2", "llc", "dram"};
+        for (int k = 0; k < 3; k++)
+            for (int pass = 0; pass < (nall > 1 ? 2 : 1); pass++) {
+                double bps;
+                out_progress(cmd, "%s bandwidth on %s", kinds[k], pass ? "all CPUs" : "one CPU");
+                rc = calib_measure_bw(&m.calib, m.topo, &m.mlim, kinds[k], pass ? all : &last, pass ? nall : 1,
+                                      &cli_stop, &bps, why, sizeof(why));
+                if (rc < 0) {
+                    code = cli_fail(rc == -EINTR ? IB_EXIT_INTR : IB_EXIT_FAIL, cmd, "%s", why);
+                    goto out;
+                }
+            }
+    }
+    out_progress_done();
+    if ((rc = machine_save_calib(&m, why, sizeof(why))) < 0)
+        fprintf(stderr, "ibench %s: warning: %s\n", cmd, why);
+    json_t *doc = machine_doc(&m);
+    if (json)
+        out_json(stdout, doc);
+    else
+        print_machine(doc, &m);
+    json_decref(doc);
+out:
+    cli_signals_restore();
+    machine_close(&m);
+    free(cpus);
+    return code;
+}
+
+int cmd_topo(int argc, char **argv) { return machine_cmd(argc, argv, 0); }
+int cmd_calibrate(int argc, char **argv) { return machine_cmd(argc, argv, 1); }

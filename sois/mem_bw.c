@@ -1,0 +1,18 @@
+/* mem_bw.c - SoI2, DRAM bandwidth: sequential reads paced to x % of the dram streaming bandwidth measured on the same CPUs
+ * with the same kernel and working set (calib.c).  Self-meter: bytes read per second. */
+#include "soikit.h"
+
+static int mem_bw_prepare(struct soi *s, char *why, size_t len) { return kit_stream_open(s, "dram", why, len); }
+
+const struct soi_ops soi_mem_bw = {
+    .version = SOI_OPS_VERSION,
+    .name = "mem-bw",
+    .resource = "DRAM bandwidth",
+    .summary = "streams a buffer >= 4x the LLC at x % of the measured DRAM bandwidth",
+    .paper = "SoI2",
+    .scope = TOPO_SCOPE_NUMA,
+    .kind = SOI_RATE,
+    .prepare = mem_bw_prepare,
+    .step = kit_stream_step,
+    .teardown = kit_stream_teardown,
+};

@@ -1,0 +1,19 @@
+/* probes.h - independent victim/reference kernels that check the SoIs from outside. */
+#ifndef IB_PROBES_H
+#define IB_PROBES_H
+#include <stdint.h>
+
+#include "topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* STREAM triad (a = b + s*c, 24 bytes counted per element, best of reps) on `cpu`, with three arrays of
+ * array_bytes each (0: 4x the claimed LLC, at least 32 MiB each). Returns bytes/s in *bps. */
+int probe_triad(const struct topo *t, int cpu, uint64_t array_bytes, unsigned reps, double *bps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
