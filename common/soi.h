@@ -57,6 +57,7 @@ struct soi_env {
     int target_cpu;          /* --near target, or -1 */
     double param[SOI_MAX_PARAMS]; /* values for ops->params, in table order */
     const atomic_int *stop;  /* set on SIGINT/SIGTERM: long prepare/set_intensity work must poll it */
+    int cached_capacity;     /* 1: trust cached peak rates; 0 (default): re-measure them now, in this run */
 };
 
 /* A running instance. The SoI fills capacity/unit/capacity_src in prepare(). */

@@ -38,6 +38,7 @@ struct run_opts {
     char pbuf[RUN_MAX_PARAMS][128];
     unsigned nparams;
     const char *topology; /* hidden: a synthetic/XML topology instead of this machine */
+    int cached_capacity;  /* rate SoIs: trust the cached peak */
     int help;
 };
 

@@ -43,14 +43,16 @@ static void run_help(FILE *f)
             "  -t, --threads N       number of SoI threads (default 1, or one per --cpus entry)\n"
             "  -P, --param NAME=V    set an SoI parameter (ibench list --soi NAME shows them)\n"
             "      --max-bytes SIZE  shorthand for --param max-bytes=SIZE (K/M/G suffixes)\n"
+            "      --cached-capacity rate SoIs: scale against the cached peak instead of measuring it now\n"
             "      --json, --csv     machine-readable output instead of the table\n\n"
-            "Without --cpus/--near the SoI runs on the highest-numbered CPUs. Capacities are measured once and\n"
-            "cached (ibench calibrate refreshes them). Ctrl-C stops at once, prints the completed steps, and\n"
+            "Without --cpus/--near the SoI runs on the highest-numbered CPUs. Cache sizes are measured once and\n"
+            "cached (ibench calibrate refreshes them); peak rates are re-measured at the start of each run,\n"
+            "because they drift on shared hosts. Ctrl-C stops at once, prints the completed steps, and\n"
             "exits 130. Exit codes: 0 ok, 1 run-time failure, 2 bad input, 77 cannot run here.\n");
 }
 
 enum {
-    O_FROM = 256, O_TO, O_STEPS, O_STEPMS, O_LEVELS, O_JSON, O_CSV, O_TABLE, O_MAXB, O_TOPO,
+    O_FROM = 256, O_TO, O_STEPS, O_STEPMS, O_LEVELS, O_JSON, O_CSV, O_TABLE, O_MAXB, O_TOPO, O_CACHED,
 };
 
 static const struct option run_long[] = {
@@ -63,6 +65,7 @@ static const struct option run_long[] = {
     {"param", required_argument, 0, 'P'},    {"max-bytes", required_argument, 0, O_MAXB},
     {"json", no_argument, 0, O_JSON},        {"csv", no_argument, 0, O_CSV},
     {"table", no_argument, 0, O_TABLE},      {"topology", required_argument, 0, O_TOPO},
+    {"cached-capacity", no_argument, 0, O_CACHED},
     {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
 };
 
@@ -208,6 +211,9 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, char *why, size_t l
             break;
         case O_TOPO:
             o->topology = optarg;
+            break;
+        case O_CACHED:
+            o->cached_capacity = 1;
             break;
         case 'h':
             o->help = 1;
@@ -426,7 +432,8 @@ int cmd_run(int argc, char **argv)
     }
     cli_signals_install();
     env = (struct soi_env){.topo = m.topo, .cpu = &m.cpu, .calib = &m.calib, .mlim = &m.mlim, .nthreads = n,
-                           .cpus = cpus, .target_cpu = o.have_near ? o.near : -1, .stop = &cli_stop};
+                           .cpus = cpus, .target_cpu = o.have_near ? o.near : -1, .stop = &cli_stop,
+                           .cached_capacity = o.cached_capacity};
     soi_param_defaults(ops, env.param);
     for (unsigned i = 0; i < o.nparams; i++)
         soi_param_set(ops, env.param, o.pname[i], o.pvalue[i], why, sizeof(why));
