@@ -512,6 +512,8 @@ static void gate_shrink(struct gate *g, unsigned parties)
     pthread_mutex_unlock(&g->mu);
 }
 
+enum stream_op calib_bw_op(const char *kind) { return !strcmp(kind, "dram") ? STREAM_TRIAD : STREAM_READ; }
+
 struct bw_job {
     const struct topo *t;
     int cpu;
@@ -521,6 +523,7 @@ struct bw_job {
     atomic_int *abort;
     double bps[5];
     int err;
+    enum stream_op op;
 };
 
 #define BW_REPS 5
@@ -542,11 +545,11 @@ static void *bw_thread(void *arg)
         gate_wait(j->bar);
         if (atomic_load(j->abort) || (j->stop && atomic_load(j->stop)))
             continue;
-        sink += stream_pass(buf, j->ws, STREAM_READ); /* warm */
+        size_t span = stream_span(j->ws, j->op);
+        sink += stream_chunk(buf, j->ws, 0, span, j->op); /* warm */
         uint64_t bytes = 0, t0 = clk_mono_ns(), dt;
         do {
-            sink += stream_pass(buf, j->ws, STREAM_READ);
-            bytes += j->ws;
+            bytes += stream_chunk(buf, j->ws, 0, span, j->op);
             dt = clk_mono_ns() - t0;
         } while (dt < BW_REP_NS);
         j->bps[r] = (double)bytes / ((double)dt / 1e9);
@@ -577,7 +580,8 @@ int calib_measure_bw(struct calib *c, const struct topo *t, const struct mlim *m
         goto out;
     }
     for (unsigned i = 0; i < n; i++) {
-        jobs[i] = (struct bw_job){.t = t, .cpu = cpus[i], .ws = ws, .bar = &bar, .stop = stop, .abort = &abort_flag};
+        jobs[i] = (struct bw_job){.t = t, .cpu = cpus[i], .ws = ws, .bar = &bar, .stop = stop, .abort = &abort_flag,
+                                  .op = calib_bw_op(kind)};
         if (pthread_create(&th[i], NULL, bw_thread, &jobs[i])) {
             rc = -EAGAIN;
             atomic_store(&abort_flag, 1);

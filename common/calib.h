@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cpuinfo.h"
+#include "kernels.h"
 #include "memlimit.h"
 #include "topo.h"
 
@@ -84,6 +85,9 @@ uint64_t calib_effective(const struct calib *c, enum calib_level l);
 /* Working set per thread used by the bandwidth SoIs and their calibration for kind "l2", "llc" or "dram". */
 uint64_t calib_bw_ws(const struct calib *c, const struct topo *t, const struct mlim *m, const char *kind,
                      unsigned nthreads);
+/* The kernel a kind is measured (and its SoI streams) with: TRIAD for "dram" (two read and one write stream press
+ * DRAM harder than one read stream: ~31 vs ~26 GB/s on one core here), READ for "l2"/"llc". */
+enum stream_op calib_bw_op(const char *kind);
 /* Cached bandwidth for kind on exactly these CPUs, or NULL. */
 const struct calib_bw *calib_bw_find(const struct calib *c, const char *kind, const int *cpus, unsigned n);
 /* Measure streaming-read bandwidth for kind on cpus (threads bound there, all streaming at once), store it. */

@@ -244,26 +244,46 @@ uint64_t stream_pass(void *buf, size_t bytes, enum stream_op op)
     return f(buf, bytes & ~(size_t)255, op);
 }
 
-__attribute__((optimize("O3"))) static void triad(double *restrict a, const double *restrict b,
-                                                   const double *restrict c, size_t n, double s)
+__attribute__((optimize("O3"))) void stream_triad(double *restrict a, const double *restrict b,
+                                                   const double *restrict c, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        a[i] = b[i] + s * c[i];
+        a[i] = b[i] + 3.0 * c[i];
 }
 
 double stream_triad_bps(double *a, const double *b, const double *c, size_t n, unsigned reps)
 {
     double best = 0;
-    triad(a, b, c, n, 3.0); /* warm */
+    stream_triad(a, b, c, n); /* warm */
     for (unsigned r = 0; r < reps; r++) {
         uint64_t t0 = clk_mono_ns();
-        triad(a, b, c, n, 3.0);
+        stream_triad(a, b, c, n);
         uint64_t dt = clk_mono_ns() - t0;
         double bps = 24.0 * (double)n / ((double)dt / 1e9);
         if (bps > best) /* STREAM reports the best of its repeats */
             best = bps;
     }
     return best;
+}
+
+size_t stream_span(size_t ws, enum stream_op op)
+{
+    return op == STREAM_TRIAD ? (ws / 3) & ~(size_t)4095 : ws & ~(size_t)255;
+}
+
+uint64_t stream_chunk(void *buf, size_t ws, size_t pos, size_t len, enum stream_op op)
+{
+    static volatile uint64_t sink;
+    if (op == STREAM_TRIAD) {
+        size_t arr = stream_span(ws, op);
+        char *b = buf;
+        len &= ~(size_t)63;
+        stream_triad((double *)(b + pos), (const double *)(b + arr + pos), (const double *)(b + 2 * arr + pos),
+                     len / sizeof(double));
+        return 3 * (uint64_t)len;
+    }
+    sink += stream_pass((char *)buf + pos, len, op);
+    return len & ~(size_t)255;
 }
 
 /* ---- memory ---------------------------------------------------------------------------------------------- */

@@ -35,7 +35,7 @@ void chase_run(struct chase *c, uint64_t steps);
  * timed runs of `iters` loads each, after one warm pass. */
 double chase_latency_ns(void *buf, size_t bytes, uint64_t iters, unsigned reps, uint64_t seed);
 
-enum stream_op { STREAM_READ = 0, STREAM_WRITE, STREAM_COPY };
+enum stream_op { STREAM_READ = 0, STREAM_WRITE, STREAM_COPY, STREAM_TRIAD };
 /* Stream over [buf, buf+bytes) (bytes a multiple of 256, buf 64-aligned). Returns a value folded from the data so
  * the loads cannot be dropped. For COPY the second half is written from the first. */
 uint64_t stream_pass(void *buf, size_t bytes, enum stream_op op);
@@ -45,6 +45,15 @@ int stream_force_isa(const char *isa); /* NULL: auto. -EINVAL unknown, -ENOTSUP 
 
 /* STREAM triad a[i] = b[i] + s*c[i] over n doubles: returns bytes/s counted as STREAM does (24 B per element). */
 double stream_triad_bps(double *a, const double *b, const double *c, size_t n, unsigned reps);
+/* One triad pass over n doubles of three arrays (the mem-bw kernel). */
+void stream_triad(double *a, const double *b, const double *c, size_t n);
+/* The streaming SoIs' and calibration's common step: `op` over [pos, pos+len) of a working set of ws bytes.
+ * READ/WRITE: that byte range. TRIAD: the working set is three equal arrays a|b|c of stream_span(ws, op) bytes and
+ * the range is within each array.  Returns the bytes counted (TRIAD: 3*len, as STREAM counts). */
+uint64_t stream_chunk(void *buf, size_t ws, size_t pos, size_t len, enum stream_op op);
+/* The length `pos` runs over: ws, or one array for TRIAD. */
+size_t stream_span(size_t ws, enum stream_op op);
+
 
 /* Anonymous memory for SoIs: mmap'd, 2 MiB aligned, THP advised, counted in a live-bytes gauge so tests (and the
  * CLI after Ctrl-C) can verify that everything was released. */

@@ -209,15 +209,14 @@ int strset_init(struct strset *s, const struct topo *topo, const int *cpus, unsi
 uint64_t strset_step(struct strset *s, unsigned i)
 {
     struct strthread *t = &s->t[i];
-    size_t len = t->chunk;
-    if (t->pos + len > t->ws)
-        len = t->ws - t->pos;
-    static volatile uint64_t sink;
-    sink += stream_pass((char *)t->buf + t->pos, len, s->op);
+    size_t span = stream_span(t->ws, s->op), len = s->op == STREAM_TRIAD ? t->chunk / 3 : t->chunk;
+    if (t->pos + len > span)
+        len = span - t->pos;
+    uint64_t bytes = stream_chunk(t->buf, t->ws, t->pos, len, s->op);
     t->pos += len;
-    if (t->pos >= t->ws)
+    if (t->pos >= span)
         t->pos = 0;
-    return len;
+    return bytes;
 }
 
 void strset_free(struct strset *s)
@@ -250,7 +249,7 @@ int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char
     if (rc < 0)
         return rc;
     size_t ws = calib_bw_ws(env->calib, env->topo, env->mlim, kind, env->nthreads);
-    rc = strset_init(set, env->topo, env->cpus, env->nthreads, ws, bps / env->nthreads, STREAM_READ);
+    rc = strset_init(set, env->topo, env->cpus, env->nthreads, ws, bps / env->nthreads, calib_bw_op(kind));
     if (rc < 0)
         return ib_why(why, len, rc, "cannot map %zu bytes per thread for %s streaming", ws, kind);
     s->capacity = bps;
@@ -259,8 +258,9 @@ int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char
     char b1[32], b2[48] = "", b3[32];
     if (cached > 0 && !env->cached_capacity)
         snprintf(b2, sizeof(b2), "; cached %s", fmt_rate(cached, "B/s", b3, sizeof(b3)));
-    snprintf(s->capacity_src, sizeof(s->capacity_src), "%s %s read bandwidth on %u CPU(s), %s/thread, %s%s",
-             env->cached_capacity ? "cached" : "measured now:", kind, env->nthreads,
+    snprintf(s->capacity_src, sizeof(s->capacity_src), "%s %s %s bandwidth on %u CPU(s), %s/thread, %s%s",
+             env->cached_capacity ? "cached" : "measured now:", kind,
+             calib_bw_op(kind) == STREAM_TRIAD ? "triad" : "read", env->nthreads,
              fmt_bytes((double)ws, b1, sizeof(b1)), stream_isa(), b2);
     return 0;
 }

@@ -60,6 +60,7 @@ static const struct cmd commands[] = {
     {"list", cmd_list, "list the SoIs (and one SoI's parameters)"},
     {"topo", cmd_topo, "the machine: topology, caches claimed vs measured, TLB, memory limits, counters"},
     {"calibrate", cmd_calibrate, "measure capacities (cache knees, L2/LLC/DRAM bandwidth) and cache them"},
+    {"probe", cmd_probe, "independent reference kernels (STREAM triad)"},
 };
 
 static void usage(FILE *f)
