@@ -1,9 +1,10 @@
 /* pace.h - pacing controllers with sub-millisecond slices and absolute deadlines.
  *
- * Both controllers use virtual time: every unit of work done "earns" a point on the time line; the worker may run
- * ahead of the line by at most `burst` and must otherwise sleep until its absolute deadline.  Deadlines are
- * absolute, so sleeping late never accumulates drift, and the bounded credit means a stall (preemption, a page
- * fault storm) is not paid back by an unbounded catch-up burst.
+ * Both controllers use virtual time: every unit of work done pushes a point on the time line forward by the time
+ * that work is worth at the target rate.  Whenever that point is ahead of the clock the worker sleeps until it
+ * (an absolute deadline, so sleeping late never accumulates drift).  A worker that fell behind (preemption, a
+ * slow chunk) may catch up, but the point is never allowed to lag the clock by more than `burst`: that bounds the
+ * credit a stall can bank, so it is not paid back by an unbounded catch-up burst.
  *
  *  - pace_bucket: rate-type SoIs (bytes/s, ops/s). Charge the units a quantum did; get a deadline.
  *  - pace_duty:   time-type SoIs. Charge the ns a quantum was active; get a deadline so that

@@ -93,13 +93,12 @@ static void print_machine(json_t *doc, const struct machine *m)
            json_integer_value(json_object_get(t, "packages")), json_integer_value(json_object_get(t, "numa_nodes")),
            json_integer_value(json_object_get(t, "cores")), json_integer_value(json_object_get(t, "pus")),
            topo_has_smt(m->topo) ? "yes" : "no");
-    printf("memory    %s total, %s available, cgroup v%d limit %s, safety margin %s, spare for SoIs %s\n",
-           fmt_bytes((double)m->mlim.mem_total, a, sizeof(a)), fmt_bytes((double)m->mlim.mem_available, b, sizeof(b)),
-           m->mlim.cg_version, m->mlim.cg_limit == MLIM_UNLIMITED ? "none" : "set", "", "");
-    printf("          limit %s, margin %s, spare %s\n",
+    printf("memory    %s total, %s available\n", fmt_bytes((double)m->mlim.mem_total, a, sizeof(a)),
+           fmt_bytes((double)m->mlim.mem_available, b, sizeof(b)));
+    printf("          cgroup v%d limit %s; SoIs keep a safety margin of %s", m->mlim.cg_version,
            m->mlim.cg_limit == MLIM_UNLIMITED ? "none" : fmt_bytes((double)m->mlim.cg_limit, a, sizeof(a)),
-           fmt_bytes((double)mlim_margin(&m->mlim), b, sizeof(b)),
-           fmt_bytes((double)mlim_spare(&m->mlim), a, sizeof(a)));
+           fmt_bytes((double)mlim_margin(&m->mlim), b, sizeof(b)));
+    printf(" and may use %s\n", fmt_bytes((double)mlim_spare(&m->mlim), a, sizeof(a)));
     printf("TLB       L1 dTLB %u + L2 TLB %u entries (%s)\n", m->cpu.tlb.l1d_entries, m->cpu.tlb.l2_entries,
            m->cpu.tlb.source);
     const char *why = json_string_value(json_object_get(json_object_get(doc, "counters"), "why"));
@@ -118,7 +117,7 @@ static void print_machine(json_t *doc, const struct machine *m)
     printf("DRAM latency %.1f ns\n", m->calib.plateau_ns[CALIB_NLEVELS]);
     json_t *bw = json_object_get(doc, "bandwidth");
     if (json_array_size(bw)) {
-        printf("\nstreaming read bandwidth, measured (%s kernel):\n", "vector");
+        printf("\nstreaming bandwidth, measured (l2/llc: vector reads; dram: STREAM triad, counted as STREAM does):\n");
         static const struct out_col bc[] = {
             {"kind", "level", OUT_K_STR, 0, NULL},          {"cpus", "CPUs", OUT_K_STR, 0, NULL},
             {"ws_bytes", "working set/thread", OUT_K_BYTES, 0, NULL}, {"bps", "bandwidth", OUT_K_RATE, 0, "B/s"},
