@@ -270,6 +270,10 @@ uint64_t calib_effective(const struct calib *c, enum calib_level l)
 {
     if (l >= CALIB_NLEVELS)
         return 0;
+    /* A knee above the claim is the next level's transition bleeding in (seen here: an L2 "knee" at 2x the 1 MiB
+     * L2 on an AMD victim-L3 VM), never a bigger cache: a cache cannot hold more than the hardware has. */
+    if (c->measured[l] && c->claimed[l] && c->measured[l] > c->claimed[l])
+        return c->claimed[l];
     return c->measured[l] ? c->measured[l] : c->claimed[l];
 }
 
@@ -439,8 +443,8 @@ uint64_t calib_bw_ws(const struct calib *c, const struct topo *t, const struct m
     if (!strcmp(kind, "l2")) {
         ws = l2 ? l2 / 2 : 128 * IB_KIB; /* inside L2, well beyond L1 */
     } else if (!strcmp(kind, "llc")) {
-        /* inside the effective LLC but well beyond L2: half the LLC shared out, at least 1.5x an L2 each,
-         * never more than 80 % of the LLC in all */
+        /* inside the effective LLC but well beyond L2: half the LLC shared out, at least 1.5x an L2 each, but never
+         * more than 80 % of the LLC in all (staying in the LLC wins when many threads share a small one) */
         ws = llc / 2 / nthreads;
         if (ws < l2 + l2 / 2)
             ws = l2 + l2 / 2;

@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define CALIB_FORMAT 1
+#define CALIB_FORMAT 2 /* 2: DRAM bandwidth measured with the triad kernel */
 #define CALIB_MAX_SWEEP 160
 #define CALIB_MAX_BW 48
 
@@ -79,7 +79,7 @@ int calib_measure_caches(struct calib *c, const struct topo *t, int cpu, const a
  * Works on any recorded sweep. -ENOENT when there is no crossing. */
 int calib_find_knee(const struct calib_point *pts, unsigned n, uint64_t lo_bytes, uint64_t hi_bytes,
                     uint64_t *knee, double *lo_ns, double *hi_ns);
-/* The effective size of a level: measured knee if known, else hwloc's claim. */
+/* The effective size of a level: the measured knee, capped at hwloc's claim; the claim when no knee was found. */
 uint64_t calib_effective(const struct calib *c, enum calib_level l);
 
 /* Working set per thread used by the bandwidth SoIs and their calibration for kind "l2", "llc" or "dram". */

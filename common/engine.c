@@ -84,6 +84,7 @@ static void worker_step_loop(struct worker *w)
         uint64_t t1 = clk_mono_ns();
         if (rc < 0) {
             w->err = rc;
+            atomic_store(&e->running, 0); /* end the step now: the main thread reports the failure */
             break;
         }
         units += u;
@@ -117,8 +118,16 @@ static void *worker_main(void *arg)
     for (;;) {
         e->nparked++;
         pthread_cond_broadcast(&e->cv_parked);
-        while (e->phase != PH_QUIT && !(e->phase == PH_RUN && e->gen != seen))
+        while (e->phase != PH_QUIT && !(e->phase == PH_RUN && e->gen != seen)) {
+            if (e->gen != seen) {
+                /* Released and parked again before this worker woke (a short step on a loaded host): it slept
+                 * through that whole step.  Count it as parked for it, or the main thread waits forever. */
+                seen = e->gen;
+                e->nparked++;
+                pthread_cond_broadcast(&e->cv_parked);
+            }
             pthread_cond_wait(&e->cv_go, &e->mu);
+        }
         if (e->phase == PH_QUIT)
             break;
         seen = e->gen;
@@ -158,6 +167,8 @@ static int nap_until(const struct eng *e, uint64_t until)
     for (;;) {
         if (stopped(e))
             return 1;
+        if (!atomic_load(&e->running)) /* a worker failed */
+            return 0;
         uint64_t now = clk_mono_ns();
         if (now >= until)
             return 0;
@@ -248,6 +259,7 @@ static int run_step(struct eng *e, const struct ramp_step *st, struct step_resul
     r->achieved = m.achieved;
     r->achieved_pct = m.achieved / s->capacity * 100.0;
     r->secondary = m.secondary;
+    r->load_ns = m.load_ns;
     r->active_frac = windows ? (double)m.active_ns / (double)windows : 0;
     return 0;
 }

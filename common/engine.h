@@ -25,6 +25,7 @@ struct step_result {
     double achieved_pct;  /* achieved / capacity * 100 */
     double secondary;     /* step units per second */
     double active_frac;   /* fraction of wall time the workers were inside step() */
+    double load_ns;       /* chase SoIs: ns per dependent load during the step (0: not a chase SoI) */
     uint64_t wall_ns;
     uint64_t settle_ns;   /* time set_intensity took (growing a footprint) */
 };

@@ -1,6 +1,6 @@
 /* output.c - one result document, three renderings: a human table (default), JSON, CSV.
  *
- * Table: every column right-aligned and as wide as its widest cell (header included, width counted in UTF-8
+ * Table: numbers right-aligned, text left-aligned, every column as wide as its widest cell (header included, width counted in UTF-8
  *        code points), columns separated by two spaces, a line of dashes under the headers, no trailing blanks.
  *        OUT_K_BYTES cells read "1.50 MiB" (binary units), OUT_K_RATE cells "28.0 GB/s" (decimal prefixes),
  *        OUT_K_NUM cells have `prec` decimals, OUT_K_INT cells are whole numbers; null or missing is "-".
@@ -192,8 +192,14 @@ static int render_table(FILE *f, json_t *rows, const struct out_col *cols, unsig
             const char *s = cell[r * ncols + c];
             if (c)
                 fputs("  ", f);
-            put_repeat(f, ' ', width[c] - text_width(s));
-            fputs(s, f);
+            if (cols[c].kind == OUT_K_STR) { /* text reads left-aligned; no trailing blanks on the last column */
+                fputs(s, f);
+                if (c + 1 < ncols)
+                    put_repeat(f, ' ', width[c] - text_width(s));
+            } else {
+                put_repeat(f, ' ', width[c] - text_width(s));
+                fputs(s, f);
+            }
         }
         fputc('\n', f);
         if (r == 0) { /* dashes under the headers */

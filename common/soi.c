@@ -88,17 +88,17 @@ int soi_param_set(const struct soi_ops *ops, double *vals, const char *name, con
         return ib_why(why, len, -EINVAL, "%s has no parameter '%s' (see: ibench list --soi %s)", ops->name, name,
                       ops->name);
     const struct soi_param *p = &ops->params[i];
-    double v;
+    double v = 0;
     int rc;
     switch (p->type) {
     case SOI_P_SIZE: {
-        uint64_t b;
+        uint64_t b = 0;
         rc = parse_size(value, &b);
         v = (double)b;
         break;
     }
     case SOI_P_UINT: {
-        unsigned long u;
+        unsigned long u = 0;
         rc = parse_uint(value, 0, (unsigned long)p->max, &u);
         v = (double)u;
         break;
@@ -115,9 +115,9 @@ int soi_param_set(const struct soi_ops *ops, double *vals, const char *name, con
     default:
         rc = parse_double(value, &v);
     }
-    if (rc < 0)
+    if (rc < 0 && rc != -ERANGE)
         return ib_why(why, len, -EINVAL, "%s: bad value '%s' for %s", ops->name, value, name);
-    if (v < p->min || v > p->max)
+    if (rc == -ERANGE || v < p->min || v > p->max) /* parse_uint reports its own range as -ERANGE */
         return ib_why(why, len, -ERANGE, "%s: %s=%s is outside [%g, %g]", ops->name, name, value, p->min, p->max);
     vals[i] = v;
     return 0;

@@ -81,6 +81,7 @@ struct soi_meter {
     uint64_t active_ns;   /* sum of time inside step() over all threads */
     double achieved;      /* pressure achieved, in soi->unit */
     double secondary;     /* units per second (access rate, ...) */
+    double load_ns;       /* chase SoIs: mean latency of one dependent load (where the footprint lives); 0 = n/a */
 };
 
 struct soi_ops {

@@ -31,9 +31,11 @@ struct fpthread {
     size_t nslots;         /* current footprint in slots */
     struct chase ch;
     uint64_t steps_done;   /* chase steps (per chain) since the meter was reset */
+    uint64_t chase_ns;     /* time spent chasing (sweep excluded) since the meter was reset */
     uint64_t quantum;      /* chase steps per step() call, adapted to ~100 us */
-    void *sweep;           /* optional buffer streamed after each quantum to push the chase out of inner caches */
+    void *sweep;           /* optional buffer streamed between quanta to push the chase out of inner caches */
     size_t sweep_bytes;
+    size_t sweep_pos;      /* where the cyclic sweep goes on */
     uint64_t seed;
 };
 
@@ -51,6 +53,8 @@ int fpset_init(struct fpset *f, const struct topo *topo, const int *cpus, unsign
 int fpset_resize(struct fpset *f, unsigned i, size_t nslots);
 /* One quantum on thread i; returns the number of accesses made. */
 uint64_t fpset_step(struct fpset *f, unsigned i);
+/* Mean ns per dependent load on thread i since the last reset (chase time / steps per chain); 0 if none. */
+double fpset_load_ns(const struct fpset *f, unsigned i);
 /* Distinct slots touched by thread i since the last reset (each chain covers its own segment of the cycle). */
 uint64_t fpset_covered(const struct fpset *f, unsigned i);
 void fpset_reset_meter(struct fpset *f);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib.h"
 #include "cli.h"
 #include "config.h"
 #include "counters.h"
@@ -278,11 +279,13 @@ static void on_step(void *arg, const struct step_result *r, unsigned nsteps)
 
 static json_t *step_json(const struct soi *s, const struct step_result *r)
 {
-    return json_pack("{s:i,s:f,s:f,s:f,s:s,s:f,s:f,s:s,s:f,s:f,s:f}", "step", (int)r->index + 1, "requested_pct",
-                     r->requested, "target", r->target, "achieved", r->achieved, "unit", s->unit, "achieved_pct",
-                     r->achieved_pct, "rate", r->secondary, "rate_unit", s->secondary_unit, "active_pct",
-                     r->active_frac * 100.0, "wall_s", (double)r->wall_ns / 1e9, "settle_s",
-                     (double)r->settle_ns / 1e9);
+    json_t *o = json_pack("{s:i,s:f,s:f,s:f,s:s,s:f,s:f,s:s,s:f,s:f,s:f}", "step", (int)r->index + 1,
+                          "requested_pct", r->requested, "target", r->target, "achieved", r->achieved, "unit",
+                          s->unit, "achieved_pct", r->achieved_pct, "rate", r->secondary, "rate_unit",
+                          s->secondary_unit, "active_pct", r->active_frac * 100.0, "wall_s",
+                          (double)r->wall_ns / 1e9, "settle_s", (double)r->settle_ns / 1e9);
+    json_object_set_new(o, "load_ns", r->load_ns > 0 ? json_real(r->load_ns) : json_null());
+    return o;
 }
 
 static void print_table(const struct soi *s, json_t *doc, json_t *steps)
@@ -296,6 +299,7 @@ static void print_table(const struct soi *s, json_t *doc, json_t *steps)
         {"achieved_pct", "achieved %", OUT_K_NUM, 1, NULL},
         {"rate", "rate", OUT_K_RATE, 0, s->secondary_unit},
         {"active_pct", "active %", OUT_K_NUM, 1, NULL},
+        {"load_ns", "ns/load", OUT_K_NUM, 1, NULL},
         {"wall_s", "time s", OUT_K_NUM, 2, NULL},
     };
     json_t *pl = json_object_get(doc, "placement");
@@ -327,6 +331,13 @@ static void print_table(const struct soi *s, json_t *doc, json_t *steps)
         printf("counters  not used: %s\n", missing);
     printf("\n");
     out_rows(stdout, OUT_TABLE, steps, cols, IB_ARRAY_SIZE(cols));
+    const struct calib *cb = s->env->calib;
+    if (json_is_real(json_object_get(json_array_get(steps, json_array_size(steps) - 1), "load_ns")) &&
+        cb->have_caches)
+        printf("\nns/load is the latency of the SoI's own dependent loads: where its footprint lives. Calibrated "
+               "here:\nL1 %.1f ns, L2 %.1f ns, LLC %.1f ns, DRAM %.1f ns.\n",
+               cb->plateau_ns[CALIB_L1], cb->plateau_ns[CALIB_L2], cb->plateau_ns[CALIB_LLC],
+               cb->plateau_ns[CALIB_NLEVELS]);
     json_t *lin = json_object_get(doc, "linearity");
     if (json_is_object(lin))
         printf("\nlinearity R^2 %.4f, slope %.3f, intercept %.2f; worst step %.2f points from ideal, %.2f from "
@@ -519,7 +530,8 @@ int cmd_run(int argc, char **argv)
             {"target", "", OUT_K_NUM, 6, NULL},           {"achieved", "", OUT_K_NUM, 6, NULL},
             {"unit", "", OUT_K_STR, 0, NULL},             {"achieved_pct", "", OUT_K_NUM, 6, NULL},
             {"rate", "", OUT_K_NUM, 6, NULL},             {"rate_unit", "", OUT_K_STR, 0, NULL},
-            {"active_pct", "", OUT_K_NUM, 6, NULL},       {"wall_s", "", OUT_K_NUM, 6, NULL},
+            {"active_pct", "", OUT_K_NUM, 6, NULL},       {"load_ns", "", OUT_K_NUM, 6, NULL},
+            {"wall_s", "", OUT_K_NUM, 6, NULL},
         };
         out_rows(stdout, OUT_CSV, steps, cols, IB_ARRAY_SIZE(cols));
     } else {

@@ -27,14 +27,30 @@ static json_t *cache_rows(const struct machine *m)
         if (!c->claimed[l] && !c->measured[l])
             continue;
         double agree = c->claimed[l] && c->measured[l] ? 100.0 * (double)c->measured[l] / (double)c->claimed[l] : 0;
-        const char *verdict = !c->measured[l] ? "no knee found: using the claim"
-                              : agree < 75 || agree > 125 ? "DISAGREES: the measured size is used"
-                                                          : "agrees";
-        json_array_append_new(rows, json_pack("{s:s,s:I,s:I,s:f,s:f,s:s,s:s}", "level", calib_level_name(l),
-                                              "claimed", (json_int_t)c->claimed[l], "measured",
-                                              (json_int_t)c->measured[l], "measured_pct", agree, "latency_ns",
-                                              c->plateau_ns[l], "source", "hwloc / latency knee (pointer chase)",
-                                              "verdict", verdict));
+        const char *verdict = !c->measured[l]  ? "no knee found: using the claim"
+                              : agree > 125 ? "knee above the claim: the claim is used"
+                              : agree < 75  ? "DISAGREES: the measured size is used"
+                                            : "agrees";
+        int hwlevel = l == CALIB_L1 ? 1 : l == CALIB_L2 ? 2 : topo_llc_level(m->topo);
+        struct topo_cache tc = {0};
+        int *sh = NULL;
+        unsigned nsh = 0;
+        char shared[128] = "";
+        topo_cache_info(m->topo, hwlevel, false, c->sweep_cpu, &tc);
+        topo_sharing(m->topo, l == CALIB_L1 ? TOPO_SCOPE_CORE : l == CALIB_L2 ? TOPO_SCOPE_L2 : TOPO_SCOPE_LLC,
+                     c->sweep_cpu, &sh, &nsh);
+        for (unsigned k = 0; k < nsh; k++) {
+            size_t used = strlen(shared);
+            snprintf(shared + used, sizeof(shared) - used, "%s%d", k ? "," : "", sh[k]);
+        }
+        free(sh);
+        json_array_append_new(rows, json_pack("{s:s,s:I,s:I,s:I,s:f,s:i,s:i,s:s,s:f,s:s,s:s}", "level",
+                                              calib_level_name(l), "claimed", (json_int_t)c->claimed[l], "measured",
+                                              (json_int_t)c->measured[l], "effective",
+                                              (json_int_t)calib_effective(c, (enum calib_level)l), "measured_pct",
+                                              agree, "ways", (int)tc.ways, "line", (int)tc.line, "shared_by", shared,
+                                              "latency_ns", c->plateau_ns[l], "source",
+                                              "hwloc / latency knee (pointer chase)", "verdict", verdict));
     }
     return rows;
 }
@@ -110,7 +126,9 @@ static void print_machine(json_t *doc, const struct machine *m)
            m->calib.sweep_cpu);
     static const struct out_col cc[] = {
         {"level", "level", OUT_K_STR, 0, NULL},       {"claimed", "claimed", OUT_K_BYTES, 0, NULL},
-        {"measured", "measured", OUT_K_BYTES, 0, NULL}, {"measured_pct", "measured/claimed %", OUT_K_NUM, 0, NULL},
+        {"ways", "ways", OUT_K_INT, 0, NULL},          {"line", "line", OUT_K_INT, 0, NULL},
+        {"shared_by", "CPUs", OUT_K_STR, 0, NULL},    {"measured", "measured", OUT_K_BYTES, 0, NULL},
+        {"measured_pct", "meas/claim %", OUT_K_NUM, 0, NULL}, {"effective", "used", OUT_K_BYTES, 0, NULL},
         {"latency_ns", "latency ns", OUT_K_NUM, 1, NULL}, {"verdict", "verdict", OUT_K_STR, 0, NULL},
     };
     out_rows(stdout, OUT_TABLE, json_object_get(doc, "caches"), cc, IB_ARRAY_SIZE(cc));

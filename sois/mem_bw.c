@@ -1,5 +1,6 @@
-/* mem_bw.c - SoI2, DRAM bandwidth: sequential reads paced to x % of the dram streaming bandwidth measured on the same CPUs
- * with the same kernel and working set (calib.c).  Self-meter: bytes read per second. */
+/* mem_bw.c - SoI2, DRAM bandwidth: STREAM-triad streaming (two read streams, one write stream) over a buffer of at
+ * least 4x the LLC, paced to x % of the triad bandwidth measured at the start of the run on the same CPUs with the
+ * same kernel and working set (calib.c).  Self-meter: bytes per second, counted as STREAM counts them. */
 #include "soikit.h"
 
 static int mem_bw_prepare(struct soi *s, char *why, size_t len) { return kit_stream_open(s, "dram", why, len); }

@@ -43,14 +43,14 @@ static int mem_cap_prepare(struct soi *s, char *why, size_t len)
 {
     const struct soi_env *env = s->env;
     uint64_t spare = mlim_spare(env->mlim), want = (uint64_t)env->param[P_MAX_BYTES];
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], d[32];
     if (want > spare)
         return ib_why(why, len, -E2BIG,
-                      "mem-cap: max-bytes %s is more than this machine can spare (%s: MemAvailable %s less a %s "
-                      "margin%s)",
+                      "mem-cap: max-bytes %s is more than this machine can spare (%s: the smaller of MemAvailable "
+                      "%s and the cgroup's room, less a %s margin%s)",
                       fmt_bytes((double)want, a, sizeof(a)), fmt_bytes((double)spare, b, sizeof(b)),
                       fmt_bytes((double)env->mlim->mem_available, c, sizeof(c)),
-                      fmt_bytes((double)mlim_margin(env->mlim), a, sizeof(a)),
+                      fmt_bytes((double)mlim_margin(env->mlim), d, sizeof(d)),
                       env->mlim->cg_limit != MLIM_UNLIMITED ? ", within the cgroup limit" : "");
     uint64_t cap = mlim_cap(env->mlim, want) & ~(PAGE - 1);
     if (cap < 16 * PAGE)
@@ -110,8 +110,10 @@ static int mem_cap_set_intensity(struct soi *s, double x, char *why, size_t len)
             for (uint64_t p = lo; p < hi; p += PAGE)
                 region[p] = (char)1;
         }
-        if (stop && atomic_load(stop))
+        if (stop && atomic_load(stop)) {
+            m->cur = target; /* some chunks were written: shrinking and teardown must cover them */
             return ib_why(why, len, -EINTR, "interrupted while growing");
+        }
     } else if (target < m->cur) {
         if (madvise(m->region + target, m->cur - target, MADV_DONTNEED) < 0)
             return ib_why(why, len, -errno, "mem-cap: madvise: %s", strerror(errno));

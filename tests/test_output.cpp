@@ -271,11 +271,12 @@ TEST(Output, Table)
     int ret = -1;
     std::string s = capture([&](FILE *f) { return out_rows(f, OUT_TABLE, rows, kCols, 5); }, &ret);
     EXPECT_EQ(ret, 0);
-    EXPECT_EQ(s, "     Name      Size  Bandwidth  Latency ns   N\n"
+    // text left-aligned, numbers right-aligned
+    EXPECT_EQ(s, "Name           Size  Bandwidth  Latency ns   N\n"
                  "---------  --------  ---------  ----------  --\n"
-                 "        a  1.50 MiB  28.0 GB/s       12.35   3\n"
+                 "a          1.50 MiB  28.0 GB/s       12.35   3\n"
                  "long-name     512 B          -           -  42\n"
-                 "       µs  3.00 GiB  950.0 B/s        0.50   7\n");
+                 "µs         3.00 GiB  950.0 B/s        0.50   7\n");
     json_decref(rows);
 }
 

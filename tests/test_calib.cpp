@@ -1,0 +1,628 @@
+// test_calib.cpp - common/calib.c without measuring anything: cache knees on a recorded latency sweep of the
+// build machine, the JSON cache round trip (in a private IBENCH_CACHE_DIR), bandwidth working-set rules and the
+// cache look-ups, all on synthetic values and topologies.
+#include <gtest/gtest.h>
+#include <jansson.h>
+
+#include <ftw.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "calib.h"
+#include "cpuinfo.h"
+#include "memlimit.h"
+#include "topo.h"
+
+namespace {
+
+constexpr uint64_t KiB = 1024ULL;
+constexpr uint64_t MiB = 1024ULL * KiB;
+constexpr uint64_t GiB = 1024ULL * MiB;
+
+// The build machine (AMD EPYC KVM guest, hwloc claims L1d 32 KiB, L2 1 MiB, L3 32 MiB): a pointer-chase sweep,
+// (KiB, ns per load).  It has the real thing's warts: a lone spike at 2453 KiB and a noisy point at 724 KiB, and
+// an effective LLC near 3.5 MiB, far below the claimed 32 MiB.
+const double kSweep[][2] = {
+    {16, 1.11},     {19, 1.10},     {23, 1.12},     {27, 1.11},     {32, 3.02},     {38, 3.88},     {45, 3.87},
+    {54, 3.99},     {64, 4.16},     {76, 4.13},     {91, 4.09},     {108, 4.18},    {128, 4.16},    {152, 4.32},
+    {181, 4.29},    {215, 4.28},    {256, 4.56},    {304, 4.29},    {362, 4.58},    {431, 5.94},    {512, 6.29},
+    {609, 6.73},    {724, 10.02},   {861, 7.56},    {1024, 9.19},   {1218, 9.9},    {1448, 11.8},   {1722, 12.9},
+    {2048, 14.1},   {2435, 16.4},   {2453, 80.0},   {2653, 21.3},   {2869, 17.8},   {2896, 16.9},   {3102, 20.4},
+    {3355, 21.3},   {3444, 16.8},   {3629, 103.1},  {3924, 121.8},  {4096, 139.1},  {4244, 147.0},  {4590, 136.0},
+    {4871, 137.2},  {5793, 140.3},  {6889, 138.3},  {8192, 142.5},  {9742, 144.5},  {11585, 147.5}, {13777, 153.9},
+    {16384, 153.9}, {19484, 158.9}, {23170, 159.8}, {27554, 165.1}, {32768, 164.9}, {38968, 167.8}, {46341, 168.8},
+    {55109, 168.4}, {65536, 172.0}, {77936, 170.8}, {92682, 171.2}, {110218, 173.2}, {131072, 180.4},
+};
+
+std::vector<calib_point> recorded()
+{
+    std::vector<calib_point> v;
+    for (const auto &p : kSweep)
+        v.push_back({(uint64_t)(p[0] * 1024), p[1]});
+    return v;
+}
+
+// Insert a point keeping the sweep sorted by size.
+void insert_point(std::vector<calib_point> &v, uint64_t bytes, double ns)
+{
+    auto it = v.begin();
+    while (it != v.end() && it->bytes < bytes)
+        ++it;
+    v.insert(it, {bytes, ns});
+}
+
+double mib(uint64_t b) { return (double)b / (double)MiB; }
+double kib(uint64_t b) { return (double)b / (double)KiB; }
+
+int rm_entry(const char *path, const struct stat *, int, struct FTW *) { return remove(path); }
+
+// A private cache directory in IBENCH_CACHE_DIR for the lifetime of the object.
+struct CacheDir {
+    std::string path;
+    std::string old;
+    bool had_old = false;
+    CacheDir()
+    {
+        char t[] = "/tmp/ibench_test_calib.XXXXXX";
+        if (mkdtemp(t))
+            path = t;
+        const char *o = getenv("IBENCH_CACHE_DIR");
+        if (o) {
+            had_old = true;
+            old = o;
+        }
+        setenv("IBENCH_CACHE_DIR", path.c_str(), 1);
+    }
+    ~CacheDir()
+    {
+        if (had_old)
+            setenv("IBENCH_CACHE_DIR", old.c_str(), 1);
+        else
+            unsetenv("IBENCH_CACHE_DIR");
+        if (!path.empty())
+            nftw(path.c_str(), rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    }
+};
+
+struct Topo {
+    struct topo *t = nullptr;
+    explicit Topo(const char *spec)
+    {
+        char why[256] = "";
+        EXPECT_EQ(topo_load(&t, spec, why, sizeof why), 0) << why;
+    }
+    ~Topo()
+    {
+        if (t)
+            topo_destroy(t);
+    }
+};
+
+}  // namespace
+
+// ---- knees on the recorded sweep -------------------------------------------------------------------------------
+
+TEST(CalibKnee, RecordedSweepLlc)
+{
+    auto v = recorded();
+    uint64_t knee = 0;
+    double lo = 0, hi = 0;
+    ASSERT_EQ(calib_find_knee(v.data(), (unsigned)v.size(), 3 * MiB, 64 * MiB, &knee, &lo, &hi), 0);
+    EXPECT_GT(mib(knee), 3.3);
+    EXPECT_LT(mib(knee), 3.7);
+    EXPECT_EQ(knee % 64, 0u);
+    // plateaus: median of [1.5, 3] MiB (7 points, the 80 ns spike among them) and of [64, 128] MiB
+    EXPECT_NEAR(lo, 16.9, 1e-9);
+    EXPECT_NEAR(hi, 172.0, 1e-9);
+}
+
+TEST(CalibKnee, RecordedSweepL2)
+{
+    auto v = recorded();
+    uint64_t knee = 0;
+    double lo = 0, hi = 0;
+    ASSERT_EQ(calib_find_knee(v.data(), (unsigned)v.size(), 512 * KiB, 2 * MiB, &knee, &lo, &hi), 0);
+    EXPECT_GT(mib(knee), 0.8);
+    EXPECT_LT(mib(knee), 1.4);
+    EXPECT_NEAR(lo, 4.58, 1e-9);                 // median of [256, 512] KiB
+    EXPECT_NEAR(hi, (20.4 + 21.3) / 2, 1e-9);    // median of [2, 4] MiB: 12 points
+    // The 10.02 ns point at 724 KiB is followed by a lower one: the knee is not there.
+    EXPECT_GT(kib(knee), 1024.0);
+}
+
+TEST(CalibKnee, RecordedSweepL1)
+{
+    auto v = recorded();
+    uint64_t knee = 0;
+    double lo = 0, hi = 0;
+    ASSERT_EQ(calib_find_knee(v.data(), (unsigned)v.size(), 16 * KiB, 64 * KiB, &knee, &lo, &hi), 0);
+    EXPECT_GT(kib(knee), 28.0);
+    EXPECT_LT(kib(knee), 40.0);
+    EXPECT_NEAR(lo, 1.11, 1e-9);
+    EXPECT_NEAR(hi, 4.16, 1e-9);
+}
+
+// lo_ns/hi_ns are optional.
+TEST(CalibKnee, OptionalPlateauOutputs)
+{
+    auto v = recorded();
+    uint64_t a = 0, b = 0;
+    ASSERT_EQ(calib_find_knee(v.data(), (unsigned)v.size(), 3 * MiB, 64 * MiB, &a, nullptr, nullptr), 0);
+    double lo, hi;
+    ASSERT_EQ(calib_find_knee(v.data(), (unsigned)v.size(), 3 * MiB, 64 * MiB, &b, &lo, &hi), 0);
+    EXPECT_EQ(a, b);
+}
+
+TEST(CalibKnee, LoneSpikeInsidePlateauDoesNotCount)
+{
+    auto base = recorded();
+    uint64_t k0 = 0, k1 = 0;
+    ASSERT_EQ(calib_find_knee(base.data(), (unsigned)base.size(), 3 * MiB, 64 * MiB, &k0, nullptr, nullptr), 0);
+
+    // A 150 ns spike at 3200 KiB, inside the LLC plateau above lo_bytes: the next point is back at 21 ns.
+    auto v = base;
+    insert_point(v, 3200 * KiB, 150.0);
+    ASSERT_EQ(calib_find_knee(v.data(), (unsigned)v.size(), 3 * MiB, 64 * MiB, &k1, nullptr, nullptr), 0);
+    EXPECT_EQ(k1, k0);
+
+    // A spike inside the L1 plateau (between 19 and 23 KiB) leaves the L1 knee alone too.
+    auto w = base;
+    uint64_t l0 = 0, l1 = 0;
+    ASSERT_EQ(calib_find_knee(w.data(), (unsigned)w.size(), 16 * KiB, 64 * KiB, &l0, nullptr, nullptr), 0);
+    insert_point(w, 21 * KiB, 9.0);
+    ASSERT_EQ(calib_find_knee(w.data(), (unsigned)w.size(), 16 * KiB, 64 * KiB, &l1, nullptr, nullptr), 0);
+    EXPECT_EQ(l1, l0);
+
+    // Two high points in a row are a level change, not a spike: the knee moves down to them.
+    auto x = base;
+    insert_point(x, 3200 * KiB, 150.0);
+    insert_point(x, 3210 * KiB, 150.0);
+    uint64_t k2 = 0;
+    ASSERT_EQ(calib_find_knee(x.data(), (unsigned)x.size(), 3 * MiB, 64 * MiB, &k2, nullptr, nullptr), 0);
+    EXPECT_LT(k2, k0);
+    EXPECT_GT(kib(k2), 3102.0);
+    EXPECT_LE(kib(k2), 3200.0);
+}
+
+// A clean step: 1 ns up to 32 KiB, 4 ns from 64 KiB.  The threshold is sqrt(1*4) = 2 ns, halfway in log-latency
+// between the 32 KiB and 64 KiB points, so the knee is halfway in log-size: 32 KiB * sqrt(2), rounded down to 64 B.
+TEST(CalibKnee, InterpolatesInLogSize)
+{
+    std::vector<calib_point> v = {{8 * KiB, 1.0},  {16 * KiB, 1.0},  {32 * KiB, 1.0},
+                                  {64 * KiB, 4.0}, {128 * KiB, 4.0}, {256 * KiB, 4.0}};
+    uint64_t knee = 0;
+    double lo = 0, hi = 0;
+    ASSERT_EQ(calib_find_knee(v.data(), (unsigned)v.size(), 32 * KiB, 64 * KiB, &knee, &lo, &hi), 0);
+    EXPECT_EQ(knee, 46336u);  // 46341 & ~63
+    EXPECT_EQ(lo, 1.0);
+    EXPECT_EQ(hi, 4.0);
+}
+
+TEST(CalibKnee, FlatCurveHasNoKnee)
+{
+    std::vector<calib_point> v;
+    for (uint64_t b = 16 * KiB; b <= 128 * MiB; b *= 2)
+        v.push_back({b, 5.0 + (double)(v.size() % 3) * 0.1});  // within noise of flat
+    uint64_t knee = 12345;
+    EXPECT_EQ(calib_find_knee(v.data(), (unsigned)v.size(), 3 * MiB, 64 * MiB, &knee, nullptr, nullptr), -ENOENT);
+    EXPECT_EQ(calib_find_knee(v.data(), (unsigned)v.size(), 16 * KiB, 64 * KiB, &knee, nullptr, nullptr), -ENOENT);
+    EXPECT_EQ(knee, 12345u) << "untouched on failure";
+
+    // A rise of less than 15 % is not a cache boundary either.
+    std::vector<calib_point> w = {{1 * MiB, 10.0}, {2 * MiB, 10.0}, {4 * MiB, 11.0}, {8 * MiB, 11.0}};
+    EXPECT_EQ(calib_find_knee(w.data(), 4, 2 * MiB, 4 * MiB, &knee, nullptr, nullptr), -ENOENT);
+    // No points in the low window at all.
+    auto r = recorded();
+    EXPECT_EQ(calib_find_knee(r.data(), (unsigned)r.size(), 4 * KiB, 64 * KiB, &knee, nullptr, nullptr), -ENOENT);
+}
+
+TEST(CalibKnee, BadArguments)
+{
+    auto v = recorded();
+    uint64_t knee;
+    EXPECT_EQ(calib_find_knee(nullptr, 10, 1 * MiB, 2 * MiB, &knee, nullptr, nullptr), -EINVAL);
+    EXPECT_EQ(calib_find_knee(v.data(), 2, 1 * MiB, 2 * MiB, &knee, nullptr, nullptr), -EINVAL);
+    EXPECT_EQ(calib_find_knee(v.data(), (unsigned)v.size(), 0, 2 * MiB, &knee, nullptr, nullptr), -EINVAL);
+    EXPECT_EQ(calib_find_knee(v.data(), (unsigned)v.size(), 2 * MiB, 2 * MiB, &knee, nullptr, nullptr), -EINVAL);
+    EXPECT_EQ(calib_find_knee(v.data(), (unsigned)v.size(), 4 * MiB, 2 * MiB, &knee, nullptr, nullptr), -EINVAL);
+}
+
+TEST(Calib, EffectivePrefersMeasured)
+{
+    struct calib c;
+    memset(&c, 0, sizeof c);
+    c.claimed[CALIB_LLC] = 32 * MiB;
+    EXPECT_EQ(calib_effective(&c, CALIB_LLC), 32 * MiB);
+    c.measured[CALIB_LLC] = 3 * MiB + 512 * KiB;
+    EXPECT_EQ(calib_effective(&c, CALIB_LLC), 3 * MiB + 512 * KiB);
+    EXPECT_EQ(calib_effective(&c, CALIB_L2), 0u);
+    EXPECT_EQ(calib_effective(&c, CALIB_NLEVELS), 0u);
+    EXPECT_STREQ(calib_level_name(CALIB_L1), "l1d");
+    EXPECT_STREQ(calib_level_name(CALIB_L2), "l2");
+    EXPECT_STREQ(calib_level_name(CALIB_LLC), "llc");
+}
+
+// ---- the cache file ----------------------------------------------------------------------------------------------
+
+namespace {
+
+void fill(struct calib &c)
+{
+    c.have_caches = 1;
+    c.sweep_cpu = 1;
+    c.caches_when = 1700000000;
+    c.claimed[CALIB_L1] = 32 * KiB;
+    c.claimed[CALIB_L2] = 1 * MiB;
+    c.claimed[CALIB_LLC] = 32 * MiB;
+    c.measured[CALIB_L1] = 30 * KiB + 64;
+    c.measured[CALIB_L2] = 1180 * KiB;
+    c.measured[CALIB_LLC] = 3562 * KiB;
+    c.plateau_ns[CALIB_L1] = 1.11;
+    c.plateau_ns[CALIB_L2] = 4.58;
+    c.plateau_ns[CALIB_LLC] = 16.9;
+    c.plateau_ns[CALIB_NLEVELS] = 172.0;
+    auto v = recorded();
+    c.nsweep = (unsigned)v.size();
+    for (unsigned i = 0; i < c.nsweep; i++)
+        c.sweep[i] = v[i];
+    c.nbw = 3;
+    const char *kinds[] = {"l2", "llc", "dram"};
+    const char *cpus[] = {"1", "0-1", "0"};
+    for (unsigned i = 0; i < 3; i++) {
+        snprintf(c.bw[i].kind, sizeof c.bw[i].kind, "%s", kinds[i]);
+        snprintf(c.bw[i].cpus, sizeof c.bw[i].cpus, "%s", cpus[i]);
+        c.bw[i].ws_bytes = (i + 1) * 4096 * 100;
+        c.bw[i].bps = 1.0e11 / (i + 1) + 0.123456789;
+        c.bw[i].spread = 0.01 * (i + 1);
+        c.bw[i].when = 1700000000 + i;
+    }
+    c.dirty = 1;
+}
+
+json_t *load(const std::string &path)
+{
+    json_error_t e;
+    json_t *doc = json_load_file(path.c_str(), 0, &e);
+    EXPECT_NE(doc, nullptr) << path << ": " << e.text;
+    return doc;
+}
+
+}  // namespace
+
+TEST(CalibCache, SaveOpenRoundTrip)
+{
+    CacheDir dir;
+    ASSERT_FALSE(dir.path.empty());
+    char why[256] = "";
+    struct calib c;
+    ASSERT_EQ(calib_open(&c, "test-fp-1", why, sizeof why), 0) << why;
+    EXPECT_EQ(std::string(c.path), dir.path + "/calib-test-fp-1.json");
+    EXPECT_STREQ(c.fingerprint, "test-fp-1");
+    EXPECT_EQ(c.have_caches, 0) << "no file yet: empty";
+    EXPECT_EQ(c.nbw, 0u);
+    fill(c);
+    ASSERT_EQ(calib_save(&c, why, sizeof why), 0) << why;
+
+    // The file is valid JSON with the format and fingerprint at the top.
+    json_t *doc = load(c.path);
+    ASSERT_NE(doc, nullptr);
+    EXPECT_EQ(json_integer_value(json_object_get(doc, "format")), CALIB_FORMAT);
+    EXPECT_STREQ(json_string_value(json_object_get(doc, "fingerprint")), "test-fp-1");
+    EXPECT_EQ(json_array_size(json_object_get(json_object_get(doc, "caches"), "sweep")), c.nsweep);
+    EXPECT_EQ(json_array_size(json_object_get(doc, "bandwidth")), 3u);
+    json_decref(doc);
+
+    struct calib d;
+    ASSERT_EQ(calib_open(&d, "test-fp-1", why, sizeof why), 0) << why;
+    EXPECT_STREQ(d.fingerprint, "test-fp-1");
+    EXPECT_EQ(d.have_caches, 1);
+    EXPECT_EQ(d.sweep_cpu, 1);
+    EXPECT_EQ(d.caches_when, 1700000000);
+    EXPECT_EQ(d.dirty, 0);
+    for (int l = 0; l < CALIB_NLEVELS; l++) {
+        EXPECT_EQ(d.claimed[l], c.claimed[l]) << l;
+        EXPECT_EQ(d.measured[l], c.measured[l]) << l;
+    }
+    for (int l = 0; l <= CALIB_NLEVELS; l++)
+        EXPECT_DOUBLE_EQ(d.plateau_ns[l], c.plateau_ns[l]) << l;
+    ASSERT_EQ(d.nsweep, c.nsweep);
+    for (unsigned i = 0; i < d.nsweep; i++) {
+        EXPECT_EQ(d.sweep[i].bytes, c.sweep[i].bytes) << i;
+        EXPECT_DOUBLE_EQ(d.sweep[i].ns, c.sweep[i].ns) << i;
+    }
+    ASSERT_EQ(d.nbw, 3u);
+    for (unsigned i = 0; i < 3; i++) {
+        EXPECT_STREQ(d.bw[i].kind, c.bw[i].kind);
+        EXPECT_STREQ(d.bw[i].cpus, c.bw[i].cpus);
+        EXPECT_EQ(d.bw[i].ws_bytes, c.bw[i].ws_bytes);
+        EXPECT_DOUBLE_EQ(d.bw[i].bps, c.bw[i].bps);
+        EXPECT_DOUBLE_EQ(d.bw[i].spread, c.bw[i].spread);
+        EXPECT_EQ(d.bw[i].when, c.bw[i].when);
+    }
+    // The knee found on the reloaded sweep is the one found on the original.
+    uint64_t k1 = 0, k2 = 0;
+    ASSERT_EQ(calib_find_knee(c.sweep, c.nsweep, 3 * MiB, 64 * MiB, &k1, nullptr, nullptr), 0);
+    ASSERT_EQ(calib_find_knee(d.sweep, d.nsweep, 3 * MiB, 64 * MiB, &k2, nullptr, nullptr), 0);
+    EXPECT_EQ(k1, k2);
+}
+
+TEST(CalibCache, SavingCreatesMissingDirectories)
+{
+    CacheDir dir;
+    std::string deep = dir.path + "/a/b/c";
+    setenv("IBENCH_CACHE_DIR", deep.c_str(), 1);
+    char why[256] = "";
+    struct calib c;
+    ASSERT_EQ(calib_open(&c, "fp-deep", why, sizeof why), 0) << why;
+    fill(c);
+    ASSERT_EQ(calib_save(&c, why, sizeof why), 0) << why;
+    EXPECT_EQ(access((deep + "/calib-fp-deep.json").c_str(), R_OK), 0);
+    struct calib d;
+    ASSERT_EQ(calib_open(&d, "fp-deep", why, sizeof why), 0) << why;
+    EXPECT_EQ(d.have_caches, 1);
+}
+
+TEST(CalibCache, StaleFormatOrForeignFingerprintIsIgnored)
+{
+    CacheDir dir;
+    char why[256] = "";
+    struct calib c;
+    ASSERT_EQ(calib_open(&c, "fp-a", why, sizeof why), 0);
+    fill(c);
+    ASSERT_EQ(calib_save(&c, why, sizeof why), 0) << why;
+
+    // 1. the same file, but claiming another format
+    json_t *doc = load(c.path);
+    ASSERT_NE(doc, nullptr);
+    json_object_set_new(doc, "format", json_integer(CALIB_FORMAT + 1));
+    ASSERT_EQ(json_dump_file(doc, c.path, 0), 0);
+    struct calib d;
+    ASSERT_EQ(calib_open(&d, "fp-a", why, sizeof why), 0);
+    EXPECT_EQ(d.have_caches, 0);
+    EXPECT_EQ(d.nsweep, 0u);
+    EXPECT_EQ(d.nbw, 0u);
+    EXPECT_EQ(d.measured[CALIB_LLC], 0u);
+    EXPECT_STREQ(d.fingerprint, "fp-a");
+
+    // 2. a valid file for fp-a copied where fp-b's cache lives: its fingerprint does not match
+    json_object_set_new(doc, "format", json_integer(CALIB_FORMAT));
+    std::string other = dir.path + "/calib-fp-b.json";
+    ASSERT_EQ(json_dump_file(doc, other.c_str(), 0), 0);
+    ASSERT_EQ(json_dump_file(doc, c.path, 0), 0);
+    json_decref(doc);
+    ASSERT_EQ(calib_open(&d, "fp-b", why, sizeof why), 0);
+    EXPECT_EQ(d.have_caches, 0);
+    EXPECT_EQ(d.nbw, 0u);
+    ASSERT_EQ(calib_open(&d, "fp-a", why, sizeof why), 0);  // the restored original still loads
+    EXPECT_EQ(d.have_caches, 1);
+    EXPECT_EQ(d.nbw, 3u);
+
+    // 3. garbage: empty, not an error
+    FILE *f = fopen(c.path, "w");
+    ASSERT_NE(f, nullptr);
+    fputs("{ this is not json", f);
+    fclose(f);
+    ASSERT_EQ(calib_open(&d, "fp-a", why, sizeof why), 0);
+    EXPECT_EQ(d.have_caches, 0);
+}
+
+TEST(CalibCache, ResetKeepsIdentity)
+{
+    CacheDir dir;
+    char why[256] = "";
+    struct calib c;
+    ASSERT_EQ(calib_open(&c, "fp-r", why, sizeof why), 0);
+    fill(c);
+    std::string path = c.path;
+    calib_reset(&c);
+    EXPECT_STREQ(c.fingerprint, "fp-r");
+    EXPECT_EQ(std::string(c.path), path);
+    EXPECT_EQ(c.have_caches, 0);
+    EXPECT_EQ(c.nsweep, 0u);
+    EXPECT_EQ(c.nbw, 0u);
+    EXPECT_EQ(c.measured[CALIB_LLC], 0u);
+}
+
+TEST(CalibCache, DirectoryPrecedence)
+{
+    CacheDir dir;  // restores IBENCH_CACHE_DIR
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    std::string old_xdg = xdg ? xdg : "";
+    char buf[1024];
+    EXPECT_EQ(std::string(calib_dir(buf, sizeof buf)), dir.path);
+    unsetenv("IBENCH_CACHE_DIR");
+    setenv("XDG_CACHE_HOME", "/xdg/here", 1);
+    EXPECT_STREQ(calib_dir(buf, sizeof buf), "/xdg/here/ibench");
+    setenv("IBENCH_CACHE_DIR", "", 1);  // empty counts as unset
+    EXPECT_STREQ(calib_dir(buf, sizeof buf), "/xdg/here/ibench");
+    unsetenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (home && *home) {
+        EXPECT_EQ(std::string(calib_dir(buf, sizeof buf)), std::string(home) + "/.cache/ibench");
+    }
+    if (xdg)
+        setenv("XDG_CACHE_HOME", old_xdg.c_str(), 1);
+}
+
+// ---- fingerprint ----------------------------------------------------------------------------------------------
+
+TEST(Calib, FingerprintNamesTheMachineAndChangesWithIt)
+{
+    Topo t("pack:2 l3:1(size=8MiB) l2:4(size=1MiB) l1:1(size=32KiB) core:1 pu:2");
+    ASSERT_NE(t.t, nullptr);
+    struct cpu_info ci;
+    memset(&ci, 0, sizeof ci);
+    snprintf(ci.vendor, sizeof ci.vendor, "AuthenticAMD");
+    snprintf(ci.model, sizeof ci.model, "AMD EPYC");
+    ci.family = 0x19;
+    ci.model_id = 0x11;
+    ci.stepping = 1;
+    struct mlim m;
+    memset(&m, 0, sizeof m);
+    m.mem_total = 24 * GiB;
+    char a[96], b[96], c[96];
+    ASSERT_EQ(calib_fingerprint(t.t, &ci, &m, a, sizeof a), 0);
+    ASSERT_EQ(calib_fingerprint(t.t, &ci, &m, b, sizeof b), 0);
+    EXPECT_STREQ(a, b) << "deterministic";
+    EXPECT_EQ(std::string(a).rfind("amd-19-11-16cpu-", 0), 0u) << a;
+    m.mem_total = 48 * GiB;
+    ASSERT_EQ(calib_fingerprint(t.t, &ci, &m, c, sizeof c), 0);
+    EXPECT_STRNE(a, c) << "more memory, another machine";
+    m.mem_total = 24 * GiB + 100 * MiB;  // same GiB count
+    ASSERT_EQ(calib_fingerprint(t.t, &ci, &m, c, sizeof c), 0);
+    EXPECT_STREQ(a, c);
+    snprintf(ci.vendor, sizeof ci.vendor, "GenuineIntel");
+    ASSERT_EQ(calib_fingerprint(t.t, &ci, &m, c, sizeof c), 0);
+    EXPECT_EQ(std::string(c).rfind("intel-19-11-16cpu-", 0), 0u) << c;
+    EXPECT_EQ(calib_fingerprint(t.t, &ci, &m, c, 8), -ENAMETOOLONG);
+}
+
+// ---- bandwidth working sets and look-ups ----------------------------------------------------------------------------
+
+namespace {
+
+// One socket, a claimed 32 MiB L3 over 4 cores with a private 1 MiB L2 each.
+const char *const kBwTopo = "pack:1 l3:1(size=32MiB) l2:4(size=1MiB) l1:1(size=32KiB) core:1 pu:1";
+
+struct calib synthetic_calib(uint64_t l2, uint64_t llc_measured)
+{
+    struct calib c;
+    memset(&c, 0, sizeof c);
+    c.have_caches = 1;
+    c.claimed[CALIB_L1] = 32 * KiB;
+    c.claimed[CALIB_L2] = 1 * MiB;
+    c.claimed[CALIB_LLC] = 32 * MiB;
+    c.measured[CALIB_L2] = l2;
+    c.measured[CALIB_LLC] = llc_measured;
+    return c;
+}
+
+}  // namespace
+
+TEST(CalibBw, WorkingSetRules)
+{
+    Topo t(kBwTopo);
+    ASSERT_NE(t.t, nullptr);
+    struct mlim m;
+    memset(&m, 0, sizeof m);
+    m.mem_total = 16 * GiB;
+    m.cg_limit = MLIM_UNLIMITED;
+    // measured: L2 768 KiB (claimed 1 MiB), LLC 8 MiB (claimed 32 MiB)
+    const uint64_t l2 = 768 * KiB, llc = 8 * MiB;
+    struct calib c = synthetic_calib(l2, llc);
+    ASSERT_EQ(calib_effective(&c, CALIB_L2), l2);
+    ASSERT_EQ(calib_effective(&c, CALIB_LLC), llc);
+
+    for (unsigned n : {1u, 2u, 4u, 6u}) {
+        SCOPED_TRACE("threads " + std::to_string(n));
+        uint64_t w2 = calib_bw_ws(&c, t.t, &m, "l2", n);
+        EXPECT_GT(w2, 0u);
+        EXPECT_LT(w2, l2) << "l2: inside the L2";
+        EXPECT_GT(w2, c.claimed[CALIB_L1]) << "l2: beyond the L1";
+        EXPECT_EQ(w2 % 4096, 0u);
+
+        uint64_t wl = calib_bw_ws(&c, t.t, &m, "llc", n);
+        EXPECT_EQ(wl % 4096, 0u);
+        EXPECT_LE(wl * n, llc / 10 * 8) << "llc: never more than 80 % of the effective LLC in all";
+        if (n <= 4) {  // while 1.5 L2 per thread fits in 80 % of the LLC
+            EXPECT_GE(wl, l2 + l2 / 2) << "llc: at least 1.5x an L2 per thread";
+        }
+
+        uint64_t wd = calib_bw_ws(&c, t.t, &m, "dram", n);
+        EXPECT_EQ(wd % 4096, 0u);
+        EXPECT_GE(wd * n + 4096 * n, 4 * 32 * MiB) << "dram: 4x the larger of claimed (32 MiB) and effective LLC";
+        EXPECT_LE(wd * n, m.mem_total / 10);
+    }
+    // exact values
+    EXPECT_EQ(calib_bw_ws(&c, t.t, &m, "l2", 1), 384 * KiB);         // half the L2
+    EXPECT_EQ(calib_bw_ws(&c, t.t, &m, "llc", 1), 4 * MiB);          // half the LLC
+    EXPECT_EQ(calib_bw_ws(&c, t.t, &m, "llc", 2), 2 * MiB);          // half the LLC shared out
+    EXPECT_EQ(calib_bw_ws(&c, t.t, &m, "llc", 4), 1152 * KiB);       // 1 MiB each < 1.5 L2: raised to 1.5 L2
+    EXPECT_EQ(calib_bw_ws(&c, t.t, &m, "llc", 6), (8 * MiB / 10 * 8 / 6) & ~4095ULL);  // 6 x 1.5 L2 > 80 %: cut
+    EXPECT_EQ(calib_bw_ws(&c, t.t, &m, "dram", 1), 128 * MiB);       // 4 x the claimed 32 MiB
+    EXPECT_EQ(calib_bw_ws(&c, t.t, &m, "dram", 4), 32 * MiB);
+    EXPECT_EQ(calib_bw_ws(&c, t.t, &m, "dram", 0), 128 * MiB);       // 0 threads counts as 1
+
+    // An effective LLC bigger than the topology's claim (this calibration's own claim says 64 MiB, no knee) sets
+    // the DRAM size.
+    struct calib big = synthetic_calib(l2, 0);
+    big.claimed[CALIB_LLC] = 64 * MiB;
+    ASSERT_EQ(calib_effective(&big, CALIB_LLC), 64 * MiB);
+    EXPECT_EQ(calib_bw_ws(&big, t.t, &m, "dram", 1), 256 * MiB);
+
+    // Little memory: 10 % of it caps the DRAM working set below the 4x rule.
+    m.mem_total = 512 * MiB;
+    uint64_t wd = calib_bw_ws(&c, t.t, &m, "dram", 1);
+    EXPECT_LE(wd, 512 * MiB / 10);
+    EXPECT_GT(wd, 512 * MiB / 10 - 4096);
+
+    // Nothing known about the L2: a fixed 128 KiB.
+    struct calib none;
+    memset(&none, 0, sizeof none);
+    none.claimed[CALIB_LLC] = 32 * MiB;
+    EXPECT_EQ(calib_bw_ws(&none, t.t, &m, "l2", 1), 128 * KiB);
+}
+
+TEST(CalibBw, FindByKindAndCpuSet)
+{
+    struct calib c;
+    memset(&c, 0, sizeof c);
+    fill(c);
+    const int one[] = {1}, both[] = {1, 0}, zero[] = {0};
+    const calib_bw *e = calib_bw_find(&c, "l2", one, 1);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e, &c.bw[0]);
+    e = calib_bw_find(&c, "llc", both, 2);  // order does not matter: "0-1"
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e, &c.bw[1]);
+    EXPECT_EQ(calib_bw_find(&c, "llc", zero, 1), nullptr);   // other CPUs
+    EXPECT_EQ(calib_bw_find(&c, "l2", zero, 1), nullptr);
+    EXPECT_EQ(calib_bw_find(&c, "dram", one, 1), nullptr);
+    EXPECT_NE(calib_bw_find(&c, "dram", zero, 1), nullptr);
+    EXPECT_EQ(calib_bw_find(&c, "l3", one, 1), nullptr);     // unknown kind
+}
+
+// A cached entry whose working set still matches is used as is; on a synthetic topology nothing can be measured, so
+// a success here proves nothing was.
+TEST(CalibBw, NeedUsesAMatchingCacheEntryAndNeverMeasuresSynthetic)
+{
+    Topo t(kBwTopo);
+    ASSERT_NE(t.t, nullptr);
+    struct mlim m;
+    memset(&m, 0, sizeof m);
+    m.mem_total = 16 * GiB;
+    struct calib c = synthetic_calib(768 * KiB, 4 * MiB);
+    const int cpus[] = {0, 1};
+    c.nbw = 1;
+    snprintf(c.bw[0].kind, sizeof c.bw[0].kind, "llc");
+    snprintf(c.bw[0].cpus, sizeof c.bw[0].cpus, "0-1");
+    c.bw[0].ws_bytes = calib_bw_ws(&c, t.t, &m, "llc", 2);
+    c.bw[0].bps = 123e9;
+    double bps = 0;
+    char why[256] = "";
+    ASSERT_EQ(calib_need_bw(&c, t.t, &m, "llc", cpus, 2, nullptr, &bps, why, sizeof why), 0) << why;
+    EXPECT_EQ(bps, 123e9);
+
+    // The knees moved since (another working set): the entry is stale and a measurement is needed.
+    c.bw[0].ws_bytes += 4096;
+    why[0] = 0;
+    EXPECT_EQ(calib_need_bw(&c, t.t, &m, "llc", cpus, 2, nullptr, &bps, why, sizeof why), -ENOTSUP);
+    EXPECT_NE(strstr(why, "this machine"), nullptr) << why;
+    why[0] = 0;
+    EXPECT_EQ(calib_measure_bw(&c, t.t, &m, "l3", cpus, 2, nullptr, &bps, why, sizeof why), -EINVAL);
+    EXPECT_NE(strstr(why, "l3"), nullptr) << why;
+    EXPECT_EQ(calib_measure_bw(&c, t.t, &m, "llc", cpus, 0, nullptr, &bps, why, sizeof why), -EINVAL);
+}
+
+TEST(CalibBw, KernelPerKind)
+{
+    EXPECT_EQ(calib_bw_op("dram"), STREAM_TRIAD);
+    EXPECT_EQ(calib_bw_op("llc"), STREAM_READ);
+    EXPECT_EQ(calib_bw_op("l2"), STREAM_READ);
+}

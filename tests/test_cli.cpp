@@ -1,0 +1,748 @@
+// test_cli.cpp - `ibench run` argument parsing (cli_parse_run, no machine needed), and the real ibench binary
+// (IBENCH_BIN) run through fork/exec: exit codes, one-line errors, list/help, JSON and CSV output of a short
+// ramp, and Ctrl-C / SIGTERM delivered as real signals in the middle of a ramp.
+//
+// Every child gets a fresh IBENCH_CACHE_DIR, so nothing touches ~/.cache or depends on an earlier calibration, and
+// every wait is bounded: a hung child is killed and the test fails.
+#include <gtest/gtest.h>
+#include <jansson.h>
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <functional>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "ib_err.h"
+
+extern char **environ;
+
+namespace {
+
+constexpr uint64_t kMs = 1000000ULL;
+constexpr uint64_t kSec = 1000000000ULL;
+
+// ---- cli_parse_run ------------------------------------------------------------------------------------------------
+
+struct Parsed {
+    int rc = 0;
+    struct run_opts o;
+    char why[512] = "";
+    std::vector<std::string> store;
+    std::vector<char *> argv;
+    explicit Parsed(std::initializer_list<const char *> args)
+    {
+        store.emplace_back("run");
+        for (const char *a : args)
+            store.emplace_back(a);
+        for (auto &s : store)
+            argv.push_back(&s[0]);
+        argv.push_back(nullptr);
+        rc = cli_parse_run((int)store.size(), argv.data(), &o, why, sizeof why);
+    }
+    ~Parsed() { cli_free_run(&o); }
+};
+
+// Expects -EINVAL and a reason containing every one of `words`.
+void expect_error(std::initializer_list<const char *> args, std::initializer_list<const char *> words)
+{
+    Parsed p(args);
+    std::string cmd = "run";
+    for (const char *a : args)
+        cmd += std::string(" '") + a + "'";
+    EXPECT_EQ(p.rc, -EINVAL) << cmd;
+    EXPECT_NE(p.why[0], 0) << cmd;
+    EXPECT_EQ(strchr(p.why, '\n'), nullptr) << "one line: " << p.why;
+    for (const char *w : words)
+        EXPECT_NE(strstr(p.why, w), nullptr) << cmd << " -> \"" << p.why << "\" should name " << w;
+}
+
+}  // namespace
+
+TEST(CliParse, Defaults)
+{
+    Parsed p({"--soi", "llc-cap", "--ramp"});
+    ASSERT_EQ(p.rc, 0) << p.why;
+    EXPECT_STREQ(p.o.soi, "llc-cap");
+    EXPECT_EQ(p.o.ramp, 1);
+    EXPECT_EQ(p.o.have_intensity, 0);
+    EXPECT_EQ(p.o.steps, 11u);
+    EXPECT_EQ(p.o.from, 0.0);
+    EXPECT_EQ(p.o.to, 100.0);
+    EXPECT_EQ(p.o.step_ns, 300 * kMs);
+    EXPECT_EQ(p.o.duration_ns, 2 * kSec);
+    EXPECT_EQ(p.o.threads, 1u);
+    EXPECT_EQ(p.o.have_threads, 0);
+    EXPECT_EQ(p.o.have_near, 0);
+    EXPECT_EQ(p.o.near, -1);
+    EXPECT_EQ(p.o.ncpus, 0u);
+    EXPECT_EQ(p.o.cpus, nullptr);
+    EXPECT_EQ(p.o.nlevels, 0u);
+    EXPECT_EQ(p.o.nparams, 0u);
+    EXPECT_EQ(p.o.have_fmt, 0);
+    EXPECT_EQ(p.o.cached_capacity, 0);
+    EXPECT_EQ(p.o.help, 0);
+    EXPECT_EQ(p.o.topology, nullptr);
+}
+
+TEST(CliParse, RampOptions)
+{
+    {
+        Parsed p({"--soi", "mem-bw", "--ramp", "--from", "10", "--to", "90%", "--steps", "5", "--step-ms", "500"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        EXPECT_EQ(p.o.from, 10.0);
+        EXPECT_EQ(p.o.to, 90.0);
+        EXPECT_EQ(p.o.steps, 5u);
+        EXPECT_EQ(p.o.step_ns, 500 * kMs) << "a bare --step-ms is milliseconds";
+        EXPECT_TRUE(p.o.have_from && p.o.have_to && p.o.have_steps && p.o.have_step);
+    }
+    {
+        Parsed p({"--soi", "mem-bw", "--ramp", "--step-ms", "0.5s"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        EXPECT_EQ(p.o.step_ns, 500 * kMs);
+    }
+    {
+        Parsed p({"--soi", "mem-bw", "--ramp", "--step-ms", "250ms"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        EXPECT_EQ(p.o.step_ns, 250 * kMs);
+    }
+    {
+        Parsed p({"--soi", "mem-bw", "--ramp", "--step-ms", "1.5"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        EXPECT_EQ(p.o.step_ns, 1500000u);
+    }
+    {
+        Parsed p({"-s", "tlb", "-r", "--from", "100", "--to", "0"});  // descending, short options
+        ASSERT_EQ(p.rc, 0) << p.why;
+        EXPECT_STREQ(p.o.soi, "tlb");
+        EXPECT_EQ(p.o.from, 100.0);
+        EXPECT_EQ(p.o.to, 0.0);
+    }
+    {
+        Parsed p({"--soi", "tlb", "--ramp", "--from", "50", "--to", "50", "--steps", "1"});  // one step is fine
+        EXPECT_EQ(p.rc, 0) << p.why;
+    }
+}
+
+TEST(CliParse, HoldLevelsPlacementParamsFormats)
+{
+    {
+        Parsed p({"--soi", "l1d", "--intensity", "37.5%", "--duration", "1.5"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        EXPECT_EQ(p.o.have_intensity, 1);
+        EXPECT_EQ(p.o.intensity, 37.5);
+        EXPECT_EQ(p.o.duration_ns, 1500 * kMs);
+        EXPECT_EQ(p.o.ramp, 0);
+    }
+    {
+        Parsed p({"--soi", "l1d", "-i", "0", "-d", "500ms"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        EXPECT_EQ(p.o.intensity, 0.0);
+        EXPECT_EQ(p.o.duration_ns, 500 * kMs);
+    }
+    {
+        Parsed p({"--soi", "l1d", "--levels", "0,50,100", "--step-ms", "20"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        ASSERT_EQ(p.o.nlevels, 3u);
+        EXPECT_EQ(p.o.levels[0], 0.0);
+        EXPECT_EQ(p.o.levels[1], 50.0);
+        EXPECT_EQ(p.o.levels[2], 100.0);
+        EXPECT_EQ(p.o.step_ns, 20 * kMs);
+    }
+    {
+        Parsed p({"--soi", "llc-cap", "--ramp", "--cpus", "0-1"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        ASSERT_EQ(p.o.ncpus, 2u);
+        EXPECT_EQ(p.o.cpus[0], 0);
+        EXPECT_EQ(p.o.cpus[1], 1);
+        EXPECT_EQ(p.o.have_threads, 0);
+    }
+    {
+        Parsed p({"--soi", "llc-cap", "--ramp", "--cpus", "5,1-2", "--threads", "6"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        ASSERT_EQ(p.o.ncpus, 3u);  // sorted
+        EXPECT_EQ(p.o.cpus[0], 1);
+        EXPECT_EQ(p.o.cpus[2], 5);
+        EXPECT_EQ(p.o.threads, 6u);
+        EXPECT_EQ(p.o.have_threads, 1);
+    }
+    {
+        Parsed p({"--soi", "l2-cap", "--ramp", "--near", "1", "-t", "2"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        EXPECT_EQ(p.o.have_near, 1);
+        EXPECT_EQ(p.o.near, 1);
+        EXPECT_EQ(p.o.threads, 2u);
+    }
+    {
+        Parsed p({"--soi", "llc-cap", "--ramp", "-P", "chains=4", "--param", "sweep=off", "--max-bytes", "64M"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        ASSERT_EQ(p.o.nparams, 3u);
+        EXPECT_STREQ(p.o.pname[0], "chains");
+        EXPECT_STREQ(p.o.pvalue[0], "4");
+        EXPECT_STREQ(p.o.pname[1], "sweep");
+        EXPECT_STREQ(p.o.pvalue[1], "off");
+        EXPECT_STREQ(p.o.pname[2], "max-bytes");
+        EXPECT_STREQ(p.o.pvalue[2], "64M");
+    }
+    {
+        Parsed p({"--soi", "l1d", "--ramp", "--json"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        EXPECT_EQ(p.o.have_fmt, 1);
+        EXPECT_EQ(p.o.fmt, OUT_JSON);
+    }
+    {
+        Parsed p({"--soi", "l1d", "--ramp", "--csv"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        EXPECT_EQ(p.o.fmt, OUT_CSV);
+    }
+    {
+        Parsed p({"--soi", "mem-bw", "--ramp", "--cached-capacity"});
+        ASSERT_EQ(p.rc, 0) << p.why;
+        EXPECT_EQ(p.o.cached_capacity, 1);
+    }
+    {
+        Parsed p({"--help"});  // help needs nothing else
+        EXPECT_EQ(p.rc, 0) << p.why;
+        EXPECT_EQ(p.o.help, 1);
+    }
+}
+
+TEST(CliParse, MissingSoiOrMode)
+{
+    expect_error({"--ramp"}, {"--soi"});
+    expect_error({}, {"--soi"});
+    expect_error({"--soi", "l1d"}, {"--intensity", "--ramp", "--levels"});
+}
+
+TEST(CliParse, ContradictoryModes)
+{
+    expect_error({"--soi", "l1d", "--intensity", "50", "--ramp"}, {"--intensity", "--ramp", "exclude"});
+    expect_error({"--soi", "l1d", "--levels", "0,100", "--ramp"}, {"exclude"});
+    expect_error({"--soi", "l1d", "--from", "10", "--intensity", "5"}, {"--from", "--ramp"});
+    expect_error({"--soi", "l1d", "--levels", "0,100", "--steps", "3"}, {"--steps", "--ramp"});
+    expect_error({"--soi", "l1d", "--ramp", "--duration", "2"}, {"--duration"});
+    expect_error({"--soi", "l1d", "--intensity", "5", "--step-ms", "100"}, {"--step-ms"});
+    expect_error({"--soi", "l1d", "--ramp", "--cpus", "0", "--near", "1"}, {"--cpus", "--near"});
+    expect_error({"--soi", "l1d", "--ramp", "--json", "--csv"}, {"--json", "--csv"});
+    expect_error({"--soi", "l1d", "--ramp", "--csv", "--table"}, {"--table"});
+    expect_error({"--soi", "l1d", "--ramp", "--from", "30", "--to", "30"}, {"--from", "--to"});
+}
+
+TEST(CliParse, BadIntensities)
+{
+    for (const char *bad : {"150", "-5", "abc", "", "100.5", "50%%", "nan", "1e3"}) {
+        SCOPED_TRACE(bad);
+        expect_error({"--soi", "l1d", "--intensity", bad}, {"intensity", ("'" + std::string(bad) + "'").c_str()});
+    }
+    expect_error({"--soi", "l1d", "--ramp", "--from", "-1"}, {"--from", "'-1'"});
+    expect_error({"--soi", "l1d", "--ramp", "--to", "101"}, {"--to", "'101'"});
+    expect_error({"--soi", "l1d", "--levels", "0,abc,100"}, {"--levels", "0,abc,100"});
+    expect_error({"--soi", "l1d", "--levels", "0,200"}, {"--levels"});
+}
+
+TEST(CliParse, BadNumbers)
+{
+    expect_error({"--soi", "l1d", "--ramp", "--threads", "0"}, {"--threads", "'0'"});
+    expect_error({"--soi", "l1d", "--ramp", "--threads", "100000"}, {"--threads", "'100000'", "256"});
+    expect_error({"--soi", "l1d", "--ramp", "--threads", "two"}, {"--threads"});
+    expect_error({"--soi", "l1d", "--ramp", "--steps", "0"}, {"--steps", "'0'"});
+    expect_error({"--soi", "l1d", "--ramp", "--steps", "10001"}, {"--steps"});
+    expect_error({"--soi", "l1d", "--ramp", "--step-ms", "0"}, {"--step-ms", "'0'"});
+    expect_error({"--soi", "l1d", "--ramp", "--step-ms", "-5"}, {"--step-ms"});
+    expect_error({"--soi", "l1d", "--ramp", "--step-ms", "fast"}, {"--step-ms", "'fast'"});
+    expect_error({"--soi", "l1d", "--intensity", "5", "--duration", "0"}, {"--duration"});
+    expect_error({"--soi", "l1d", "--intensity", "5", "--duration", "soon"}, {"--duration", "'soon'"});
+    expect_error({"--soi", "l1d", "--ramp", "--cpus", "x"}, {"--cpus", "'x'"});
+    expect_error({"--soi", "l1d", "--ramp", "--near", "abc"}, {"--near", "'abc'"});
+    expect_error({"--soi", "l1d", "--ramp", "--near", "-1"}, {"--near"});
+    expect_error({"--soi", "l1d", "--ramp", "-P", "chains"}, {"NAME=VALUE"});
+    expect_error({"--soi", "l1d", "--ramp", "-P", "=4"}, {"NAME=VALUE"});
+    expect_error({"--soi", "l1d", "--ramp", "-P", "chains="}, {"NAME=VALUE"});
+}
+
+TEST(CliParse, UnknownRepeatedAndStray)
+{
+    expect_error({"--soi", "l1d", "--ramp", "--bogus"}, {"unknown option", "--bogus"});
+    expect_error({"--soi", "l1d", "--ramp", "-x"}, {"unknown option", "-x"});
+    expect_error({"--soi", "l1d", "--soi", "l2-cap", "--ramp"}, {"--soi", "twice"});
+    expect_error({"--soi", "l1d", "--ramp", "--ramp"}, {"--ramp", "twice"});
+    expect_error({"--soi", "l1d", "--ramp", "--steps", "3", "--steps", "4"}, {"--steps", "twice"});
+    expect_error({"--soi", "l1d", "--intensity", "3", "-i", "4"}, {"--intensity", "twice"});
+    expect_error({"--soi", "l1d", "--ramp", "--cpus", "0", "--cpus", "1"}, {"--cpus", "twice"});
+    expect_error({"--soi", "l1d", "--ramp", "extra"}, {"unexpected argument", "'extra'"});
+    expect_error({"extra", "--soi", "l1d", "--ramp"}, {"'extra'"});
+    expect_error({"--ramp", "--soi"}, {"--soi", "needs a value"});
+    expect_error({"--soi", "l1d", "--ramp", "--steps"}, {"--steps", "needs a value"});
+}
+
+// The parser can be called again and again (getopt is re-initialised each time).
+TEST(CliParse, Reentrant)
+{
+    for (int i = 0; i < 3; i++) {
+        Parsed bad({"--soi", "l1d", "--ramp", "--bogus"});
+        EXPECT_EQ(bad.rc, -EINVAL);
+        Parsed good({"--soi", "l1d", "--ramp", "--steps", "4"});
+        EXPECT_EQ(good.rc, 0) << good.why;
+        EXPECT_EQ(good.o.steps, 4u);
+    }
+}
+
+// ---- the binary -----------------------------------------------------------------------------------------------------
+
+namespace {
+
+int rm_entry(const char *path, const struct stat *, int, struct FTW *) { return remove(path); }
+
+double now_s()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+unsigned count_char(const std::string &s, char c)
+{
+    unsigned n = 0;
+    for (char x : s)
+        n += x == c;
+    return n;
+}
+
+std::vector<std::string> split_lines(const std::string &s)
+{
+    std::vector<std::string> v;
+    std::istringstream in(s);
+    std::string l;
+    while (std::getline(in, l))
+        v.push_back(l);
+    return v;
+}
+
+// A child process running IBENCH_BIN with pipes on stdout and stderr.
+class Proc {
+public:
+    pid_t pid = -1;
+    std::string out, err;
+    int status = 0;
+    bool exited = false;
+
+    // env: extra NAME=VALUE entries; every IBENCH_* variable of ours is dropped first.
+    bool start(const std::vector<std::string> &args, const std::vector<std::string> &env)
+    {
+        int po[2], pe[2];
+        if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
+            return false;
+        std::vector<std::string> envs;
+        for (char **e = environ; *e; e++)
+            if (strncmp(*e, "IBENCH_", 7) != 0)
+                envs.emplace_back(*e);
+        for (const auto &e : env)
+            envs.push_back(e);
+        std::vector<char *> envp, argv;
+        for (auto &e : envs)
+            envp.push_back(&e[0]);
+        envp.push_back(nullptr);
+        std::string bin = IBENCH_BIN;
+        std::vector<std::string> a = args;
+        a.insert(a.begin(), bin);
+        for (auto &x : a)
+            argv.push_back(&x[0]);
+        argv.push_back(nullptr);
+        pid = fork();
+        if (pid < 0)
+            return false;
+        if (pid == 0) {
+            dup2(po[1], 1);
+            dup2(pe[1], 2);
+            int devnull = open("/dev/null", O_RDONLY);
+            if (devnull >= 0)
+                dup2(devnull, 0);
+            // the child starts with default signal dispositions and nothing blocked
+            sigset_t none;
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, nullptr);
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            execve(argv[0], argv.data(), envp.data());
+            _exit(127);
+        }
+        close(po[1]);
+        close(pe[1]);
+        fd_out = po[0];
+        fd_err = pe[0];
+        return true;
+    }
+
+    // Reads whatever arrives for up to `ms`, and notices the exit.
+    void pump(int ms)
+    {
+        struct pollfd p[2];
+        int n = 0;
+        if (fd_out >= 0)
+            p[n++] = {fd_out, POLLIN, 0};
+        if (fd_err >= 0)
+            p[n++] = {fd_err, POLLIN, 0};
+        if (n > 0 && poll(p, (nfds_t)n, ms) > 0) {
+            for (int i = 0; i < n; i++) {
+                if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                    continue;
+                char buf[4096];
+                ssize_t r = read(p[i].fd, buf, sizeof buf);
+                bool is_out = p[i].fd == fd_out;
+                if (r > 0) {
+                    (is_out ? out : err).append(buf, (size_t)r);
+                } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+                    close(p[i].fd);
+                    (is_out ? fd_out : fd_err) = -1;
+                }
+            }
+        } else if (n == 0) {
+            usleep((useconds_t)ms * 1000);
+        }
+        if (!exited && pid > 0 && waitpid(pid, &status, WNOHANG) == pid)
+            exited = true;
+    }
+
+    // Pumps until pred() holds or the process exits or timeout_s passes; returns pred().
+    bool pump_until(const std::function<bool()> &pred, double timeout_s)
+    {
+        double end = now_s() + timeout_s;
+        while (!pred() && now_s() < end && !(exited && fd_out < 0 && fd_err < 0))
+            pump(20);
+        return pred();
+    }
+
+    // Waits for the exit and EOF on both pipes; kills the child after timeout_s. Returns false on timeout.
+    bool finish(double timeout_s)
+    {
+        bool ok = pump_until([&] { return exited && fd_out < 0 && fd_err < 0; }, timeout_s);
+        if (!ok)
+            kill_now();
+        return ok;
+    }
+
+    void kill_now()
+    {
+        if (pid > 0 && !exited) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            exited = true;
+        }
+        close_fds();
+    }
+
+    int exit_code() const { return exited && WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+
+    ~Proc() { kill_now(); }
+
+private:
+    int fd_out = -1, fd_err = -1;
+    void close_fds()
+    {
+        if (fd_out >= 0)
+            close(fd_out);
+        if (fd_err >= 0)
+            close(fd_err);
+        fd_out = fd_err = -1;
+    }
+};
+
+class Bin : public ::testing::Test {
+protected:
+    std::string cache;
+    void SetUp() override
+    {
+        char t[] = "/tmp/ibench_test_cli.XXXXXX";
+        ASSERT_NE(mkdtemp(t), nullptr);
+        cache = t;
+    }
+    void TearDown() override
+    {
+        if (!cache.empty())
+            nftw(cache.c_str(), rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    }
+    std::vector<std::string> env(bool progress = false) const
+    {
+        return {"IBENCH_CACHE_DIR=" + cache, std::string("IBENCH_PROGRESS=") + (progress ? "1" : "0")};
+    }
+    // Runs ibench to completion (bounded by timeout_s); the result is in p.
+    void run(Proc &p, const std::vector<std::string> &args, double timeout_s = 60)
+    {
+        ASSERT_TRUE(p.start(args, env()));
+        ASSERT_TRUE(p.finish(timeout_s)) << "ibench did not finish within " << timeout_s << " s; stderr: " << p.err;
+    }
+    unsigned cache_files() const
+    {
+        unsigned n = 0;
+        DIR *d = opendir(cache.c_str());
+        if (!d)
+            return 0;
+        while (struct dirent *e = readdir(d))
+            n += e->d_name[0] != '.';
+        closedir(d);
+        return n;
+    }
+    // Bad input: exit 2, nothing on stdout, exactly one line on stderr that contains every word.
+    void expect_usage_error(const std::vector<std::string> &args, std::initializer_list<const char *> words)
+    {
+        std::string cmd = "ibench";
+        for (const auto &a : args)
+            cmd += " " + a;
+        SCOPED_TRACE(cmd);
+        Proc p;
+        run(p, args, 30);
+        EXPECT_EQ(p.exit_code(), IB_EXIT_USAGE) << p.err;
+        EXPECT_EQ(p.out, "");
+        EXPECT_EQ(count_char(p.err, '\n'), 1u) << "exactly one line: [" << p.err << "]";
+        EXPECT_FALSE(p.err.empty());
+        if (!p.err.empty()) {
+            EXPECT_EQ(p.err.back(), '\n');
+        }
+        for (const char *w : words)
+            EXPECT_NE(p.err.find(w), std::string::npos) << "[" << p.err << "] should name " << w;
+    }
+};
+
+json_t *parse_json(const std::string &s)
+{
+    json_error_t e;
+    json_t *doc = json_loads(s.c_str(), 0, &e);
+    EXPECT_NE(doc, nullptr) << e.text << " at line " << e.line << " in: " << s.substr(0, 2000);
+    return doc;
+}
+
+}  // namespace
+
+TEST_F(Bin, BadInputExitsTwoWithOneLine)
+{
+    expect_usage_error({"run", "--soi", "nope", "--ramp"}, {"ibench run", "unknown SoI", "'nope'"});
+    expect_usage_error({"run", "--soi", "l1d", "--intensity", "101"}, {"intensity", "'101'"});
+    expect_usage_error({"run", "--soi", "l1d", "--intensity", "x"}, {"intensity", "'x'"});
+    expect_usage_error({"run", "--soi", "l1d", "--ramp", "--cpus", "4096"}, {"CPU 4096", "does not exist"});
+    expect_usage_error({"run", "--soi", "l1d", "--ramp", "--near", "999"}, {"--near", "999", "does not exist"});
+    expect_usage_error({"run", "--soi", "l1d", "--ramp", "--intensity", "50"}, {"exclude"});
+    expect_usage_error({"run", "--soi", "l1d", "--ramp", "--cpus", "0", "--near", "0"}, {"--cpus", "--near"});
+    expect_usage_error({"run", "--soi", "llc-cap", "--ramp", "--param", "nope=1"}, {"llc-cap", "'nope'"});
+    expect_usage_error({"run", "--soi", "llc-cap", "--ramp", "-P", "chains=99"}, {"chains", "outside"});
+    expect_usage_error({"run", "--soi", "llc-cap", "--ramp", "-P", "sweep=maybe"}, {"sweep", "'maybe'"});
+    expect_usage_error({"run", "--soi", "mem-cap", "--intensity", "10", "--max-bytes", "100T"},
+                       {"mem-cap", "max-bytes", "100 TiB", "spare"});
+    expect_usage_error({"run", "--soi", "mem-cap", "--intensity", "10", "--max-bytes", "lots"}, {"'lots'"});
+    expect_usage_error({"run", "--soi", "l1d", "--ramp", "stray"}, {"'stray'"});
+    expect_usage_error({"frobnicate"}, {"unknown command", "'frobnicate'"});
+    expect_usage_error({"list", "--soi", "nope"}, {"'nope'"});
+    // none of this measured (or cached) anything
+    EXPECT_EQ(cache_files(), 0u);
+}
+
+TEST_F(Bin, ListHelpVersion)
+{
+    {
+        Proc p;
+        run(p, {"list"});
+        EXPECT_EQ(p.exit_code(), 0) << p.err;
+        EXPECT_EQ(p.err, "");
+        for (const char *n : {"mem-cap", "mem-bw", "llc-cap", "llc-bw", "l2-cap", "l2-bw", "l1d", "tlb"})
+            EXPECT_NE(p.out.find(n), std::string::npos) << n << " missing from:\n" << p.out;
+    }
+    {
+        Proc p;
+        run(p, {"list", "--json"});
+        EXPECT_EQ(p.exit_code(), 0) << p.err;
+        json_t *doc = parse_json(p.out);
+        ASSERT_NE(doc, nullptr);
+        json_t *sois = json_object_get(doc, "sois");
+        ASSERT_TRUE(json_is_array(sois));
+        EXPECT_EQ(json_array_size(sois), 8u);
+        size_t i;
+        json_t *v;
+        std::vector<std::string> names;
+        json_array_foreach(sois, i, v)
+        {
+            ASSERT_TRUE(json_is_string(json_object_get(v, "name")));
+            names.emplace_back(json_string_value(json_object_get(v, "name")));
+            EXPECT_TRUE(json_is_array(json_object_get(v, "params")));
+            const char *kind = json_string_value(json_object_get(v, "kind"));
+            ASSERT_NE(kind, nullptr);
+            EXPECT_TRUE(!strcmp(kind, "footprint") || !strcmp(kind, "rate") || !strcmp(kind, "duty")) << kind;
+        }
+        EXPECT_EQ(names, (std::vector<std::string>{"mem-cap", "mem-bw", "llc-cap", "llc-bw", "l2-cap", "l2-bw",
+                                                   "l1d", "tlb"}));
+        json_decref(doc);
+    }
+    {
+        Proc p;
+        run(p, {"list", "--soi", "llc-cap"});
+        EXPECT_EQ(p.exit_code(), 0) << p.err;
+        EXPECT_NE(p.out.find("chains"), std::string::npos) << p.out;
+        EXPECT_EQ(p.out.find("mem-bw"), std::string::npos) << "only the one SoI";
+    }
+    {
+        Proc p;
+        run(p, {"run", "--help"});
+        EXPECT_EQ(p.exit_code(), 0) << p.err;
+        EXPECT_EQ(p.err, "");
+        EXPECT_EQ(p.out.rfind("usage: ibench run", 0), 0u) << p.out;
+        EXPECT_NE(p.out.find("--step-ms"), std::string::npos);
+    }
+    {
+        Proc p;
+        run(p, {"help", "run"});
+        EXPECT_EQ(p.exit_code(), 0) << p.err;
+        EXPECT_EQ(p.out.rfind("usage: ibench run", 0), 0u) << p.out;
+    }
+    {
+        Proc p;
+        run(p, {"--version"});
+        EXPECT_EQ(p.exit_code(), 0);
+        EXPECT_EQ(p.out.rfind("ibench ", 0), 0u) << p.out;
+    }
+    {
+        Proc p;
+        run(p, {});
+        EXPECT_EQ(p.exit_code(), IB_EXIT_USAGE) << "no command";
+        EXPECT_NE(p.err.find("usage"), std::string::npos);
+    }
+    EXPECT_EQ(cache_files(), 0u);
+}
+
+// A short real ramp: JSON with 3 steps, then CSV and the table from the calibration the first run cached.
+TEST_F(Bin, ShortRampJsonCsvTable)
+{
+    Proc p;
+    run(p, {"run", "--soi", "l1d", "--ramp", "--steps", "3", "--step-ms", "50", "--json"}, 120);
+    ASSERT_EQ(p.exit_code(), 0) << p.err;
+    EXPECT_EQ(p.err, "") << "no progress noise when stderr is not a terminal";
+    json_t *doc = parse_json(p.out);
+    ASSERT_NE(doc, nullptr);
+    EXPECT_STREQ(json_string_value(json_object_get(doc, "command")), "run");
+    EXPECT_STREQ(json_string_value(json_object_get(json_object_get(doc, "soi"), "name")), "l1d");
+    json_t *cap = json_object_get(doc, "capacity");
+    EXPECT_GT(json_number_value(json_object_get(cap, "value")), 0.0);
+    EXPECT_STREQ(json_string_value(json_object_get(cap, "unit")), "B");
+    EXPECT_EQ(json_integer_value(json_object_get(doc, "planned_steps")), 3);
+    EXPECT_EQ(json_integer_value(json_object_get(doc, "completed_steps")), 3);
+    EXPECT_TRUE(json_is_false(json_object_get(doc, "interrupted")));
+    json_t *steps = json_object_get(doc, "steps");
+    ASSERT_EQ(json_array_size(steps), 3u);
+    const double req[] = {0, 50, 100};
+    for (size_t i = 0; i < 3; i++) {
+        SCOPED_TRACE("step " + std::to_string(i + 1));
+        json_t *st = json_array_get(steps, i);
+        EXPECT_EQ(json_integer_value(json_object_get(st, "step")), (json_int_t)i + 1);
+        EXPECT_EQ(json_number_value(json_object_get(st, "requested_pct")), req[i]);
+        double a = json_number_value(json_object_get(st, "achieved_pct"));
+        EXPECT_GE(a, 0.0);
+        EXPECT_LE(a, 110.0);
+        EXPECT_GE(json_number_value(json_object_get(st, "wall_s")), 0.05);
+    }
+    EXPECT_EQ(json_number_value(json_object_get(json_array_get(steps, 0), "achieved_pct")), 0.0);
+    EXPECT_TRUE(json_is_object(json_object_get(doc, "linearity")));
+    json_t *pl = json_object_get(doc, "placement");
+    EXPECT_EQ(json_integer_value(json_object_get(pl, "threads")), 1);
+    EXPECT_EQ(json_array_size(json_object_get(pl, "cpus")), 1u);
+    json_decref(doc);
+    EXPECT_EQ(cache_files(), 1u) << "the measured cache sizes were saved";
+
+    Proc c;
+    run(c, {"run", "--soi", "l1d", "--ramp", "--steps", "3", "--step-ms", "50", "--csv"}, 60);
+    ASSERT_EQ(c.exit_code(), 0) << c.err;
+    auto lines = split_lines(c.out);
+    ASSERT_EQ(lines.size(), 4u) << "a header and 3 rows:\n" << c.out;
+    // the header names the columns; every row has as many fields
+    auto fields = [](const std::string &l) {
+        std::vector<std::string> f;
+        std::string cur;
+        for (char ch : l) {
+            if (ch == ',') {
+                f.push_back(cur);
+                cur.clear();
+            } else {
+                cur += ch;
+            }
+        }
+        f.push_back(cur);
+        return f;
+    };
+    auto head = fields(lines[0]);
+    EXPECT_EQ(lines[0].rfind("step,requested_pct,target,achieved,unit,achieved_pct,", 0), 0u) << lines[0];
+    auto col = [&](const char *name) {
+        for (size_t k = 0; k < head.size(); k++)
+            if (head[k] == name)
+                return (int)k;
+        ADD_FAILURE() << "no column " << name << " in " << lines[0];
+        return -1;
+    };
+    int c_req = col("requested_pct"), c_unit = col("unit"), c_pct = col("achieved_pct"), c_wall = col("wall_s");
+    ASSERT_TRUE(c_req >= 0 && c_unit >= 0 && c_pct >= 0 && c_wall >= 0);
+    for (unsigned i = 1; i <= 3; i++) {
+        SCOPED_TRACE(lines[i]);
+        auto f = fields(lines[i]);
+        ASSERT_EQ(f.size(), head.size());
+        EXPECT_EQ(f[0], std::to_string(i));
+        EXPECT_EQ(atof(f[(size_t)c_req].c_str()), req[i - 1]);
+        EXPECT_EQ(f[(size_t)c_unit], "B");
+        double pct = atof(f[(size_t)c_pct].c_str());
+        EXPECT_GE(pct, 0.0);
+        EXPECT_LE(pct, 110.0);
+        EXPECT_GE(atof(f[(size_t)c_wall].c_str()), 0.05);
+    }
+
+    Proc t;
+    run(t, {"run", "--soi", "l1d", "--levels", "0,100", "--step-ms", "30", "--cpus", "0"}, 60);
+    ASSERT_EQ(t.exit_code(), 0) << t.err;
+    EXPECT_NE(t.out.find("SoI       l1d"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("placement 1 thread(s) on CPU 0"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("capacity"), std::string::npos) << t.out;
+}
+
+namespace {
+
+// Starts a 11-step mem-bw ramp with progress on stderr, waits for step 2 to complete, sends `sig`, and checks the
+// interrupted run's exit code, JSON and release of its memory.
+void interrupt_ramp(const std::vector<std::string> &env, int sig)
+{
+    Proc p;
+    ASSERT_TRUE(p.start({"run", "--soi", "mem-bw", "--ramp", "--step-ms", "400", "--json"}, env));
+    // calibration (cache sweep, then the DRAM peak) comes first: allow plenty of time on a loaded host
+    bool at2 = p.pump_until([&] { return p.err.find("step 2/11") != std::string::npos; }, 90);
+    ASSERT_TRUE(at2) << "never saw step 2/11; exited " << p.exited << " code " << p.exit_code() << "; stderr: "
+                     << p.err;
+    ASSERT_FALSE(p.exited);
+    ASSERT_EQ(kill(p.pid, sig), 0);
+    ASSERT_TRUE(p.finish(30)) << "no exit within 30 s of the signal; stderr: " << p.err;
+    EXPECT_EQ(p.exit_code(), IB_EXIT_INTR) << "status " << p.status << "; stderr: " << p.err;
+    EXPECT_FALSE(WIFSIGNALED(p.status)) << "killed by signal " << WTERMSIG(p.status);
+
+    json_t *doc = parse_json(p.out);
+    ASSERT_NE(doc, nullptr);
+    EXPECT_TRUE(json_is_true(json_object_get(doc, "interrupted")));
+    json_int_t done = json_integer_value(json_object_get(doc, "completed_steps"));
+    EXPECT_GE(done, 2);
+    EXPECT_LT(done, 11);
+    EXPECT_EQ(json_integer_value(json_object_get(doc, "planned_steps")), 11);
+    EXPECT_EQ((json_int_t)json_array_size(json_object_get(doc, "steps")), done);
+    json_decref(doc);
+    EXPECT_NE(p.err.find("0 bytes of SoI memory still mapped"), std::string::npos) << p.err;
+    EXPECT_NE(p.err.find("interrupted after " + std::to_string(done) + " of 11 steps"), std::string::npos) << p.err;
+}
+
+}  // namespace
+
+TEST_F(Bin, CtrlCMidRamp) { interrupt_ramp(env(true), SIGINT); }
+
+TEST_F(Bin, SigtermMidRamp) { interrupt_ramp(env(true), SIGTERM); }

@@ -1,0 +1,882 @@
+// test_engine.cpp - the ramp engine (common/engine.c) driven by tiny fake SoIs defined here, the linearity fit,
+// and the shared kernels (common/kernels.c): pointer-chase cycles, the streaming ISAs, the mapping gauge, and the
+// domain shares of common/soikit.c on a synthetic topology.
+//
+// Only generous, one-sided timing bounds are asserted (a pacer never runs far ahead of its target); the host is a
+// noisy shared VM.
+#include <gtest/gtest.h>
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "clock.h"
+#include "engine.h"
+#include "ib_err.h"
+#include "kernels.h"
+#include "ramp.h"
+#include "soi.h"
+#include "soikit.h"
+#include "topo.h"
+
+namespace {
+
+constexpr uint64_t kMs = 1000000ULL;
+constexpr uint64_t MiB = 1024ULL * 1024ULL;
+
+// One socket, one L3, two cores with private L2/L1, no SMT: binding is skipped on synthetic topologies, so the
+// engine runs its workers unbound.
+const char *const kSmall = "pack:1 l3:1(size=8MiB) l2:2(size=1MiB) l1:1(size=32KiB) core:1 pu:1";
+// 2 sockets x (one 8 MiB L3, 4 cores with a private 1 MiB L2, 2 PUs per core): PUs 0..7 on socket 0, core k =
+// PUs {2k, 2k+1}.
+const char *const kTwoSocket = "pack:2 l3:1(size=8MiB) l2:4(size=1MiB) l1:1(size=32KiB) core:1 pu:2";
+
+void spin_ns(uint64_t ns)
+{
+    uint64_t end = clk_mono_ns() + ns;
+    while (clk_mono_ns() < end) {
+    }
+}
+
+// ---- fake SoIs -----------------------------------------------------------------------------------------------
+// Their callbacks record what the engine asked of them in one global, reset by every test.
+struct FakeState {
+    std::mutex mu;
+    std::vector<double> set_calls;       // intensities passed to set_intensity, in order
+    unsigned measure_calls = 0;
+    unsigned teardowns = 0;
+    double cur = 0;                      // current intensity
+    std::atomic<uint64_t> steps{0};      // step() calls, all threads
+    std::atomic<uint64_t> steps_at_zero{0};
+    std::atomic<int> fail_step{0};       // step() returns this (when nonzero) once intensity > 0
+    int fail_set = 0;                    // set_intensity returns this when nonzero
+    int fail_measure = 0;                // measure returns this when nonzero
+    std::set<int> cpus_seen;             // sched_getcpu() inside step()
+    std::set<unsigned> tids_seen;
+};
+FakeState *g;
+
+int fake_prepare_common(struct soi *s, double capacity, const char *unit)
+{
+    s->capacity = capacity;
+    snprintf(s->unit, sizeof(s->unit), "%s", unit);
+    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "units/s");
+    return 0;
+}
+int rate_prepare(struct soi *s, char *, size_t) { return fake_prepare_common(s, 1e6, "units/s"); }
+int duty_prepare(struct soi *s, char *, size_t) { return fake_prepare_common(s, 1, "duty"); }
+int fp_prepare(struct soi *s, char *, size_t) { return fake_prepare_common(s, 4096, "B"); }
+
+int fake_set(struct soi *, double x, char *why, size_t len)
+{
+    std::lock_guard<std::mutex> l(g->mu);
+    g->set_calls.push_back(x);
+    if (g->fail_set)
+        return ib_why(why, len, g->fail_set, "fake: no room for %g %%", x);
+    g->cur = x;
+    return 0;
+}
+
+void note_step(unsigned tid)
+{
+    g->steps++;
+    if (g->cur <= 0)
+        g->steps_at_zero++;
+    int cpu = sched_getcpu();
+    std::lock_guard<std::mutex> l(g->mu);
+    g->cpus_seen.insert(cpu);
+    g->tids_seen.insert(tid);
+}
+
+// RATE: every quantum "does" 1000 units in ~10 us.
+int rate_step(struct soi *, unsigned tid, uint64_t *units)
+{
+    note_step(tid);
+    if (g->fail_step && g->cur > 0)
+        return g->fail_step;
+    spin_ns(10000);
+    *units = 1000;
+    return 0;
+}
+
+// DUTY: quanta of ~50 us of busy time.
+int duty_step(struct soi *, unsigned tid, uint64_t *units)
+{
+    note_step(tid);
+    spin_ns(50000);
+    *units = 1;
+    return 0;
+}
+
+// FOOTPRINT: holds exactly x % of 4096 "bytes"; measure reports it.
+int fp_step(struct soi *, unsigned tid, uint64_t *units)
+{
+    note_step(tid);
+    if (g->fail_step && g->cur > 0)
+        return g->fail_step;
+    spin_ns(5000);
+    *units = 1;
+    return 0;
+}
+int fp_measure(struct soi *s, struct soi_meter *m)
+{
+    std::lock_guard<std::mutex> l(g->mu);
+    g->measure_calls++;
+    if (g->fail_measure)
+        return g->fail_measure;
+    m->achieved = s->capacity * g->cur / 100.0;
+    return 0;
+}
+void fake_teardown(struct soi *)
+{
+    std::lock_guard<std::mutex> l(g->mu);
+    g->teardowns++;
+}
+
+soi_ops make_ops(const char *name, soi_kind kind)
+{
+    soi_ops o;
+    memset(&o, 0, sizeof(o));
+    o.version = SOI_OPS_VERSION;
+    o.name = name;
+    o.resource = "nothing";
+    o.summary = "a fake SoI for the engine tests";
+    o.paper = "-";
+    o.scope = TOPO_SCOPE_MACHINE;
+    o.kind = kind;
+    o.set_intensity = fake_set;
+    o.teardown = fake_teardown;
+    switch (kind) {
+    case SOI_RATE:
+        o.prepare = rate_prepare;
+        o.step = rate_step;
+        break;
+    case SOI_DUTY:
+        o.prepare = duty_prepare;
+        o.step = duty_step;
+        break;
+    case SOI_FOOTPRINT:
+        o.prepare = fp_prepare;
+        o.step = fp_step;
+        o.measure = fp_measure;
+        break;
+    }
+    return o;
+}
+const soi_ops kRate = make_ops("fake-rate", SOI_RATE);
+const soi_ops kDuty = make_ops("fake-duty", SOI_DUTY);
+const soi_ops kFp = make_ops("fake-fp", SOI_FOOTPRINT);
+
+struct OnStepLog {
+    std::vector<unsigned> index;
+    std::vector<double> requested;
+    std::vector<unsigned> nsteps;
+    std::atomic<unsigned> count{0};
+};
+void log_step(void *arg, const struct step_result *r, unsigned nsteps)
+{
+    auto *l = static_cast<OnStepLog *>(arg);
+    l->index.push_back(r->index);
+    l->requested.push_back(r->requested);
+    l->nsteps.push_back(nsteps);
+    l->count++;
+}
+
+class Engine : public ::testing::Test {
+protected:
+    FakeState state;
+    struct topo *topo = nullptr;
+    std::vector<int> cpus;
+    struct soi_env env;
+    struct soi *s = nullptr;
+    char why[256] = "";
+
+    void SetUp() override
+    {
+        g = &state;
+        ASSERT_EQ(topo_load(&topo, kSmall, why, sizeof why), 0) << why;
+    }
+    void TearDown() override
+    {
+        if (s)
+            soi_close(s);
+        if (topo)
+            topo_destroy(topo);
+        g = nullptr;
+    }
+    // Opens ops with n threads on the given topology (default: the synthetic one).
+    void open(const soi_ops &ops, std::vector<int> on = {0}, struct topo *t = nullptr)
+    {
+        cpus = on;
+        memset(&env, 0, sizeof(env));
+        env.topo = t ? t : topo;
+        env.nthreads = (unsigned)cpus.size();
+        env.cpus = cpus.data();
+        env.target_cpu = -1;
+        ASSERT_EQ(soi_open(&ops, &env, &s, why, sizeof why), 0) << why;
+    }
+};
+
+struct Sched {
+    ramp_sched r = {0, nullptr};
+    ~Sched() { ramp_free(&r); }
+};
+
+}  // namespace
+
+// ---- linfit ---------------------------------------------------------------------------------------------------
+
+TEST(Linfit, ExactLine)
+{
+    const double x[] = {0, 25, 50, 75, 100};
+    double y[5];
+    for (int i = 0; i < 5; i++)
+        y[i] = 2.0 * x[i] + 3.0;
+    struct linfit f;
+    ASSERT_EQ(linfit_compute(x, y, 5, &f), 0);
+    EXPECT_NEAR(f.slope, 2.0, 1e-12);
+    EXPECT_NEAR(f.intercept, 3.0, 1e-12);
+    EXPECT_NEAR(f.r2, 1.0, 1e-12);
+    EXPECT_NEAR(f.worst_dev_fit, 0.0, 1e-9);
+    EXPECT_NEAR(f.worst_dev_ideal, 103.0, 1e-9);  // at x=100: |203 - 100|
+    EXPECT_EQ(f.n, 5u);
+
+    // The identity: perfect linearity and no deviation from the ideal either.
+    ASSERT_EQ(linfit_compute(x, x, 5, &f), 0);
+    EXPECT_NEAR(f.slope, 1.0, 1e-12);
+    EXPECT_NEAR(f.intercept, 0.0, 1e-12);
+    EXPECT_NEAR(f.r2, 1.0, 1e-12);
+    EXPECT_NEAR(f.worst_dev_ideal, 0.0, 1e-12);
+}
+
+// Worked by hand: x = 0, 50, 100; y = 0, 60, 100.  mean x 50, mean y 160/3; Sxx 5000, Sxy 5000 -> slope 1,
+// intercept 10/3; residuals -10/3, 20/3, -10/3 -> SSR 200/3; Syy 15200/3 -> R^2 = 1 - 200/15200.
+TEST(Linfit, NoisyKnownValues)
+{
+    const double x[] = {0, 50, 100}, y[] = {0, 60, 100};
+    struct linfit f;
+    ASSERT_EQ(linfit_compute(x, y, 3, &f), 0);
+    EXPECT_NEAR(f.slope, 1.0, 1e-12);
+    EXPECT_NEAR(f.intercept, 10.0 / 3.0, 1e-12);
+    EXPECT_NEAR(f.r2, 1.0 - 200.0 / 15200.0, 1e-12);
+    EXPECT_NEAR(f.worst_dev_fit, 20.0 / 3.0, 1e-12);
+    EXPECT_NEAR(f.worst_dev_ideal, 10.0, 1e-12);
+
+    // A saturating SoI: 0, 50, 90, 90, 90 % achieved for 0, 25, 50, 75, 100 requested.
+    const double x2[] = {0, 25, 50, 75, 100}, y2[] = {0, 50, 90, 90, 90};
+    ASSERT_EQ(linfit_compute(x2, y2, 5, &f), 0);
+    // mean x 50, mean y 64; Sxy = -50*-64 + -25*-14 + 0 + 25*26 + 50*26 = 3200+350+650+1300 = 5500; Sxx 6250
+    EXPECT_NEAR(f.slope, 0.88, 1e-12);
+    EXPECT_NEAR(f.intercept, 64.0 - 0.88 * 50.0, 1e-12);
+    // fit 20 + 0.88 x: residuals -20, 8, 26, 4, -18 -> SSR 1480; Syy 6320
+    EXPECT_NEAR(f.r2, 1.0 - 1480.0 / 6320.0, 1e-12);
+    EXPECT_NEAR(f.worst_dev_fit, 26.0, 1e-9);
+    EXPECT_NEAR(f.worst_dev_ideal, 40.0, 1e-12);  // 90 achieved at 50 requested
+}
+
+TEST(Linfit, Degenerate)
+{
+    const double x[] = {50, 50, 50}, y[] = {1, 2, 3};
+    struct linfit f;
+    EXPECT_EQ(linfit_compute(x, y, 1, &f), -EINVAL);   // one point
+    EXPECT_EQ(linfit_compute(x, y, 3, &f), -EINVAL);   // no spread in x
+    const double x2[] = {0, 100}, flat[] = {7, 7};
+    ASSERT_EQ(linfit_compute(x2, flat, 2, &f), 0);     // flat y fits exactly
+    EXPECT_NEAR(f.slope, 0.0, 1e-12);
+    EXPECT_NEAR(f.r2, 1.0, 1e-12);
+}
+
+// ---- engine_run -----------------------------------------------------------------------------------------------
+
+TEST_F(Engine, RunsEveryStepInOrderAndCallsOnStep)
+{
+    open(kFp);
+    Sched sc;
+    const double xs[] = {0, 25, 100, 50};
+    ASSERT_EQ(ramp_list(&sc.r, xs, 4, 30 * kMs), 0);
+    OnStepLog log;
+    struct engine_cb cb = {log_step, &log};
+    struct step_result res[4];
+    unsigned ndone = 99;
+    atomic_int stop{0};
+    ASSERT_EQ(engine_run(s, &sc.r, &stop, &cb, res, &ndone, why, sizeof why), 0) << why;
+    EXPECT_EQ(ndone, 4u);
+    ASSERT_EQ(log.index.size(), 4u);
+    for (unsigned i = 0; i < 4; i++) {
+        EXPECT_EQ(log.index[i], i);
+        EXPECT_EQ(log.requested[i], xs[i]);
+        EXPECT_EQ(log.nsteps[i], 4u);
+        EXPECT_EQ(res[i].index, i);
+        EXPECT_EQ(res[i].requested, xs[i]);
+        EXPECT_DOUBLE_EQ(res[i].target, 4096 * xs[i] / 100);
+        // the fake footprint reports exactly what it holds
+        EXPECT_DOUBLE_EQ(res[i].achieved, 4096 * xs[i] / 100);
+        EXPECT_DOUBLE_EQ(res[i].achieved_pct, xs[i]);
+        EXPECT_GE(res[i].wall_ns, 30 * kMs) << "a step lasts at least its duration";
+    }
+    EXPECT_EQ(state.set_calls, std::vector<double>(xs, xs + 4));
+    EXPECT_EQ(state.measure_calls, 4u);
+    EXPECT_EQ(state.steps_at_zero.load(), 0u) << "workers stay parked through a 0 % step";
+    EXPECT_GT(state.steps.load(), 0u);
+    EXPECT_EQ(res[0].active_frac, 0.0);
+    EXPECT_GT(res[2].active_frac, 0.0);
+    EXPECT_GT(res[2].secondary, 0.0);  // step units per second
+    EXPECT_EQ(state.teardowns, 0u);    // the engine does not close the SoI
+    soi_close(s);
+    s = nullptr;
+    EXPECT_EQ(state.teardowns, 1u);
+}
+
+TEST_F(Engine, RateSoiIsPacedToItsTarget)
+{
+    open(kRate);
+    Sched sc;
+    const double xs[] = {0, 20, 50};
+    ASSERT_EQ(ramp_list(&sc.r, xs, 3, 100 * kMs), 0);
+    struct step_result res[3];
+    unsigned ndone = 0;
+    ASSERT_EQ(engine_run(s, &sc.r, nullptr, nullptr, res, &ndone, why, sizeof why), 0) << why;
+    ASSERT_EQ(ndone, 3u);
+    EXPECT_EQ(res[0].achieved, 0.0);
+    EXPECT_EQ(res[0].achieved_pct, 0.0);
+    for (int i = 1; i < 3; i++) {
+        EXPECT_DOUBLE_EQ(res[i].target, 1e6 * xs[i] / 100);
+        EXPECT_GT(res[i].achieved, 0.0);
+        // RATE: achieved is units per second of the step, the same figure as the secondary
+        EXPECT_DOUBLE_EQ(res[i].achieved, res[i].secondary);
+        // The pacer never runs far ahead of its target (2 ms of credit in a 100 ms step); generous bound.
+        EXPECT_LT(res[i].achieved_pct, xs[i] * 1.25) << "step " << i;
+        // and at 20-50 % of 1e6 units/s (10 us per 1000 units = 1 % busy at 100 %), the workers mostly sleep
+        EXPECT_LT(res[i].active_frac, 0.5);
+    }
+}
+
+TEST_F(Engine, DutySoiReportsItsActiveFraction)
+{
+    open(kDuty);
+    Sched sc;
+    const double xs[] = {0, 40};
+    ASSERT_EQ(ramp_list(&sc.r, xs, 2, 200 * kMs), 0);
+    struct step_result res[2];
+    unsigned ndone = 0;
+    ASSERT_EQ(engine_run(s, &sc.r, nullptr, nullptr, res, &ndone, why, sizeof why), 0) << why;
+    ASSERT_EQ(ndone, 2u);
+    EXPECT_EQ(res[0].achieved_pct, 0.0);
+    EXPECT_GT(res[1].achieved, 0.0);
+    EXPECT_LE(res[1].achieved, 1.0);
+    EXPECT_DOUBLE_EQ(res[1].achieved_pct, res[1].achieved * 100.0);  // capacity 1
+    EXPECT_LT(res[1].achieved_pct, 70.0);  // 40 % duty plus 2 ms of credit (and a preempted quantum): generous
+}
+
+TEST_F(Engine, TwoWorkersBothRun)
+{
+    open(kFp, {0, 1});
+    Sched sc;
+    ASSERT_EQ(ramp_hold(&sc.r, 100, 60 * kMs), 0);
+    struct step_result r;
+    unsigned ndone = 0;
+    ASSERT_EQ(engine_run(s, &sc.r, nullptr, nullptr, &r, &ndone, why, sizeof why), 0) << why;
+    EXPECT_EQ(ndone, 1u);
+    EXPECT_EQ(state.tids_seen, (std::set<unsigned>{0, 1}));
+}
+
+// On this machine's topology the workers are bound: step() must run on the CPU it was given.
+TEST_F(Engine, WorkersAreBoundOnThisMachine)
+{
+    struct topo *real = nullptr;
+    ASSERT_EQ(topo_load(&real, nullptr, why, sizeof why), 0) << why;
+    int last = topo_pu_os(real, topo_npus(real) - 1);
+    open(kFp, {last}, real);
+    Sched sc;
+    ASSERT_EQ(ramp_hold(&sc.r, 100, 40 * kMs), 0);
+    struct step_result r;
+    unsigned ndone = 0;
+    EXPECT_EQ(engine_run(s, &sc.r, nullptr, nullptr, &r, &ndone, why, sizeof why), 0) << why;
+    EXPECT_EQ(state.cpus_seen, (std::set<int>{last}));
+    soi_close(s);
+    s = nullptr;
+    topo_destroy(real);
+}
+
+TEST_F(Engine, StepErrorSurfacesWithTheSoiName)
+{
+    open(kFp);
+    state.fail_step = -EIO;
+    Sched sc;
+    const double xs[] = {0, 50, 100};
+    ASSERT_EQ(ramp_list(&sc.r, xs, 3, 30 * kMs), 0);
+    OnStepLog log;
+    struct engine_cb cb = {log_step, &log};
+    struct step_result res[3];
+    unsigned ndone = 0;
+    EXPECT_EQ(engine_run(s, &sc.r, nullptr, &cb, res, &ndone, why, sizeof why), -EIO);
+    EXPECT_EQ(ndone, 1u) << "the 0 % step completes; the 50 % step fails";
+    EXPECT_EQ(log.count.load(), 1u);
+    EXPECT_NE(strstr(why, "fake-fp"), nullptr) << why;
+    EXPECT_NE(strstr(why, strerror(EIO)), nullptr) << why;
+}
+
+TEST_F(Engine, RateStepErrorToo)
+{
+    open(kRate, {0, 1});
+    state.fail_step = -EIO;
+    Sched sc;
+    ASSERT_EQ(ramp_hold(&sc.r, 50, 30 * kMs), 0);
+    struct step_result r;
+    unsigned ndone = 5;
+    EXPECT_EQ(engine_run(s, &sc.r, nullptr, nullptr, &r, &ndone, why, sizeof why), -EIO);
+    EXPECT_EQ(ndone, 0u);
+    EXPECT_NE(strstr(why, "fake-rate"), nullptr) << why;
+}
+
+TEST_F(Engine, SetIntensityAndMeasureErrors)
+{
+    open(kFp);
+    Sched sc;
+    const double xs[] = {10, 20};
+    ASSERT_EQ(ramp_list(&sc.r, xs, 2, 20 * kMs), 0);
+    struct step_result res[2];
+    unsigned ndone = 0;
+    state.fail_set = -ENOSPC;
+    EXPECT_EQ(engine_run(s, &sc.r, nullptr, nullptr, res, &ndone, why, sizeof why), -ENOSPC);
+    EXPECT_EQ(ndone, 0u);
+    EXPECT_NE(strstr(why, "no room for 10"), nullptr) << why;  // the SoI's own words
+
+    state.fail_set = 0;
+    state.fail_measure = -EFAULT;
+    why[0] = 0;
+    EXPECT_EQ(engine_run(s, &sc.r, nullptr, nullptr, res, &ndone, why, sizeof why), -EFAULT);
+    EXPECT_EQ(ndone, 0u);
+    EXPECT_NE(strstr(why, "fake-fp"), nullptr) << why;
+    EXPECT_NE(strstr(why, "self-meter"), nullptr) << why;
+}
+
+// Another thread raises the stop flag once two steps are done: -EINTR, the completed steps are valid.
+TEST_F(Engine, StopFlagFromAnotherThreadInterrupts)
+{
+    open(kFp, {0, 1});
+    Sched sc;
+    ASSERT_EQ(ramp_linear(&sc.r, 0, 100, 20, 100 * kMs), 0);
+    OnStepLog log;
+    struct engine_cb cb = {log_step, &log};
+    std::vector<step_result> res(20);
+    unsigned ndone = 0;
+    atomic_int stop{0};
+    std::atomic<bool> quit{false};
+    std::thread raiser([&] {
+        uint64_t deadline = clk_mono_ns() + 30000 * kMs;  // never hang
+        while (log.count.load() < 2 && !quit.load() && clk_mono_ns() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        stop.store(1);
+    });
+    uint64_t t0 = clk_mono_ns();
+    int rc = engine_run(s, &sc.r, &stop, &cb, res.data(), &ndone, why, sizeof why);
+    uint64_t dt = clk_mono_ns() - t0;
+    quit = true;
+    raiser.join();
+    EXPECT_EQ(rc, -EINTR);
+    EXPECT_GE(ndone, 2u);
+    EXPECT_LT(ndone, 20u);
+    EXPECT_EQ(log.count.load(), ndone);
+    EXPECT_NE(strstr(why, "interrupted"), nullptr) << why;
+    for (unsigned i = 0; i < ndone; i++)
+        EXPECT_DOUBLE_EQ(res[i].achieved_pct, res[i].requested);
+    EXPECT_LT(dt, 20 * 100 * kMs) << "the run stopped before its end";
+}
+
+// Steps far shorter than a scheduler delay: a worker that wakes only after its step is over (released and parked
+// again while it slept) must still count as parked, or the engine waits for it forever.  Four workers share the
+// two CPUs with four spinning threads, through 300 steps of 0.2 ms.  Run in a child so a hang is a failure, not a
+// hung test binary.
+TEST_F(Engine, WorkersThatSleepThroughAStepDoNotHangIt)
+{
+    open(kFp, {0, 1, 0, 1});
+    Sched sc;
+    ASSERT_EQ(ramp_linear(&sc.r, 0, 100, 300, 200000), 0);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        std::atomic<bool> quit{false};
+        std::vector<std::thread> spin;
+        for (int i = 0; i < 4; i++)
+            spin.emplace_back([&] {
+                while (!quit.load()) {
+                }
+            });
+        std::vector<step_result> res(300);
+        unsigned ndone = 0;
+        char w[256] = "";
+        int rc = engine_run(s, &sc.r, nullptr, nullptr, res.data(), &ndone, w, sizeof w);
+        quit = true;
+        for (auto &t : spin)
+            t.join();
+        _exit(rc == 0 && ndone == 300 ? 0 : 1);
+    }
+    int status = 0;
+    uint64_t deadline = clk_mono_ns() + 60000 * kMs;
+    pid_t got = 0;
+    while ((got = waitpid(pid, &status, WNOHANG)) == 0 && clk_mono_ns() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (got == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        FAIL() << "engine_run hung: a worker missed a step and was never counted as parked";
+    }
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "engine_run failed or stopped early";
+}
+
+TEST_F(Engine, StopAlreadyRaisedRunsNothing)
+{
+    open(kFp);
+    Sched sc;
+    ASSERT_EQ(ramp_hold(&sc.r, 50, 10000 * kMs), 0);  // would take 10 s
+    atomic_int stop{1};
+    struct step_result r;
+    unsigned ndone = 7;
+    uint64_t t0 = clk_mono_ns();
+    EXPECT_EQ(engine_run(s, &sc.r, &stop, nullptr, &r, &ndone, why, sizeof why), -EINTR);
+    EXPECT_EQ(ndone, 0u);
+    EXPECT_LT(clk_mono_ns() - t0, 5000 * kMs);
+}
+
+TEST_F(Engine, NothingToRun)
+{
+    open(kFp);
+    ramp_sched empty = {0, nullptr};
+    struct step_result r;
+    unsigned ndone = 3;
+    EXPECT_EQ(engine_run(s, &empty, nullptr, nullptr, &r, &ndone, why, sizeof why), -EINVAL);
+    EXPECT_EQ(ndone, 0u);
+    Sched sc;
+    ASSERT_EQ(ramp_hold(&sc.r, 50, kMs), 0);
+    EXPECT_EQ(engine_run(s, &sc.r, nullptr, nullptr, nullptr, &ndone, why, sizeof why), -EINVAL);
+    EXPECT_EQ(engine_run(nullptr, &sc.r, nullptr, nullptr, &r, &ndone, why, sizeof why), -EINVAL);
+}
+
+// ---- chase ----------------------------------------------------------------------------------------------------
+
+namespace {
+
+size_t slot_of(const struct chase &c, void *p, size_t skew)
+{
+    size_t off = (size_t)((char *)p - (char *)c.base);
+    size_t i = off / c.stride;
+    size_t want = skew ? ((i * skew) % c.stride) & ~(size_t)63 : 0;
+    EXPECT_EQ(off - i * c.stride, want) << "slot " << i << " pointer at the wrong offset";
+    return i;
+}
+
+// Walks every chain for its share of one pass and checks that the union is every slot exactly once, and that
+// following the pointers for n steps from any head returns to it (one single cycle of length n).
+void check_cycle(size_t nslots, size_t stride, size_t skew, unsigned nchains, uint64_t seed)
+{
+    SCOPED_TRACE("nslots " + std::to_string(nslots) + " stride " + std::to_string(stride) + " skew " +
+                 std::to_string(skew) + " chains " + std::to_string(nchains));
+    size_t bytes = nslots * stride;
+    void *buf = ib_map(bytes, 0);
+    ASSERT_NE(buf, nullptr);
+    struct chase c;
+    ASSERT_EQ(chase_build(&c, buf, nslots, stride, skew, nchains, seed), 0);
+    unsigned eff = nchains < nslots ? nchains : (unsigned)nslots;
+    EXPECT_EQ(c.nchains, eff);
+    EXPECT_EQ(c.nlines, nslots);
+    EXPECT_EQ(c.stride, stride);
+
+    // Whole cycle from head 0.
+    std::vector<int> seen(nslots, 0);
+    void *p = c.head[0];
+    for (size_t k = 0; k < nslots; k++) {
+        size_t i = slot_of(c, p, skew);
+        ASSERT_LT(i, nslots);
+        seen[i]++;
+        p = *(void **)p;
+    }
+    EXPECT_EQ(p, c.head[0]) << "not a single cycle of length nslots";
+    for (size_t i = 0; i < nslots; i++)
+        ASSERT_EQ(seen[i], 1) << "slot " << i;
+
+    // Chain k covers its own segment [k*n/c, (k+1)*n/c) of the cycle: the segments partition the slots.
+    std::vector<int> seen2(nslots, 0);
+    for (unsigned k = 0; k < eff; k++) {
+        size_t seg = (size_t)(k + 1) * nslots / eff - (size_t)k * nslots / eff;
+        void *q = c.head[k];
+        for (size_t j = 0; j < seg; j++) {
+            seen2[slot_of(c, q, skew)]++;
+            q = *(void **)q;
+        }
+        if (k + 1 < eff)
+            EXPECT_EQ(q, c.head[k + 1]) << "chain " << k << " does not end where chain " << k + 1 << " starts";
+        else
+            EXPECT_EQ(q, c.head[0]);
+    }
+    for (size_t i = 0; i < nslots; i++)
+        ASSERT_EQ(seen2[i], 1) << "slot " << i;
+
+    // chase_run: after nslots steps every chain is back at its head.
+    struct chase c2 = c;
+    chase_run(&c2, nslots);
+    for (unsigned k = 0; k < eff; k++)
+        EXPECT_EQ(c2.head[k], c.head[k]) << "chain " << k;
+    // and after one step each head has moved to its successor
+    c2 = c;
+    chase_run(&c2, 1);
+    for (unsigned k = 0; k < eff; k++)
+        EXPECT_EQ(c2.head[k], *(void **)c.head[k]);
+    ib_unmap(buf, bytes);
+}
+
+}  // namespace
+
+TEST(Chase, SingleCycleOneChain) { check_cycle(1000, 64, 0, 1, 42); }
+TEST(Chase, SingleCycleEightChains) { check_cycle(4099, 64, 0, 8, 7); }
+TEST(Chase, SingleCycleOddChainCount) { check_cycle(777, 64, 0, 5, 3); }
+TEST(Chase, PageStrideWithSkew) { check_cycle(300, 4096, 64 * 37, 8, 11); }
+TEST(Chase, PageStrideWithSkewOneChain) { check_cycle(257, 4096, 64 * 37, 1, 0); }
+TEST(Chase, MoreChainsThanSlots) { check_cycle(3, 64, 0, 8, 5); }
+TEST(Chase, OneSlot) { check_cycle(1, 64, 0, 1, 5); }
+
+TEST(Chase, DifferentSeedsGiveDifferentOrders)
+{
+    const size_t n = 512;
+    void *a = ib_map(n * 64, 0), *b = ib_map(n * 64, 0);
+    ASSERT_TRUE(a && b);
+    struct chase ca, cb;
+    ASSERT_EQ(chase_build(&ca, a, n, 64, 0, 1, 1), 0);
+    ASSERT_EQ(chase_build(&cb, b, n, 64, 0, 1, 2), 0);
+    std::vector<size_t> oa, ob;
+    void *p = ca.head[0], *q = cb.head[0];
+    for (size_t i = 0; i < n; i++) {
+        oa.push_back((size_t)((char *)p - (char *)a) / 64);
+        ob.push_back((size_t)((char *)q - (char *)b) / 64);
+        p = *(void **)p;
+        q = *(void **)q;
+    }
+    EXPECT_NE(oa, ob);
+    // Random, not sequential: few successors are the next slot.
+    unsigned seq = 0;
+    for (size_t i = 0; i + 1 < n; i++)
+        seq += oa[i + 1] == oa[i] + 1;
+    EXPECT_LT(seq, 20u);
+    ib_unmap(a, n * 64);
+    ib_unmap(b, n * 64);
+}
+
+TEST(Chase, RejectsBadArguments)
+{
+    void *buf = ib_map(4096, 0);
+    ASSERT_NE(buf, nullptr);
+    struct chase c;
+    EXPECT_EQ(chase_build(&c, buf, 64, 64, 0, 0, 1), -EINVAL);
+    EXPECT_EQ(chase_build(&c, buf, 64, 64, 0, CHASE_MAX_CHAINS + 1, 1), -EINVAL);
+    EXPECT_EQ(chase_build(&c, buf, 0, 64, 0, 1, 1), -EINVAL);
+    EXPECT_EQ(chase_build(&c, buf, 64, 4, 0, 1, 1), -EINVAL);  // stride smaller than a pointer
+    EXPECT_EQ(chase_build(&c, nullptr, 64, 64, 0, 1, 1), -EINVAL);
+    EXPECT_EQ(chase_build(nullptr, buf, 64, 64, 0, 1, 1), -EINVAL);
+    EXPECT_EQ(chase_build(&c, buf, 64, 64, 0, CHASE_MAX_CHAINS, 1), 0);
+    ib_unmap(buf, 4096);
+}
+
+TEST(Chase, LatencyIsPositive)
+{
+    const size_t bytes = 64 * 1024;
+    void *buf = ib_map(bytes, 0);
+    ASSERT_NE(buf, nullptr);
+    double ns = chase_latency_ns(buf, bytes, 20000, 3, 9);
+    EXPECT_GT(ns, 0.0);
+    EXPECT_LT(ns, 1e6);
+    EXPECT_LT(chase_latency_ns(buf, bytes, 20000, 0, 9), 0.0);   // no repeats
+    EXPECT_LT(chase_latency_ns(buf, bytes, 0, 3, 9), 0.0);       // no iterations
+    ib_unmap(buf, bytes);
+}
+
+// ---- stream ---------------------------------------------------------------------------------------------------
+
+namespace {
+
+struct IsaGuard {
+    ~IsaGuard() { stream_force_isa(nullptr); }
+};
+
+std::vector<const char *> available_isas()
+{
+    std::vector<const char *> v = {"sse2"};
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        v.push_back("avx2");
+    if (__builtin_cpu_supports("avx512f"))
+        v.push_back("avx512");
+    return v;
+}
+
+uint64_t xor_of_words(const void *buf, size_t bytes)
+{
+    const uint64_t *w = static_cast<const uint64_t *>(buf);
+    uint64_t x = 0;
+    for (size_t i = 0; i < bytes / 8; i++)
+        x ^= w[i];
+    return x;
+}
+
+}  // namespace
+
+TEST(Stream, ForceIsaValidation)
+{
+    IsaGuard guard;
+    EXPECT_EQ(stream_force_isa("bogus"), -EINVAL);
+    EXPECT_EQ(stream_force_isa(""), -EINVAL);
+    EXPECT_EQ(stream_force_isa("sse2"), 0);
+    EXPECT_STREQ(stream_isa(), "sse2");
+    __builtin_cpu_init();
+    EXPECT_EQ(stream_force_isa("avx2"), __builtin_cpu_supports("avx2") ? 0 : -ENOTSUP);
+    EXPECT_EQ(stream_force_isa("avx512"), __builtin_cpu_supports("avx512f") ? 0 : -ENOTSUP);
+    // A refused ISA leaves the previous choice in place.
+    ASSERT_EQ(stream_force_isa("sse2"), 0);
+    EXPECT_EQ(stream_force_isa("bogus"), -EINVAL);
+    EXPECT_STREQ(stream_isa(), "sse2");
+    // Auto picks the widest present.
+    ASSERT_EQ(stream_force_isa(nullptr), 0);
+    EXPECT_STREQ(stream_isa(), available_isas().back());
+}
+
+// READ folds the data; every ISA must fold the same data to the same value (all 64-bit words XORed), so every
+// byte is really read and a forced fallback computes what the fast path computes.
+TEST(Stream, ReadFoldIsTheSameOnEveryIsa)
+{
+    IsaGuard guard;
+    const size_t bytes = 1 * MiB + 256 * 3;
+    void *buf = ib_map(bytes, 0);
+    ASSERT_NE(buf, nullptr);
+    uint64_t s = 0x1234;
+    for (size_t i = 0; i < bytes / 8; i++)
+        static_cast<uint64_t *>(buf)[i] = ib_rand(&s);
+    const uint64_t want = xor_of_words(buf, bytes);
+    ASSERT_NE(want, 0u);
+    for (const char *isa : available_isas()) {
+        ASSERT_EQ(stream_force_isa(isa), 0) << isa;
+        EXPECT_STREQ(stream_isa(), isa);
+        EXPECT_EQ(stream_pass(buf, bytes, STREAM_READ), want) << isa;
+        // Changing one word anywhere changes the fold.
+        uint64_t *w = static_cast<uint64_t *>(buf);
+        for (size_t at : {size_t(0), size_t(1), size_t(5), size_t(7), size_t(31), bytes / 8 - 1}) {
+            w[at] ^= 0x100;
+            EXPECT_EQ(stream_pass(buf, bytes, STREAM_READ), want ^ 0x100) << isa << " word " << at;
+            w[at] ^= 0x100;
+        }
+    }
+    // Only whole 256-byte blocks are streamed: a length that is not a multiple of 256 is rounded down.
+    ASSERT_EQ(stream_force_isa(nullptr), 0);
+    EXPECT_EQ(stream_pass(buf, 256 + 100, STREAM_READ), xor_of_words(buf, 256));
+    ib_unmap(buf, bytes);
+}
+
+TEST(Stream, WriteAndCopyOnEveryIsa)
+{
+    IsaGuard guard;
+    const size_t bytes = 256 * 1024;
+    void *buf = ib_map(bytes, 0);
+    ASSERT_NE(buf, nullptr);
+    uint64_t *w = static_cast<uint64_t *>(buf);
+    for (const char *isa : available_isas()) {
+        SCOPED_TRACE(isa);
+        ASSERT_EQ(stream_force_isa(isa), 0);
+        memset(buf, 0xAB, bytes);
+        EXPECT_EQ(stream_pass(buf, bytes, STREAM_WRITE), bytes);
+        size_t bad = 0;
+        for (size_t i = 0; i < bytes / 8; i++)
+            bad += w[i] != bytes;
+        EXPECT_EQ(bad, 0u) << "WRITE must store its pattern in every word";
+
+        uint64_t s = 99;
+        for (size_t i = 0; i < bytes / 8; i++)
+            w[i] = ib_rand(&s);
+        EXPECT_EQ(stream_pass(buf, bytes, STREAM_COPY), bytes / 2);
+        EXPECT_EQ(memcmp(buf, static_cast<char *>(buf) + bytes / 2, bytes / 2), 0) << "COPY: second half = first";
+    }
+    ib_unmap(buf, bytes);
+}
+
+// ---- ib_map ---------------------------------------------------------------------------------------------------
+
+TEST(Map, LiveBytesBalanced)
+{
+    const uint64_t before = ib_map_live_bytes();
+    EXPECT_EQ(ib_map(0, 1), nullptr);
+    EXPECT_EQ(ib_map_live_bytes(), before);
+    void *a = ib_map(1, 1);  // rounded up to one 2 MiB unit
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ((uintptr_t)a % (2 * MiB), 0u) << "2 MiB aligned";
+    EXPECT_EQ(ib_map_live_bytes(), before + 2 * MiB);
+    void *b = ib_map(5 * MiB + 1, 0);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ((uintptr_t)b % (2 * MiB), 0u);
+    EXPECT_EQ(ib_map_live_bytes(), before + 2 * MiB + 6 * MiB);
+    memset(b, 1, 5 * MiB + 1);  // the whole requested range is usable
+    static_cast<char *>(a)[0] = 1;
+    ib_unmap(a, 1);
+    EXPECT_EQ(ib_map_live_bytes(), before + 6 * MiB);
+    ib_unmap(b, 5 * MiB + 1);
+    EXPECT_EQ(ib_map_live_bytes(), before);
+    ib_unmap(nullptr, 4096);  // no-ops
+    ib_unmap(b, 0);
+    EXPECT_EQ(ib_map_live_bytes(), before);
+}
+
+// ---- kit_shares -----------------------------------------------------------------------------------------------
+
+TEST(KitShares, SyntheticTopology)
+{
+    struct topo *t = nullptr;
+    char why[256] = "";
+    ASSERT_EQ(topo_load(&t, kTwoSocket, why, sizeof why), 0) << why;
+    double share[4];
+    unsigned nd = 0;
+
+    const int same_l3[] = {0, 2};  // two cores of socket 0
+    ASSERT_EQ(kit_shares(t, TOPO_SCOPE_LLC, same_l3, 2, share, &nd), 0);
+    EXPECT_DOUBLE_EQ(share[0], 0.5);
+    EXPECT_DOUBLE_EQ(share[1], 0.5);
+    EXPECT_EQ(nd, 1u);
+    ASSERT_EQ(kit_shares(t, TOPO_SCOPE_L2, same_l3, 2, share, &nd), 0);  // private L2s
+    EXPECT_DOUBLE_EQ(share[0], 1.0);
+    EXPECT_DOUBLE_EQ(share[1], 1.0);
+    EXPECT_EQ(nd, 2u);
+
+    const int smt[] = {4, 5};  // SMT siblings of core 2
+    ASSERT_EQ(kit_shares(t, TOPO_SCOPE_CORE, smt, 2, share, &nd), 0);
+    EXPECT_DOUBLE_EQ(share[0], 0.5);
+    EXPECT_DOUBLE_EQ(share[1], 0.5);
+    EXPECT_EQ(nd, 1u);
+
+    const int sockets[] = {0, 8};
+    ASSERT_EQ(kit_shares(t, TOPO_SCOPE_LLC, sockets, 2, share, &nd), 0);
+    EXPECT_DOUBLE_EQ(share[0], 1.0);
+    EXPECT_DOUBLE_EQ(share[1], 1.0);
+    EXPECT_EQ(nd, 2u);
+
+    const int mixed[] = {0, 2, 4, 9};  // three on socket 0's L3, one on socket 1's
+    ASSERT_EQ(kit_shares(t, TOPO_SCOPE_LLC, mixed, 4, share, &nd), 0);
+    EXPECT_DOUBLE_EQ(share[0], 1.0 / 3);
+    EXPECT_DOUBLE_EQ(share[1], 1.0 / 3);
+    EXPECT_DOUBLE_EQ(share[2], 1.0 / 3);
+    EXPECT_DOUBLE_EQ(share[3], 1.0);
+    EXPECT_EQ(nd, 2u);
+
+    const int twice[] = {3, 3};  // the same PU twice shares everything, even the PU
+    ASSERT_EQ(kit_shares(t, TOPO_SCOPE_PU, twice, 2, share, nullptr), 0);
+    EXPECT_DOUBLE_EQ(share[0], 0.5);
+    EXPECT_DOUBLE_EQ(share[1], 0.5);
+    topo_destroy(t);
+}

@@ -1,0 +1,744 @@
+// test_registry.cpp - a parameterised GoogleTest over the SoI registry: every registered SoI's ops table and
+// parameter table, and a short prepare -> set_intensity -> step -> measure -> teardown cycle through the ramp
+// engine on this machine (1 thread on CPU 0).  Then the footprint SoIs on a synthetic two-socket topology (sizes and
+// shares), and mem-cap against cgroup memory limits read from fixture trees.
+//
+// Nothing slow is measured: the calibration is filled in by hand from hwloc's claims (and, for the rate SoIs, a
+// cached 2 GB/s peak they are told to trust), in a private IBENCH_CACHE_DIR.
+#include <gtest/gtest.h>
+
+#include <ftw.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "calib.h"
+#include "engine.h"
+#include "ib_err.h"
+#include "kernels.h"
+#include "machine.h"
+#include "memlimit.h"
+#include "parse.h"
+#include "ramp.h"
+#include "soi.h"
+#include "soikit.h"
+#include "topo.h"
+
+namespace {
+
+constexpr uint64_t KiB = 1024ULL;
+constexpr uint64_t MiB = 1024ULL * KiB;
+constexpr uint64_t GiB = 1024ULL * MiB;
+constexpr uint64_t kMs = 1000000ULL;
+constexpr double kCachedBps = 2e9;  // the peak the rate SoIs are told to trust: far below any real one
+
+int rm_entry(const char *path, const struct stat *, int, struct FTW *) { return remove(path); }
+
+// A private, empty calibration cache for this process.
+class CacheDirEnv : public ::testing::Environment {
+public:
+    std::string path;
+    void SetUp() override
+    {
+        char t[] = "/tmp/ibench_test_registry.XXXXXX";
+        ASSERT_NE(mkdtemp(t), nullptr);
+        path = t;
+        setenv("IBENCH_CACHE_DIR", path.c_str(), 1);
+    }
+    void TearDown() override
+    {
+        if (!path.empty())
+            nftw(path.c_str(), rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    }
+};
+::testing::Environment *const g_cache_env = ::testing::AddGlobalTestEnvironment(new CacheDirEnv);
+
+std::string test_name(unsigned i)
+{
+    std::string n = soi_at(i)->name;
+    for (char &c : n)
+        if (c == '-')
+            c = '_';
+    return n;
+}
+
+bool is_footprint(const soi_ops *o) { return o->kind == SOI_FOOTPRINT; }
+
+// Resident set of this process (bytes), from /proc/self/status.
+uint64_t rss_bytes()
+{
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("VmRSS:", 0) == 0)
+            return std::stoull(line.substr(6)) * 1024;
+    return 0;
+}
+
+struct Sched {
+    ramp_sched r = {0, nullptr};
+    ~Sched() { ramp_free(&r); }
+};
+
+// Fills a calibration from hwloc's claims for `cpu`, so no SoI measures anything.
+void fill_calib_from_claims(struct calib *c, const struct topo *t, int cpu)
+{
+    struct topo_cache tc;
+    int llc = topo_llc_level(t);
+    c->have_caches = 1;
+    c->sweep_cpu = cpu;
+    memset(c->claimed, 0, sizeof c->claimed);
+    memset(c->measured, 0, sizeof c->measured);
+    if (topo_cache_info(t, 1, false, cpu, &tc) == 0)
+        c->claimed[CALIB_L1] = tc.size;
+    if (llc >= 3 && topo_cache_info(t, 2, false, cpu, &tc) == 0)
+        c->claimed[CALIB_L2] = tc.size;
+    if (llc >= 2 && topo_cache_info(t, llc, false, cpu, &tc) == 0)
+        c->claimed[CALIB_LLC] = tc.size;
+    // A "measured" LLC knee of at most 4 MiB (the build machine's real knee is ~3.5 MiB of a claimed 32 MiB), so
+    // llc-cap covers its whole footprint within a 40 ms step even on a loaded host.
+    if (c->claimed[CALIB_LLC] > 4 * MiB)
+        c->measured[CALIB_LLC] = 4 * MiB;
+}
+
+}  // namespace
+
+// ---- the table itself ---------------------------------------------------------------------------------------------
+
+TEST(Registry, EightUniqueNames)
+{
+    const std::set<std::string> want = {"mem-cap", "mem-bw", "llc-cap", "llc-bw", "l2-cap", "l2-bw", "l1d", "tlb"};
+    std::set<std::string> names;
+    ASSERT_EQ(soi_count(), 8u);
+    for (unsigned i = 0; i < soi_count(); i++) {
+        ASSERT_NE(soi_at(i), nullptr);
+        EXPECT_TRUE(names.insert(soi_at(i)->name).second) << "duplicate " << soi_at(i)->name;
+    }
+    EXPECT_EQ(names, want);
+    EXPECT_EQ(soi_at(soi_count()), nullptr);
+    EXPECT_EQ(soi_at(1000), nullptr);
+    EXPECT_EQ(soi_find("nope"), nullptr);
+    EXPECT_EQ(soi_find(""), nullptr);
+    EXPECT_EQ(soi_find("LLC-CAP"), nullptr);  // names are exact
+    // papers are unique too
+    std::set<std::string> papers;
+    for (unsigned i = 0; i < soi_count(); i++)
+        EXPECT_TRUE(papers.insert(soi_at(i)->paper).second) << soi_at(i)->paper;
+}
+
+// soi_check_ops itself, on broken tables.
+TEST(Registry, CheckOpsCatchesBrokenTables)
+{
+    char why[256];
+    EXPECT_EQ(soi_check_ops(nullptr, why, sizeof why), -EINVAL);
+    soi_ops o = *soi_find("llc-cap");
+    ASSERT_EQ(soi_check_ops(&o, why, sizeof why), 0) << why;
+
+    soi_ops bad = o;
+    bad.version = SOI_OPS_VERSION + 1;
+    EXPECT_EQ(soi_check_ops(&bad, why, sizeof why), -EINVAL);
+    EXPECT_NE(strstr(why, "version"), nullptr) << why;
+    bad = o;
+    bad.name = "LLC cap";
+    EXPECT_EQ(soi_check_ops(&bad, why, sizeof why), -EINVAL);
+    bad = o;
+    bad.step = nullptr;
+    EXPECT_EQ(soi_check_ops(&bad, why, sizeof why), -EINVAL);
+    EXPECT_NE(strstr(why, "step"), nullptr) << why;
+    bad = o;
+    bad.measure = nullptr;  // a footprint SoI must measure
+    EXPECT_EQ(soi_check_ops(&bad, why, sizeof why), -EINVAL);
+    bad = o;
+    bad.teardown = nullptr;
+    EXPECT_EQ(soi_check_ops(&bad, why, sizeof why), -EINVAL);
+    static const soi_param dup[] = {{"a", SOI_P_UINT, 0, 4, 1, "x"}, {"a", SOI_P_UINT, 0, 4, 1, "y"}, {}};
+    bad = o;
+    bad.params = dup;
+    EXPECT_EQ(soi_check_ops(&bad, why, sizeof why), -EINVAL);
+    EXPECT_NE(strstr(why, "twice"), nullptr) << why;
+    static const soi_param outside[] = {{"a", SOI_P_UINT, 1, 4, 5, "x"}, {}};
+    bad.params = outside;
+    EXPECT_EQ(soi_check_ops(&bad, why, sizeof why), -EINVAL);
+    EXPECT_NE(strstr(why, "default"), nullptr) << why;
+}
+
+// ---- every SoI ------------------------------------------------------------------------------------------------------
+
+class EverySoi : public ::testing::TestWithParam<unsigned> {
+protected:
+    const soi_ops *ops = nullptr;
+    char why[512] = "";
+    void SetUp() override
+    {
+        ops = soi_at(GetParam());
+        ASSERT_NE(ops, nullptr);
+    }
+};
+
+TEST_P(EverySoi, OpsTablePassesTheCheck)
+{
+    EXPECT_EQ(soi_check_ops(ops, why, sizeof why), 0) << why;
+    EXPECT_EQ(soi_find(ops->name), ops);
+    EXPECT_TRUE(ops->resource && *ops->resource);
+    EXPECT_TRUE(ops->summary && *ops->summary);
+    EXPECT_TRUE(ops->paper && *ops->paper);
+    EXPECT_NE(std::string(soi_kind_name(ops->kind)), "?");
+    EXPECT_NE(ops->prepare, nullptr) << "every memory-hierarchy SoI sizes itself";
+    EXPECT_NE(ops->teardown, nullptr);
+    if (ops->kind == SOI_FOOTPRINT) {
+        EXPECT_NE(ops->set_intensity, nullptr) << "a footprint must be resized per step";
+        EXPECT_NE(ops->measure, nullptr);
+    }
+}
+
+TEST_P(EverySoi, ParamDefaultsInsideTheirRange)
+{
+    unsigned n = soi_nparams(ops);
+    EXPECT_LE(n, (unsigned)SOI_MAX_PARAMS);
+    double vals[SOI_MAX_PARAMS];
+    for (double &v : vals)
+        v = -12345;
+    soi_param_defaults(ops, vals);
+    std::set<std::string> names;
+    for (unsigned i = 0; i < n; i++) {
+        const soi_param &p = ops->params[i];
+        SCOPED_TRACE(p.name);
+        EXPECT_TRUE(names.insert(p.name).second);
+        EXPECT_LE(p.min, p.def);
+        EXPECT_LE(p.def, p.max);
+        EXPECT_LT(p.min, p.max);
+        EXPECT_EQ(vals[i], p.def);
+        EXPECT_EQ(soi_param_index(ops, p.name), (int)i);
+        EXPECT_TRUE(p.help && *p.help);
+        if (p.type == SOI_P_BOOL) {
+            EXPECT_EQ(p.min, 0);
+            EXPECT_EQ(p.max, 1);
+        }
+    }
+    for (unsigned i = n; i < SOI_MAX_PARAMS; i++)
+        EXPECT_EQ(vals[i], 0.0) << "unused slots are zeroed";
+    EXPECT_EQ(soi_param_index(ops, "no-such-param"), -ENOENT);
+}
+
+TEST_P(EverySoi, ParamSetValidates)
+{
+    double vals[SOI_MAX_PARAMS];
+    soi_param_defaults(ops, vals);
+    double before[SOI_MAX_PARAMS];
+    memcpy(before, vals, sizeof vals);
+
+    // unknown names, on every SoI
+    EXPECT_EQ(soi_param_set(ops, vals, "no-such-param", "1", why, sizeof why), -EINVAL);
+    EXPECT_NE(strstr(why, "no-such-param"), nullptr) << why;
+    EXPECT_NE(strstr(why, ops->name), nullptr) << why;
+
+    for (unsigned i = 0; i < soi_nparams(ops); i++) {
+        const soi_param &p = ops->params[i];
+        SCOPED_TRACE(p.name);
+        why[0] = 0;
+        EXPECT_EQ(soi_param_set(ops, vals, p.name, "abc", why, sizeof why), -EINVAL);
+        EXPECT_NE(strstr(why, p.name), nullptr) << why;
+        EXPECT_EQ(soi_param_set(ops, vals, p.name, "", why, sizeof why), -EINVAL);
+        EXPECT_EQ(soi_param_set(ops, vals, p.name, "1 ", why, sizeof why), -EINVAL);
+        std::string above, below;
+        switch (p.type) {
+        case SOI_P_BOOL:
+            EXPECT_EQ(soi_param_set(ops, vals, p.name, "maybe", why, sizeof why), -EINVAL);
+            EXPECT_EQ(soi_param_set(ops, vals, p.name, "2", why, sizeof why), -EINVAL);
+            ASSERT_EQ(soi_param_set(ops, vals, p.name, "off", why, sizeof why), 0) << why;
+            EXPECT_EQ(vals[i], 0.0);
+            ASSERT_EQ(soi_param_set(ops, vals, p.name, "yes", why, sizeof why), 0) << why;
+            EXPECT_EQ(vals[i], 1.0);
+            continue;
+        case SOI_P_SIZE:
+            above = std::to_string((unsigned long long)p.max / (1ULL << 40) + 1) + "T";
+            break;
+        case SOI_P_UINT:
+            above = std::to_string((unsigned long long)p.max + 1);
+            if (p.min >= 1)
+                below = std::to_string((unsigned long long)p.min - 1);
+            break;
+        default:
+            above = std::to_string(p.max * 2 + 1);
+            below = std::to_string(p.min - 1);
+            break;
+        }
+        why[0] = 0;
+        EXPECT_EQ(soi_param_set(ops, vals, p.name, above.c_str(), why, sizeof why), -ERANGE) << above;
+        EXPECT_NE(strstr(why, "outside"), nullptr) << why;
+        EXPECT_NE(strstr(why, p.name), nullptr) << why;
+        if (!below.empty()) {
+            why[0] = 0;
+            EXPECT_EQ(soi_param_set(ops, vals, p.name, below.c_str(), why, sizeof why), -ERANGE) << below;
+            EXPECT_NE(strstr(why, "outside"), nullptr) << why;
+        }
+        EXPECT_EQ(memcmp(vals, before, sizeof vals), 0) << "a refused value changes nothing";
+        // the bounds themselves are accepted
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.0f", p.max);
+        ASSERT_EQ(soi_param_set(ops, vals, p.name, buf, why, sizeof why), 0) << buf << ": " << why;
+        EXPECT_EQ(vals[i], p.max);
+        snprintf(buf, sizeof buf, "%.0f", p.min);
+        ASSERT_EQ(soi_param_set(ops, vals, p.name, buf, why, sizeof why), 0) << buf << ": " << why;
+        EXPECT_EQ(vals[i], p.min);
+        vals[i] = before[i];
+    }
+}
+
+// ---- a real cycle on this machine -----------------------------------------------------------------------------------
+
+class SoiOnThisMachine : public ::testing::TestWithParam<unsigned> {
+protected:
+    static struct machine *m;
+    static void SetUpTestSuite()
+    {
+        char why[256] = "";
+        m = new machine;
+        int rc = machine_open(m, nullptr, why, sizeof why);
+        ASSERT_EQ(rc, 0) << why;
+        fill_calib_from_claims(&m->calib, m->topo, 0);
+        // Cached peaks for CPU 0 so the rate SoIs (told to trust the cache) measure nothing.
+        const int cpu0[] = {0};
+        m->calib.nbw = 0;
+        for (const char *kind : {"l2", "llc", "dram"}) {
+            calib_bw &e = m->calib.bw[m->calib.nbw++];
+            memset(&e, 0, sizeof e);
+            snprintf(e.kind, sizeof e.kind, "%s", kind);
+            snprintf(e.cpus, sizeof e.cpus, "0");
+            e.ws_bytes = calib_bw_ws(&m->calib, m->topo, &m->mlim, kind, 1);
+            e.bps = kCachedBps;
+        }
+        EXPECT_NE(calib_bw_find(&m->calib, "dram", cpu0, 1), nullptr);
+    }
+    static void TearDownTestSuite()
+    {
+        if (m) {
+            machine_close(m);
+            delete m;
+            m = nullptr;
+        }
+    }
+};
+struct machine *SoiOnThisMachine::m = nullptr;
+
+TEST_P(SoiOnThisMachine, ShortRampThroughTheEngine)
+{
+    ASSERT_NE(m, nullptr);
+    const soi_ops *ops = soi_at(GetParam());
+    ASSERT_TRUE(topo_cpu_exists(m->topo, 0));
+    const int cpus[] = {0};
+    atomic_int stop{0};
+    struct soi_env env;
+    memset(&env, 0, sizeof env);
+    env.topo = m->topo;
+    env.cpu = &m->cpu;
+    env.calib = &m->calib;
+    env.mlim = &m->mlim;
+    env.nthreads = 1;
+    env.cpus = cpus;
+    env.target_cpu = -1;
+    env.stop = &stop;
+    env.cached_capacity = 1;
+    soi_param_defaults(ops, env.param);
+    int mb = soi_param_index(ops, "max-bytes");
+    if (mb >= 0)
+        env.param[mb] = (double)(64 * MiB);
+
+    const uint64_t live_before = ib_map_live_bytes();
+    const unsigned nbw_before = m->calib.nbw;
+    char why[512] = "";
+    struct soi *s = nullptr;
+    int rc = soi_open(ops, &env, &s, why, sizeof why);
+    if (rc == -ENOTSUP)
+        GTEST_SKIP() << why;
+    ASSERT_EQ(rc, 0) << why;
+    EXPECT_GT(s->capacity, 0);
+    EXPECT_NE(s->unit[0], 0);
+    EXPECT_NE(s->capacity_src[0], 0);
+    EXPECT_EQ(m->calib.nbw, nbw_before) << "nothing was measured";
+    EXPECT_GT(ib_map_live_bytes(), live_before) << "prepare maps its buffers through ib_map";
+
+    // the capacity each SoI scales against
+    const std::string name = ops->name;
+    if (name == "mem-cap") {
+        EXPECT_EQ(s->capacity, (double)(64 * MiB));
+    } else if (name == "llc-cap") {
+        EXPECT_EQ(s->capacity, (double)(calib_effective(&m->calib, CALIB_LLC) / 64 * 64));
+    } else if (name == "l2-cap") {
+        EXPECT_EQ(s->capacity, (double)(calib_effective(&m->calib, CALIB_L2) / 64 * 64));
+    } else if (name == "l1d") {
+        EXPECT_EQ(s->capacity, (double)(calib_effective(&m->calib, CALIB_L1) / 64 * 64));
+    } else if (name == "tlb") {
+        EXPECT_EQ(s->capacity, (double)(m->cpu.tlb.l1d_entries + m->cpu.tlb.l2_entries));
+        EXPECT_STREQ(s->unit, "pages");
+    } else {
+        EXPECT_EQ(ops->kind, SOI_RATE);
+        EXPECT_EQ(s->capacity, kCachedBps) << "the cached peak, as told";
+        EXPECT_STREQ(s->unit, "B/s");
+        EXPECT_NE(strstr(s->capacity_src, "cached"), nullptr) << s->capacity_src;
+    }
+
+    Sched sc;
+    const double xs[] = {0, 50, 100};
+    ASSERT_EQ(ramp_list(&sc.r, xs, 3, 40 * kMs), 0);
+    struct step_result res[3];
+    unsigned ndone = 0;
+    rc = engine_run(s, &sc.r, &stop, nullptr, res, &ndone, why, sizeof why);
+    EXPECT_EQ(rc, 0) << why;
+    EXPECT_EQ(ndone, 3u);
+    for (unsigned i = 0; i < ndone; i++) {
+        SCOPED_TRACE("step " + std::to_string(i) + " at " + std::to_string(xs[i]) + " %");
+        EXPECT_EQ(res[i].requested, xs[i]);
+        EXPECT_DOUBLE_EQ(res[i].target, s->capacity * xs[i] / 100);
+        EXPECT_GE(res[i].wall_ns, 40 * kMs);
+        EXPECT_TRUE(std::isfinite(res[i].achieved_pct));
+    }
+    if (ndone == 3) {
+        EXPECT_NEAR(res[0].achieved_pct, 0.0, 0.5);
+        EXPECT_GT(res[1].achieved, 0.0);
+        EXPECT_GT(res[2].achieved, 0.0);
+        EXPECT_GT(res[2].active_frac, 0.0);
+        if (is_footprint(ops)) {
+            EXPECT_NEAR(res[2].achieved_pct, 100.0, 2.0);
+            EXPECT_NEAR(res[1].achieved_pct, 50.0, 2.0);
+        } else {
+            // paced to 2 GB/s: never far above it (2 ms of credit in a 40 ms step), generous bound
+            EXPECT_LT(res[1].achieved_pct, 125.0 / 2);
+            EXPECT_LT(res[2].achieved_pct, 125.0);
+        }
+    }
+    soi_close(s);
+    EXPECT_EQ(ib_map_live_bytes(), live_before) << "everything the SoI mapped was released";
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, EverySoi, ::testing::Range(0u, soi_count()),
+                         [](const ::testing::TestParamInfo<unsigned> &i) { return test_name(i.param); });
+INSTANTIATE_TEST_SUITE_P(Registry, SoiOnThisMachine, ::testing::Range(0u, soi_count()),
+                         [](const ::testing::TestParamInfo<unsigned> &i) { return test_name(i.param); });
+
+// ---- footprint SoIs on a synthetic topology -------------------------------------------------------------------------
+
+namespace {
+
+// 2 sockets x (one 8 MiB L3, 4 cores with a private 1 MiB L2 and a 32 KiB L1, 2 PUs per core).
+// PUs 0..7 on socket 0; core k = PUs {2k, 2k+1}.
+const char *const kSynth = "pack:2 l3:1(size=8MiB) l2:4(size=1MiB) l1:1(size=32KiB) core:1 pu:2";
+
+struct SynthCase {
+    const char *soi;
+    std::vector<int> cpus;
+};
+
+}  // namespace
+
+class SyntheticFootprint : public ::testing::Test {
+protected:
+    struct machine m;
+    bool open = false;
+    char why[512] = "";
+    void SetUp() override
+    {
+        ASSERT_EQ(machine_open(&m, kSynth, why, sizeof why), 0) << why;
+        open = true;
+        ASSERT_FALSE(topo_is_this_machine(m.topo));
+        ASSERT_EQ(topo_npus(m.topo), 16u);
+        // by hand: the claims of the synthetic caches; L2 "measured" smaller than claimed
+        memset(m.calib.claimed, 0, sizeof m.calib.claimed);
+        memset(m.calib.measured, 0, sizeof m.calib.measured);
+        m.calib.have_caches = 1;
+        m.calib.claimed[CALIB_L1] = 32 * KiB;
+        m.calib.claimed[CALIB_L2] = 1 * MiB;
+        m.calib.claimed[CALIB_LLC] = 8 * MiB;
+        m.calib.measured[CALIB_L2] = 768 * KiB;
+    }
+    void TearDown() override
+    {
+        if (open)
+            machine_close(&m);
+    }
+    struct soi_env make_env(const std::vector<int> &cpus, const soi_ops *ops)
+    {
+        struct soi_env env;
+        memset(&env, 0, sizeof env);
+        env.topo = m.topo;
+        env.cpu = &m.cpu;
+        env.calib = &m.calib;
+        env.mlim = &m.mlim;
+        env.nthreads = (unsigned)cpus.size();
+        env.cpus = cpus.data();
+        env.target_cpu = -1;
+        soi_param_defaults(ops, env.param);
+        return env;
+    }
+};
+
+TEST_F(SyntheticFootprint, CapacityIsTheEffectiveSizeSharedOut)
+{
+    // OS 0 and 2: two cores of socket 0, so one L3 but two L2s, two L1s, two cores.
+    std::vector<int> cpus = {0, 2};
+    {
+        int *set = nullptr;
+        unsigned n = 0;
+        ASSERT_EQ(topo_sharing(m.topo, TOPO_SCOPE_LLC, 0, &set, &n), 0);
+        std::vector<int> l3(set, set + n);
+        free(set);
+        EXPECT_NE(std::find(l3.begin(), l3.end(), 2), l3.end()) << "0 and 2 share an L3";
+    }
+    const unsigned tlb_entries = m.cpu.tlb.l1d_entries + m.cpu.tlb.l2_entries;
+    struct Want {
+        const char *soi;
+        double capacity;
+        double share;
+        unsigned ndomains;
+        double slot_units;
+    } wants[] = {
+        {"llc-cap", 8.0 * MiB, 0.5, 1, 64},               // one 8 MiB L3, half each
+        {"l2-cap", 2.0 * 768 * KiB, 1.0, 2, 64},          // two L2s at the measured 768 KiB
+        {"l1d", 2.0 * 32 * KiB, 1.0, 2, 64},              // two cores' L1d
+        {"tlb", 2.0 * tlb_entries, 1.0, 2, 1},            // two cores' TLBs, in pages
+    };
+    for (const Want &w : wants) {
+        SCOPED_TRACE(w.soi);
+        const soi_ops *ops = soi_find(w.soi);
+        ASSERT_NE(ops, nullptr);
+        struct soi_env env = make_env(cpus, ops);
+        const uint64_t live_before = ib_map_live_bytes();
+        struct soi *s = nullptr;
+        ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;
+        EXPECT_EQ(s->capacity, w.capacity);
+        auto *k = static_cast<kit_fp *>(s->priv);
+        ASSERT_NE(k, nullptr);
+        EXPECT_EQ(k->ndomains, w.ndomains);
+        EXPECT_EQ(k->slot_units, w.slot_units);
+        EXPECT_DOUBLE_EQ(k->share[0], w.share);
+        EXPECT_DOUBLE_EQ(k->share[1], w.share);
+        // each thread's chase buffer holds its share of its domain
+        for (unsigned i = 0; i < 2; i++)
+            EXPECT_EQ((double)k->set.t[i].max_slots, std::round(k->slots_per_domain * w.share));
+        EXPECT_EQ(k->slots_per_domain * w.slot_units * w.ndomains, w.capacity);
+        soi_close(s);
+        EXPECT_EQ(ib_map_live_bytes(), live_before);
+    }
+
+    // SMT siblings share their core: l1d on OS 0 and 1 is one L1d split in two.
+    std::vector<int> smt = {0, 1};
+    const soi_ops *l1d = soi_find("l1d");
+    struct soi_env env = make_env(smt, l1d);
+    struct soi *s = nullptr;
+    ASSERT_EQ(soi_open(l1d, &env, &s, why, sizeof why), 0) << why;
+    EXPECT_EQ(s->capacity, 32.0 * KiB);
+    EXPECT_DOUBLE_EQ(static_cast<kit_fp *>(s->priv)->share[0], 0.5);
+    soi_close(s);
+
+    // Two sockets: llc-cap on OS 0 and 8 holds both L3s.
+    std::vector<int> sockets = {0, 8};
+    const soi_ops *llc = soi_find("llc-cap");
+    env = make_env(sockets, llc);
+    ASSERT_EQ(soi_open(llc, &env, &s, why, sizeof why), 0) << why;
+    EXPECT_EQ(s->capacity, 16.0 * MiB);
+    soi_close(s);
+}
+
+// The engine runs there too (binding is skipped on a synthetic topology).
+TEST_F(SyntheticFootprint, EngineRunsOnSyntheticTopology)
+{
+    std::vector<int> cpus = {0, 2};
+    for (const char *name : {"llc-cap", "l2-cap", "l1d", "tlb"}) {
+        SCOPED_TRACE(name);
+        const soi_ops *ops = soi_find(name);
+        struct soi_env env = make_env(cpus, ops);
+        const uint64_t live_before = ib_map_live_bytes();
+        struct soi *s = nullptr;
+        ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;
+        Sched sc;
+        const double xs[] = {0, 50, 100};
+        ASSERT_EQ(ramp_list(&sc.r, xs, 3, 40 * kMs), 0);
+        sc.r.steps[2].dur_ns = 150 * kMs;  // two unbound threads with 4 MiB each: time to cover it on a busy host
+        struct step_result res[3];
+        unsigned ndone = 0;
+        EXPECT_EQ(engine_run(s, &sc.r, nullptr, nullptr, res, &ndone, why, sizeof why), 0) << why;
+        ASSERT_EQ(ndone, 3u);
+        EXPECT_NEAR(res[0].achieved_pct, 0.0, 0.5);
+        EXPECT_GT(res[1].achieved, 0.0);
+        EXPECT_NEAR(res[2].achieved_pct, 100.0, 2.0);
+        soi_close(s);
+        EXPECT_EQ(ib_map_live_bytes(), live_before);
+    }
+}
+
+// ---- mem-cap and cgroup limits ---------------------------------------------------------------------------------------
+
+namespace {
+
+struct mlim fixture_mlim(const char *name)
+{
+    struct mlim ml;
+    std::string root = std::string(IBENCH_FIXTURES) + "/" + name;
+    EXPECT_EQ(mlim_read(&ml, root.c_str()), 0) << root;
+    return ml;
+}
+
+}  // namespace
+
+class MemCapLimits : public ::testing::Test {
+protected:
+    struct machine m;
+    bool open = false;
+    char why[512] = "";
+    const soi_ops *ops = soi_find("mem-cap");
+    int cpus[1] = {0};
+    void SetUp() override
+    {
+        ASSERT_NE(ops, nullptr);
+        ASSERT_EQ(machine_open(&m, nullptr, why, sizeof why), 0) << why;
+        open = true;
+        fill_calib_from_claims(&m.calib, m.topo, 0);
+    }
+    void TearDown() override
+    {
+        if (open)
+            machine_close(&m);
+    }
+    struct soi_env make_env(const struct mlim *ml, uint64_t max_bytes)
+    {
+        struct soi_env env;
+        memset(&env, 0, sizeof env);
+        env.topo = m.topo;
+        env.cpu = &m.cpu;
+        env.calib = &m.calib;
+        env.mlim = ml;
+        env.nthreads = 1;
+        env.cpus = cpus;
+        env.target_cpu = -1;
+        soi_param_defaults(ops, env.param);
+        env.param[soi_param_index(ops, "max-bytes")] = (double)max_bytes;
+        return env;
+    }
+};
+
+// cgroup v2 fixture: memory.max 3 GiB, 1 GiB used, 40 GiB available -> 1.5 GiB may be used.
+TEST_F(MemCapLimits, CapacityHonoursTheCgroupLimit)
+{
+    struct mlim ml = fixture_mlim("cgroup-v2");
+    ASSERT_EQ(ml.cg_limit, 3 * GiB);
+    struct soi_env env = make_env(&ml, 0);
+    const uint64_t live_before = ib_map_live_bytes();
+    struct soi *s = nullptr;
+    ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;  // reserves address space only
+    EXPECT_EQ(s->capacity, (double)mlim_cap(&ml, 0));
+    EXPECT_EQ(s->capacity, 1536.0 * MiB);
+    EXPECT_LE(s->capacity, (double)(ml.cg_limit - ml.cg_usage - mlim_margin(&ml)));
+    EXPECT_NE(strstr(s->capacity_src, "cgroup"), nullptr) << s->capacity_src;
+    soi_close(s);
+    EXPECT_EQ(ib_map_live_bytes(), live_before);
+
+    // max-bytes below the spare is the capacity
+    env = make_env(&ml, 100 * MiB);
+    ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;
+    EXPECT_EQ(s->capacity, 100.0 * MiB);
+    soi_close(s);
+
+    // cgroup v1 fixture: the parent's 1 GiB limit is nearly used up, nothing can be spared
+    struct mlim v1 = fixture_mlim("cgroup-v1");
+    ASSERT_EQ(mlim_spare(&v1), 0u);
+    env = make_env(&v1, 0);
+    s = nullptr;
+    EXPECT_EQ(soi_open(ops, &env, &s, why, sizeof why), -ENOMEM);
+    EXPECT_EQ(s, nullptr);
+    EXPECT_NE(strstr(why, "spare"), nullptr) << why;
+    EXPECT_EQ(ib_map_live_bytes(), live_before);
+}
+
+TEST_F(MemCapLimits, MaxBytesAboveSpareIsRefused)
+{
+    struct mlim ml = fixture_mlim("cgroup-v2");
+    const uint64_t spare = mlim_spare(&ml);
+    ASSERT_EQ(spare, 1536 * MiB);
+    struct soi *s = nullptr;
+    struct soi_env env = make_env(&ml, spare + 4096);
+    EXPECT_EQ(soi_open(ops, &env, &s, why, sizeof why), -E2BIG);
+    EXPECT_EQ(s, nullptr);
+
+    env = make_env(&ml, 2 * GiB);
+    why[0] = 0;
+    EXPECT_EQ(soi_open(ops, &env, &s, why, sizeof why), -E2BIG);
+    // the reason names what was asked, what can be spared and the margin, each with its own value
+    char want[32], sp[32], mg[32];
+    fmt_bytes((double)(2 * GiB), want, sizeof want);
+    fmt_bytes((double)spare, sp, sizeof sp);
+    fmt_bytes((double)mlim_margin(&ml), mg, sizeof mg);
+    EXPECT_NE(strstr(why, ("max-bytes " + std::string(want)).c_str()), nullptr) << why;
+    EXPECT_NE(strstr(why, sp), nullptr) << why;
+    EXPECT_NE(strstr(why, (std::string(mg) + " margin").c_str()), nullptr) << why;
+    EXPECT_NE(strstr(why, "cgroup"), nullptr) << why;
+
+    // exactly the spare is fine
+    env = make_env(&ml, spare);
+    ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;
+    EXPECT_EQ(s->capacity, (double)spare);
+    soi_close(s);
+}
+
+// A small cgroup (tests/fixtures/cgroup-v2-small: memory.max 1 GiB, 256 MiB used, margin 512 MiB): 256 MiB may
+// be used, so mem-cap really runs at 100 % and the resident memory stays within the cap, then shrinks again.
+TEST_F(MemCapLimits, RunsWithinASmallCgroup)
+{
+    struct mlim ml = fixture_mlim("cgroup-v2-small");
+    ASSERT_EQ(ml.cg_version, 2);
+    ASSERT_EQ(ml.cg_limit, 1 * GiB);
+    ASSERT_EQ(ml.cg_usage, 256 * MiB);
+    ASSERT_EQ(mlim_margin(&ml), 512 * MiB);
+    const uint64_t spare = mlim_spare(&ml);
+    ASSERT_EQ(spare, 256 * MiB);
+
+    struct soi_env env = make_env(&ml, 0);
+    atomic_int stop{0};
+    env.stop = &stop;
+    const uint64_t live_before = ib_map_live_bytes();
+    const uint64_t rss_before = rss_bytes();
+    ASSERT_GT(rss_before, 0u);
+    struct soi *s = nullptr;
+    ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;
+    EXPECT_EQ(s->capacity, (double)spare);
+    EXPECT_EQ(s->capacity, (double)mlim_cap(&ml, 0));
+    EXPECT_LE(s->capacity, (double)(ml.cg_limit - ml.cg_usage - mlim_margin(&ml)));
+
+    Sched sc;
+    const double xs[] = {0, 50, 100, 25};
+    ASSERT_EQ(ramp_list(&sc.r, xs, 4, 40 * kMs), 0);
+    struct Rss {
+        std::vector<uint64_t> after_step;
+    } rss;
+    struct engine_cb cb = {[](void *arg, const struct step_result *, unsigned) {
+                               static_cast<Rss *>(arg)->after_step.push_back(rss_bytes());
+                           },
+                           &rss};
+    struct step_result res[4];
+    unsigned ndone = 0;
+    ASSERT_EQ(engine_run(s, &sc.r, &stop, &cb, res, &ndone, why, sizeof why), 0) << why;
+    ASSERT_EQ(ndone, 4u);
+    ASSERT_EQ(rss.after_step.size(), 4u);
+    const double cap = s->capacity;
+    for (unsigned i = 0; i < 4; i++) {
+        SCOPED_TRACE("step at " + std::to_string(xs[i]) + " %");
+        EXPECT_LE(res[i].achieved, cap) << "resident bytes never exceed the cap";
+        EXPECT_NEAR(res[i].achieved_pct, xs[i], 2.0);
+        // the process really holds it, and no more than the cap (8 MiB of slack for the test itself)
+        const double grown = (double)rss.after_step[i] - (double)rss_before;
+        EXPECT_LE(grown, cap * xs[i] / 100 + 8.0 * MiB);
+        if (xs[i] > 0) {
+            EXPECT_GE(grown, cap * xs[i] / 100 * 0.9);
+        }
+    }
+    soi_close(s);
+    EXPECT_EQ(ib_map_live_bytes(), live_before);
+    EXPECT_LT((double)rss_bytes(), (double)rss_before + 8.0 * MiB) << "the footprint was handed back";
+}
