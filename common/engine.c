@@ -196,7 +196,9 @@ static int run_step(struct eng *e, const struct ramp_step *st, struct step_resul
     e->duty = x / 100.0;
     switch (ops->kind) {
     case SOI_RATE:
-        e->rate_per_thread = r->target / e->n;
+        /* 100 % saturates the resource: unthrottled, so a calibration taken in a good or bad moment of a shared
+         * host neither caps nor inflates it; the self-meter reports what it really got (it may exceed 100 %). */
+        e->rate_per_thread = x >= 100.0 ? 0 : r->target / e->n;
         break;
     case SOI_FOOTPRINT:
         e->rate_per_thread = s->rate_cap > 0 ? s->rate_cap / e->n : 0;

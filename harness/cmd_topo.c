@@ -94,6 +94,7 @@ static json_t *machine_doc(struct machine *m)
                                                                      : json_integer((json_int_t)m->mlim.cg_limit),
                                   "margin", (json_int_t)mlim_margin(&m->mlim), "spare",
                                   (json_int_t)mlim_spare(&m->mlim)));
+    json_object_set_new(doc, "dram_latency_ns", json_real(m->calib.plateau_ns[CALIB_NLEVELS]));
     json_object_set_new(doc, "bandwidth", bw_rows(&m->calib));
     json_object_set_new(doc, "counters", json_pack("{s:b,s:s}", "hardware", pmu, "why", pmu ? "" : hw));
     json_object_set_new(doc, "calibration_file", json_string(m->calib.path));
