@@ -518,6 +518,11 @@ static void gate_shrink(struct gate *g, unsigned parties)
 
 enum stream_op calib_bw_op(const char *kind) { return !strcmp(kind, "dram") ? STREAM_TRIAD : STREAM_READ; }
 
+size_t calib_bw_chunk(const char *kind)
+{
+    return !strcmp(kind, "dram") ? 2 * IB_MIB : !strcmp(kind, "llc") ? 4 * IB_MIB : 8 * IB_MIB;
+}
+
 struct bw_job {
     const struct topo *t;
     int cpu;
@@ -528,6 +533,7 @@ struct bw_job {
     double bps[5];
     int err;
     enum stream_op op;
+    size_t chunk;
 };
 
 #define BW_REPS 5
@@ -549,11 +555,11 @@ static void *bw_thread(void *arg)
         gate_wait(j->bar);
         if (atomic_load(j->abort) || (j->stop && atomic_load(j->stop)))
             continue;
-        size_t span = stream_span(j->ws, j->op);
-        sink += stream_chunk(buf, j->ws, 0, span, j->op); /* warm */
+        size_t pos = 0;
+        sink += stream_step(buf, j->ws, &pos, j->ws, j->op); /* warm */
         uint64_t bytes = 0, t0 = clk_mono_ns(), dt;
-        do {
-            bytes += stream_chunk(buf, j->ws, 0, span, j->op);
+        do { /* the SoI's own stepping: same chunks, same wrap, a clock read per step */
+            bytes += stream_step(buf, j->ws, &pos, j->chunk, j->op);
             dt = clk_mono_ns() - t0;
         } while (dt < BW_REP_NS);
         j->bps[r] = (double)bytes / ((double)dt / 1e9);
@@ -585,7 +591,7 @@ int calib_measure_bw(struct calib *c, const struct topo *t, const struct mlim *m
     }
     for (unsigned i = 0; i < n; i++) {
         jobs[i] = (struct bw_job){.t = t, .cpu = cpus[i], .ws = ws, .bar = &bar, .stop = stop, .abort = &abort_flag,
-                                  .op = calib_bw_op(kind)};
+                                  .op = calib_bw_op(kind), .chunk = calib_bw_chunk(kind)};
         if (pthread_create(&th[i], NULL, bw_thread, &jobs[i])) {
             rc = -EAGAIN;
             atomic_store(&abort_flag, 1);

@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define CALIB_FORMAT 2 /* 2: DRAM bandwidth measured with the triad kernel */
+#define CALIB_FORMAT 3 /* 2: DRAM bandwidth with the triad kernel; 3: chunked as the SoIs stream */
 #define CALIB_MAX_SWEEP 160
 #define CALIB_MAX_BW 48
 
@@ -88,6 +88,9 @@ uint64_t calib_bw_ws(const struct calib *c, const struct topo *t, const struct m
 /* The kernel a kind is measured (and its SoI streams) with: TRIAD for "dram" (two read and one write stream press
  * DRAM harder than one read stream: ~31 vs ~26 GB/s on one core here), READ for "l2"/"llc". */
 enum stream_op calib_bw_op(const char *kind);
+/* Bytes per streaming step for a kind, shared by the SoI and its calibration so both stream identically: about
+ * 50-100 us at this machine's rates (sub-millisecond pacing slices, small per-step cost). */
+size_t calib_bw_chunk(const char *kind);
 /* Cached bandwidth for kind on exactly these CPUs, or NULL. */
 const struct calib_bw *calib_bw_find(const struct calib *c, const char *kind, const int *cpus, unsigned n);
 /* Measure streaming-read bandwidth for kind on cpus (threads bound there, all streaming at once), store it. */

@@ -196,8 +196,10 @@ static int run_step(struct eng *e, const struct ramp_step *st, struct step_resul
     e->duty = x / 100.0;
     switch (ops->kind) {
     case SOI_RATE:
-        /* 100 % saturates the resource: unthrottled, so a calibration taken in a good or bad moment of a shared
-         * host neither caps nor inflates it; the self-meter reports what it really got (it may exceed 100 %). */
+        /* Below 100 %: x % of the peak measured with the very same stepping (calib_bw_chunk). At 100 %:
+         * unthrottled. Pacing exactly at the mean of a fluctuating resource is biased low (fast moments are capped
+         * at the target, slow ones beyond the credit are lost): on this host it held DRAM at ~91 % of the peak in
+         * every order of steps, while unthrottled averages to the peak. The self-meter reports what it got. */
         e->rate_per_thread = x >= 100.0 ? 0 : r->target / e->n;
         break;
     case SOI_FOOTPRINT:

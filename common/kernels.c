@@ -295,6 +295,21 @@ uint64_t stream_chunk(void *buf, size_t ws, size_t pos, size_t len, enum stream_
     return len & ~(size_t)255;
 }
 
+uint64_t stream_step(void *buf, size_t ws, size_t *pos, size_t chunk, enum stream_op op)
+{
+    size_t span = stream_span(ws, op), left = op == STREAM_TRIAD ? chunk / 3 : chunk;
+    uint64_t bytes = 0;
+    while (left >= 256) {
+        size_t len = span - *pos < left ? span - *pos : left;
+        bytes += stream_chunk(buf, ws, *pos, len, op);
+        *pos += len;
+        if (*pos >= span)
+            *pos = 0;
+        left -= len;
+    }
+    return bytes;
+}
+
 /* ---- memory ---------------------------------------------------------------------------------------------- */
 
 static atomic_uint_fast64_t g_live_bytes;

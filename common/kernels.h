@@ -53,6 +53,10 @@ void stream_triad(double *a, const double *b, const double *c, size_t n);
 uint64_t stream_chunk(void *buf, size_t ws, size_t pos, size_t len, enum stream_op op);
 /* The length `pos` runs over: ws, or one array for TRIAD. */
 size_t stream_span(size_t ws, enum stream_op op);
+/* One streaming step: `chunk` bytes of `op` (TRIAD: chunk/3 of each array) from *pos on, wrapping around the
+ * working set as often as needed. The bandwidth SoIs and their calibration both stream through this, so they
+ * share one access pattern. Returns the bytes counted. */
+uint64_t stream_step(void *buf, size_t ws, size_t *pos, size_t chunk, enum stream_op op);
 
 
 /* Anonymous memory for SoIs: mmap'd, 2 MiB aligned, THP advised, counted in a live-bytes gauge so tests (and the

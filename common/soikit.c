@@ -197,27 +197,18 @@ void fpset_free(struct fpset *f)
 
 /* ---- strset --------------------------------------------------------------------------------------------- */
 
-int strset_init(struct strset *s, const struct topo *topo, const int *cpus, unsigned n, size_t ws,
-                double bps_per_thread, enum stream_op op)
+int strset_init(struct strset *s, const struct topo *topo, const int *cpus, unsigned n, size_t ws, size_t chunk,
+                enum stream_op op)
 {
     memset(s, 0, sizeof(*s));
     ws &= ~(size_t)4095;
-    if (ws < 4096)
+    if (ws < 4096 || chunk < 4096)
         return -EINVAL;
     s->t = calloc(n, sizeof(*s->t));
     if (!s->t)
         return -ENOMEM;
     s->n = n;
     s->op = op;
-    /* ~100 us of streaming per step at the measured rate: sub-millisecond pacing slices at negligible per-step cost
-     * (shorter chunks measurably lowered the DRAM rate here). A small
-     * (L2) working set is wrapped over several times per step rather than paying the per-step cost per pass. */
-    size_t chunk = (size_t)(bps_per_thread * 100e-6);
-    chunk = (chunk + 4095) & ~(size_t)4095;
-    if (chunk < 16384)
-        chunk = 16384;
-    if (chunk > 64 * ws)
-        chunk = 64 * ws;
     for (unsigned i = 0; i < n; i++) {
         s->t[i].ws = ws;
         s->t[i].chunk = chunk;
@@ -234,17 +225,7 @@ int strset_init(struct strset *s, const struct topo *topo, const int *cpus, unsi
 uint64_t strset_step(struct strset *s, unsigned i)
 {
     struct strthread *t = &s->t[i];
-    size_t span = stream_span(t->ws, s->op), left = s->op == STREAM_TRIAD ? t->chunk / 3 : t->chunk;
-    uint64_t bytes = 0;
-    while (left >= 256) {
-        size_t len = span - t->pos < left ? span - t->pos : left;
-        bytes += stream_chunk(t->buf, t->ws, t->pos, len, s->op);
-        t->pos += len;
-        if (t->pos >= span)
-            t->pos = 0;
-        left -= len;
-    }
-    return bytes;
+    return stream_step(t->buf, t->ws, &t->pos, t->chunk, s->op);
 }
 
 void strset_free(struct strset *s)
@@ -277,7 +258,7 @@ int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char
     if (rc < 0)
         return rc;
     size_t ws = calib_bw_ws(env->calib, env->topo, env->mlim, kind, env->nthreads);
-    rc = strset_init(set, env->topo, env->cpus, env->nthreads, ws, bps / env->nthreads, calib_bw_op(kind));
+    rc = strset_init(set, env->topo, env->cpus, env->nthreads, ws, calib_bw_chunk(kind), calib_bw_op(kind));
     if (rc < 0)
         return ib_why(why, len, rc, "cannot map %zu bytes per thread for %s streaming", ws, kind);
     s->capacity = bps;

@@ -73,9 +73,9 @@ struct strset {
     enum stream_op op;
 };
 
-/* One streaming buffer of ws bytes per thread, chunk sized so a step lasts ~25 us at bps_per_thread. */
-int strset_init(struct strset *s, const struct topo *topo, const int *cpus, unsigned n, size_t ws,
-                double bps_per_thread, enum stream_op op);
+/* One streaming buffer of ws bytes per thread, streamed `chunk` bytes per step (calib_bw_chunk()). */
+int strset_init(struct strset *s, const struct topo *topo, const int *cpus, unsigned n, size_t ws, size_t chunk,
+                enum stream_op op);
 /* Stream one chunk on thread i; returns bytes moved. */
 uint64_t strset_step(struct strset *s, unsigned i);
 void strset_free(struct strset *s);
