@@ -297,7 +297,8 @@ uint64_t stream_chunk(void *buf, size_t ws, size_t pos, size_t len, enum stream_
 
 uint64_t stream_step(void *buf, size_t ws, size_t *pos, size_t chunk, enum stream_op op)
 {
-    size_t span = stream_span(ws, op), left = op == STREAM_TRIAD ? chunk / 3 : chunk;
+    /* whole 256-byte blocks only, so *pos (and every array address) stays vector-aligned */
+    size_t span = stream_span(ws, op), left = (op == STREAM_TRIAD ? chunk / 3 : chunk) & ~(size_t)255;
     uint64_t bytes = 0;
     while (left >= 256) {
         size_t len = span - *pos < left ? span - *pos : left;

@@ -880,3 +880,26 @@ TEST(KitShares, SyntheticTopology)
     EXPECT_DOUBLE_EQ(share[1], 0.5);
     topo_destroy(t);
 }
+
+// stream_step keeps its position vector-aligned whatever the chunk (a triad chunk/3 that was not a multiple of 64
+// once advanced the position to misaligned addresses: caught by UBSan) and counts what it streamed.
+TEST(Kernels, StreamStepStaysAlignedAndCounts)
+{
+    const size_t ws = 3 * 64 * 1024 + 4096;
+    void *buf = ib_map(ws, 0);
+    ASSERT_NE(buf, nullptr);
+    memset(buf, 0, ws);
+    for (enum stream_op op : {STREAM_READ, STREAM_TRIAD}) {
+        size_t pos = 0;
+        for (size_t chunk : {4096 + 100, 16384 + 7, 100000, 3 * 65536 + 1}) {
+            for (int i = 0; i < 20; i++) {
+                uint64_t bytes = stream_step(buf, ws, &pos, chunk, op);
+                EXPECT_EQ(pos % 256, 0u) << "op " << op << " chunk " << chunk;
+                EXPECT_LT(pos, stream_span(ws, op));
+                size_t per = (op == STREAM_TRIAD ? chunk / 3 : chunk) & ~(size_t)255;
+                EXPECT_EQ(bytes, op == STREAM_TRIAD ? 3 * (uint64_t)per : (uint64_t)per);
+            }
+        }
+    }
+    ib_unmap(buf, ws);
+}
