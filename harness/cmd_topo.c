@@ -123,6 +123,17 @@ static void print_machine(json_t *doc, const struct machine *m)
                                    ? "hardware PMU available"
                                    : "no hardware counters: ",
            why ? why : "");
+    if (!m->calib.have_caches) {
+        struct topo_cache tc;
+        printf("\ncaches (claimed by hwloc; not measured yet: run ibench topo without --no-measure, or ibench "
+               "calibrate):\n");
+        for (int lvl = 1; lvl <= topo_llc_level(m->topo); lvl++)
+            if (topo_cache_info(m->topo, lvl, false, -1, &tc) == 0)
+                printf("  L%d %s, %u-way, %u-byte lines, shared by %u PU(s)\n", lvl,
+                       fmt_bytes((double)tc.size, a, sizeof(a)), tc.ways, tc.line, tc.nshared);
+        printf("\ncalibration cache: %s (empty)\n", m->calib.path);
+        return;
+    }
     printf("\ncaches: claimed by hwloc vs measured (knee of a pointer-chase latency sweep on CPU %d)\n",
            m->calib.sweep_cpu);
     static const struct out_col cc[] = {
@@ -151,6 +162,7 @@ static int machine_cmd(int argc, char **argv, int calibrate)
 {
     const char *cmd = calibrate ? "calibrate" : "topo";
     static const struct option lo[] = {{"json", no_argument, 0, 'j'},      {"cpus", required_argument, 0, 'c'},
+                                       {"csv", no_argument, 0, 'v'},
                                        {"no-measure", no_argument, 0, 'n'}, {"topology", required_argument, 0, 'T'},
                                        {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
     int json = 0, measure = 1, c;
@@ -161,7 +173,14 @@ static int machine_cmd(int argc, char **argv, int calibrate)
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
         switch (c) {
-        case 'j': json = 1; break;
+        case 'j':
+        case 'v':
+            if (json && json != (c == 'j' ? 1 : 2)) {
+                free(cpus);
+                return cli_fail(IB_EXIT_USAGE, cmd, "--json and --csv exclude each other");
+            }
+            json = c == 'j' ? 1 : 2;
+            break;
         case 'n': measure = 0; break;
         case 'T': spec = optarg; break;
         case 'c':
@@ -172,18 +191,18 @@ static int machine_cmd(int argc, char **argv, int calibrate)
             break;
         case 'h':
             if (calibrate)
-                printf("usage: ibench calibrate [--cpus LIST] [--json]\n\n"
+                printf("usage: ibench calibrate [--cpus LIST] [--json | --csv]\n\n"
                        "Measures what the SoIs scale against and caches it for this machine (keyed by a hardware\n"
                        "fingerprint): the effective size of L1d, L2 and LLC (the knee of a pointer-chase latency\n"
                        "sweep, next to what hwloc claims) and the streaming read bandwidth of L2, LLC and DRAM on\n"
                        "one CPU and on all of --cpus (default: every CPU). Takes ~10-20 s. Cache file:\n"
                        "$IBENCH_CACHE_DIR, else $XDG_CACHE_HOME/ibench, else ~/.cache/ibench.\n");
             else
-                printf("usage: ibench topo [--json] [--no-measure]\n\n"
+                printf("usage: ibench topo [--json | --csv] [--no-measure]\n\n"
                        "Shows the machine: packages, NUMA nodes, cores, PUs, SMT; caches claimed by hwloc next to\n"
                        "the sizes measured by a latency sweep (measured now if not cached, unless --no-measure);\n"
                        "TLB geometry from cpuid; memory, cgroup limit and the margin SoIs leave; hardware counters;\n"
-                       "and any cached bandwidth measurements.\n");
+                       "and any cached bandwidth measurements. --csv prints the caches table only.\n");
             free(cpus);
             return IB_EXIT_OK;
         default:
@@ -194,6 +213,14 @@ static int machine_cmd(int argc, char **argv, int calibrate)
     if (optind < argc) {
         free(cpus);
         return cli_fail(IB_EXIT_USAGE, cmd, "unexpected argument '%s'", argv[optind]);
+    }
+    if (!calibrate && ncpus) {
+        free(cpus);
+        return cli_fail(IB_EXIT_USAGE, cmd, "--cpus goes with ibench calibrate");
+    }
+    if (calibrate && !measure) {
+        free(cpus);
+        return cli_fail(IB_EXIT_USAGE, cmd, "--no-measure goes with ibench topo");
     }
     struct machine m;
     char why[512] = "";
@@ -246,10 +273,20 @@ static int machine_cmd(int argc, char **argv, int calibrate)
     if ((rc = machine_save_calib(&m, why, sizeof(why))) < 0)
         fprintf(stderr, "ibench %s: warning: %s\n", cmd, why);
     json_t *doc = machine_doc(&m);
-    if (json)
+    if (json == 1) {
         out_json(stdout, doc);
-    else
+    } else if (json == 2) { /* the caches table, one row per level: the part that is a table */
+        static const struct out_col cc[] = {
+            {"level", "", OUT_K_STR, 0, NULL},       {"claimed", "", OUT_K_INT, 0, NULL},
+            {"ways", "", OUT_K_INT, 0, NULL},        {"line", "", OUT_K_INT, 0, NULL},
+            {"shared_by", "", OUT_K_STR, 0, NULL},   {"measured", "", OUT_K_INT, 0, NULL},
+            {"effective", "", OUT_K_INT, 0, NULL},   {"latency_ns", "", OUT_K_NUM, 3, NULL},
+            {"verdict", "", OUT_K_STR, 0, NULL},
+        };
+        out_rows(stdout, OUT_CSV, json_object_get(doc, "caches"), cc, IB_ARRAY_SIZE(cc));
+    } else {
         print_machine(doc, &m);
+    }
     json_decref(doc);
 out:
     cli_signals_restore();
