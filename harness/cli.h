@@ -39,6 +39,7 @@ struct run_opts {
     unsigned nparams;
     const char *topology; /* hidden: a synthetic/XML topology instead of this machine */
     int cached_capacity;  /* rate SoIs: trust the cached peak */
+    const char *plot;     /* --plot FILE (.png/.svg) */
     int help;
 };
 

@@ -17,6 +17,7 @@
 #include "kernels.h"
 #include "machine.h"
 #include "parse.h"
+#include "plot.h"
 #include "ramp.h"
 #include "soi.h"
 
@@ -45,7 +46,8 @@ static void run_help(FILE *f)
             "  -P, --param NAME=V    set an SoI parameter (ibench list --soi NAME shows them)\n"
             "      --max-bytes SIZE  shorthand for --param max-bytes=SIZE (K/M/G suffixes)\n"
             "      --cached-capacity rate SoIs: scale against the cached peak instead of measuring it now\n"
-            "      --json, --csv     machine-readable output instead of the table\n\n"
+            "      --json, --csv     machine-readable output instead of the table\n"
+            "      --plot FILE       also draw the ramp with gnuplot (FILE ends in .png or .svg)\n\n"
             "Without --cpus/--near the SoI runs on the highest-numbered CPUs. Cache sizes are measured once and\n"
             "cached (ibench calibrate refreshes them); peak rates are re-measured at the start of each run,\n"
             "because they drift on shared hosts. Ctrl-C stops at once, prints the completed steps, and\n"
@@ -53,7 +55,7 @@ static void run_help(FILE *f)
 }
 
 enum {
-    O_FROM = 256, O_TO, O_STEPS, O_STEPMS, O_LEVELS, O_JSON, O_CSV, O_TABLE, O_MAXB, O_TOPO, O_CACHED,
+    O_FROM = 256, O_TO, O_STEPS, O_STEPMS, O_LEVELS, O_JSON, O_CSV, O_TABLE, O_MAXB, O_TOPO, O_CACHED, O_PLOT,
 };
 
 static const struct option run_long[] = {
@@ -66,7 +68,7 @@ static const struct option run_long[] = {
     {"param", required_argument, 0, 'P'},    {"max-bytes", required_argument, 0, O_MAXB},
     {"json", no_argument, 0, O_JSON},        {"csv", no_argument, 0, O_CSV},
     {"table", no_argument, 0, O_TABLE},      {"topology", required_argument, 0, O_TOPO},
-    {"cached-capacity", no_argument, 0, O_CACHED},
+    {"cached-capacity", no_argument, 0, O_CACHED}, {"plot", required_argument, 0, O_PLOT},
     {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
 };
 
@@ -215,6 +217,9 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, char *why, size_t l
             break;
         case O_CACHED:
             o->cached_capacity = 1;
+            break;
+        case O_PLOT:
+            o->plot = optarg;
             break;
         case 'h':
             o->help = 1;
@@ -386,6 +391,10 @@ int cmd_run(int argc, char **argv)
     int cpus[SOI_MAX_THREADS];
     bool time_shared = false;
 
+    if (o.plot && plot_check(o.plot, why, sizeof(why)) < 0) {
+        code = cli_fail(IB_EXIT_USAGE, "run", "%s", why);
+        goto out;
+    }
     const struct soi_ops *ops = soi_find(o.soi);
     if (!ops) {
         code = cli_fail(IB_EXIT_USAGE, "run", "unknown SoI '%s' (ibench list shows them)", o.soi);
@@ -492,6 +501,11 @@ int cmd_run(int argc, char **argv)
                                                     "time_shared", time_shared));
     json_object_set_new(doc, "capacity", json_pack("{s:f,s:s,s:s}", "value", s->capacity, "unit", s->unit,
                                                    "source", s->capacity_src));
+    if (m.calib.have_caches) /* the latency plateaus to read load_ns against */
+        json_object_set_new(doc, "latency_plateaus_ns",
+                            json_pack("{s:f,s:f,s:f,s:f}", "l1d", m.calib.plateau_ns[CALIB_L1], "l2",
+                                      m.calib.plateau_ns[CALIB_L2], "llc", m.calib.plateau_ns[CALIB_LLC], "dram",
+                                      m.calib.plateau_ns[CALIB_NLEVELS]));
     if (*s->note)
         json_object_set_new(doc, "note", json_string(s->note));
     char miss[256] = "";
@@ -538,6 +552,15 @@ int cmd_run(int argc, char **argv)
         print_table(s, doc, steps);
     }
     fflush(stdout);
+    if (o.plot) {
+        char pwhy[256] = "";
+        if (plot_run(o.plot, doc, pwhy, sizeof(pwhy)) < 0) {
+            cli_fail(IB_EXIT_FAIL, "run", "%s", pwhy);
+            code = IB_EXIT_FAIL;
+        } else {
+            fprintf(stderr, "ibench run: chart written to %s\n", o.plot);
+        }
+    }
     if (rc == -EINTR)
         code = IB_EXIT_INTR;
 out:

@@ -746,3 +746,26 @@ void interrupt_ramp(const std::vector<std::string> &env, int sig)
 TEST_F(Bin, CtrlCMidRamp) { interrupt_ramp(env(true), SIGINT); }
 
 TEST_F(Bin, SigtermMidRamp) { interrupt_ramp(env(true), SIGTERM); }
+
+// --plot: a bad file name fails before anything runs; a good one yields a real PNG and leaves no temp file.
+TEST_F(Bin, PlotWritesAChartAtomically)
+{
+    expect_usage_error({"run", "--soi", "l1d", "--ramp", "--plot", cache + "/chart.jpg"}, {"--plot", ".png or .svg"});
+    expect_usage_error({"run", "--soi", "l1d", "--ramp", "--plot", "/nonexistent-dir/chart.png"}, {"--plot"});
+    const std::string png = cache + "/chart.png";
+    Proc p;
+    run(p, {"run", "--soi", "l1d", "--ramp", "--steps", "3", "--step-ms", "50", "--json", "--plot", png}, 120);
+    ASSERT_EQ(p.exit_code(), 0) << p.err;
+    EXPECT_NE(p.err.find("chart written"), std::string::npos) << p.err;
+    FILE *f = fopen(png.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    unsigned char magic[8] = {0};
+    EXPECT_EQ(fread(magic, 1, 8, f), 8u);
+    fclose(f);
+    EXPECT_EQ(memcmp(magic, "\x89PNG\r\n\x1a\n", 8), 0) << "a PNG file";
+    DIR *d = opendir(cache.c_str());
+    ASSERT_NE(d, nullptr);
+    while (struct dirent *e = readdir(d))
+        EXPECT_EQ(strstr(e->d_name, ".tmp."), nullptr) << e->d_name << " left behind";
+    closedir(d);
+}

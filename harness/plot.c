@@ -1,0 +1,175 @@
+/* plot.c - gnuplot charts. Data and script go to a private temp directory; gnuplot writes a temp file beside the
+ * target, which is renamed over it only when gnuplot succeeded (no partial charts). */
+#define _GNU_SOURCE
+#include "plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ib_err.h"
+
+extern char **environ;
+
+static const char *ext_term(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot)
+        return NULL;
+    if (!strcmp(dot, ".png"))
+        return "pngcairo size 900,560 font 'DejaVu Sans,10'";
+    if (!strcmp(dot, ".svg"))
+        return "svg size 900,560 dynamic font 'DejaVu Sans,10'";
+    return NULL;
+}
+
+static int run_gnuplot(const char *script, char *why, size_t len)
+{
+    pid_t pid;
+    char *argv[] = {(char *)"gnuplot", (char *)script, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc)
+        return ib_why(why, len, -rc, "cannot run gnuplot (%s): scripts/bootstrap installs gnuplot-nox", strerror(rc));
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return ib_why(why, len, -errno, "waiting for gnuplot: %s", strerror(errno));
+    if (!WIFEXITED(st) || WEXITSTATUS(st))
+        return ib_why(why, len, -EIO, "gnuplot failed (exit %d)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return 0;
+}
+
+int plot_check(const char *path, char *why, size_t len)
+{
+    if (!ext_term(path))
+        return ib_why(why, len, -EINVAL, "--plot '%s': the file must end in .png or .svg", path);
+    char dir[1024];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    if (access(slash ? (dir[0] ? dir : "/") : ".", W_OK) < 0)
+        return ib_why(why, len, -errno, "--plot '%s': cannot write in its directory (%s)", path, strerror(errno));
+    char script[] = "/tmp/ibench-plot-check-XXXXXX";
+    int fd = mkstemp(script);
+    if (fd < 0)
+        return ib_why(why, len, -errno, "mkstemp: %s", strerror(errno));
+    dprintf(fd, "exit\n");
+    close(fd);
+    int rc = run_gnuplot(script, why, len);
+    unlink(script);
+    return rc;
+}
+
+/* gnuplot string literal: single quotes, no quote inside (labels come from our own data) */
+static void gq(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++)
+        fputc(*s == '\'' ? '"' : *s, f);
+    fputc('\'', f);
+}
+
+int plot_run(const char *path, json_t *doc, char *why, size_t len)
+{
+    const char *term = ext_term(path);
+    if (!term)
+        return ib_why(why, len, -EINVAL, "--plot '%s': the file must end in .png or .svg", path);
+    char tmpd[] = "/tmp/ibench-plot-XXXXXX";
+    if (!mkdtemp(tmpd))
+        return ib_why(why, len, -errno, "mkdtemp: %s", strerror(errno));
+    char dat[64], gp[64], out[1100];
+    snprintf(dat, sizeof(dat), "%s/steps.dat", tmpd);
+    snprintf(gp, sizeof(gp), "%s/plot.gp", tmpd);
+    snprintf(out, sizeof(out), "%s.tmp.%d", path, (int)getpid());
+    json_t *steps = json_object_get(doc, "steps");
+    int chase = 0;
+    FILE *f = fopen(dat, "w");
+    int rc = 0;
+    if (!f) {
+        rc = ib_why(why, len, -errno, "cannot write plot data: %s", strerror(errno));
+        goto out;
+    }
+    size_t i;
+    json_t *st;
+    json_array_foreach(steps, i, st)
+    {
+        json_t *l = json_object_get(st, "load_ns");
+        chase |= json_is_number(l);
+        fprintf(f, "%.6f %.6f %.6f %.6f\n", json_number_value(json_object_get(st, "requested_pct")),
+                json_number_value(json_object_get(st, "achieved_pct")),
+                json_is_number(l) ? json_number_value(l) : 0.0,
+                json_number_value(json_object_get(st, "active_pct")));
+    }
+    fclose(f);
+    const char *name = json_string_value(json_object_get(json_object_get(doc, "soi"), "name"));
+    const char *res = json_string_value(json_object_get(json_object_get(doc, "soi"), "resource"));
+    const char *src = json_string_value(json_object_get(json_object_get(doc, "capacity"), "source"));
+    json_t *lin = json_object_get(doc, "linearity");
+    char title[512], sub[512] = "";
+    snprintf(title, sizeof(title), "ibench run --soi %s: %s", name ? name : "?", res ? res : "");
+    if (json_is_object(lin))
+        snprintf(sub, sizeof(sub), "R^2 %.4f, slope %.3f, worst step %.2f points from ideal",
+                 json_number_value(json_object_get(lin, "r2")), json_number_value(json_object_get(lin, "slope")),
+                 json_number_value(json_object_get(lin, "worst_dev_ideal")));
+    if (!(f = fopen(gp, "w"))) {
+        rc = ib_why(why, len, -errno, "cannot write the gnuplot script: %s", strerror(errno));
+        goto out;
+    }
+    fprintf(f, "set terminal %s\nset output ", term);
+    gq(f, out);
+    fprintf(f, "\nset title ");
+    gq(f, title);
+    fprintf(f, " . \"\\n\" . ");
+    gq(f, sub);
+    fprintf(f, "\nset xlabel 'requested intensity (%%)'\nset ylabel 'achieved (%% of measured capacity)'\n"
+               "set xrange [0:100]\nset yrange [0:*]\nset grid\nset key bottom right box opaque\n"
+               "set label 1 ");
+    gq(f, src ? src : "");
+    fprintf(f, " at graph 0.01, graph -0.14 font ',8'\nset bmargin 6\n");
+    if (chase) {
+        json_t *pl = json_object_get(doc, "latency_plateaus_ns");
+        double l2 = json_number_value(json_object_get(pl, "l2")), llc = json_number_value(json_object_get(pl, "llc"));
+        fprintf(f, "set y2label 'ns per dependent load (where the footprint lives)'\nset y2tics\nset ytics nomirror\n");
+        if (llc > 0)
+            fprintf(f, "set y2range [0:%g]\n", llc * 1.6);
+        else
+            fprintf(f, "set y2range [0:*]\n");
+        if (l2 > 0)
+            fprintf(f, "set arrow from graph 0, second %g to graph 1, second %g nohead dt 3 lc rgb '#d62728'\n"
+                       "set label 'L2 latency %.1f ns' at graph 0.02, second %g offset 0,0.6 tc rgb '#d62728' "
+                       "font ',8'\n", l2, l2, l2, l2);
+        if (llc > 0)
+            fprintf(f, "set arrow from graph 0, second %g to graph 1, second %g nohead dt 3 lc rgb '#d62728'\n"
+                       "set label 'LLC latency %.1f ns (DRAM is %.0f ns)' at graph 0.02, second %g offset 0,0.6 "
+                       "tc rgb '#d62728' font ',8'\n",
+                       llc, llc, llc, json_number_value(json_object_get(pl, "dram")), llc);
+    } else {
+        fprintf(f, "set y2label 'active time (%%)'\nset y2range [0:110]\nset y2tics\nset ytics nomirror\n");
+    }
+    fprintf(f, "plot x with lines dashtype 2 lc rgb '#888888' title 'ideal (achieved = requested)', ");
+    gq(f, dat);
+    fprintf(f, " using 1:2 with linespoints pt 7 lc rgb '#1f77b4' lw 2 title 'achieved (self-meter)', ");
+    gq(f, dat);
+    fprintf(f, chase ? " using 1:($3>0?$3:1/0) axes x1y2 with linespoints pt 5 lc rgb '#d62728' title 'ns/load'\n"
+                     : " using 1:4 axes x1y2 with linespoints pt 5 lc rgb '#2ca02c' title 'active %%'\n");
+    fclose(f);
+    rc = run_gnuplot(gp, why, len);
+    if (rc == 0 && rename(out, path) < 0)
+        rc = ib_why(why, len, -errno, "cannot rename the chart to %s: %s", path, strerror(errno));
+out:
+    unlink(out);
+    unlink(dat);
+    unlink(gp);
+    rmdir(tmpd);
+    return rc;
+}

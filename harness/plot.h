@@ -1,0 +1,21 @@
+/* plot.h - charts through gnuplot (PNG or SVG by the file's extension), written atomically. */
+#ifndef IB_PLOT_H
+#define IB_PLOT_H
+#include <jansson.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 0 when `path` ends in .png or .svg and gnuplot can be run; -EINVAL / -ENOENT with why otherwise.
+ * Checked before a run, so a bad --plot fails fast. */
+int plot_check(const char *path, char *why, size_t len);
+/* Chart of an `ibench run` result document: achieved % against requested % with the ideal line, and the SoI's
+ * second self-meter (ns per load, or active %) on the right axis. */
+int plot_run(const char *path, json_t *doc, char *why, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
