@@ -306,6 +306,34 @@ int kit_fp_prepare(struct soi *s, enum topo_scope scope, double slots_per_domain
     return 0;
 }
 
+int kit_cache_prepare(struct soi *s, int level, enum topo_scope scope, int sweep_level, unsigned nchains, char *why,
+                      size_t len)
+{
+    const struct soi_env *env = s->env;
+    int rc = calib_need_caches(env->calib, env->topo, env->cpus[0], env->stop, why, len);
+    if (rc < 0)
+        return rc;
+    enum calib_level l = (enum calib_level)level;
+    uint64_t eff = calib_effective(env->calib, l);
+    if (!eff)
+        return ib_why(why, len, -ENOTSUP, "no %s size from hwloc or measurement", calib_level_name(l));
+    uint64_t sweep = sweep_level >= 0 ? calib_effective(env->calib, (enum calib_level)sweep_level) : 0;
+    rc = kit_fp_prepare(s, scope, (double)(eff / 64), 64, "B", 64, 0, nchains, 1, sweep, why, len);
+    if (rc < 0)
+        return rc;
+    char a[32], b[32], c[48] = "";
+    uint64_t measured = env->calib->measured[l], claimed = env->calib->claimed[l];
+    if (sweep)
+        snprintf(c, sizeof(c), "; sweeps %s of %s", fmt_bytes((double)sweep, b, sizeof(b)),
+                 calib_level_name((enum calib_level)sweep_level));
+    snprintf(s->capacity_src, sizeof(s->capacity_src), "%s %s %s%s (hwloc claims %s)%s",
+             !measured ? "claimed" : measured > claimed ? "claimed (knee above it)" : "measured",
+             calib_level_name(l), fmt_bytes((double)eff, a, sizeof(a)),
+             measured && measured <= claimed ? " at the latency knee" : "",
+             fmt_bytes((double)claimed, b, sizeof(b)), c);
+    return 0;
+}
+
 int kit_fp_set_intensity(struct soi *s, double x, char *why, size_t len)
 {
     struct kit_fp *k = s->priv;

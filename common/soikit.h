@@ -97,6 +97,11 @@ struct kit_fp {
 int kit_fp_prepare(struct soi *s, enum topo_scope scope, double slots_per_domain, double slot_units,
                    const char *unit, size_t stride, size_t skew, unsigned nchains, int hugepages, size_t sweep_bytes,
                    char *why, size_t len);
+/* The cache-footprint SoIs' whole prepare: make sure the cache knees are measured, size the footprint from the
+ * effective size of `level` (calib.h), chase it in `scope`, optionally sweeping an inner cache (`sweep_level`,
+ * or -1 for none) so accesses land in `level`, and say where the capacity came from. */
+int kit_cache_prepare(struct soi *s, int level, enum topo_scope scope, int sweep_level, unsigned nchains, char *why,
+                      size_t len);
 int kit_fp_set_intensity(struct soi *s, double x, char *why, size_t len);
 int kit_fp_step(struct soi *s, unsigned tid, uint64_t *units);
 int kit_fp_measure(struct soi *s, struct soi_meter *m);
