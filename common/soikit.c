@@ -262,6 +262,13 @@ int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char
     if (rc < 0)
         return ib_why(why, len, rc, "cannot map %zu bytes per thread for %s streaming", ws, kind);
     s->capacity = bps;
+    uint64_t l2 = calib_effective(env->calib, CALIB_L2);
+    if (!strcmp(kind, "llc") && l2 && ws < l2 + l2 / 2) {
+        char b[32], c[32];
+        snprintf(s->note, sizeof(s->note),
+                 "the LLC is too small to give %u thread(s) %s each (1.5x the L2, %s): part of this traffic hits L2",
+                 env->nthreads, fmt_bytes((double)(l2 + l2 / 2), b, sizeof(b)), fmt_bytes((double)l2, c, sizeof(c)));
+    }
     snprintf(s->unit, sizeof(s->unit), "B/s");
     snprintf(s->secondary_unit, sizeof(s->secondary_unit), "B/s");
     char b1[32], b2[48] = "", b3[32];

@@ -94,7 +94,9 @@ static json_t *machine_doc(struct machine *m)
                                                                      : json_integer((json_int_t)m->mlim.cg_limit),
                                   "margin", (json_int_t)mlim_margin(&m->mlim), "spare",
                                   (json_int_t)mlim_spare(&m->mlim)));
-    json_object_set_new(doc, "dram_latency_ns", json_real(m->calib.plateau_ns[CALIB_NLEVELS]));
+    json_object_set_new(doc, "dram_latency_ns", m->calib.plateau_ns[CALIB_NLEVELS] > 0
+                                                    ? json_real(m->calib.plateau_ns[CALIB_NLEVELS])
+                                                    : json_null());
     json_object_set_new(doc, "bandwidth", bw_rows(&m->calib));
     json_object_set_new(doc, "counters", json_pack("{s:b,s:s}", "hardware", pmu, "why", pmu ? "" : hw));
     json_object_set_new(doc, "calibration_file", json_string(m->calib.path));
@@ -154,6 +156,22 @@ static void print_machine(json_t *doc, const struct machine *m)
             {"spread_pct", "spread %", OUT_K_NUM, 1, NULL},
         };
         out_rows(stdout, OUT_TABLE, bw, bc, IB_ARRAY_SIZE(bc));
+        /* Checked by measurement: private L2s should add up across CPUs. When they do not, the CPUs most likely
+         * share a physical core (a hypervisor placing vCPUs on SMT siblings), whatever the topology says. */
+        const struct calib_bw *one = NULL, *many = NULL;
+        for (unsigned i = 0; i < m->calib.nbw; i++) {
+            const struct calib_bw *e = &m->calib.bw[i];
+            if (strcmp(e->kind, "l2"))
+                continue;
+            if (!strchr(e->cpus, ',') && !strchr(e->cpus, '-'))
+                one = e;
+            else
+                many = e;
+        }
+        if (one && many && many->bps < 1.3 * one->bps)
+            printf("note: L2 bandwidth does not add up across CPUs %s (%.1f GB/s together, %.1f GB/s on one):\n"
+                   "      they likely share physical cores (hypervisor SMT), although the topology shows %s.\n",
+                   many->cpus, many->bps / 1e9, one->bps / 1e9, topo_has_smt(m->topo) ? "SMT" : "no SMT");
     }
     printf("\ncalibration cache: %s\n", m->calib.path);
 }
@@ -194,8 +212,9 @@ static int machine_cmd(int argc, char **argv, int calibrate)
                 printf("usage: ibench calibrate [--cpus LIST] [--json | --csv]\n\n"
                        "Measures what the SoIs scale against and caches it for this machine (keyed by a hardware\n"
                        "fingerprint): the effective size of L1d, L2 and LLC (the knee of a pointer-chase latency\n"
-                       "sweep, next to what hwloc claims) and the streaming read bandwidth of L2, LLC and DRAM on\n"
-                       "one CPU and on all of --cpus (default: every CPU). Takes ~10-20 s. Cache file:\n"
+                       "sweep, next to what hwloc claims) and the streaming bandwidth of L2 and LLC (vector reads) and\n"
+                       "DRAM (STREAM triad), with the bandwidth SoIs' own stepping, on one CPU and on all of --cpus\n"
+                       "(default: every CPU). Takes about 10 s. Cache file:\n"
                        "$IBENCH_CACHE_DIR, else $XDG_CACHE_HOME/ibench, else ~/.cache/ibench.\n");
             else
                 printf("usage: ibench topo [--json | --csv] [--no-measure]\n\n"
