@@ -1,0 +1,244 @@
+/* peak.c - measured peak issue rates of the core SoIs, cached in the calibration, and their shared callbacks. */
+#include "peak.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "ib_err.h"
+#include "kernels.h"
+#include "parse.h"
+
+uint64_t peak_iters_for(peak_kernel_fn k, double rate, uint64_t quantum_ns)
+{
+    uint64_t ipi = k(1); /* instructions per iteration */
+    if (!ipi || !(rate > 0))
+        return 1;
+    double it = rate * (double)quantum_ns / 1e9 / (double)ipi;
+    return it < 1 ? 1 : (uint64_t)it;
+}
+
+/* Threads wait here until the barrier is set up for as many threads as could be started. */
+struct pk_start {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int state; /* 0 wait, 1 run, -1 give up */
+};
+
+struct pk_job {
+    const struct topo *t;
+    int cpu, bind;
+    peak_kernel_fn k;
+    pthread_barrier_t *bar;
+    struct pk_start *go;
+    const atomic_int *stop;
+    double ops[PEAK_REPS];
+    int err;
+};
+
+static void *pk_thread(void *arg)
+{
+    struct pk_job *j = arg;
+    pthread_mutex_lock(&j->go->mu);
+    while (j->go->state == 0)
+        pthread_cond_wait(&j->go->cv, &j->go->mu);
+    int state = j->go->state;
+    pthread_mutex_unlock(&j->go->mu);
+    if (state < 0)
+        return NULL;
+    if (j->bind)
+        j->err = topo_bind_thread(j->t, j->cpu);
+    /* warm up (clock ramp) and find the ~20 us quantum the SoI will step with */
+    uint64_t iters = 1000, t0 = clk_mono_ns(), dt = 0, cnt = 0;
+    while (clk_mono_ns() - t0 < 30 * IB_NS_PER_MS) {
+        uint64_t a = clk_mono_ns();
+        cnt = j->k(iters);
+        dt = clk_mono_ns() - a;
+        if (dt < 200000)
+            iters *= 2;
+    }
+    double rate = dt ? (double)cnt / ((double)dt / 1e9) : 0;
+    uint64_t q = peak_iters_for(j->k, rate, PEAK_QUANTUM_NS);
+    for (int r = 0; r < PEAK_REPS; r++) {
+        pthread_barrier_wait(j->bar);
+        if (j->stop && atomic_load(j->stop))
+            continue;
+        uint64_t n = 0, s = clk_mono_ns(), d;
+        do { /* the SoI's own stepping: one quantum, one clock read */
+            n += j->k(q);
+            d = clk_mono_ns() - s;
+        } while (d < PEAK_REP_NS);
+        j->ops[r] = (double)n / ((double)d / 1e9);
+    }
+    return NULL;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int peak_measure(const struct topo *t, const int *cpus, unsigned n, peak_kernel_fn k, const atomic_int *stop,
+                 double *ops, double *spread, char *why, size_t len)
+{
+    if (n == 0 || n > SOI_MAX_THREADS)
+        return ib_why(why, len, -EINVAL, "bad CPU count %u", n);
+    struct pk_job *jobs = calloc(n, sizeof(*jobs));
+    pthread_t *th = calloc(n, sizeof(*th));
+    pthread_barrier_t bar;
+    int rc = 0;
+    if (!jobs || !th) {
+        free(jobs);
+        free(th);
+        return -ENOMEM;
+    }
+    struct pk_start go = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .state = 0};
+    int bind = topo_is_this_machine(t);
+    unsigned started = 0;
+    for (unsigned i = 0; i < n; i++) {
+        jobs[i] = (struct pk_job){.t = t, .cpu = cpus[i], .bind = bind, .k = k, .bar = &bar, .go = &go, .stop = stop};
+        if (pthread_create(&th[i], NULL, pk_thread, &jobs[i])) {
+            rc = -EAGAIN;
+            break;
+        }
+        started++;
+    }
+    if (rc == 0)
+        pthread_barrier_init(&bar, NULL, n);
+    pthread_mutex_lock(&go.mu);
+    go.state = rc == 0 ? 1 : -1;
+    pthread_cond_broadcast(&go.cv);
+    pthread_mutex_unlock(&go.mu);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    if (rc == 0)
+        pthread_barrier_destroy(&bar);
+    if (rc == 0 && stop && atomic_load(stop))
+        rc = -EINTR;
+    for (unsigned i = 0; rc == 0 && i < n; i++)
+        if (jobs[i].err)
+            rc = ib_why(why, len, jobs[i].err, "cannot bind a peak-rate thread to CPU %d", jobs[i].cpu);
+    if (rc == 0) {
+        double tot[PEAK_REPS];
+        for (int r = 0; r < PEAK_REPS; r++) {
+            tot[r] = 0;
+            for (unsigned i = 0; i < n; i++)
+                tot[r] += jobs[i].ops[r];
+        }
+        qsort(tot, PEAK_REPS, sizeof(double), cmp_d);
+        *ops = tot[PEAK_REPS / 2];
+        if (spread)
+            *spread = *ops > 0 ? (tot[PEAK_REPS - 1] - tot[0]) / *ops : 0;
+        if (!(*ops > 0))
+            rc = ib_why(why, len, -EIO, "peak rate measured as 0");
+    }
+    free(jobs);
+    free(th);
+    if (rc < 0 && why && !*why)
+        ib_why(why, len, rc, "peak-rate measurement failed: %s", strerror(-rc));
+    return rc;
+}
+
+void peak_store(struct calib *c, const char *kind, const int *cpus, unsigned n, double ops, double spread)
+{
+    struct calib_bw e = {.ws_bytes = 0, .bps = ops, .spread = spread, .when = (int64_t)time(NULL)};
+    snprintf(e.kind, sizeof(e.kind), "%s", kind);
+    hwloc_bitmap_t b = hwloc_bitmap_alloc();
+    for (unsigned i = 0; i < n; i++)
+        hwloc_bitmap_set(b, (unsigned)cpus[i]);
+    hwloc_bitmap_list_snprintf(e.cpus, sizeof(e.cpus), b);
+    hwloc_bitmap_free(b);
+    struct calib_bw *slot = (struct calib_bw *)calib_bw_find(c, kind, cpus, n);
+    if (!slot && c->nbw < CALIB_MAX_BW)
+        slot = &c->bw[c->nbw++];
+    if (slot)
+        *slot = e;
+    c->dirty = 1;
+}
+
+int peak_need(struct calib *c, const struct topo *t, const char *kind, const int *cpus, unsigned n, peak_kernel_fn k,
+              int cached, const atomic_int *stop, double *ops, double *old, char *why, size_t len)
+{
+    const struct calib_bw *e = calib_bw_find(c, kind, cpus, n);
+    *old = e ? e->bps : 0;
+    if (cached && e && e->bps > 0) {
+        *ops = e->bps;
+        return 0;
+    }
+    double spread = 0;
+    int rc = peak_measure(t, cpus, n, k, stop, ops, &spread, why, len);
+    if (rc == 0)
+        peak_store(c, kind, cpus, n, *ops, spread);
+    return rc;
+}
+
+/* ---- shared callbacks ---------------------------------------------------------------------------------------- */
+
+struct core_priv {
+    peak_kernel_fn k;
+    size_t bytes;
+    struct {
+        uint64_t iters; /* per step() */
+        char pad[56];   /* one cache line per worker */
+    } t[];
+};
+
+int core_soi_open(struct soi *s, const char *kind, peak_kernel_fn k, const char *what, char *why, size_t len)
+{
+    const struct soi_env *env = s->env;
+    double peak = 0, old = 0;
+    int rc = peak_need(env->calib, env->topo, kind, env->cpus, env->nthreads, k, env->cached_capacity, env->stop,
+                       &peak, &old, why, len);
+    if (rc < 0)
+        return rc;
+    size_t bytes = sizeof(struct core_priv) + (size_t)env->nthreads * 64;
+    struct core_priv *p = ib_map(bytes, 0);
+    if (!p)
+        return ib_why(why, len, -ENOMEM, "%s: cannot map %zu bytes", s->ops->name, bytes);
+    p->k = k;
+    p->bytes = bytes;
+    /* each worker's share of the summed peak, in ~20 us quanta (sub-millisecond duty-cycle slices) */
+    uint64_t q = peak_iters_for(k, peak / env->nthreads, PEAK_QUANTUM_NS);
+    for (unsigned i = 0; i < env->nthreads; i++)
+        p->t[i].iters = q;
+    s->priv = p;
+    s->capacity = peak;
+    snprintf(s->unit, sizeof(s->unit), "ops/s");
+    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "ops/s");
+    char b1[32], b2[48] = "", b3[32];
+    if (old > 0 && !env->cached_capacity)
+        snprintf(b2, sizeof(b2), "; cached %s", fmt_rate(old, "ops/s", b3, sizeof(b3)));
+    snprintf(s->capacity_src, sizeof(s->capacity_src), "%s peak of %s on %u CPU(s): %s%s",
+             env->cached_capacity && old > 0 ? "cached" : "measured now:", what, env->nthreads,
+             fmt_rate(peak, "ops/s", b1, sizeof(b1)), b2);
+    return 0;
+}
+
+int core_soi_step(struct soi *s, unsigned tid, uint64_t *units)
+{
+    struct core_priv *p = s->priv;
+    *units = p->k(p->t[tid].iters);
+    return 0;
+}
+
+int core_soi_measure(struct soi *s, struct soi_meter *m)
+{
+    (void)s;
+    m->achieved = m->secondary; /* instructions issued per second, counted by the kernels themselves */
+    return 0;
+}
+
+void core_soi_teardown(struct soi *s)
+{
+    struct core_priv *p = s->priv;
+    if (!p)
+        return;
+    ib_unmap(p, p->bytes);
+    s->priv = NULL;
+}
