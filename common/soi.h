@@ -71,6 +71,7 @@ struct soi {
     double rate_cap;          /* FOOTPRINT SoIs: cap on step units/s for all threads (0 = none) */
     char secondary_unit[16];  /* unit of the per-step secondary figure (step units per second), e.g. "acc/s" */
     char note[160];           /* anything worth telling the user (time-shared CPU, clamped size, ...) */
+    char load_meaning[96];    /* what its load_ns meter is, when not a data chase's dependent load (l1i: a block) */
 };
 
 /* Per-step self-meter. The engine fills elapsed/units/active; measure() sets `achieved` for FOOTPRINT SoIs

@@ -22,9 +22,14 @@ static json_t *soi_json(const struct soi_ops *ops)
     json_t *params = json_array();
     for (unsigned i = 0; i < soi_nparams(ops); i++) {
         const struct soi_param *p = &ops->params[i];
-        json_array_append_new(params, json_pack("{s:s,s:s,s:f,s:f,s:f,s:s}", "name", p->name, "type",
+        char dv[32], mn[32], mx[32];
+        snprintf(dv, sizeof(dv), "%g", p->def);
+        snprintf(mn, sizeof(mn), "%g", p->min);
+        snprintf(mx, sizeof(mx), "%g", p->max);
+        json_array_append_new(params, json_pack("{s:s,s:s,s:f,s:f,s:f,s:s,s:s,s:s,s:s}", "name", p->name, "type",
                                                 ptype_name(p->type), "min", p->min, "max", p->max, "default", p->def,
-                                                "help", p->help));
+                                                "help", p->help, "default_text", dv, "min_text", mn, "max_text",
+                                                mx));
     }
     return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "name", ops->name, "paper", ops->paper ? ops->paper : "",
                      "resource", ops->resource, "kind", soi_kind_name(ops->kind), "scope",
@@ -81,8 +86,8 @@ int cmd_list(int argc, char **argv)
         json_t *params = json_object_get(json_array_get(rows, 0), "params");
         static const struct out_col pc[] = {
             {"name", "parameter", OUT_K_STR, 0, NULL}, {"type", "type", OUT_K_STR, 0, NULL},
-            {"default", "default", OUT_K_NUM, 6, NULL}, {"min", "min", OUT_K_NUM, 6, NULL},
-            {"max", "max", OUT_K_NUM, 6, NULL},       {"help", "meaning", OUT_K_STR, 0, NULL},
+            {"default_text", "default", OUT_K_STR, 0, NULL}, {"min_text", "min", OUT_K_STR, 0, NULL},
+            {"max_text", "max", OUT_K_STR, 0, NULL},         {"help", "meaning", OUT_K_STR, 0, NULL},
         };
         printf("\n");
         if (json_array_size(params))

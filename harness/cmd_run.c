@@ -45,7 +45,8 @@ static void run_help(FILE *f)
             "  -t, --threads N       number of SoI threads (default 1, or one per --cpus entry)\n"
             "  -P, --param NAME=V    set an SoI parameter (ibench list --soi NAME shows them)\n"
             "      --max-bytes SIZE  shorthand for --param max-bytes=SIZE (K/M/G suffixes)\n"
-            "      --cached-capacity rate SoIs: scale against the cached peak instead of measuring it now\n"
+            "      --cached-capacity SoIs with a measured peak rate (bandwidth, int, fp, simd): scale against the\n"
+            "                        cached peak instead of measuring it now\n"
             "      --json, --csv     machine-readable output instead of the table\n"
             "      --plot FILE       also draw the ramp with gnuplot (FILE ends in .png or .svg)\n\n"
             "Without --cpus/--near the SoI runs on the highest-numbered CPUs. Cache sizes are measured once and\n"
@@ -337,8 +338,12 @@ static void print_table(const struct soi *s, json_t *doc, json_t *steps)
     printf("\n");
     out_rows(stdout, OUT_TABLE, steps, cols, IB_ARRAY_SIZE(cols));
     const struct calib *cb = s->env->calib;
-    if (json_is_real(json_object_get(json_array_get(steps, json_array_size(steps) - 1), "load_ns")) &&
-        cb->have_caches)
+    int any_load = 0;
+    for (size_t st = 0; st < json_array_size(steps); st++)
+        any_load |= json_is_real(json_object_get(json_array_get(steps, st), "load_ns"));
+    if (any_load && *s->load_meaning)
+        printf("\nns/load is %s.\n", s->load_meaning);
+    else if (any_load && cb->have_caches)
         printf("\nns/load is the latency of the SoI's own dependent loads: where its footprint lives. Calibrated "
                "here:\nL1 %.1f ns, L2 %.1f ns, LLC %.1f ns, DRAM %.1f ns.\n",
                cb->plateau_ns[CALIB_L1], cb->plateau_ns[CALIB_L2], cb->plateau_ns[CALIB_LLC],
@@ -508,6 +513,8 @@ int cmd_run(int argc, char **argv)
                                       m.calib.plateau_ns[CALIB_NLEVELS]));
     if (*s->note)
         json_object_set_new(doc, "note", json_string(s->note));
+    if (*s->load_meaning)
+        json_object_set_new(doc, "load_meaning", json_string(s->load_meaning));
     char miss[256] = "";
     struct pmu_set ps;
     pmu_open_self(&ps);

@@ -55,11 +55,15 @@ static json_t *cache_rows(const struct machine *m)
     return rows;
 }
 
-static json_t *bw_rows(const struct calib *c)
+static int is_bw_kind(const char *k) { return !strcmp(k, "l2") || !strcmp(k, "llc") || !strcmp(k, "dram"); }
+
+/* Bandwidths (bytes/s) when bw != 0, else the core SoIs' peak issue rates (instructions/s) cached beside them. */
+static json_t *bw_rows(const struct calib *c, int bw)
 {
     json_t *rows = json_array();
     for (unsigned i = 0; i < c->nbw; i++)
-        json_array_append_new(rows, json_pack("{s:s,s:s,s:I,s:f,s:f}", "kind", c->bw[i].kind, "cpus", c->bw[i].cpus,
+        if (is_bw_kind(c->bw[i].kind) == bw)
+            json_array_append_new(rows, json_pack("{s:s,s:s,s:I,s:f,s:f}", "kind", c->bw[i].kind, "cpus", c->bw[i].cpus,
                                               "ws_bytes", (json_int_t)c->bw[i].ws_bytes, "bps", c->bw[i].bps,
                                               "spread_pct", c->bw[i].spread * 100));
     return rows;
@@ -97,7 +101,8 @@ static json_t *machine_doc(struct machine *m)
     json_object_set_new(doc, "dram_latency_ns", m->calib.plateau_ns[CALIB_NLEVELS] > 0
                                                     ? json_real(m->calib.plateau_ns[CALIB_NLEVELS])
                                                     : json_null());
-    json_object_set_new(doc, "bandwidth", bw_rows(&m->calib));
+    json_object_set_new(doc, "bandwidth", bw_rows(&m->calib, 1));
+    json_object_set_new(doc, "peak_rates", bw_rows(&m->calib, 0));
     json_object_set_new(doc, "counters", json_pack("{s:b,s:s}", "hardware", pmu, "why", pmu ? "" : hw));
     json_object_set_new(doc, "calibration_file", json_string(m->calib.path));
     return doc;
@@ -172,6 +177,17 @@ static void print_machine(json_t *doc, const struct machine *m)
             printf("note: L2 bandwidth does not add up across CPUs %s (%.1f GB/s together, %.1f GB/s on one):\n"
                    "      they likely share physical cores (hypervisor SMT), although the topology shows %s.\n",
                    many->cpus, many->bps / 1e9, one->bps / 1e9, topo_has_smt(m->topo) ? "SMT" : "no SMT");
+    }
+    json_t *pk = json_object_get(doc, "peak_rates");
+    if (json_array_size(pk)) {
+        printf("\npeak issue rates of the core SoIs, measured:\n");
+        static const struct out_col pc[] = {
+            {"kind", "kind", OUT_K_STR, 0, NULL},
+            {"cpus", "CPUs", OUT_K_STR, 0, NULL},
+            {"bps", "rate", OUT_K_RATE, 0, "ops/s"},
+            {"spread_pct", "spread %", OUT_K_NUM, 1, NULL},
+        };
+        out_rows(stdout, OUT_TABLE, pk, pc, IB_ARRAY_SIZE(pc));
     }
     printf("\ncalibration cache: %s\n", m->calib.path);
 }

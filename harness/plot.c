@@ -136,7 +136,12 @@ int plot_run(const char *path, json_t *doc, char *why, size_t len)
                "set label 1 ");
     gq(f, src ? src : "");
     fprintf(f, " at graph 0.01, graph -0.14 font ',8'\nset bmargin 6\n");
-    if (chase) {
+    const char *meaning = json_string_value(json_object_get(doc, "load_meaning"));
+    if (chase && meaning) { /* not a data chase (l1i): its own meaning, no data-cache plateaus */
+        fprintf(f, "set y2label ");
+        gq(f, meaning);
+        fprintf(f, "\nset y2tics\nset ytics nomirror\nset y2range [0:*]\n");
+    } else if (chase) {
         json_t *pl = json_object_get(doc, "latency_plateaus_ns");
         double l2 = json_number_value(json_object_get(pl, "l2")), llc = json_number_value(json_object_get(pl, "llc"));
         fprintf(f, "set y2label 'ns per dependent load (where the footprint lives)'\nset y2tics\nset ytics nomirror\n");

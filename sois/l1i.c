@@ -232,6 +232,8 @@ static int l1i_prepare(struct soi *s, char *why, size_t len)
     s->capacity = (double)l->blocks_per_domain * L1I_BLOCK * l->ndomains;
     snprintf(s->unit, sizeof(s->unit), "B");
     snprintf(s->secondary_unit, sizeof(s->secondary_unit), "blocks/s");
+    snprintf(s->load_meaning, sizeof(s->load_meaning),
+             "ns per 64-byte code block executed");
     char b[32];
     snprintf(s->capacity_src, sizeof(s->capacity_src), "hwloc L1i %s per core x %u core%s",
              fmt_bytes((double)tc.size, b, sizeof(b)), l->ndomains, l->ndomains == 1 ? "" : "s");
