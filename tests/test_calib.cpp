@@ -18,6 +18,7 @@
 #include "cpuinfo.h"
 #include "memlimit.h"
 #include "topo.h"
+#include "test_support.h"
 
 namespace {
 
@@ -60,18 +61,14 @@ void insert_point(std::vector<calib_point> &v, uint64_t bytes, double ns)
 double mib(uint64_t b) { return (double)b / (double)MiB; }
 double kib(uint64_t b) { return (double)b / (double)KiB; }
 
-int rm_entry(const char *path, const struct stat *, int, struct FTW *) { return remove(path); }
-
 // A private cache directory in IBENCH_CACHE_DIR for the lifetime of the object.
 struct CacheDir {
-    std::string path;
+    ib_test::TempDir dir{"calib"};
+    const std::string &path = dir.path();
     std::string old;
     bool had_old = false;
     CacheDir()
     {
-        char t[] = "/tmp/ibench_test_calib.XXXXXX";
-        if (mkdtemp(t))
-            path = t;
         const char *o = getenv("IBENCH_CACHE_DIR");
         if (o) {
             had_old = true;
@@ -85,8 +82,6 @@ struct CacheDir {
             setenv("IBENCH_CACHE_DIR", old.c_str(), 1);
         else
             unsetenv("IBENCH_CACHE_DIR");
-        if (!path.empty())
-            nftw(path.c_str(), rm_entry, 8, FTW_DEPTH | FTW_PHYS);
     }
 };
 

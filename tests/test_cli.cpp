@@ -31,6 +31,7 @@
 #include "cli.h"
 #include "soi.h"
 #include "ib_err.h"
+#include "test_support.h"
 
 extern char **environ;
 
@@ -308,7 +309,6 @@ TEST(CliParse, Reentrant)
 
 namespace {
 
-int rm_entry(const char *path, const struct stat *, int, struct FTW *) { return remove(path); }
 
 double now_s()
 {
@@ -464,18 +464,9 @@ private:
 
 class Bin : public ::testing::Test {
 protected:
-    std::string cache;
-    void SetUp() override
-    {
-        char t[] = "/tmp/ibench_test_cli.XXXXXX";
-        ASSERT_NE(mkdtemp(t), nullptr);
-        cache = t;
-    }
-    void TearDown() override
-    {
-        if (!cache.empty())
-            nftw(cache.c_str(), rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-    }
+    ib_test::TempDir dir{"cli"};
+    const std::string &cache = dir.path();
+    void SetUp() override { ASSERT_FALSE(cache.empty()) << "mkdtemp failed"; }
     std::vector<std::string> env(bool progress = false) const
     {
         return {"IBENCH_CACHE_DIR=" + cache, std::string("IBENCH_PROGRESS=") + (progress ? "1" : "0")};

@@ -23,6 +23,7 @@
 #include "peak.h"
 #include "ramp.h"
 #include "soi.h"
+#include "test_support.h"
 
 extern "C" {
 uint64_t ib_int_kernel(uint64_t iters);
@@ -36,25 +37,7 @@ namespace {
 
 constexpr uint64_t kMs = 1000000ULL;
 
-int rm_entry(const char *path, const struct stat *, int, struct FTW *) { return remove(path); }
-
-class CacheDirEnv : public ::testing::Environment {
-public:
-    std::string path;
-    void SetUp() override
-    {
-        char t[] = "/tmp/ibench_test_core.XXXXXX";
-        ASSERT_NE(mkdtemp(t), nullptr);
-        path = t;
-        setenv("IBENCH_CACHE_DIR", path.c_str(), 1);
-    }
-    void TearDown() override
-    {
-        if (!path.empty())
-            nftw(path.c_str(), rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-    }
-};
-::testing::Environment *const g_cache_env = ::testing::AddGlobalTestEnvironment(new CacheDirEnv);
+::testing::Environment *const g_cache_env = ::testing::AddGlobalTestEnvironment(new ib_test::PrivateCacheEnv("core"));
 
 struct Insn {
     std::string mnem, ops;

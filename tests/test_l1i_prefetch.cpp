@@ -25,6 +25,7 @@
 #include "ramp.h"
 #include "soi.h"
 #include "topo.h"
+#include "test_support.h"
 
 extern "C" {
 size_t l1i_code_bytes(size_t nblocks);
@@ -101,22 +102,20 @@ std::string perms_of(const void *p)
     return "";
 }
 
-int rm_entry(const char *path, const struct stat *, int, struct FTW *) { return remove(path); }
 
 // A private calibration cache, filled by hand from hwloc's claims: nothing is measured.
 class OnThisMachine : public ::testing::Test {
 protected:
     struct machine m;
     bool open = false;
-    std::string dir;
+    ib_test::TempDir tmp{"l1i"};
+    const std::string &dir = tmp.path();
     char why[512] = "";
     int cpus[1] = {0};
     atomic_int stop{0};
     void SetUp() override
     {
-        char t[] = "/tmp/ibench_test_l1i.XXXXXX";
-        ASSERT_NE(mkdtemp(t), nullptr);
-        dir = t;
+        ASSERT_FALSE(dir.empty()) << "mkdtemp failed";
         setenv("IBENCH_CACHE_DIR", dir.c_str(), 1);
         ASSERT_EQ(machine_open(&m, nullptr, why, sizeof why), 0) << why;
         open = true;
@@ -132,8 +131,6 @@ protected:
     {
         if (open)
             machine_close(&m);
-        if (!dir.empty())
-            nftw(dir.c_str(), rm_entry, 8, FTW_DEPTH | FTW_PHYS);
     }
     struct soi_env env_for(const soi_ops *ops)
     {

@@ -31,6 +31,7 @@
 #include "soi.h"
 #include "soikit.h"
 #include "topo.h"
+#include "test_support.h"
 
 namespace {
 
@@ -41,26 +42,8 @@ constexpr uint64_t kMs = 1000000ULL;
 constexpr double kCachedBps = 2e9;  // the peak the rate SoIs are told to trust: far below any real one
 constexpr double kCachedOps = 1e9;  // the peak issue rate int/fp/simd are told to trust: below any real one
 
-int rm_entry(const char *path, const struct stat *, int, struct FTW *) { return remove(path); }
-
 // A private, empty calibration cache for this process.
-class CacheDirEnv : public ::testing::Environment {
-public:
-    std::string path;
-    void SetUp() override
-    {
-        char t[] = "/tmp/ibench_test_registry.XXXXXX";
-        ASSERT_NE(mkdtemp(t), nullptr);
-        path = t;
-        setenv("IBENCH_CACHE_DIR", path.c_str(), 1);
-    }
-    void TearDown() override
-    {
-        if (!path.empty())
-            nftw(path.c_str(), rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-    }
-};
-::testing::Environment *const g_cache_env = ::testing::AddGlobalTestEnvironment(new CacheDirEnv);
+::testing::Environment *const g_cache_env = ::testing::AddGlobalTestEnvironment(new ib_test::PrivateCacheEnv("registry"));
 
 std::string test_name(unsigned i)
 {
