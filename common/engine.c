@@ -48,6 +48,7 @@ struct eng {
     /* pacing for the current step, set while workers are parked */
     int idle;
     double rate_per_thread; /* units/s, <= 0 unlimited */
+    int lead_only;          /* only worker 0 is paced, at rate_per_thread; the others run unpaced */
     double duty;
     struct worker *w;
 };
@@ -77,7 +78,7 @@ static void worker_step_loop(struct worker *w)
     if (duty)
         pace_duty_init(&d, &clk, e->duty, BURST_NS);
     else
-        pace_bucket_init(&b, &clk, e->rate_per_thread, BURST_NS);
+        pace_bucket_init(&b, &clk, e->lead_only && w->tid ? 0 : e->rate_per_thread, BURST_NS);
     while (atomic_load(&e->running) && !stopped(e)) {
         uint64_t u = 0, t0 = clk_mono_ns();
         int rc = s->ops->step(s, w->tid, &u);
@@ -94,7 +95,10 @@ static void worker_step_loop(struct worker *w)
             uint64_t now = clk_mono_ns();
             if (now >= deadline)
                 break;
-            clk.sleep_until_ns(&clk, deadline - now > SLICE_NS ? now + SLICE_NS : deadline);
+            if (s->pace_spin)
+                __builtin_ia32_pause();
+            else
+                clk.sleep_until_ns(&clk, deadline - now > SLICE_NS ? now + SLICE_NS : deadline);
         }
     }
 out:
@@ -200,7 +204,8 @@ static int run_step(struct eng *e, const struct ramp_step *st, struct step_resul
          * unthrottled. Pacing exactly at the mean of a fluctuating resource is biased low (fast moments are capped
          * at the target, slow ones beyond the credit are lost): on this host it held DRAM at ~91 % of the peak in
          * every order of steps, while unthrottled averages to the peak. The self-meter reports what it got. */
-        e->rate_per_thread = x >= 100.0 ? 0 : r->target / e->n;
+        e->lead_only = s->pace_lead_only;
+        e->rate_per_thread = x >= 100.0 ? 0 : r->target / (e->lead_only ? 1 : e->n);
         break;
     case SOI_FOOTPRINT:
         e->rate_per_thread = s->rate_cap > 0 ? s->rate_cap / e->n : 0;

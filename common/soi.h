@@ -36,6 +36,12 @@ enum soi_kind {
 };
 const char *soi_kind_name(enum soi_kind k);
 
+/* Where the threads go by default. */
+enum soi_placement {
+    SOI_PLACE_SHARE = 0, /* next to the target, sharing ops->scope with it (topo_near); default: highest CPUs */
+    SOI_PLACE_SPREAD,    /* as far apart as possible (topo_spread): traffic between CPUs is the pressure */
+};
+
 enum soi_ptype { SOI_P_SIZE = 0, SOI_P_UINT, SOI_P_DOUBLE, SOI_P_BOOL };
 
 /* One tunable, checked centrally (range, type) and listed by `ibench list --soi NAME`. */
@@ -72,6 +78,11 @@ struct soi {
     char secondary_unit[16];  /* unit of the per-step secondary figure (step units per second), e.g. "acc/s" */
     char note[160];           /* anything worth telling the user (time-shared CPU, clamped size, ...) */
     char load_meaning[96];    /* what its load_ns meter is, when not a data chase's dependent load (l1i: a block) */
+    int pace_lead_only;       /* RATE: pace worker 0 for the whole target; the others serve it unpaced (their step()
+                               * returns within a quantum when there is nothing to serve) */
+    int pace_spin;            /* wait out pacing deadlines by spinning (pause) instead of sleeping: for SoIs whose
+                               * CPUs are busy anyway and whose pressure suffers when a CPU idles (on a VM an idle
+                               * vCPU halts, and the hypervisor may move it before it runs again) */
 };
 
 /* Per-step self-meter. The engine fills elapsed/units/active; measure() sets `achieved` for FOOTPRINT SoIs
@@ -100,6 +111,8 @@ struct soi_ops {
     int (*step)(struct soi *s, unsigned tid, uint64_t *units);                  /* one bounded quantum (<~1 ms) */
     int (*measure)(struct soi *s, struct soi_meter *m);                         /* self-meter after a step */
     void (*teardown)(struct soi *s);                                            /* release everything */
+    unsigned min_threads;    /* fewest threads it can run with (0 or 1: any); also its default thread count */
+    enum soi_placement placement;
 };
 
 /* Registry (sois/registry.c). */

@@ -9,6 +9,7 @@
 #include "ib_err.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -397,6 +398,78 @@ int topo_near(const struct topo *t, enum topo_scope scope, int target, unsigned 
     for (unsigned i = 0; i < want; i++)
         cpus_out[i] = c[i % n].os;
     free(c);
+    return 0;
+}
+
+/* depth of the deepest object holding both PUs (deeper = closer) */
+static int common_depth(const struct topo *t, hwloc_obj_t a, hwloc_obj_t b)
+{
+    hwloc_obj_t anc = hwloc_get_common_ancestor_obj(t->h, a, b);
+    return anc ? anc->depth : 0;
+}
+
+int topo_spread(const struct topo *t, int lead, unsigned want, int *cpus_out)
+{
+    unsigned n = topo_npus(t);
+    if (want == 0 || !cpus_out || n == 0)
+        return -EINVAL;
+    hwloc_obj_t hub = lead < 0 ? hwloc_get_obj_by_type(t->h, HWLOC_OBJ_PU, n - 1) : pu_obj(t, lead);
+    if (!hub)
+        return -EINVAL;
+    bool *used = calloc(n, sizeof(*used));
+    hwloc_obj_t *picked = calloc(n, sizeof(*picked));
+    if (!used || !picked) {
+        free(used);
+        free(picked);
+        return -ENOMEM;
+    }
+    picked[0] = hub;
+    used[hub->logical_index] = true;
+    unsigned np = 1;
+    while (np < n) {
+        int best = -1, bk1 = 0, bk2 = 0;
+        for (unsigned i = 0; i < n; i++) {
+            if (used[i])
+                continue;
+            hwloc_obj_t p = hwloc_get_obj_by_type(t->h, HWLOC_OBJ_PU, i);
+            int k1 = common_depth(t, hub, p), k2 = 0;
+            for (unsigned j = 1; j < np; j++) {
+                int d = common_depth(t, picked[j], p);
+                k2 = d > k2 ? d : k2;
+            }
+            if (best < 0 || k1 < bk1 || (k1 == bk1 && k2 < bk2)) {
+                best = (int)i;
+                bk1 = k1;
+                bk2 = k2;
+            }
+        }
+        used[best] = true;
+        picked[np++] = hwloc_get_obj_by_type(t->h, HWLOC_OBJ_PU, (unsigned)best);
+    }
+    for (unsigned i = 0; i < want; i++)
+        cpus_out[i] = (int)picked[i % n]->os_index;
+    free(used);
+    free(picked);
+    return 0;
+}
+
+int topo_apart(const struct topo *t, int a, int b, char *buf, size_t len)
+{
+    hwloc_obj_t pa = pu_obj(t, a), pb = pu_obj(t, b);
+    if (!pa || !pb || !buf || !len)
+        return -EINVAL;
+    buf[0] = 0;
+    if (pa == pb)
+        return 0;
+    hwloc_obj_t anc = hwloc_get_common_ancestor_obj(t->h, pa, pb);
+    /* the largest object holding a but not b: the child of the common ancestor on a's side, skipping the groups
+     * and caches that merely wrap a single child of the same extent */
+    hwloc_obj_t o = pa;
+    while (o->parent && o->parent != anc)
+        o = o->parent;
+    while (o->type == HWLOC_OBJ_GROUP && o->arity == 1)
+        o = o->children[0];
+    hwloc_obj_type_snprintf(buf, len, o, 0);
     return 0;
 }
 

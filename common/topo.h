@@ -68,6 +68,16 @@ int topo_siblings(const struct topo *t, int cpu, int **cpus, unsigned *n);
 int topo_near(const struct topo *t, enum topo_scope scope, int target, unsigned want, int *cpus_out,
               bool *time_shared);
 
+/* Spread `want` threads as far apart as the machine allows, for SoIs whose pressure is traffic between CPUs.
+ * cpus_out[0] is `lead` (the hub; lead < 0: the highest-numbered PU); each next one is the PU farthest from the lead
+ * (other package, then other LLC / NUMA node / L2, then other core, then an SMT sibling), ties broken by being
+ * farthest from the ones already picked, then by logical order. Once every PU is used the order repeats.
+ * 0 or -EINVAL. */
+int topo_spread(const struct topo *t, int lead, unsigned want, int *cpus_out);
+/* What CPUs a and b do not share: the type of the largest object that holds a but not b ("Package", "L3", "L2",
+ * "Core", "PU"), or "" when a == b. 0 or -EINVAL. */
+int topo_apart(const struct topo *t, int a, int b, char *buf, size_t len);
+
 /* Bind the calling thread to one PU (OS index). 0 or -errno. Only valid on this machine's topology. */
 int topo_bind_thread(const struct topo *t, int cpu);
 

@@ -42,14 +42,15 @@ static void run_help(FILE *f)
             "  -c, --cpus LIST       run the SoI's threads on these CPUs (0-3,5); threads default to one per CPU\n"
             "  -n, --near CPU        place threads on CPUs that share the SoI's resource with CPU (same core,\n"
             "                        L2, LLC or node); without SMT a same-core SoI time-shares CPU itself\n"
-            "  -t, --threads N       number of SoI threads (default 1, or one per --cpus entry)\n"
+            "  -t, --threads N       number of SoI threads (default 1, interconnect 2, or one per --cpus entry)\n"
             "  -P, --param NAME=V    set an SoI parameter (ibench list --soi NAME shows them)\n"
             "      --max-bytes SIZE  shorthand for --param max-bytes=SIZE (K/M/G suffixes)\n"
             "      --cached-capacity SoIs with a measured peak rate (bandwidth, int, fp, simd): scale against the\n"
             "                        cached peak instead of measuring it now\n"
             "      --json, --csv     machine-readable output instead of the table\n"
             "      --plot FILE       also draw the ramp with gnuplot (FILE ends in .png or .svg)\n\n"
-            "Without --cpus/--near the SoI runs on the highest-numbered CPUs. Cache sizes are measured once and\n"
+            "Without --cpus/--near the SoI runs on the highest-numbered CPUs; interconnect spreads its threads\n"
+            "as far apart as the machine allows (--near CPU puts its hub on CPU). Cache sizes are measured once and\n"
             "cached (ibench calibrate refreshes them); peak rates are re-measured at the start of each run,\n"
             "because they drift on shared hosts. Ctrl-C stops at once, prints the completed steps, and\n"
             "exits 130. Exit codes: 0 ok, 1 run-time failure, 2 bad input, 77 cannot run here.\n");
@@ -416,7 +417,12 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     /* placement */
-    unsigned npus = topo_npus(m.topo), n = o.have_threads ? o.threads : (o.ncpus ? o.ncpus : 1);
+    unsigned npus = topo_npus(m.topo), minth = ops->min_threads > 1 ? ops->min_threads : 1;
+    unsigned n = o.have_threads ? o.threads : (o.ncpus ? o.ncpus : minth);
+    if (n < minth) {
+        code = cli_fail(IB_EXIT_USAGE, "run", "%s needs at least %u threads (got %u)", ops->name, minth, n);
+        goto out;
+    }
     char range[64];
     snprintf(range, sizeof(range), "%d-%d", topo_pu_os(m.topo, 0), topo_pu_os(m.topo, npus - 1));
     if (o.ncpus) {
@@ -434,7 +440,12 @@ int cmd_run(int argc, char **argv)
                             range);
             goto out;
         }
-        topo_near(m.topo, ops->scope, o.near, n, cpus, &time_shared);
+        if (ops->placement == SOI_PLACE_SPREAD)
+            topo_spread(m.topo, o.near, n, cpus); /* the hub on the target, the rest as far from it as possible */
+        else
+            topo_near(m.topo, ops->scope, o.near, n, cpus, &time_shared);
+    } else if (ops->placement == SOI_PLACE_SPREAD) {
+        topo_spread(m.topo, -1, n, cpus);
     } else {
         for (unsigned i = 0; i < n; i++)
             cpus[i] = topo_pu_os(m.topo, npus - 1 - i % npus);

@@ -535,6 +535,10 @@ TEST_F(Bin, BadInputExitsTwoWithOneLine)
                        {"mem-cap", "max-bytes", "100 TiB", "spare"});
     expect_usage_error({"run", "--soi", "mem-cap", "--intensity", "10", "--max-bytes", "lots"}, {"'lots'"});
     expect_usage_error({"run", "--soi", "l1d", "--ramp", "stray"}, {"'stray'"});
+    expect_usage_error({"run", "--soi", "interconnect", "--intensity", "10", "--threads", "1"},
+                       {"interconnect", "at least 2 threads"});
+    expect_usage_error({"run", "--soi", "interconnect", "--intensity", "10", "--cpus", "0"},
+                       {"interconnect", "at least 2 threads"});
     expect_usage_error({"frobnicate"}, {"unknown command", "'frobnicate'"});
     expect_usage_error({"list", "--soi", "nope"}, {"'nope'"});
     // none of this measured (or cached) anything

@@ -5,6 +5,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
+
+#include "ib_atomic.h"
 
 #include "ib_err.h"
 #include "clock.h"
@@ -97,4 +100,199 @@ int probe_triad(const struct topo *t, int cpu, uint64_t array_bytes, unsigned re
     if (median)
         *median = j.median;
     return 0;
+}
+
+/* ---- chase: dependent loads over a random cyclic permutation of cache lines ------------------------------------- */
+
+struct chase_job {
+    const struct topo *t;
+    int cpu;
+    uint64_t bytes;
+    unsigned reps;
+    double median, best;
+    int err;
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+__attribute__((noinline)) static void *chase_walk(void *p, uint64_t n)
+{
+    void **q = p;
+    for (uint64_t i = 0; i < n; i++)
+        q = *q;
+    return q;
+}
+
+static void *chase_thread(void *arg)
+{
+    struct chase_job *j = arg;
+    int rc = topo_bind_thread(j->t, j->cpu);
+    if (rc < 0) {
+        j->err = rc;
+        return NULL;
+    }
+    size_t lines = j->bytes / 64;
+    uint8_t *buf = ib_map(j->bytes, 0);
+    size_t *perm = malloc(lines * sizeof(*perm));
+    double *ns = calloc(j->reps, sizeof(*ns));
+    if (!buf || !perm || !ns) {
+        j->err = -ENOMEM;
+        goto out;
+    }
+    /* Sattolo's shuffle: one cycle through every line, in random order */
+    uint64_t seed = 0x9e3779b97f4a7c15ull ^ j->bytes;
+    for (size_t i = 0; i < lines; i++)
+        perm[i] = i;
+    for (size_t i = lines - 1; i > 0; i--) {
+        size_t k = (size_t)(ib_rand(&seed) % i);
+        size_t tmp = perm[i];
+        perm[i] = perm[k];
+        perm[k] = tmp;
+    }
+    for (size_t i = 0; i < lines; i++)
+        *(void **)(buf + perm[i] * 64) = buf + perm[(i + 1) % lines] * 64;
+    void *p = buf;
+    uint64_t steps = lines * 4 < 200000 ? 200000 : lines * 4;
+    p = chase_walk(p, steps); /* warm */
+    for (unsigned r = 0; r < j->reps; r++) {
+        uint64_t c0 = thread_cpu_ns();
+        p = chase_walk(p, steps);
+        ns[r] = (double)(thread_cpu_ns() - c0) / (double)steps;
+    }
+    __asm__ volatile("" ::"r"(p));
+    qsort(ns, j->reps, sizeof(double), cmp_d);
+    j->median = ns[j->reps / 2];
+    j->best = ns[0];
+out:
+    free(ns);
+    free(perm);
+    if (buf)
+        ib_unmap(buf, j->bytes);
+    return NULL;
+}
+
+int probe_chase(const struct topo *t, int cpu, uint64_t bytes, unsigned reps, double *median_ns, double *best_ns)
+{
+    if (!topo_cpu_exists(t, cpu) || reps == 0 || bytes < 4096)
+        return -EINVAL;
+    struct chase_job j = {.t = t, .cpu = cpu, .bytes = bytes & ~(uint64_t)63, .reps = reps};
+    pthread_t th;
+    if (pthread_create(&th, NULL, chase_thread, &j))
+        return -EAGAIN;
+    pthread_join(th, NULL);
+    if (j.err)
+        return j.err;
+    if (median_ns)
+        *median_ns = j.median;
+    if (best_ns)
+        *best_ns = j.best;
+    return 0;
+}
+
+/* ---- ping-pong: one cache line each way between two CPUs ---------------------------------------------------------- */
+
+struct pp_shared {
+    _Alignas(64) atomic_uint_fast64_t ping;
+    _Alignas(64) atomic_uint_fast64_t pong;
+    _Alignas(64) atomic_int quit;
+};
+
+struct pp_job {
+    const struct topo *t;
+    struct pp_shared *sh;
+    int cpu;
+    unsigned reps;
+    double *ns; /* initiator: per-rep median-free mean round trip */
+    int err;
+};
+
+static void *pp_responder(void *arg)
+{
+    struct pp_job *j = arg;
+    j->err = topo_bind_thread(j->t, j->cpu);
+    uint64_t last = 0;
+    while (!atomic_load_explicit(&j->sh->quit, memory_order_relaxed)) {
+        uint64_t v = atomic_load_explicit(&j->sh->ping, memory_order_acquire);
+        if (v != last) {
+            last = v;
+            atomic_store_explicit(&j->sh->pong, v, memory_order_release);
+        } else {
+            __builtin_ia32_pause();
+        }
+    }
+    return NULL;
+}
+
+static void *pp_initiator(void *arg)
+{
+    struct pp_job *j = arg;
+    j->err = topo_bind_thread(j->t, j->cpu);
+    uint64_t seq = 0;
+    for (unsigned r = 0; r < j->reps + 1 && !j->err; r++) { /* rep 0 warms up */
+        uint64_t n = 0, t0 = clk_mono_ns(), d;
+        do {
+            for (int k = 0; k < 256; k++) {
+                atomic_store_explicit(&j->sh->ping, ++seq, memory_order_release);
+                uint64_t spins = 0;
+                while (atomic_load_explicit(&j->sh->pong, memory_order_acquire) != seq)
+                    if (++spins > 400000000ull) { /* the responder never ran: ~seconds */
+                        j->err = -ETIMEDOUT;
+                        goto done;
+                    }
+                n++;
+            }
+            d = clk_mono_ns() - t0;
+        } while (d < 20 * IB_NS_PER_MS);
+        if (r)
+            j->ns[r - 1] = (double)d / (double)n;
+    }
+done:
+    atomic_store(&j->sh->quit, 1);
+    return NULL;
+}
+
+int probe_pingpong(const struct topo *t, int cpu_a, int cpu_b, unsigned reps, double *median_ns, double *best_ns)
+{
+    if (!topo_cpu_exists(t, cpu_a) || !topo_cpu_exists(t, cpu_b) || reps == 0)
+        return -EINVAL;
+    struct pp_shared *sh = ib_map(sizeof(*sh), 0);
+    double *ns = calloc(reps, sizeof(double));
+    int rc = 0;
+    if (!sh || !ns) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    struct pp_job a = {.t = t, .sh = sh, .cpu = cpu_a, .reps = reps, .ns = ns};
+    struct pp_job b = {.t = t, .sh = sh, .cpu = cpu_b};
+    pthread_t ta, tb;
+    if (pthread_create(&tb, NULL, pp_responder, &b)) {
+        rc = -EAGAIN;
+        goto out;
+    }
+    if (pthread_create(&ta, NULL, pp_initiator, &a)) {
+        atomic_store(&sh->quit, 1);
+        pthread_join(tb, NULL);
+        rc = -EAGAIN;
+        goto out;
+    }
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    rc = a.err ? a.err : b.err;
+    if (rc == 0) {
+        qsort(ns, reps, sizeof(double), cmp_d);
+        if (median_ns)
+            *median_ns = ns[reps / 2];
+        if (best_ns)
+            *best_ns = ns[0];
+    }
+out:
+    free(ns);
+    if (sh)
+        ib_unmap(sh, sizeof(*sh));
+    return rc;
 }

@@ -14,6 +14,14 @@ extern "C" {
  * with the SoIs. *best gets the best pass (STREAM's convention), *median the median pass (either may be NULL). */
 int probe_triad(const struct topo *t, int cpu, uint64_t array_bytes, unsigned reps, double *best, double *median);
 
+/* Dependent loads over a random cyclic permutation of the cache lines of `bytes` (Sattolo), on `cpu`: ns per load
+ * per unit of the probe thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), so time-sharing alone does not count.
+ * reps timed walks of max(4 x lines, 200000) loads; median and best. */
+int probe_chase(const struct topo *t, int cpu, uint64_t bytes, unsigned reps, double *median_ns, double *best_ns);
+/* Round trip of one cache line each way between cpu_a (initiator) and cpu_b (responder), both spinning:
+ * reps windows of >= 20 ms, ns per round trip (median and best window). -ETIMEDOUT if the responder never answers. */
+int probe_pingpong(const struct topo *t, int cpu_a, int cpu_b, unsigned reps, double *median_ns, double *best_ns);
+
 #ifdef __cplusplus
 }
 #endif
