@@ -28,6 +28,7 @@
 #include "memlimit.h"
 #include "parse.h"
 #include "ramp.h"
+#include "peak.h"
 #include "soi.h"
 #include "soikit.h"
 #include "topo.h"
@@ -41,6 +42,7 @@ constexpr uint64_t GiB = 1024ULL * MiB;
 constexpr uint64_t kMs = 1000000ULL;
 constexpr double kCachedBps = 2e9;  // the peak the rate SoIs are told to trust: far below any real one
 constexpr double kCachedOps = 1e9;  // the peak issue rate int/fp/simd are told to trust: below any real one
+constexpr double kCachedMsgs = 1e5; // the peak message rate interconnect is told to trust: below any real one
 
 // A private, empty calibration cache for this process.
 ::testing::Environment *const g_cache_env = ::testing::AddGlobalTestEnvironment(new ib_test::PrivateCacheEnv("registry"));
@@ -330,7 +332,13 @@ TEST_P(SoiOnThisMachine, ShortRampThroughTheEngine)
     ASSERT_NE(m, nullptr);
     const soi_ops *ops = soi_at(GetParam());
     ASSERT_TRUE(topo_cpu_exists(m->topo, 0));
-    const int cpus[] = {0};
+    // one thread on CPU 0, or as many as the SoI needs (interconnect: a hub and a responder) on CPUs 0, 1, ...
+    const unsigned nth = ops->min_threads > 1 ? ops->min_threads : 1;
+    std::vector<int> cpus(nth);
+    for (unsigned i = 0; i < nth; i++)
+        cpus[i] = topo_pu_os(m->topo, i % topo_npus(m->topo));
+    if (std::string(ops->name) == "interconnect")  // a cached peak far below any real message rate
+        peak_store(&m->calib, "interconnect", cpus.data(), nth, kCachedMsgs, 0);
     atomic_int stop{0};
     struct soi_env env;
     memset(&env, 0, sizeof env);
@@ -338,8 +346,8 @@ TEST_P(SoiOnThisMachine, ShortRampThroughTheEngine)
     env.cpu = &m->cpu;
     env.calib = &m->calib;
     env.mlim = &m->mlim;
-    env.nthreads = 1;
-    env.cpus = cpus;
+    env.nthreads = nth;
+    env.cpus = cpus.data();
     env.target_cpu = -1;
     env.stop = &stop;
     env.cached_capacity = 1;
@@ -387,6 +395,10 @@ TEST_P(SoiOnThisMachine, ShortRampThroughTheEngine)
         EXPECT_STREQ(s->unit, "B");
     } else if (ops->kind == SOI_DUTY && name == "prefetch") {
         EXPECT_EQ(s->capacity, 1.0) << "a duty SoI's capacity is all of the time";
+    } else if (name == "interconnect") {
+        EXPECT_EQ(s->capacity, kCachedMsgs) << "the cached peak, as told";
+        EXPECT_STREQ(s->unit, "msg/s");
+        EXPECT_NE(strstr(s->capacity_src, "cached"), nullptr) << s->capacity_src;
     } else if (name == "int" || name == "fp" || name == "simd") {
         EXPECT_EQ(s->capacity, kCachedOps) << "the cached peak, as told";
         EXPECT_STREQ(s->unit, "ops/s");
