@@ -236,6 +236,8 @@ static int run_step(struct eng *e, const struct ramp_step *st, struct step_resul
     if (intr)
         return -EINTR;
 
+    r->t0_ns = t0;
+    r->t1_ns = t1;
     struct soi_meter m = {.wall_ns = t1 - t0};
     uint64_t windows = 0;
     for (unsigned i = 0; i < e->n; i++) {

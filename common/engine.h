@@ -28,6 +28,8 @@ struct step_result {
     double load_ns;       /* chase SoIs: ns per dependent load during the step (0: not a chase SoI) */
     uint64_t wall_ns;
     uint64_t settle_ns;   /* time set_intensity took (growing a footprint) */
+    uint64_t t0_ns, t1_ns; /* CLOCK_MONOTONIC when the workers were released and told to park: what ran beside the
+                            * SoI between the two ran beside this step */
 };
 
 struct engine_cb {

@@ -1,14 +1,18 @@
 /* cmd_probe.c - `ibench probe`: independent reference and victim kernels (validation/probes.h), for benchmarks and
  * users. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "config.h"
 #include "ib_err.h"
 #include "machine.h"
 #include "parse.h"
+#include "beside.h"
 #include "probes.h"
 
 static void probe_usage(void)
@@ -24,15 +28,120 @@ static void probe_usage(void)
            "            best of --reps walks.\n"
            "  pingpong  one cache line each way between CPU A and CPU B (default: the farthest pair), both\n"
            "            spinning; ns per round trip, median and best of --reps windows of 20 ms.\n"
-           "--cpu defaults to the lowest-numbered CPU (SoIs default to the highest), --reps to 10.\n");
+           "--cpu defaults to the lowest-numbered CPU (SoIs default to the highest), --reps to 10.\n\n"
+           "ibench probe chase --beside SOI [--soi-cpus LIST] [--level X] [--cycles N] [--step-ms D]\n"
+           "                   [--settle-ms D] [--cached-capacity] [--cpu N] [--bytes SIZE] [--json]\n"
+           "  runs the chase beside SOI in one process: SOI alternates between 0 %% and X %% (default 100) in\n"
+           "  steps of --step-ms (50) for --cycles (20) cycles on --soi-cpus (default: the highest-numbered CPU\n"
+           "  that is not --cpu), while the chase samples back to back (100000 loads each). Samples that start\n"
+           "  --settle-ms (5) into a step and end inside it count for that step. Prints the probe's median with\n"
+           "  the SoI at 0 %% and at X %%, their ratio, and the noise: the same medians over even and odd cycles\n"
+           "  apart. Moments apart, with and without, so the host's slow drift cancels.\n");
 }
+
+struct beside_opts {
+    const char *soi;
+    int *cpus;
+    unsigned ncpus;
+    double level;
+    unsigned long cycles;
+    uint64_t step_ns, settle_ns;
+    int cached;
+};
+
+static int probe_beside(struct machine *m, int cpu, uint64_t bytes, const struct beside_opts *bo, int json)
+{
+    char why[256] = "";
+    const struct soi_ops *ops = soi_find(bo->soi);
+    if (!ops)
+        return cli_fail(IB_EXIT_USAGE, "probe", "unknown SoI '%s' (ibench list shows them)", bo->soi);
+    unsigned minth = ops->min_threads > 1 ? ops->min_threads : 1, n = bo->ncpus ? bo->ncpus : minth;
+    if (n < minth)
+        return cli_fail(IB_EXIT_USAGE, "probe", "%s needs at least %u CPUs in --soi-cpus", ops->name, minth);
+    int cpus[SOI_MAX_THREADS];
+    if (n > SOI_MAX_THREADS)
+        return cli_fail(IB_EXIT_USAGE, "probe", "at most %d SoI CPUs", SOI_MAX_THREADS);
+    unsigned npus = topo_npus(m->topo);
+    for (unsigned i = 0; i < n; i++) {
+        if (bo->ncpus) {
+            cpus[i] = bo->cpus[i];
+            if (!topo_cpu_exists(m->topo, cpus[i]))
+                return cli_fail(IB_EXIT_USAGE, "probe", "CPU %d does not exist", cpus[i]);
+        } else { /* the highest-numbered CPUs other than the probe's, when there are any */
+            int c = topo_pu_os(m->topo, npus - 1 - i % npus);
+            if (c == cpu && npus > 1)
+                c = topo_pu_os(m->topo, npus - 1 - (i + 1) % npus);
+            cpus[i] = c;
+        }
+    }
+    struct soi_env env = {.topo = m->topo, .cpu = &m->cpu, .calib = &m->calib, .mlim = &m->mlim, .nthreads = n,
+                          .cpus = cpus, .target_cpu = cpu, .stop = &cli_stop, .cached_capacity = bo->cached};
+    soi_param_defaults(ops, env.param);
+    cli_signals_install();
+    struct soi *s = NULL;
+    int rc = soi_open(ops, &env, &s, why, sizeof(why));
+    if (rc < 0) {
+        cli_signals_restore();
+        return cli_fail(rc == -ENOTSUP ? IB_EXIT_SKIP : rc == -EINTR ? IB_EXIT_INTR : IB_EXIT_FAIL, "probe", "%s%s",
+                        rc == -ENOTSUP ? "skipped: " : "", why);
+    }
+    struct beside_probe bp;
+    struct probe_chase_ctx cc;
+    beside_chase_probe(&bp, &cc, bytes);
+    const double levels[2] = {0, bo->level};
+    struct beside_result br;
+    if (isatty(2))
+        fprintf(stderr, "ibench probe: chase on CPU %d beside %s on CPU %d%s, %lu cycles of 2 x %.0f ms...\n", cpu,
+                ops->name, cpus[0], n > 1 ? " and more" : "", bo->cycles, (double)bo->step_ns / 1e6);
+    rc = beside_run(s, levels, 2, (unsigned)bo->cycles, bo->step_ns, bo->settle_ns, cpu, &bp, &cli_stop, &br, why,
+                    sizeof(why));
+    soi_close(s);
+    cli_signals_restore();
+    if (rc < 0)
+        return cli_fail(rc == -EINTR ? IB_EXIT_INTR : IB_EXIT_FAIL, "probe", "%s", why);
+    double ratio = br.lv[0].median > 0 ? br.lv[1].median / br.lv[0].median : 0;
+    if (json) {
+        json_t *doc = json_pack("{s:s,s:s,s:i,s:I,s:s,s:f,s:I,s:f,s:f,s:f,s:f,s:f,s:I,s:I,s:f,s:s}", "ibench",
+                                IBENCH_VERSION, "probe", "chase", "cpu", cpu, "bytes", (json_int_t)bytes, "beside",
+                                ops->name, "level", bo->level, "cycles", (json_int_t)bo->cycles, "step_s",
+                                (double)bo->step_ns / 1e9, "solo", br.lv[0].median, "beside_median", br.lv[1].median,
+                                "ratio", ratio, "noise", br.noise, "solo_samples", (json_int_t)br.lv[0].nsamples,
+                                "beside_samples", (json_int_t)br.lv[1].nsamples, "soi_achieved_pct",
+                                br.lv[1].achieved_pct, "unit", "ns/load");
+        json_t *jc = json_array();
+        for (unsigned i = 0; i < n; i++)
+            json_array_append_new(jc, json_integer(cpus[i]));
+        json_object_set_new(doc, "soi_cpus", jc);
+        out_json(stdout, doc);
+        json_decref(doc);
+    } else {
+        char b1[32];
+        printf("chase over %s on CPU %d beside %s on CPU %d%s (%lu cycles of %.0f ms at 0 %% and %g %%)\n",
+               fmt_bytes((double)bytes, b1, sizeof(b1)), cpu, ops->name, cpus[0], n > 1 ? " and more" : "", bo->cycles,
+               (double)bo->step_ns / 1e6, bo->level);
+        printf("  SoI at 0 %%:   %.3f ns/load (median of %u samples)\n", br.lv[0].median, br.lv[0].nsamples);
+        printf("  SoI at %g %%: %.3f ns/load (median of %u samples; the SoI self-metered %.1f %%)\n", bo->level,
+               br.lv[1].median, br.lv[1].nsamples, br.lv[1].achieved_pct);
+        printf("  ratio %.3f (+%.1f %%), noise %.1f %% (even vs odd cycles)\n", ratio, (ratio - 1) * 100,
+               br.noise * 100);
+    }
+    return IB_EXIT_OK;
+}
+
+static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long reps, uint64_t bytes, int json,
+                      const struct beside_opts *bo);
 
 int cmd_probe(int argc, char **argv)
 {
     static const struct option lo[] = {
         {"cpu", required_argument, 0, 'c'},   {"cpus", required_argument, 0, 'C'}, {"reps", required_argument, 0, 'r'},
         {"bytes", required_argument, 0, 'a'}, {"array", required_argument, 0, 'a'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},        {"beside", required_argument, 0, 'B'},
+        {"soi-cpus", required_argument, 0, 'S'}, {"level", required_argument, 0, 'L'},
+        {"cycles", required_argument, 0, 'Y'}, {"step-ms", required_argument, 0, 'T'},
+        {"settle-ms", required_argument, 0, 'E'}, {"cached-capacity", no_argument, 0, 'K'}, {0, 0, 0, 0}};
+    struct beside_opts bo = {.level = 100, .cycles = 20, .step_ns = 50 * IB_NS_PER_MS, .settle_ns = 5 * IB_NS_PER_MS};
+    int code;
     int c, json = 0, cpu = -1, pair[2] = {-1, -1};
     unsigned long reps = 10, u;
     uint64_t bytes = 0;
@@ -63,10 +172,71 @@ int cmd_probe(int argc, char **argv)
                 return cli_fail(IB_EXIT_USAGE, "probe", "--bytes '%s' is not a size of at least 4K", optarg);
             break;
         case 'j': json = 1; break;
-        case 'h': probe_usage(); return IB_EXIT_OK;
-        default: return cli_fail(IB_EXIT_USAGE, "probe", "unknown option or missing value '%s'", argv[optind - 1]);
+        case 'B': bo.soi = optarg; break;
+        case 'S':
+            free(bo.cpus);
+            bo.cpus = NULL;
+            if (parse_cpulist(optarg, &bo.cpus, &bo.ncpus) < 0 || bo.ncpus == 0)
+                return cli_fail(IB_EXIT_USAGE, "probe", "--soi-cpus '%s' is not a CPU list", optarg);
+            break;
+        case 'L':
+            if (parse_intensity(optarg, &bo.level) < 0 || bo.level <= 0) {
+                free(bo.cpus);
+                return cli_fail(IB_EXIT_USAGE, "probe", "--level '%s' is not an intensity above 0 (to 100)", optarg);
+            }
+            break;
+        case 'Y':
+            if (parse_uint(optarg, 2, 10000, &bo.cycles) < 0) {
+                free(bo.cpus);
+                return cli_fail(IB_EXIT_USAGE, "probe", "--cycles '%s' is not 2-10000", optarg);
+            }
+            break;
+        case 'T':
+        case 'E': {
+            uint64_t ns;
+            char buf[64];
+            snprintf(buf, sizeof(buf), "%s%s", optarg, strpbrk(optarg, "munsh") ? "" : "ms");
+            if (parse_duration_ns(buf, c == 'E', &ns) < 0 || ns > 10 * IB_NS_PER_S) {
+                free(bo.cpus);
+                return cli_fail(IB_EXIT_USAGE, "probe", "--%s '%s' is not a duration up to 10 s",
+                                c == 'T' ? "step-ms" : "settle-ms", optarg);
+            }
+            *(c == 'T' ? &bo.step_ns : &bo.settle_ns) = ns;
+            break;
+        }
+        case 'K': bo.cached = 1; break;
+        case 'h': free(bo.cpus); probe_usage(); return IB_EXIT_OK;
+        default:
+            free(bo.cpus);
+            return cli_fail(IB_EXIT_USAGE, "probe", "unknown option or missing value '%s'", argv[optind - 1]);
         }
     }
+    code = IB_EXIT_OK;
+    if (optind >= argc) {
+        code = cli_fail(IB_EXIT_USAGE, "probe", "which probe? (triad, chase, pingpong)");
+        goto done;
+    }
+    if ((bo.soi || bo.ncpus) && strcmp(argv[optind], "chase")) {
+        code = cli_fail(IB_EXIT_USAGE, "probe", "--beside goes with the chase probe");
+        goto done;
+    }
+    if (bo.ncpus && !bo.soi) {
+        code = cli_fail(IB_EXIT_USAGE, "probe", "--soi-cpus goes with --beside");
+        goto done;
+    }
+    if (bo.settle_ns >= bo.step_ns) {
+        code = cli_fail(IB_EXIT_USAGE, "probe", "--settle-ms must be shorter than --step-ms");
+        goto done;
+    }
+    code = probe_main(argc, argv, cpu, pair, reps, bytes, json, bo.soi ? &bo : NULL);
+done:
+    free(bo.cpus);
+    return code;
+}
+
+static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long reps, uint64_t bytes, int json,
+                      const struct beside_opts *bo)
+{
     if (optind >= argc)
         return cli_fail(IB_EXIT_USAGE, "probe", "which probe? (triad, chase, pingpong)");
     const char *what = argv[optind];
@@ -85,6 +255,10 @@ int cmd_probe(int argc, char **argv)
     int code = IB_EXIT_OK;
     if (!topo_cpu_exists(m.topo, cpu)) {
         code = cli_fail(IB_EXIT_USAGE, "probe", "CPU %d does not exist", cpu);
+        goto out;
+    }
+    if (bo) {
+        code = probe_beside(&m, cpu, bytes ? bytes : 512 * IB_KIB, bo, json);
         goto out;
     }
     if (!strcmp(what, "pingpong")) {

@@ -113,19 +113,48 @@ struct chase_job {
     int err;
 };
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 __attribute__((noinline)) static void *chase_walk(void *p, uint64_t n)
 {
     void **q = p;
     for (uint64_t i = 0; i < n; i++)
         q = *q;
     return q;
+}
+
+void *probe_chase_build(uint64_t bytes)
+{
+    size_t lines = bytes / 64;
+    if (lines < 2)
+        return NULL;
+    uint8_t *buf = ib_map(bytes, 0);
+    size_t *perm = malloc(lines * sizeof(*perm));
+    if (!buf || !perm) {
+        free(perm);
+        if (buf)
+            ib_unmap(buf, bytes);
+        return NULL;
+    }
+    /* Sattolo's shuffle: one cycle through every line, in random order */
+    uint64_t seed = 0x9e3779b97f4a7c15ull ^ bytes;
+    for (size_t i = 0; i < lines; i++)
+        perm[i] = i;
+    for (size_t i = lines - 1; i > 0; i--) {
+        size_t k = (size_t)(ib_rand(&seed) % i);
+        size_t tmp = perm[i];
+        perm[i] = perm[k];
+        perm[k] = tmp;
+    }
+    for (size_t i = 0; i < lines; i++)
+        *(void **)(buf + perm[i] * 64) = buf + perm[(i + 1) % lines] * 64;
+    free(perm);
+    return buf;
+}
+
+double probe_chase_walk_ns(void **cursor, uint64_t loads)
+{
+    uint64_t c0 = clk_thread_cpu_ns();
+    *cursor = chase_walk(*cursor, loads);
+    return (double)(clk_thread_cpu_ns() - c0) / (double)loads;
 }
 
 static void *chase_thread(void *arg)
@@ -137,40 +166,22 @@ static void *chase_thread(void *arg)
         return NULL;
     }
     size_t lines = j->bytes / 64;
-    uint8_t *buf = ib_map(j->bytes, 0);
-    size_t *perm = malloc(lines * sizeof(*perm));
+    void *buf = probe_chase_build(j->bytes);
     double *ns = calloc(j->reps, sizeof(*ns));
-    if (!buf || !perm || !ns) {
+    if (!buf || !ns) {
         j->err = -ENOMEM;
         goto out;
     }
-    /* Sattolo's shuffle: one cycle through every line, in random order */
-    uint64_t seed = 0x9e3779b97f4a7c15ull ^ j->bytes;
-    for (size_t i = 0; i < lines; i++)
-        perm[i] = i;
-    for (size_t i = lines - 1; i > 0; i--) {
-        size_t k = (size_t)(ib_rand(&seed) % i);
-        size_t tmp = perm[i];
-        perm[i] = perm[k];
-        perm[k] = tmp;
-    }
-    for (size_t i = 0; i < lines; i++)
-        *(void **)(buf + perm[i] * 64) = buf + perm[(i + 1) % lines] * 64;
     void *p = buf;
     uint64_t steps = lines * 4 < 200000 ? 200000 : lines * 4;
-    p = chase_walk(p, steps); /* warm */
-    for (unsigned r = 0; r < j->reps; r++) {
-        uint64_t c0 = thread_cpu_ns();
-        p = chase_walk(p, steps);
-        ns[r] = (double)(thread_cpu_ns() - c0) / (double)steps;
-    }
-    __asm__ volatile("" ::"r"(p));
+    probe_chase_walk_ns(&p, steps); /* warm */
+    for (unsigned r = 0; r < j->reps; r++)
+        ns[r] = probe_chase_walk_ns(&p, steps);
     qsort(ns, j->reps, sizeof(double), cmp_d);
     j->median = ns[j->reps / 2];
     j->best = ns[0];
 out:
     free(ns);
-    free(perm);
     if (buf)
         ib_unmap(buf, j->bytes);
     return NULL;

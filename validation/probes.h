@@ -18,6 +18,10 @@ int probe_triad(const struct topo *t, int cpu, uint64_t array_bytes, unsigned re
  * per unit of the probe thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), so time-sharing alone does not count.
  * reps timed walks of max(4 x lines, 200000) loads; median and best. */
 int probe_chase(const struct topo *t, int cpu, uint64_t bytes, unsigned reps, double *median_ns, double *best_ns);
+/* The chase's pieces: a mapping of `bytes` (ib_unmap it) holding one random cycle through its cache lines (NULL on
+ * failure), and `loads` dependent loads from *cursor (advanced), in ns per load of the calling thread's CPU time. */
+void *probe_chase_build(uint64_t bytes);
+double probe_chase_walk_ns(void **cursor, uint64_t loads);
 /* Round trip of one cache line each way between cpu_a (initiator) and cpu_b (responder), both spinning:
  * reps windows of >= 20 ms, ns per round trip (median and best window). -ETIMEDOUT if the responder never answers. */
 int probe_pingpong(const struct topo *t, int cpu_a, int cpu_b, unsigned reps, double *median_ns, double *best_ns);

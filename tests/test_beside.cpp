@@ -1,0 +1,132 @@
+// test_beside.cpp - beside_run: a probe sampling beside an SoI that alternates between levels, in one process.
+// A fake SoI marks when it last ran; a fake probe reports 2 while the SoI ran within the last millisecond and 1
+// otherwise, so the classification of samples into steps is checked exactly, independent of the host's noise.
+#include <gtest/gtest.h>
+
+#include <time.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "beside.h"
+#include "clock.h"
+#include "machine.h"
+#include "soi.h"
+#include "test_support.h"
+
+namespace {
+
+constexpr uint64_t kMs = 1000000ULL;
+::testing::Environment *const g_cache_env = ::testing::AddGlobalTestEnvironment(new ib_test::PrivateCacheEnv("beside"));
+std::atomic<uint64_t> g_last_step{0};
+
+int fake_step(struct soi *, unsigned, uint64_t *units)
+{
+    uint64_t t0 = clk_mono_ns();
+    while (clk_mono_ns() - t0 < 20000) {
+    }
+    g_last_step.store(clk_mono_ns());
+    *units = 1;
+    return 0;
+}
+
+int fake_prepare(struct soi *s, char *, size_t)
+{
+    s->capacity = 1;
+    snprintf(s->unit, sizeof s->unit, "active");
+    return 0;
+}
+void fake_teardown(struct soi *) {}
+
+const struct soi_ops fake_ops = {
+    .version = SOI_OPS_VERSION,
+    .name = "fake",
+    .resource = "nothing",
+    .summary = "marks when it ran",
+    .paper = "-",
+    .scope = TOPO_SCOPE_PU,
+    .kind = SOI_DUTY,
+    .params = nullptr,
+    .supported = nullptr,
+    .prepare = fake_prepare,
+    .set_intensity = nullptr,
+    .step = fake_step,
+    .measure = nullptr,
+    .teardown = fake_teardown,
+    .min_threads = 0,
+    .placement = SOI_PLACE_SHARE,
+};
+
+struct FakeProbe {
+    int opened = 0, closed = 0;
+    static int open(void *c)
+    {
+        static_cast<FakeProbe *>(c)->opened++;
+        return 0;
+    }
+    static int sample(void *, double *v)
+    {
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, nullptr);
+        *v = clk_mono_ns() - g_last_step.load() < kMs ? 2.0 : 1.0;
+        return 0;
+    }
+    static void close(void *c) { static_cast<FakeProbe *>(c)->closed++; }
+};
+
+}  // namespace
+
+TEST(Beside, SamplesAreClassifiedByStep)
+{
+    struct machine m {};
+    char why[256] = "";
+    ASSERT_EQ(machine_open(&m, nullptr, why, sizeof why), 0) << why;
+    const unsigned npus = topo_npus(m.topo);
+    const int soi_cpu = topo_pu_os(m.topo, npus - 1), probe_cpu = topo_pu_os(m.topo, 0);
+    struct soi_env env;
+    memset(&env, 0, sizeof env);
+    env.topo = m.topo;
+    env.cpu = &m.cpu;
+    env.calib = &m.calib;
+    env.mlim = &m.mlim;
+    env.nthreads = 1;
+    env.cpus = &soi_cpu;
+    env.target_cpu = -1;
+    atomic_int stop{0};
+    env.stop = &stop;
+    struct soi *s = nullptr;
+    ASSERT_EQ(soi_open(&fake_ops, &env, &s, why, sizeof why), 0) << why;
+    FakeProbe fp;
+    struct beside_probe p = {"fake", "x", FakeProbe::open, FakeProbe::sample, FakeProbe::close, &fp};
+    const double levels[] = {0, 100};
+    struct beside_result r;
+    // 6 cycles of 40 ms steps; samples in the first 5 ms of a step are dropped
+    ASSERT_EQ(beside_run(s, levels, 2, 6, 40 * kMs, 5 * kMs, probe_cpu, &p, &stop, &r, why, sizeof why), 0) << why;
+    EXPECT_EQ(fp.opened, 1);
+    EXPECT_EQ(fp.closed, 1);
+    EXPECT_EQ(r.nsteps, 12u);
+    ASSERT_EQ(r.nlevels, 2u);
+    EXPECT_EQ(r.lv[0].level, 0.0);
+    EXPECT_EQ(r.lv[1].level, 100.0);
+    EXPECT_GT(r.lv[0].nsamples, 12u);
+    EXPECT_GT(r.lv[1].nsamples, 12u);
+    EXPECT_EQ(r.lv[0].median, 1.0) << "samples while the SoI idled";
+    EXPECT_EQ(r.lv[1].median, 2.0) << "samples while the SoI ran";
+    EXPECT_LT(r.noise, 0.5) << "even and odd cycles agree (a preempted SoI could flip a few samples, not a median)";
+    EXPECT_EQ(r.lv[0].achieved_pct, 0.0);
+    EXPECT_GT(r.lv[1].achieved_pct, 20.0);
+
+    // bad arguments
+    EXPECT_EQ(beside_run(s, levels, 2, 0, 40 * kMs, 5 * kMs, probe_cpu, &p, &stop, &r, why, sizeof why), -EINVAL);
+    EXPECT_EQ(beside_run(s, levels, 2, 2, 5 * kMs, 5 * kMs, probe_cpu, &p, &stop, &r, why, sizeof why), -EINVAL);
+    // a probe that cannot start: the error comes back and nothing runs
+    struct beside_probe bad = p;
+    bad.open = [](void *) { return -ENOMEM; };
+    EXPECT_EQ(beside_run(s, levels, 2, 2, 40 * kMs, 5 * kMs, probe_cpu, &bad, &stop, &r, why, sizeof why), -ENOMEM);
+    EXPECT_NE(strstr(why, "cannot start"), nullptr) << why;
+    // stop raised: -EINTR
+    atomic_store(&stop, 1);
+    EXPECT_EQ(beside_run(s, levels, 2, 2, 40 * kMs, 5 * kMs, probe_cpu, &p, &stop, &r, why, sizeof why), -EINTR);
+    soi_close(s);
+    machine_close(&m);
+}

@@ -1,0 +1,259 @@
+/* beside.c - a probe beside an SoI whose intensity alternates in short steps (beside.h). */
+#define _GNU_SOURCE
+#include "beside.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "ib_err.h"
+#include "kernels.h"
+#include "probes.h"
+
+struct sample {
+    uint64_t t0, t1;
+    double v;
+};
+
+struct probe_job {
+    struct soi *s;
+    int cpu;
+    struct beside_probe *p;
+    atomic_int *done;
+    const atomic_int *stop;
+    struct sample *smp;
+    size_t n, cap;
+    int err;
+    atomic_int ready;
+};
+
+static void *probe_thread(void *arg)
+{
+    struct probe_job *j = arg;
+    int rc = topo_bind_thread(j->s->env->topo, j->cpu);
+    if (rc == 0 && j->p->open)
+        rc = j->p->open(j->p->ctx);
+    if (rc < 0) {
+        j->err = rc;
+        atomic_store(&j->ready, -1);
+        return NULL;
+    }
+    double warm;
+    j->p->sample(j->p->ctx, &warm);
+    atomic_store(&j->ready, 1);
+    while (!atomic_load(j->done) && !(j->stop && atomic_load(j->stop))) {
+        if (j->n == j->cap) {
+            size_t nc = j->cap ? 2 * j->cap : 4096;
+            struct sample *ns = realloc(j->smp, nc * sizeof(*ns));
+            if (!ns) {
+                j->err = -ENOMEM;
+                break;
+            }
+            j->smp = ns;
+            j->cap = nc;
+        }
+        struct sample *x = &j->smp[j->n];
+        x->t0 = clk_mono_ns();
+        rc = j->p->sample(j->p->ctx, &x->v);
+        x->t1 = clk_mono_ns();
+        if (rc < 0) {
+            j->err = rc;
+            break;
+        }
+        j->n++;
+    }
+    if (j->p->close)
+        j->p->close(j->p->ctx);
+    return NULL;
+}
+
+struct engine_job {
+    struct soi *s;
+    struct ramp_sched *sched;
+    const atomic_int *stop;
+    struct step_result *res;
+    unsigned ndone;
+    int rc;
+    char why[256];
+    atomic_int *done;
+};
+
+static void *engine_thread(void *arg)
+{
+    struct engine_job *j = arg;
+    j->rc = engine_run(j->s, j->sched, j->stop, NULL, j->res, &j->ndone, j->why, sizeof(j->why));
+    atomic_store(j->done, 1);
+    return NULL;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof(double), cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned cycles, uint64_t step_ns,
+               uint64_t settle_ns, int probe_cpu, struct beside_probe *probe, const atomic_int *stop,
+               struct beside_result *out, char *why, size_t len)
+{
+    if (!s || !levels || nlevels == 0 || nlevels > BESIDE_MAX_LEVELS || cycles == 0 || !probe || !probe->sample ||
+        settle_ns >= step_ns)
+        return ib_why(why, len, -EINVAL, "beside: bad arguments");
+    memset(out, 0, sizeof(*out));
+    size_t nsteps = (size_t)nlevels * cycles;
+    double *xs = malloc(nsteps * sizeof(double));
+    struct step_result *res = calloc(nsteps, sizeof(*res));
+    struct ramp_sched sched = {0, NULL};
+    atomic_int done = 0;
+    struct probe_job pj = {.s = s, .cpu = probe_cpu, .p = probe, .done = &done, .stop = stop};
+    struct engine_job ej = {.s = s, .sched = &sched, .stop = stop, .res = res, .done = &done};
+    double *vals = NULL, *ev = NULL, *od = NULL;
+    int rc = 0;
+    if (!xs || !res) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < nsteps; i++)
+        xs[i] = levels[i % nlevels];
+    if ((rc = ramp_list(&sched, xs, nsteps, step_ns)) < 0)
+        goto out;
+    pthread_t pt, et;
+    if (pthread_create(&pt, NULL, probe_thread, &pj)) {
+        rc = ib_why(why, len, -EAGAIN, "beside: cannot start the probe thread");
+        goto out;
+    }
+    while (atomic_load(&pj.ready) == 0) { /* the probe is built and warm before the SoI starts */
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&pj.ready) < 0) {
+        pthread_join(pt, NULL);
+        rc = ib_why(why, len, pj.err, "beside: probe %s cannot start on CPU %d: %s", probe->name, probe_cpu,
+                    strerror(-pj.err));
+        goto out;
+    }
+    if (pthread_create(&et, NULL, engine_thread, &ej)) {
+        atomic_store(&done, 1);
+        pthread_join(pt, NULL);
+        rc = ib_why(why, len, -EAGAIN, "beside: cannot start the engine thread");
+        goto out;
+    }
+    pthread_join(et, NULL);
+    atomic_store(&done, 1);
+    pthread_join(pt, NULL);
+    if (ej.rc < 0) {
+        rc = ej.rc;
+        snprintf(why, len, "%s", ej.why);
+        goto out;
+    }
+    if (pj.err < 0) {
+        rc = ib_why(why, len, pj.err, "beside: probe %s failed: %s", probe->name, strerror(-pj.err));
+        goto out;
+    }
+    out->nsteps = ej.ndone;
+    out->nlevels = nlevels;
+    vals = malloc((pj.n + 1) * sizeof(double));
+    ev = malloc((pj.n + 1) * sizeof(double));
+    od = malloc((pj.n + 1) * sizeof(double));
+    double *ach = malloc((cycles + 1) * sizeof(double));
+    if (!vals || !ev || !od || !ach) {
+        free(ach);
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (unsigned l = 0; l < nlevels; l++) {
+        size_t nv = 0, ne = 0, no = 0, na = 0, k = 0;
+        for (unsigned c = 0; c < cycles; c++) {
+            const struct step_result *r = &res[(size_t)c * nlevels + l];
+            if ((size_t)c * nlevels + l >= ej.ndone)
+                break;
+            ach[na++] = r->achieved_pct;
+            uint64_t from = r->t0_ns + settle_ns, to = r->t1_ns;
+            while (k < pj.n && pj.smp[k].t0 < from) /* samples are in time order */
+                k++;
+            for (size_t q = k; q < pj.n && pj.smp[q].t0 < to; q++) {
+                if (pj.smp[q].t1 > to)
+                    break;
+                vals[nv++] = pj.smp[q].v;
+                if (c % 2)
+                    od[no++] = pj.smp[q].v;
+                else
+                    ev[ne++] = pj.smp[q].v;
+            }
+        }
+        struct beside_level *bl = &out->lv[l];
+        bl->level = levels[l];
+        bl->nsamples = (unsigned)nv;
+        bl->median = median_of(vals, nv);
+        bl->med_even = median_of(ev, ne);
+        bl->med_odd = median_of(od, no);
+        bl->achieved_pct = median_of(ach, na);
+        if (bl->median > 0 && ne && no) {
+            double d = (bl->med_even - bl->med_odd) / bl->median;
+            d = d < 0 ? -d : d;
+            out->noise = d > out->noise ? d : out->noise;
+        }
+        if (nv == 0) {
+            free(ach);
+            rc = ib_why(why, len, -EIO, "beside: no probe sample fell inside a %g %% step (steps too short?)",
+                        levels[l]);
+            goto out;
+        }
+    }
+    free(ach);
+out:
+    free(vals);
+    free(ev);
+    free(od);
+    free(pj.smp);
+    ramp_free(&sched);
+    free(res);
+    free(xs);
+    if (rc < 0 && why && !*why)
+        ib_why(why, len, rc, "beside: %s", strerror(-rc));
+    return rc;
+}
+
+/* ---- the chase probe ------------------------------------------------------------------------------------------- */
+
+static int chase_open(void *ctx)
+{
+    struct probe_chase_ctx *c = ctx;
+    c->buf = probe_chase_build(c->bytes);
+    c->cursor = c->buf;
+    return c->buf ? 0 : -ENOMEM;
+}
+
+static int chase_sample(void *ctx, double *v)
+{
+    struct probe_chase_ctx *c = ctx;
+    *v = probe_chase_walk_ns(&c->cursor, c->loads);
+    return 0;
+}
+
+static void chase_close(void *ctx)
+{
+    struct probe_chase_ctx *c = ctx;
+    if (c->buf)
+        ib_unmap(c->buf, c->bytes);
+    c->buf = c->cursor = NULL;
+}
+
+void beside_chase_probe(struct beside_probe *p, struct probe_chase_ctx *ctx, uint64_t bytes)
+{
+    *ctx = (struct probe_chase_ctx){.bytes = bytes & ~(uint64_t)63, .loads = 100000};
+    *p = (struct beside_probe){.name = "chase", .unit = "ns/load", .open = chase_open, .sample = chase_sample,
+                               .close = chase_close, .ctx = ctx};
+}

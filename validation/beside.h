@@ -1,0 +1,68 @@
+/* beside.h - a probe running beside an SoI whose intensity alternates every few tens of milliseconds, in one
+ * process, so that "with" and "without" are measured moments apart and the host's slow drift cancels.
+ *
+ * The SoI runs through the engine on its own CPUs with the schedule levels[0], levels[1], ..., repeated `cycles`
+ * times, step_ns each.  A probe thread, bound to probe_cpu, takes back-to-back samples (each one short, ~1 ms)
+ * for the whole run.  A sample counts for a step when it started at least settle_ns after the step's workers were
+ * released and ended before they were told to park.  Per level: the median of its samples.  Noise: the same
+ * medians taken separately over even and odd cycles; the larger relative difference over the levels. */
+#ifndef IB_BESIDE_H
+#define IB_BESIDE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "ib_atomic.h"
+#include "soi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BESIDE_MAX_LEVELS 16
+
+/* A probe: open() prepares it (on the probe's thread, after binding), sample() measures once (figure per unit, e.g.
+ * ns per load; larger = worse unless the probe says otherwise), close() releases it. */
+struct beside_probe {
+    const char *name;  /* "chase" */
+    const char *unit;  /* "ns/load" */
+    int (*open)(void *ctx);
+    int (*sample)(void *ctx, double *value);
+    void (*close)(void *ctx);
+    void *ctx;
+};
+
+struct beside_level {
+    double level;      /* % */
+    double median;     /* probe figure, median over the samples in this level's steps */
+    double med_even, med_odd; /* medians over even / odd cycles */
+    unsigned nsamples;
+    double achieved_pct; /* SoI self-meter: median over its steps */
+};
+
+struct beside_result {
+    unsigned nlevels;
+    struct beside_level lv[BESIDE_MAX_LEVELS];
+    double noise;      /* max over levels of |med_even - med_odd| / median */
+    unsigned nsteps;   /* engine steps completed */
+};
+
+/* s: an opened SoI (soi_open); probe_cpu: where the probe thread runs (a CPU of this machine). Returns 0, -EINTR
+ * when *stop rose, or -errno with why filled. */
+int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned cycles, uint64_t step_ns,
+               uint64_t settle_ns, int probe_cpu, struct beside_probe *probe, const atomic_int *stop,
+               struct beside_result *out, char *why, size_t len);
+
+/* The chase probe for beside_run: dependent loads over a random cycle of `bytes`, ns per load per unit of the
+ * probe thread's CPU time, `loads` per sample. ctx must stay valid through beside_run. */
+struct probe_chase_ctx {
+    uint64_t bytes, loads;
+    void *buf;
+    void *cursor;
+};
+void beside_chase_probe(struct beside_probe *p, struct probe_chase_ctx *ctx, uint64_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
