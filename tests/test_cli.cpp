@@ -540,6 +540,17 @@ TEST_F(Bin, BadInputExitsTwoWithOneLine)
     expect_usage_error({"run", "--soi", "interconnect", "--intensity", "10", "--cpus", "0"},
                        {"interconnect", "at least 2 threads"});
     expect_usage_error({"frobnicate"}, {"unknown command", "'frobnicate'"});
+    expect_usage_error({"probe", "nope"}, {"unknown probe", "'nope'"});
+    expect_usage_error({"probe", "chase", "--bytes", "1"}, {"--bytes", "'1'"});
+    expect_usage_error({"probe", "pingpong", "--cpus", "0"}, {"--cpus", "'0'"});
+    expect_usage_error({"probe", "chase", "--cpu", "4096"}, {"CPU 4096", "does not exist"});
+    expect_usage_error({"probe", "chase", "--beside", "nope"}, {"unknown SoI", "'nope'"});
+    expect_usage_error({"probe", "triad", "--beside", "int"}, {"--beside", "chase"});
+    expect_usage_error({"probe", "chase", "--soi-cpus", "1"}, {"--soi-cpus", "--beside"});
+    expect_usage_error({"probe", "chase", "--beside", "int", "--step-ms", "20", "--settle-ms", "30"}, {"--settle-ms"});
+    expect_usage_error({"probe", "chase", "--beside", "int", "--level", "0"}, {"--level"});
+    expect_usage_error({"probe", "chase", "--beside", "interconnect", "--soi-cpus", "0"},
+                       {"interconnect", "at least 2"});
     expect_usage_error({"list", "--soi", "nope"}, {"'nope'"});
     // none of this measured (or cached) anything
     EXPECT_EQ(cache_files(), 0u);
@@ -620,6 +631,49 @@ TEST_F(Bin, ListHelpVersion)
 }
 
 // A short real ramp: JSON with 3 steps, then CSV and the table from the calibration the first run cached.
+TEST_F(Bin, ProbesRunAndReportJson)
+{
+    {
+        Proc p;
+        run(p, {"probe", "chase", "--bytes", "64K", "--reps", "3", "--json"});
+        EXPECT_EQ(p.exit_code(), 0) << p.err;
+        json_t *doc = parse_json(p.out);
+        ASSERT_NE(doc, nullptr);
+        EXPECT_STREQ(json_string_value(json_object_get(doc, "probe")), "chase");
+        EXPECT_STREQ(json_string_value(json_object_get(doc, "unit")), "ns");
+        double med = json_real_value(json_object_get(doc, "median")), best = json_real_value(json_object_get(doc, "best"));
+        EXPECT_GT(med, 0.0);
+        EXPECT_LE(best, med);
+        EXPECT_EQ(json_integer_value(json_object_get(doc, "bytes")), 64 * 1024);
+        json_decref(doc);
+    }
+    {
+        // beside an SoI: a short interleaved run of l1d (needs no peak measurement) on the highest CPU
+        Proc p;
+        run(p, {"probe", "chase", "--beside", "l1d", "--cycles", "2", "--step-ms", "30", "--settle-ms", "2", "--json"});
+        EXPECT_EQ(p.exit_code(), 0) << p.err;
+        json_t *doc = parse_json(p.out);
+        ASSERT_NE(doc, nullptr);
+        EXPECT_STREQ(json_string_value(json_object_get(doc, "beside")), "l1d");
+        EXPECT_GT(json_real_value(json_object_get(doc, "solo")), 0.0);
+        EXPECT_GT(json_real_value(json_object_get(doc, "beside_median")), 0.0);
+        EXPECT_GT(json_integer_value(json_object_get(doc, "solo_samples")), 0);
+        EXPECT_GT(json_integer_value(json_object_get(doc, "beside_samples")), 0);
+        EXPECT_NEAR(json_real_value(json_object_get(doc, "soi_achieved_pct")), 100.0, 5.0);
+        json_decref(doc);
+    }
+    if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+        Proc p;
+        run(p, {"probe", "pingpong", "--reps", "2", "--json"});
+        EXPECT_EQ(p.exit_code(), 0) << p.err;
+        json_t *doc = parse_json(p.out);
+        ASSERT_NE(doc, nullptr);
+        EXPECT_EQ(json_array_size(json_object_get(doc, "cpus")), 2u);
+        EXPECT_GT(json_real_value(json_object_get(doc, "median")), 0.0);
+        json_decref(doc);
+    }
+}
+
 TEST_F(Bin, ShortRampJsonCsvTable)
 {
     Proc p;
