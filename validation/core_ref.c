@@ -6,6 +6,11 @@
  * decrement and branch: 2 per iteration).  Prints the median instructions/s over 3 repeats on one CPU.
  *
  *   core_ref int|fp|simd-sse|simd-avx2|simd-avx512 CPU [ms-per-repeat]
+ *   core_ref KIND CPU MS --interleave N
+ *       N cycles of: this loop for MS, the SoI's calibration (peak_measure on CPU with the SoI's kernel, exactly as
+ *       `ibench run` calibrates: 5 x 100 ms, median), this loop for MS again.  Prints per cycle the peak, the two
+ *       reference rates and peak / mean(references), then the median ratio: the comparison made moments apart,
+ *       so the host's drift (int moved by 20-40 % within minutes here) cancels.
  */
 #ifdef IBENCH_CORE_REF_MAIN
 #define _GNU_SOURCE
@@ -21,6 +26,14 @@
 #define BX(x) __asm__ volatile("" : "+x"(x))
 #define BV(x) __asm__ volatile("" : "+v"(x))
 
+#include "ib_atomic.h"
+#include "peak.h"
+#include "topo.h"
+uint64_t ib_int_kernel(uint64_t iters);
+uint64_t ib_fp_kernel(uint64_t iters);
+uint64_t ib_simd_sse_kernel(uint64_t iters);
+uint64_t ib_simd_avx2_kernel(uint64_t iters);
+uint64_t ib_simd_avx512_kernel(uint64_t iters);
 static uint64_t now_ns(void)
 {
     struct timespec t;
@@ -166,25 +179,42 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* instructions/s of f over one window of rep_ns, in chunks of `it` iterations */
+static double ref_window(uint64_t (*f)(uint64_t), uint64_t it, uint64_t rep_ns)
+{
+    uint64_t ops = 0, t0 = now_ns(), dt;
+    do {
+        ops += f(it);
+        dt = now_ns() - t0;
+    } while (dt < rep_ns);
+    return (double)ops / ((double)dt / 1e9);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: core_ref int|fp|simd-sse|simd-avx2|simd-avx512 CPU [ms]\n");
         return 2;
     }
-    uint64_t (*f)(uint64_t) = NULL;
+    uint64_t (*f)(uint64_t) = NULL, (*soi_k)(uint64_t) = NULL;
     const char *k = argv[1];
     __builtin_cpu_init();
-    if (!strcmp(k, "int"))
+    if (!strcmp(k, "int")) {
         f = ref_int;
-    else if (!strcmp(k, "fp"))
+        soi_k = ib_int_kernel;
+    } else if (!strcmp(k, "fp")) {
         f = ref_fp;
-    else if (!strcmp(k, "simd-sse"))
+        soi_k = ib_fp_kernel;
+    } else if (!strcmp(k, "simd-sse")) {
         f = ref_sse;
-    else if (!strcmp(k, "simd-avx2") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        soi_k = ib_simd_sse_kernel;
+    } else if (!strcmp(k, "simd-avx2") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         f = ref_avx2;
-    else if (!strcmp(k, "simd-avx512") && __builtin_cpu_supports("avx512f"))
+        soi_k = ib_simd_avx2_kernel;
+    } else if (!strcmp(k, "simd-avx512") && __builtin_cpu_supports("avx512f")) {
         f = ref_avx512;
+        soi_k = ib_simd_avx512_kernel;
+    }
     if (!f) {
         fprintf(stderr, "core_ref: unknown or unsupported kind %s\n", k);
         return 2;
@@ -205,15 +235,37 @@ int main(int argc, char **argv)
         if (now_ns() - a < 1000000ULL)
             it *= 2;
     }
-    double r[3];
-    for (int i = 0; i < 3; i++) {
-        uint64_t ops = 0, t0 = now_ns(), dt;
-        do {
-            ops += f(it);
-            dt = now_ns() - t0;
-        } while (dt < rep_ns);
-        r[i] = (double)ops / ((double)dt / 1e9);
+    if (argc > 5 && !strcmp(argv[4], "--interleave")) {
+        int cycles = atoi(argv[5]), cpu = atoi(argv[2]);
+        struct topo *t = NULL;
+        char why[256] = "";
+        if (cycles < 1 || topo_load(&t, NULL, why, sizeof(why)) < 0) {
+            fprintf(stderr, "core_ref: %s\n", cycles < 1 ? "--interleave needs N >= 1" : why);
+            return 2;
+        }
+        double *ratio = calloc((size_t)cycles, sizeof(double));
+        printf("%5s %12s %12s %12s %8s\n", "cycle", "ref before", "peak", "ref after", "ratio");
+        for (int c = 0; c < cycles; c++) {
+            double a = ref_window(f, it, rep_ns), peak = 0, spread = 0;
+            if (peak_measure(t, &cpu, 1, soi_k, NULL, &peak, &spread, why, sizeof(why)) < 0) {
+                fprintf(stderr, "core_ref: %s\n", why);
+                free(ratio);
+                topo_destroy(t);
+                return 1;
+            }
+            double b = ref_window(f, it, rep_ns);
+            ratio[c] = peak / ((a + b) / 2);
+            printf("%5d %12.4e %12.4e %12.4e %8.3f\n", c + 1, a, peak, b, ratio[c]);
+        }
+        qsort(ratio, (size_t)cycles, sizeof(double), cmp_d);
+        printf("median peak/reference %.3f\n", ratio[cycles / 2]);
+        free(ratio);
+        topo_destroy(t);
+        return 0;
     }
+    double r[3];
+    for (int i = 0; i < 3; i++)
+        r[i] = ref_window(f, it, rep_ns);
     qsort(r, 3, sizeof(double), cmp_d);
     printf("%.6e\n", r[1]);
     return 0;
