@@ -31,7 +31,7 @@ struct calib_point {
 enum calib_level { CALIB_L1 = 0, CALIB_L2, CALIB_LLC, CALIB_NLEVELS };
 
 struct calib_bw {
-    char kind[16];      /* "l2", "llc", "dram" */
+    char kind[64];      /* "l2", "llc", "dram", "int", "dr254:0/128" (disk), "n127.0.0.1:5301" (net) */
     char cpus[64];      /* CPU list it was measured on, e.g. "0" or "0-1" */
     uint64_t ws_bytes;  /* working set per thread */
     double bps;         /* median bytes/s over all threads */

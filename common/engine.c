@@ -75,10 +75,11 @@ static void worker_step_loop(struct worker *w)
     struct pace_bucket b;
     struct pace_duty d;
     int duty = s->ops->kind == SOI_DUTY;
+    uint64_t burst = s->pace_burst_ns ? s->pace_burst_ns : BURST_NS;
     if (duty)
-        pace_duty_init(&d, &clk, e->duty, BURST_NS);
+        pace_duty_init(&d, &clk, e->duty, burst);
     else
-        pace_bucket_init(&b, &clk, e->lead_only && w->tid ? 0 : e->rate_per_thread, BURST_NS);
+        pace_bucket_init(&b, &clk, e->lead_only && w->tid ? 0 : e->rate_per_thread, burst);
     while (atomic_load(&e->running) && !stopped(e)) {
         uint64_t u = 0, t0 = clk_mono_ns();
         int rc = s->ops->step(s, w->tid, &u);

@@ -178,6 +178,102 @@ int peak_need(struct calib *c, const struct topo *t, const char *kind, const int
     return rc;
 }
 
+/* ---- threads that measure themselves ---------------------------------------------------------------------------- */
+
+struct pt_job {
+    const struct soi_env *env;
+    unsigned tid;
+    peak_window_fn window;
+    void *arg;
+    uint64_t window_ns;
+    pthread_barrier_t *bar;
+    struct pk_start *go;
+    double rate[PEAK_REPS];
+    int err;
+};
+
+static void *pt_thread(void *a)
+{
+    struct pt_job *j = a;
+    pthread_mutex_lock(&j->go->mu);
+    while (j->go->state == 0)
+        pthread_cond_wait(&j->go->cv, &j->go->mu);
+    int state = j->go->state;
+    pthread_mutex_unlock(&j->go->mu);
+    if (state < 0)
+        return NULL;
+    if (topo_is_this_machine(j->env->topo))
+        topo_bind_thread(j->env->topo, j->env->cpus[j->tid]);
+    double warm = 0;
+    int rc = j->window(j->arg, j->tid, 50 * IB_NS_PER_MS, &warm);
+    for (int r = 0; r < PEAK_REPS; r++) {
+        pthread_barrier_wait(j->bar);
+        if (rc < 0 || (j->env->stop && atomic_load(j->env->stop)))
+            continue;
+        rc = j->window(j->arg, j->tid, j->window_ns, &j->rate[r]);
+    }
+    j->err = rc < 0 ? rc : 0;
+    return NULL;
+}
+
+int peak_threads(const struct soi_env *env, unsigned n, peak_window_fn window, void *arg, uint64_t window_ns,
+                 double *peak, double *spread, char *why, size_t len)
+{
+    if (n == 0 || n > SOI_MAX_THREADS)
+        return ib_why(why, len, -EINVAL, "bad thread count %u", n);
+    struct pt_job *jobs = calloc(n, sizeof(*jobs));
+    pthread_t *th = calloc(n, sizeof(*th));
+    struct pk_start go = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .state = 0};
+    pthread_barrier_t bar;
+    int rc = 0;
+    unsigned started = 0;
+    if (!jobs || !th) {
+        free(jobs);
+        free(th);
+        return -ENOMEM;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        jobs[i] = (struct pt_job){.env = env, .tid = i, .window = window, .arg = arg, .window_ns = window_ns,
+                                  .bar = &bar, .go = &go};
+        if (pthread_create(&th[i], NULL, pt_thread, &jobs[i])) {
+            rc = ib_why(why, len, -EAGAIN, "cannot start a peak-rate thread");
+            break;
+        }
+        started++;
+    }
+    if (rc == 0)
+        pthread_barrier_init(&bar, NULL, n);
+    pthread_mutex_lock(&go.mu);
+    go.state = rc == 0 ? 1 : -1;
+    pthread_cond_broadcast(&go.cv);
+    pthread_mutex_unlock(&go.mu);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    if (rc == 0)
+        pthread_barrier_destroy(&bar);
+    if (rc == 0 && env->stop && atomic_load(env->stop))
+        rc = -EINTR;
+    for (unsigned i = 0; rc == 0 && i < n; i++)
+        if (jobs[i].err < 0)
+            rc = ib_why(why, len, jobs[i].err, "measuring the peak failed: %s", strerror(-jobs[i].err));
+    if (rc == 0) {
+        double tot[PEAK_REPS];
+        for (int r = 0; r < PEAK_REPS; r++) {
+            tot[r] = 0;
+            for (unsigned i = 0; i < n; i++)
+                tot[r] += jobs[i].rate[r];
+        }
+        qsort(tot, PEAK_REPS, sizeof(double), cmp_d);
+        *peak = tot[PEAK_REPS / 2];
+        *spread = *peak > 0 ? (tot[PEAK_REPS - 1] - tot[0]) / *peak : 0;
+        if (!(*peak > 0))
+            rc = ib_why(why, len, -EIO, "the peak measured as 0");
+    }
+    free(jobs);
+    free(th);
+    return rc;
+}
+
 /* ---- shared callbacks ---------------------------------------------------------------------------------------- */
 
 struct core_priv {

@@ -64,6 +64,11 @@ struct soi_env {
     double param[SOI_MAX_PARAMS]; /* values for ops->params, in table order */
     const atomic_int *stop;  /* set on SIGINT/SIGTERM: long prepare/set_intensity work must poll it */
     int cached_capacity;     /* 1: trust cached peak rates; 0 (default): re-measure them now, in this run */
+    /* I/O SoIs (NULL / 0 when not given) */
+    const char *dir;         /* disk SoIs: where their files go (NULL: fs_default_dir()) */
+    const char *device;      /* disk-bw: read a raw block device instead (only with force) */
+    int force;
+    const char *target;      /* net-bw: ADDR:PORT of an ibench sink (NULL: a sink of its own on loopback) */
 };
 
 /* A running instance. The SoI fills capacity/unit/capacity_src in prepare(). */
@@ -73,13 +78,15 @@ struct soi {
     void *priv;
     double capacity;          /* pressure at 100 %, in `unit`: bytes, B/s, ops/s, or 1 (duty) */
     char unit[16];            /* "B", "B/s", "pages", "accesses/s" ... */
-    char capacity_src[160];   /* where capacity came from, e.g. "measured latency knee (cpuid claims 32 MiB)" */
+    char capacity_src[256];   /* where capacity came from, e.g. "measured latency knee (cpuid claims 32 MiB)" */
     double rate_cap;          /* FOOTPRINT SoIs: cap on step units/s for all threads (0 = none) */
     char secondary_unit[16];  /* unit of the per-step secondary figure (step units per second), e.g. "acc/s" */
-    char note[160];           /* anything worth telling the user (time-shared CPU, clamped size, ...) */
+    char note[384];           /* anything worth telling the user (time-shared CPU, clamped size, ...) */
     char load_meaning[96];    /* what its load_ns meter is, when not a data chase's dependent load (l1i: a block) */
     int pace_lead_only;       /* RATE: pace worker 0 for the whole target; the others serve it unpaced (their step()
                                * returns within a quantum when there is nothing to serve) */
+    uint64_t pace_burst_ns;   /* credit a paced worker may bank after falling behind (0: the engine's 2 ms); I/O
+                               * SoIs, whose path stalls for tens of ms, take more so a stall is made up */
     int pace_spin;            /* wait out pacing deadlines by spinning (pause) instead of sleeping: for SoIs whose
                                * CPUs are busy anyway and whose pressure suffers when a CPU idles (on a VM an idle
                                * vCPU halts, and the hypervisor may move it before it runs again) */
@@ -113,7 +120,12 @@ struct soi_ops {
     void (*teardown)(struct soi *s);                                            /* release everything */
     unsigned min_threads;    /* fewest threads it can run with (0 or 1: any); also its default thread count */
     enum soi_placement placement;
+    unsigned io;             /* which of env's I/O options it takes: SOI_IO_DIR | SOI_IO_DEVICE | SOI_IO_TARGET */
 };
+
+#define SOI_IO_DIR 1u
+#define SOI_IO_DEVICE 2u
+#define SOI_IO_TARGET 4u
 
 /* Registry (sois/registry.c). */
 unsigned soi_count(void);

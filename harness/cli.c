@@ -60,7 +60,8 @@ static const struct cmd commands[] = {
     {"list", cmd_list, "list the SoIs (and one SoI's parameters)"},
     {"topo", cmd_topo, "the machine: topology, caches claimed vs measured, TLB, memory limits, counters"},
     {"calibrate", cmd_calibrate, "measure capacities (cache knees, L2/LLC/DRAM bandwidth) and cache them"},
-    {"probe", cmd_probe, "independent reference kernels (STREAM triad)"},
+    {"probe", cmd_probe, "independent probes: triad, chase (also beside an SoI), pingpong"},
+    {"sink", cmd_sink, "a TCP sink for net-bw: receives and discards"},
 };
 
 static void usage(FILE *f)

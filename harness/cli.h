@@ -40,6 +40,10 @@ struct run_opts {
     const char *topology; /* hidden: a synthetic/XML topology instead of this machine */
     int cached_capacity;  /* rate SoIs: trust the cached peak */
     const char *plot;     /* --plot FILE (.png/.svg) */
+    const char *dir;      /* disk SoIs: --dir DIR */
+    const char *device;   /* disk-bw: --device PATH (with --force) */
+    int force;
+    const char *target;   /* net-bw: --target ADDR:PORT */
     int help;
 };
 
@@ -54,6 +58,7 @@ int cmd_list(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_sink(int argc, char **argv);
 
 /* The stop flag raised by SIGINT/SIGTERM (reset with cli_signals_install). */
 extern atomic_int cli_stop;

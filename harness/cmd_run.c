@@ -30,7 +30,9 @@ static void run_help(FILE *f)
     fprintf(f,
             "usage: ibench run --soi NAME (--intensity X | --ramp [--from X] [--to X] [--steps N] [--step-ms D]\n"
             "                  | --levels LIST [--step-ms D]) [--duration D] [--cpus LIST | --near CPU]\n"
-            "                  [--threads N] [--param NAME=VALUE]... [--max-bytes SIZE] [--json | --csv]\n\n"
+            "                  [--threads N] [--param NAME=VALUE]... [--max-bytes SIZE] [--json | --csv]\n"
+            "                  [--dir DIR] [--rw read|write|mix] [--bs SIZE] [--qd N] [--device PATH --force]\n"
+            "                  [--target ADDR:PORT]\n\n"
             "Runs one SoI and reports, for every step, the requested intensity, the pressure achieved in the\n"
             "resource's own units, and that pressure as %% of the capacity measured on this machine.\n\n"
             "  -s, --soi NAME        the SoI (ibench list)\n"
@@ -47,6 +49,12 @@ static void run_help(FILE *f)
             "      --max-bytes SIZE  shorthand for --param max-bytes=SIZE (K/M/G suffixes)\n"
             "      --cached-capacity SoIs with a measured peak rate (bandwidth, int, fp, simd): scale against the\n"
             "                        cached peak instead of measuring it now\n"
+            "      --dir DIR         disk SoIs: make their files in a private directory inside DIR (default\n"
+            "                        $TMPDIR or /var/tmp), removed on every exit\n"
+            "      --rw MODE         disk-bw: read (default), write or mix;  --bs SIZE (1M), --qd N (8)\n"
+            "      --device PATH --force  disk-bw: read a raw block device instead (reads only)\n"
+            "      --target ADDR:PORT  net-bw: the ibench sink to send to (default: a sink of its own on\n"
+            "                        127.0.0.1); numeric addresses only, nothing else is contacted\n"
             "      --json, --csv     machine-readable output instead of the table\n"
             "      --plot FILE       also draw the ramp with gnuplot (FILE ends in .png or .svg)\n\n"
             "Without --cpus/--near the SoI runs on the highest-numbered CPUs; interconnect spreads its threads\n"
@@ -58,6 +66,7 @@ static void run_help(FILE *f)
 
 enum {
     O_FROM = 256, O_TO, O_STEPS, O_STEPMS, O_LEVELS, O_JSON, O_CSV, O_TABLE, O_MAXB, O_TOPO, O_CACHED, O_PLOT,
+    O_DIR, O_DEVICE, O_FORCE, O_TARGET, O_RW, O_BS, O_QD,
 };
 
 static const struct option run_long[] = {
@@ -71,6 +80,10 @@ static const struct option run_long[] = {
     {"json", no_argument, 0, O_JSON},        {"csv", no_argument, 0, O_CSV},
     {"table", no_argument, 0, O_TABLE},      {"topology", required_argument, 0, O_TOPO},
     {"cached-capacity", no_argument, 0, O_CACHED}, {"plot", required_argument, 0, O_PLOT},
+    {"dir", required_argument, 0, O_DIR},    {"device", required_argument, 0, O_DEVICE},
+    {"force", no_argument, 0, O_FORCE},      {"target", required_argument, 0, O_TARGET},
+    {"rw", required_argument, 0, O_RW},      {"bs", required_argument, 0, O_BS},
+    {"qd", required_argument, 0, O_QD},
     {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
 };
 
@@ -206,6 +219,36 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, char *why, size_t l
         case O_MAXB:
             rc = add_param(o, "max-bytes", 9, optarg, why, len);
             break;
+        case O_DIR:
+            if (o->dir)
+                rc = ib_why(why, len, -EINVAL, "--dir given twice");
+            o->dir = optarg;
+            break;
+        case O_DEVICE:
+            if (o->device)
+                rc = ib_why(why, len, -EINVAL, "--device given twice");
+            o->device = optarg;
+            break;
+        case O_FORCE:
+            o->force = 1;
+            break;
+        case O_TARGET:
+            if (o->target)
+                rc = ib_why(why, len, -EINVAL, "--target given twice");
+            o->target = optarg;
+            break;
+        case O_RW: {
+            const char *v = !strcmp(optarg, "read") ? "0" : !strcmp(optarg, "write") ? "1" : !strcmp(optarg, "mix") ? "2" : NULL;
+            rc = v ? add_param(o, "rw", 2, v, why, len)
+                   : ib_why(why, len, -EINVAL, "--rw '%s': read, write or mix", optarg);
+            break;
+        }
+        case O_BS:
+            rc = add_param(o, "bs", 2, optarg, why, len);
+            break;
+        case O_QD:
+            rc = add_param(o, "qd", 2, optarg, why, len);
+            break;
         case O_JSON:
         case O_CSV:
         case O_TABLE:
@@ -237,6 +280,11 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, char *why, size_t l
         return rc;
     if (optind < argc)
         return ib_why(why, len, -EINVAL, "unexpected argument '%s'", argv[optind]);
+    if (o->device && o->dir)
+        return ib_why(why, len, -EINVAL, "--device and --dir exclude each other");
+    if (o->device && !o->force)
+        return ib_why(why, len, -EINVAL, "--device %s reads a raw block device: add --force if you mean it",
+                      o->device);
     if (!have_soi)
         return ib_why(why, len, -EINVAL, "--soi NAME is required (ibench list shows them)");
     int modes = o->have_intensity + have_ramp + have_levels;
@@ -406,6 +454,13 @@ int cmd_run(int argc, char **argv)
         code = cli_fail(IB_EXIT_USAGE, "run", "unknown SoI '%s' (ibench list shows them)", o.soi);
         goto out;
     }
+    if ((o.dir && !(ops->io & SOI_IO_DIR)) || (o.device && !(ops->io & SOI_IO_DEVICE)) ||
+        (o.target && !(ops->io & SOI_IO_TARGET))) {
+        code = cli_fail(IB_EXIT_USAGE, "run", "%s takes no %s", ops->name,
+                        o.dir && !(ops->io & SOI_IO_DIR) ? "--dir" : o.device && !(ops->io & SOI_IO_DEVICE) ? "--device"
+                                                                                                      : "--target");
+        goto out;
+    }
     soi_param_defaults(ops, env.param);
     for (unsigned i = 0; i < o.nparams; i++)
         if (soi_param_set(ops, env.param, o.pname[i], o.pvalue[i], why, sizeof(why)) < 0) {
@@ -469,7 +524,8 @@ int cmd_run(int argc, char **argv)
     cli_signals_install();
     env = (struct soi_env){.topo = m.topo, .cpu = &m.cpu, .calib = &m.calib, .mlim = &m.mlim, .nthreads = n,
                            .cpus = cpus, .target_cpu = o.have_near ? o.near : -1, .stop = &cli_stop,
-                           .cached_capacity = o.cached_capacity};
+                           .cached_capacity = o.cached_capacity, .dir = o.dir, .device = o.device,
+                           .force = o.force, .target = o.target};
     soi_param_defaults(ops, env.param);
     for (unsigned i = 0; i < o.nparams; i++)
         soi_param_set(ops, env.param, o.pname[i], o.pvalue[i], why, sizeof(why));

@@ -55,6 +55,7 @@ const struct soi_ops fake_ops = {
     .teardown = fake_teardown,
     .min_threads = 0,
     .placement = SOI_PLACE_SHARE,
+    .io = 0,
 };
 
 struct FakeProbe {

@@ -1,12 +1,24 @@
 // test_support.h - small fixtures the GoogleTest binaries share.
 #ifndef IB_TEST_SUPPORT_H
 #define IB_TEST_SUPPORT_H
+#include <fcntl.h>
 #include <ftw.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <functional>
 #include <string>
+#include <vector>
+
+extern char **environ;
 
 namespace ib_test {
 
@@ -54,6 +66,146 @@ public:
 private:
     const char *tag_;
     TempDir *dir_ = nullptr;
+};
+
+inline double now_s()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A child process running IBENCH_BIN with pipes on stdout and stderr.
+class Proc {
+public:
+    pid_t pid = -1;
+    std::string out, err;
+    int status = 0;
+    bool exited = false;
+
+    // ibench with these arguments. env: extra NAME=VALUE entries; every IBENCH_* variable of ours is dropped first.
+    bool start(const std::vector<std::string> &args, const std::vector<std::string> &env)
+    {
+        std::vector<std::string> a = args;
+        a.insert(a.begin(), IBENCH_BIN);
+        return start_cmd(a, env);
+    }
+
+    // Any program (argv[0] looked up in PATH), same pipes and environment rules.
+    bool start_cmd(const std::vector<std::string> &cmd, const std::vector<std::string> &env)
+    {
+        int po[2], pe[2];
+        if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
+            return false;
+        std::vector<std::string> envs;
+        for (char **e = environ; *e; e++)
+            if (strncmp(*e, "IBENCH_", 7) != 0)
+                envs.emplace_back(*e);
+        for (const auto &e : env)
+            envs.push_back(e);
+        std::vector<char *> envp, argv;
+        for (auto &e : envs)
+            envp.push_back(&e[0]);
+        envp.push_back(nullptr);
+        std::vector<std::string> a = cmd;
+        for (auto &x : a)
+            argv.push_back(&x[0]);
+        argv.push_back(nullptr);
+        pid = fork();
+        if (pid < 0)
+            return false;
+        if (pid == 0) {
+            dup2(po[1], 1);
+            dup2(pe[1], 2);
+            int devnull = open("/dev/null", O_RDONLY);
+            if (devnull >= 0)
+                dup2(devnull, 0);
+            // the child starts with default signal dispositions and nothing blocked
+            sigset_t none;
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, nullptr);
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            execvpe(argv[0], argv.data(), envp.data());
+            _exit(127);
+        }
+        close(po[1]);
+        close(pe[1]);
+        fd_out = po[0];
+        fd_err = pe[0];
+        return true;
+    }
+
+    // Reads whatever arrives for up to `ms`, and notices the exit.
+    void pump(int ms)
+    {
+        struct pollfd p[2];
+        int n = 0;
+        if (fd_out >= 0)
+            p[n++] = {fd_out, POLLIN, 0};
+        if (fd_err >= 0)
+            p[n++] = {fd_err, POLLIN, 0};
+        if (n > 0 && poll(p, (nfds_t)n, ms) > 0) {
+            for (int i = 0; i < n; i++) {
+                if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                    continue;
+                char buf[4096];
+                ssize_t r = read(p[i].fd, buf, sizeof buf);
+                bool is_out = p[i].fd == fd_out;
+                if (r > 0) {
+                    (is_out ? out : err).append(buf, (size_t)r);
+                } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+                    close(p[i].fd);
+                    (is_out ? fd_out : fd_err) = -1;
+                }
+            }
+        } else if (n == 0) {
+            usleep((useconds_t)ms * 1000);
+        }
+        if (!exited && pid > 0 && waitpid(pid, &status, WNOHANG) == pid)
+            exited = true;
+    }
+
+    // Pumps until pred() holds or the process exits or timeout_s passes; returns pred().
+    bool pump_until(const std::function<bool()> &pred, double timeout_s)
+    {
+        double end = now_s() + timeout_s;
+        while (!pred() && now_s() < end && !(exited && fd_out < 0 && fd_err < 0))
+            pump(20);
+        return pred();
+    }
+
+    // Waits for the exit and EOF on both pipes; kills the child after timeout_s. Returns false on timeout.
+    bool finish(double timeout_s)
+    {
+        bool ok = pump_until([&] { return exited && fd_out < 0 && fd_err < 0; }, timeout_s);
+        if (!ok)
+            kill_now();
+        return ok;
+    }
+
+    void kill_now()
+    {
+        if (pid > 0 && !exited) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            exited = true;
+        }
+        close_fds();
+    }
+
+    int exit_code() const { return exited && WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+
+    ~Proc() { kill_now(); }
+
+private:
+    int fd_out = -1, fd_err = -1;
+    void close_fds()
+    {
+        if (fd_out >= 0)
+            close(fd_out);
+        if (fd_err >= 0)
+            close(fd_err);
+        fd_out = fd_err = -1;
+    }
 };
 
 }  // namespace ib_test

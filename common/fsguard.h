@@ -1,0 +1,54 @@
+/* fsguard.h - what the disk SoIs may do with a filesystem: where, how much, and cleaning up.
+ *
+ * Rules (docs/sois.md, "disk safety"):
+ *  - never fill a filesystem: the spare space is what is available to unprivileged users (statvfs f_bavail) less a
+ *    margin of max(5 % of the filesystem, 1 GiB); nothing starts, and nothing grows, past it;
+ *  - write only inside the directory given: every file lives in a private directory made there with mkdtemp
+ *    ("ibench-<soi>.XXXXXX"), removed with its files on every exit path;
+ *  - a raw block device is refused as a directory; a device is used only through --device PATH with --force.
+ */
+#ifndef IB_FSGUARD_H
+#define IB_FSGUARD_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FS_MARGIN_MIN (1ULL << 30) /* 1 GiB */
+#define FS_MARGIN_PCT 5.0
+
+struct fs_space {
+    uint64_t total; /* bytes of the filesystem */
+    uint64_t avail; /* bytes available to unprivileged users */
+};
+
+/* statvfs of path. 0 or -errno. */
+int fs_space_of(const char *path, struct fs_space *out);
+/* max(5 % of total, 1 GiB) */
+uint64_t fs_margin(uint64_t total);
+/* avail less the margin, 0 when the margin is already eaten into */
+uint64_t fs_spare(const struct fs_space *s);
+
+/* The directory must exist, be a directory (not a block device or a file) and accept a new file (checked by
+ * making and removing one, so root on a read-only mount is caught too). 0, -ENOENT, -ENOTDIR, -EROFS/-EACCES/...,
+ * with a one-line reason. */
+int fs_check_dir(const char *dir, char *why, size_t len);
+/* A private directory inside dir: "<dir>/ibench-<tag>.XXXXXX" into out. 0 or -errno. */
+int fs_make_private_dir(const char *dir, const char *tag, char *out, size_t outlen, char *why, size_t len);
+/* Removes the regular files directly inside a private directory made above, then the directory itself.
+ * Refuses (-EINVAL) a path whose last component does not start with "ibench-". 0 or -errno. */
+int fs_remove_private_dir(const char *path);
+
+/* 1 when path is on a memory filesystem (tmpfs, ramfs): its "disk" is RAM and its O_DIRECT is the page cache. */
+int fs_is_memory(const char *path);
+
+/* The default place for disk SoIs when no --dir is given: $TMPDIR if set, else /var/tmp (on disk, unlike a tmpfs
+ * /tmp). */
+const char *fs_default_dir(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,419 @@
+/* disk_bw.c - SoI4, storage bandwidth: sequential O_DIRECT reads, writes or both through io_uring, at x % of the
+ * sequential bandwidth measured on the same filesystem with the same block size and queue depth.
+ *
+ * Each worker owns a file of `file-size` bytes in a private directory inside --dir (default $TMPDIR or /var/tmp),
+ * written in full once at prepare (so reads hit real blocks, not unwritten extents that read back as zeros without
+ * touching the disk), and keeps `qd` requests of `bs` bytes in flight over it, sequentially and wrapping around.
+ * mix alternates reads and writes.  Writes overwrite blocks already allocated: the file never grows.  One step()
+ * reaps and resubmits for about 1 ms; the engine's token bucket paces the bytes it *submits* below 100 % (pacing
+ * completions would let the qd x bs in flight run ahead of the pacer).  Every step starts with nothing in flight
+ * and its meter waits for what it left in flight, so no step inherits another's I/O.
+ * With --device PATH --force it reads a raw block device instead (reads only; writes would destroy its data).
+ * Self-meter: bytes completed per second, counted from io_uring completions, as % of the measured peak.
+ *
+ * Safety (fsguard.h): the file must fit the spare space (available less max(5 %, 1 GiB)) or the run is refused;
+ * every file and the private directory are removed in teardown, which runs on every exit path.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fsguard.h"
+#include "ib_err.h"
+#include "kernels.h"
+#include "parse.h"
+#include "peak.h"
+
+enum { RW_READ = 0, RW_WRITE, RW_MIX };
+enum { P_RW = 0, P_BS, P_QD, P_FILE };
+static const char *const rw_name[] = {"read", "write", "mix"};
+
+static const struct soi_param dbw_params[] = {
+    {"rw", SOI_P_UINT, 0, 2, 0, "0 read, 1 write, 2 mix (also --rw read|write|mix)"},
+    {"bs", SOI_P_SIZE, 4096, 16 << 20, 1 << 20, "block size of each request (also --bs), a multiple of 4 KiB"},
+    {"qd", SOI_P_UINT, 1, 256, 8, "requests in flight per thread (also --qd)"},
+    {"file-size", SOI_P_SIZE, 16 << 20, 1ULL << 40, 512 << 20, "size of each thread's file (within the spare space)"},
+    {0},
+};
+
+#define DBW_STEP_NS (1 * IB_NS_PER_MS)
+
+struct dbw_thread {
+    struct io_uring ring;
+    int ring_ok;
+    int fd;
+    uint8_t *buf;       /* qd slots of bs bytes, 4 KiB aligned */
+    uint64_t off;       /* next offset */
+    unsigned inflight;
+    unsigned nops;      /* requests issued (mix alternates on it) */
+    unsigned free_slot[256];
+    unsigned nfree;
+    uint64_t done_bytes; /* completed since the last set_intensity/measure */
+    char path[4200];
+};
+
+struct dbw {
+    unsigned n;
+    int rw;
+    uint64_t bs, bytes; /* request size, file (or device) bytes */
+    unsigned qd;
+    char dir[4096];     /* the private directory ("" with --device) */
+    struct dbw_thread *t;
+};
+
+/* Wait for everything in flight; returns the bytes those requests moved. */
+static uint64_t dbw_drain(struct dbw_thread *t)
+{
+    uint64_t got = 0;
+    while (t->ring_ok && t->inflight) {
+        struct io_uring_cqe *cqe;
+        int rc = io_uring_wait_cqe(&t->ring, &cqe);
+        if (rc == -EINTR)
+            continue;
+        if (rc < 0)
+            break;
+        if (cqe->res > 0)
+            got += (uint64_t)cqe->res;
+        t->free_slot[t->nfree++] = (unsigned)io_uring_cqe_get_data64(cqe);
+        io_uring_cqe_seen(&t->ring, cqe);
+        t->inflight--;
+    }
+    return got;
+}
+
+static void dbw_teardown(struct soi *s)
+{
+    struct dbw *p = s->priv;
+    if (!p)
+        return;
+    for (unsigned i = 0; p->t && i < p->n; i++) {
+        struct dbw_thread *t = &p->t[i];
+        dbw_drain(t);
+        if (t->ring_ok)
+            io_uring_queue_exit(&t->ring);
+        if (t->fd >= 0)
+            close(t->fd);
+        if (t->buf)
+            ib_unmap(t->buf, (size_t)p->qd * p->bs);
+        if (t->path[0])
+            unlink(t->path);
+    }
+    if (p->dir[0])
+        fs_remove_private_dir(p->dir);
+    free(p->t);
+    free(p);
+    s->priv = NULL;
+}
+
+/* Submit until qd are in flight; *sub += the bytes submitted. */
+static int dbw_fill(struct dbw *p, struct dbw_thread *t, uint64_t *sub)
+{
+    while (t->inflight < p->qd && t->nfree) {
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+        if (!sqe)
+            break;
+        unsigned slot = t->free_slot[--t->nfree];
+        uint8_t *b = t->buf + (size_t)slot * p->bs;
+        int write = p->rw == RW_WRITE || (p->rw == RW_MIX && (t->nops & 1));
+        if (write)
+            io_uring_prep_write(sqe, t->fd, b, (unsigned)p->bs, t->off);
+        else
+            io_uring_prep_read(sqe, t->fd, b, (unsigned)p->bs, t->off);
+        io_uring_sqe_set_data64(sqe, slot);
+        t->nops++;
+        *sub += p->bs;
+        t->off += p->bs;
+        if (t->off + p->bs > p->bytes)
+            t->off = 0;
+        t->inflight++;
+    }
+    int rc = io_uring_submit(&t->ring);
+    return rc < 0 ? rc : 0;
+}
+
+/* Run for about budget_ns: reap completions and resubmit. *sub gets the bytes submitted (what the pacer charges:
+ * pacing submissions keeps the qd x bs in flight from running ahead of it), t->done_bytes grows by what completed. */
+static int dbw_run(struct dbw *p, struct dbw_thread *t, uint64_t budget_ns, uint64_t *sub)
+{
+    uint64_t t0 = clk_mono_ns();
+    *sub = 0;
+    int rc = dbw_fill(p, t, sub);
+    while (rc == 0) {
+        struct io_uring_cqe *cqe;
+        rc = io_uring_wait_cqe(&t->ring, &cqe);
+        if (rc == -EINTR) {
+            rc = 0;
+            continue;
+        }
+        if (rc < 0)
+            break;
+        int res = cqe->res;
+        t->free_slot[t->nfree++] = (unsigned)io_uring_cqe_get_data64(cqe);
+        io_uring_cqe_seen(&t->ring, cqe);
+        t->inflight--;
+        if (res < 0) {
+            rc = res;
+            break;
+        }
+        t->done_bytes += (uint64_t)res;
+        if (clk_mono_ns() - t0 >= budget_ns)
+            break;
+        rc = dbw_fill(p, t, sub);
+    }
+    return rc;
+}
+
+/* ---- peak: every thread unthrottled at once, 5 windows of 200 ms, median of the summed rate ------------------- */
+
+/* one peak window of thread tid: unthrottled, completions counted */
+static int dbw_window(void *arg, unsigned tid, uint64_t ns, double *rate)
+{
+    struct dbw *p = arg;
+    struct dbw_thread *t = &p->t[tid];
+    uint64_t s0 = clk_mono_ns(), done0 = t->done_bytes, d, sub;
+    int rc;
+    do {
+        rc = dbw_run(p, t, DBW_STEP_NS, &sub);
+        d = clk_mono_ns() - s0;
+    } while (rc == 0 && d < ns);
+    *rate = (double)(t->done_bytes - done0) / ((double)d / 1e9);
+    return rc;
+}
+
+/* ---- ops ------------------------------------------------------------------------------------------------------- */
+
+/* Write the whole file once, sequentially, with O_DIRECT (polls stop). */
+static int dbw_prefill(struct dbw *p, struct dbw_thread *t, const atomic_int *stop)
+{
+    uint8_t *b = t->buf;
+    for (uint64_t i = 0; i < (uint64_t)p->qd * p->bs; i += 8)
+        *(uint64_t *)(b + i) = 0x9e3779b97f4a7c15ULL * (i + 1);
+    size_t chunk = (size_t)p->qd * p->bs;
+    for (uint64_t off = 0; off < p->bytes;) {
+        if (stop && atomic_load(stop))
+            return -EINTR;
+        size_t want = p->bytes - off < chunk ? (size_t)(p->bytes - off) : chunk;
+        ssize_t w = pwrite(t->fd, b, want, (off_t)off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        off += (uint64_t)w;
+    }
+    return fdatasync(t->fd) ? -errno : 0;
+}
+
+static int dbw_prepare(struct soi *s, char *why, size_t len)
+{
+    const struct soi_env *env = s->env;
+    struct dbw *p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    s->priv = p;
+    p->n = env->nthreads;
+    p->rw = (int)env->param[P_RW];
+    p->bs = (uint64_t)env->param[P_BS];
+    p->qd = (unsigned)env->param[P_QD];
+    p->bytes = (uint64_t)env->param[P_FILE];
+    int rc;
+    if (p->bs % 4096) {
+        rc = ib_why(why, len, -EINVAL, "disk-bw: bs %llu is not a multiple of 4 KiB (O_DIRECT)",
+                    (unsigned long long)p->bs);
+        goto fail;
+    }
+    p->t = calloc(p->n, sizeof(*p->t));
+    if (!p->t) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    for (unsigned i = 0; i < p->n; i++)
+        p->t[i].fd = -1;
+    char where[4200], fsdesc[128];
+    struct stat st;
+    if (env->device) {
+        if (!env->force) {
+            rc = ib_why(why, len, -EINVAL, "disk-bw: --device %s needs --force", env->device);
+            goto fail;
+        }
+        if (p->rw != RW_READ) {
+            rc = ib_why(why, len, -EINVAL, "disk-bw: on a raw device only --rw read is allowed (writing would destroy "
+                                          "its data)");
+            goto fail;
+        }
+        if (stat(env->device, &st) != 0 || !S_ISBLK(st.st_mode)) {
+            rc = ib_why(why, len, -EINVAL, "disk-bw: --device %s is not a block device", env->device);
+            goto fail;
+        }
+        snprintf(where, sizeof(where), "%s", env->device);
+        snprintf(fsdesc, sizeof(fsdesc), "device %u:%u", major(st.st_rdev), minor(st.st_rdev));
+    } else {
+        const char *dir = env->dir ? env->dir : fs_default_dir();
+        if ((rc = fs_check_dir(dir, why, len)) < 0) {
+            rc = -EINVAL; /* bad input: exit 2 */
+            goto fail;
+        }
+        if (fs_is_memory(dir)) {
+            rc = ib_why(why, len, -ENOTSUP, "disk-bw: %s is on a tmpfs: its reads and writes go to memory, not to "
+                        "storage (give --dir on a disk)", dir);
+            goto fail;
+        }
+        struct fs_space sp;
+        if ((rc = fs_space_of(dir, &sp)) < 0) {
+            ib_why(why, len, rc, "disk-bw: statvfs %s: %s", dir, strerror(-rc));
+            goto fail;
+        }
+        uint64_t need = p->bytes * p->n, spare = fs_spare(&sp);
+        if (need > spare) {
+            char b1[32], b2[32], b3[32], b4[32];
+            rc = ib_why(why, len, -E2BIG, "disk-bw: %u file(s) of %s need %s, but %s can spare %s (available less the "
+                        "margin of %s): lower --param file-size", p->n, fmt_bytes((double)p->bytes, b1, sizeof(b1)),
+                        fmt_bytes((double)need, b2, sizeof(b2)), dir, fmt_bytes((double)spare, b3, sizeof(b3)),
+                        fmt_bytes((double)fs_margin(sp.total), b4, sizeof(b4)));
+            goto fail;
+        }
+        if ((rc = fs_make_private_dir(dir, "disk-bw", p->dir, sizeof(p->dir), why, len)) < 0)
+            goto fail;
+        stat(dir, &st);
+        snprintf(where, sizeof(where), "%s", p->dir);
+        snprintf(fsdesc, sizeof(fsdesc), "dev %u:%u", major(st.st_dev), minor(st.st_dev));
+    }
+    for (unsigned i = 0; i < p->n; i++) {
+        struct dbw_thread *t = &p->t[i];
+        t->buf = ib_map((size_t)p->qd * p->bs, 0);
+        if (!t->buf) {
+            rc = ib_why(why, len, -ENOMEM, "disk-bw: cannot map its buffers");
+            goto fail;
+        }
+        for (unsigned k = 0; k < p->qd; k++)
+            t->free_slot[t->nfree++] = k;
+        if (env->device) {
+            t->fd = open(env->device, O_RDONLY | O_DIRECT | O_CLOEXEC);
+            uint64_t sz = 0;
+            if (t->fd >= 0 && ioctl(t->fd, BLKGETSIZE64, &sz) == 0 && sz >= p->bs)
+                p->bytes = sz < p->bytes ? sz : p->bytes;
+        } else {
+            snprintf(t->path, sizeof(t->path), "%s/data.%u", p->dir, i);
+            t->fd = open(t->path, O_RDWR | O_CREAT | O_EXCL | O_DIRECT | O_CLOEXEC, 0600);
+        }
+        if (t->fd < 0) {
+            rc = -errno;
+            if (rc == -EINVAL)
+                rc = ib_why(why, len, -ENOTSUP, "disk-bw: %s does not support O_DIRECT (a tmpfs?): the page cache "
+                            "would answer instead of the disk", where);
+            else
+                ib_why(why, len, rc, "disk-bw: cannot open %s: %s", t->path[0] ? t->path : where, strerror(-rc));
+            goto fail;
+        }
+        if (!env->device) {
+            if (fallocate(t->fd, 0, 0, (off_t)p->bytes) != 0 && errno != EOPNOTSUPP) {
+                rc = ib_why(why, len, -errno, "disk-bw: cannot allocate %s: %s", t->path, strerror(errno));
+                goto fail;
+            }
+            if ((rc = dbw_prefill(p, t, env->stop)) < 0) {
+                if (rc != -EINTR)
+                    ib_why(why, len, rc, "disk-bw: writing %s failed: %s", t->path, strerror(-rc));
+                goto fail;
+            }
+        }
+        if ((rc = io_uring_queue_init(p->qd < 8 ? 8 : p->qd, &t->ring, 0)) < 0) {
+            ib_why(why, len, rc == -EPERM ? -ENOTSUP : rc, "disk-bw: io_uring is not available: %s", strerror(-rc));
+            if (rc == -EPERM)
+                rc = -ENOTSUP;
+            goto fail;
+        }
+        t->ring_ok = 1;
+    }
+    char kind[64];
+    snprintf(kind, sizeof(kind), "d%c%s/%llu/%u", p->rw == RW_READ ? 'r' : p->rw == RW_WRITE ? 'w' : 'm',
+             strchr(fsdesc, ' ') + 1, (unsigned long long)(p->bs >> 10), p->qd);
+    const struct calib_bw *e = calib_bw_find(env->calib, kind, env->cpus, p->n);
+    double peak = 0, spread = 0, old = e ? e->bps : 0;
+    if (env->cached_capacity && old > 0) {
+        peak = old;
+    } else if ((rc = peak_threads(env, p->n, dbw_window, p, 2 * PEAK_REP_NS, &peak, &spread, why, len)) < 0) {
+        goto fail;
+    } else {
+        peak_store(env->calib, kind, env->cpus, p->n, peak, spread);
+    }
+    s->capacity = peak;
+    s->pace_burst_ns = 25 * IB_NS_PER_MS; /* the path stalls for tens of ms: let the bucket make that up */
+    snprintf(s->unit, sizeof(s->unit), "B/s");
+    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "B/s");
+    char b1[32], b2[32], b3[48] = "", b4[32];
+    if (old > 0 && !env->cached_capacity)
+        snprintf(b3, sizeof(b3), "; cached %s", fmt_rate(old, "B/s", b4, sizeof(b4)));
+    snprintf(s->capacity_src, sizeof(s->capacity_src), "%s sequential %s, %s blocks, QD %u, O_DIRECT io_uring, %.40s: %s%s",
+             env->cached_capacity && old > 0 ? "cached" : "measured now:", rw_name[p->rw],
+             fmt_bytes((double)p->bs, b1, sizeof(b1)), p->qd, fsdesc, fmt_rate(peak, "B/s", b2, sizeof(b2)), b3);
+    snprintf(s->note, sizeof(s->note), "%s %s in %.300s%s", env->device ? "reads" : "file(s) of",
+             fmt_bytes((double)p->bytes, b1, sizeof(b1)), where, env->device ? "" : " (removed at exit)");
+    return 0;
+fail:
+    dbw_teardown(s);
+    return rc;
+}
+
+static int dbw_step(struct soi *s, unsigned tid, uint64_t *units)
+{
+    struct dbw *p = s->priv;
+    int rc = dbw_run(p, &p->t[tid], DBW_STEP_NS, units);
+    return rc < 0 ? rc : 0;
+}
+
+/* Workers are parked: nothing new is submitted. Before a step starts, nothing is in flight and nothing counted. */
+static int dbw_set_intensity(struct soi *s, double x, char *why, size_t len)
+{
+    (void)x;
+    (void)why;
+    (void)len;
+    struct dbw *p = s->priv;
+    for (unsigned i = 0; i < p->n; i++) {
+        dbw_drain(&p->t[i]);
+        p->t[i].done_bytes = 0;
+    }
+    return 0;
+}
+
+/* Achieved: every byte the step submitted, completed: what completed during the step plus what was still in flight
+ * when it ended (waited for now), over the step's time plus that wait. */
+static int dbw_measure(struct soi *s, struct soi_meter *m)
+{
+    struct dbw *p = s->priv;
+    uint64_t t0 = clk_mono_ns(), done = 0;
+    for (unsigned i = 0; i < p->n; i++) {
+        done += p->t[i].done_bytes + dbw_drain(&p->t[i]);
+        p->t[i].done_bytes = 0;
+    }
+    double secs = (double)(m->wall_ns + (clk_mono_ns() - t0)) / 1e9;
+    m->achieved = secs > 0 ? (double)done / secs : 0;
+    m->secondary = m->achieved;
+    return 0;
+}
+
+const struct soi_ops soi_disk_bw = {
+    .version = SOI_OPS_VERSION,
+    .name = "disk-bw",
+    .resource = "storage bandwidth",
+    .summary = "sequential O_DIRECT io_uring reads/writes at x % of the bandwidth measured on that filesystem",
+    .paper = "SoI4",
+    .scope = TOPO_SCOPE_MACHINE,
+    .kind = SOI_RATE,
+    .params = dbw_params,
+    .prepare = dbw_prepare,
+    .set_intensity = dbw_set_intensity,
+    .step = dbw_step,
+    .measure = dbw_measure,
+    .teardown = dbw_teardown,
+    .io = SOI_IO_DIR | SOI_IO_DEVICE,
+};

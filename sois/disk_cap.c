@@ -1,0 +1,216 @@
+/* disk_cap.c - SoI3, storage capacity: a real, allocated file of x % of its allotment, kept in use by random reads.
+ *
+ * The allotment is --max-bytes, or by default a modest share of the filesystem: min(10 % of the spare space, 4 GiB),
+ * where the spare space is what is available less a margin of max(5 %, 1 GiB) (fsguard.h).  An allotment above the
+ * spare space is refused.  The file lives in a private directory inside --dir (default $TMPDIR or /var/tmp).
+ * set_intensity(x) grows the file with fallocate (blocks really allocated, not a sparse size) or shrinks it with
+ * ftruncate; before every growth it re-reads the free space and never grows past the spare space of that moment
+ * (the run says so in its note).  Every thread keeps reading random 4 KiB blocks of the file through the page
+ * cache, so the space and its cache footprint are both used; `access-rate` caps those reads (all threads).
+ * Self-meter: the bytes the filesystem reports allocated to the file (st_blocks x 512), not the size asked for.
+ * Teardown removes the file and the directory on every exit path.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsguard.h"
+#include "ib_err.h"
+#include "kernels.h"
+#include "parse.h"
+#include "soi.h"
+
+enum { P_MAX = 0, P_RATE };
+static const struct soi_param dcap_params[] = {
+    {"max-bytes", SOI_P_SIZE, 0, 1ULL << 50, 0,
+     "allotment at 100 % (also --max-bytes; 0: min(10 % of the spare space, 4 GiB))"},
+    {"access-rate", SOI_P_DOUBLE, 0, 1e7, 2000, "random 4 KiB reads per second, all threads (0: unlimited)"},
+    {0},
+};
+
+#define DCAP_DEFAULT_MAX (4ULL << 30)
+#define DCAP_GRAIN (1ULL << 20) /* sizes in whole MiB */
+
+struct dcap {
+    int fd;
+    char dir[4096];
+    char path[4200];
+    char where[4096];
+    uint64_t allot;       /* bytes at 100 % */
+    uint64_t size;        /* current file size */
+    uint64_t rng[64];     /* per thread, one line apart */
+    unsigned n;
+    char buf[64][4096] __attribute__((aligned(4096)));
+};
+
+static void dcap_teardown(struct soi *s)
+{
+    struct dcap *p = s->priv;
+    if (!p)
+        return;
+    if (p->fd >= 0)
+        close(p->fd);
+    if (p->path[0])
+        unlink(p->path);
+    if (p->dir[0])
+        fs_remove_private_dir(p->dir);
+    free(p);
+    s->priv = NULL;
+}
+
+static int dcap_prepare(struct soi *s, char *why, size_t len)
+{
+    const struct soi_env *env = s->env;
+    if (env->nthreads > 64)
+        return ib_why(why, len, -EINVAL, "disk-cap: at most 64 threads");
+    struct dcap *p = aligned_alloc(4096, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    memset(p, 0, sizeof(*p));
+    p->fd = -1;
+    p->n = env->nthreads;
+    s->priv = p;
+    const char *dir = env->dir ? env->dir : fs_default_dir();
+    snprintf(p->where, sizeof(p->where), "%s", dir);
+    int rc = fs_check_dir(dir, why, len);
+    if (rc < 0) {
+        rc = -EINVAL; /* bad input: exit 2 */
+        goto fail;
+    }
+    struct fs_space sp;
+    if ((rc = fs_space_of(dir, &sp)) < 0) {
+        ib_why(why, len, rc, "disk-cap: statvfs %s: %s", dir, strerror(-rc));
+        goto fail;
+    }
+    uint64_t spare = fs_spare(&sp), want = (uint64_t)env->param[P_MAX];
+    char b1[32], b2[32], b3[32], b4[32];
+    if (want == 0) {
+        want = spare / 10 < DCAP_DEFAULT_MAX ? spare / 10 : DCAP_DEFAULT_MAX;
+    } else if (want > spare) {
+        rc = ib_why(why, len, -E2BIG, "disk-cap: --max-bytes %s is more than %s can spare: %s (%s available less the "
+                    "margin of %s)", fmt_bytes((double)want, b1, sizeof(b1)), dir,
+                    fmt_bytes((double)spare, b2, sizeof(b2)), fmt_bytes((double)sp.avail, b3, sizeof(b3)),
+                    fmt_bytes((double)fs_margin(sp.total), b4, sizeof(b4)));
+        goto fail;
+    }
+    want = want / DCAP_GRAIN * DCAP_GRAIN;
+    if (want < DCAP_GRAIN) {
+        rc = ib_why(why, len, -ENOSPC, "disk-cap: %s can spare only %s (available %s less the margin of %s)", dir,
+                    fmt_bytes((double)spare, b1, sizeof(b1)), fmt_bytes((double)sp.avail, b2, sizeof(b2)),
+                    fmt_bytes((double)fs_margin(sp.total), b3, sizeof(b3)));
+        goto fail;
+    }
+    p->allot = want;
+    if ((rc = fs_make_private_dir(dir, "disk-cap", p->dir, sizeof(p->dir), why, len)) < 0)
+        goto fail;
+    snprintf(p->path, sizeof(p->path), "%s/space", p->dir);
+    p->fd = open(p->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (p->fd < 0) {
+        rc = ib_why(why, len, -errno, "disk-cap: cannot create %s: %s", p->path, strerror(errno));
+        goto fail;
+    }
+    for (unsigned i = 0; i < p->n; i++)
+        p->rng[i] = 0x9e3779b97f4a7c15ULL * (i + 1) ^ (uint64_t)env->cpus[i];
+    s->capacity = (double)p->allot;
+    s->rate_cap = env->param[P_RATE];
+    snprintf(s->unit, sizeof(s->unit), "B");
+    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "reads/s");
+    snprintf(s->capacity_src, sizeof(s->capacity_src), "allotment %s of %s (spare %s: available %s less the margin "
+             "of %s)%s", fmt_bytes((double)p->allot, b1, sizeof(b1)), dir, fmt_bytes((double)spare, b2, sizeof(b2)),
+             fmt_bytes((double)sp.avail, b3, sizeof(b3)), fmt_bytes((double)fs_margin(sp.total), b4, sizeof(b4)),
+             env->param[P_MAX] > 0 ? "" : "; default min(10 % of spare, 4 GiB)");
+    snprintf(s->note, sizeof(s->note), "file %.300s (removed at exit)%s", p->path,
+             fs_is_memory(dir) ? "; this is a tmpfs: its space is memory" : "");
+    return 0;
+fail:
+    dcap_teardown(s);
+    return rc;
+}
+
+static int dcap_set_intensity(struct soi *s, double x, char *why, size_t len)
+{
+    struct dcap *p = s->priv;
+    uint64_t target = (uint64_t)((double)p->allot * x / 100.0) / DCAP_GRAIN * DCAP_GRAIN;
+    if (target < p->size) {
+        if (ftruncate(p->fd, (off_t)target) != 0)
+            return ib_why(why, len, -errno, "disk-cap: shrinking %s: %s", p->path, strerror(errno));
+        p->size = target;
+        return 0;
+    }
+    while (p->size < target) {
+        if (s->env->stop && atomic_load(s->env->stop))
+            return -EINTR;
+        struct fs_space sp;
+        int rc = fs_space_of(p->dir, &sp);
+        if (rc < 0)
+            return ib_why(why, len, rc, "disk-cap: statvfs: %s", strerror(-rc));
+        uint64_t spare = fs_spare(&sp) / DCAP_GRAIN * DCAP_GRAIN, grow = target - p->size;
+        if (grow > 256 * DCAP_GRAIN) /* grow in pieces, re-checking the free space before each */
+            grow = 256 * DCAP_GRAIN;
+        if (grow > spare) {
+            char b1[32], b2[32];
+            snprintf(s->note, sizeof(s->note), "stopped growing at %s of %s asked: the filesystem's spare space ran "
+                     "out (margin kept)", fmt_bytes((double)p->size, b1, sizeof(b1)),
+                     fmt_bytes((double)target, b2, sizeof(b2)));
+            break;
+        }
+        if (fallocate(p->fd, 0, (off_t)p->size, (off_t)grow) != 0)
+            return ib_why(why, len, errno == ENOSPC ? -ENOSPC : -errno, "disk-cap: allocating %s: %s", p->path,
+                          strerror(errno));
+        p->size += grow;
+    }
+    return 0;
+}
+
+static int dcap_step(struct soi *s, unsigned tid, uint64_t *units)
+{
+    struct dcap *p = s->priv;
+    uint64_t blocks = p->size / 4096;
+    if (!blocks) {
+        *units = 0;
+        return 0;
+    }
+    uint64_t *r = &p->rng[tid];
+    int n = 0;
+    for (int k = 0; k < 16; k++) { /* a quantum: 16 random 4 KiB reads through the page cache */
+        uint64_t b = ib_rand(r) % blocks;
+        ssize_t got = pread(p->fd, p->buf[tid], 4096, (off_t)(b * 4096));
+        if (got < 0 && errno != EINTR)
+            return -errno;
+        n++;
+    }
+    *units = (uint64_t)n;
+    return 0;
+}
+
+static int dcap_measure(struct soi *s, struct soi_meter *m)
+{
+    struct dcap *p = s->priv;
+    struct stat st;
+    if (fstat(p->fd, &st) != 0)
+        return -errno;
+    m->achieved = (double)st.st_blocks * 512.0; /* what the filesystem really allocated */
+    return 0;
+}
+
+const struct soi_ops soi_disk_cap = {
+    .version = SOI_OPS_VERSION,
+    .name = "disk-cap",
+    .resource = "storage capacity",
+    .summary = "a real, allocated file of x % of its allotment, read at random through the page cache",
+    .paper = "SoI3",
+    .scope = TOPO_SCOPE_MACHINE,
+    .kind = SOI_FOOTPRINT,
+    .params = dcap_params,
+    .prepare = dcap_prepare,
+    .set_intensity = dcap_set_intensity,
+    .step = dcap_step,
+    .measure = dcap_measure,
+    .teardown = dcap_teardown,
+    .io = SOI_IO_DIR,
+};
