@@ -59,7 +59,7 @@ static void dcap_teardown(struct soi *s)
         unlink(p->path);
     if (p->dir[0])
         fs_remove_private_dir(p->dir);
-    free(p);
+    ib_unmap(p, sizeof(*p));
     s->priv = NULL;
 }
 
@@ -68,10 +68,9 @@ static int dcap_prepare(struct soi *s, char *why, size_t len)
     const struct soi_env *env = s->env;
     if (env->nthreads > 64)
         return ib_why(why, len, -EINVAL, "disk-cap: at most 64 threads");
-    struct dcap *p = aligned_alloc(4096, sizeof(*p));
+    struct dcap *p = ib_map(sizeof(*p), 0); /* page-aligned, zeroed */
     if (!p)
         return -ENOMEM;
-    memset(p, 0, sizeof(*p));
     p->fd = -1;
     p->n = env->nthreads;
     s->priv = p;
