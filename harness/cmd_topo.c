@@ -13,6 +13,7 @@
 #include "ib_err.h"
 #include "machine.h"
 #include "parse.h"
+#include "soi.h"
 
 static void progress(void *arg, const char *what, double frac)
 {
@@ -55,17 +56,27 @@ static json_t *cache_rows(const struct machine *m)
     return rows;
 }
 
-static int is_bw_kind(const char *k) { return !strcmp(k, "l2") || !strcmp(k, "llc") || !strcmp(k, "dram"); }
+/* What a cached rate is: 1 memory bandwidth (l2, llc, dram); 2 an I/O path (disk-bw "d<r|w|m><dev>/<bs KiB>/<qd>",
+ * net-bw "n<target>/<request KiB>"), bytes/s; 0 a peak issue or message rate (int, fp, simd-*, interconnect). */
+static int kind_class(const char *k)
+{
+    if (!strcmp(k, "l2") || !strcmp(k, "llc") || !strcmp(k, "dram"))
+        return 1;
+    if ((k[0] == 'd' && k[1] && strchr("rwm", k[1]) && k[2] >= '0' && k[2] <= '9') || k[0] == 'n')
+        return 2;
+    return 0;
+}
 
-/* Bandwidths (bytes/s) when bw != 0, else the core SoIs' peak issue rates (instructions/s) cached beside them. */
-static json_t *bw_rows(const struct calib *c, int bw)
+static json_t *bw_rows(const struct calib *c, int cls)
 {
     json_t *rows = json_array();
     for (unsigned i = 0; i < c->nbw; i++)
-        if (is_bw_kind(c->bw[i].kind) == bw)
-            json_array_append_new(rows, json_pack("{s:s,s:s,s:I,s:f,s:f}", "kind", c->bw[i].kind, "cpus", c->bw[i].cpus,
-                                              "ws_bytes", (json_int_t)c->bw[i].ws_bytes, "bps", c->bw[i].bps,
-                                              "spread_pct", c->bw[i].spread * 100));
+        if (kind_class(c->bw[i].kind) == cls)
+            json_array_append_new(rows, json_pack("{s:s,s:s,s:I,s:f,s:f,s:s}", "kind", c->bw[i].kind, "cpus",
+                                                  c->bw[i].cpus, "ws_bytes", (json_int_t)c->bw[i].ws_bytes, "bps",
+                                                  c->bw[i].bps, "spread_pct", c->bw[i].spread * 100, "unit",
+                                                  cls ? "B/s" : !strcmp(c->bw[i].kind, "interconnect") ? "msg/s"
+                                                                                                       : "ops/s"));
     return rows;
 }
 
@@ -103,6 +114,7 @@ static json_t *machine_doc(struct machine *m)
                                                     : json_null());
     json_object_set_new(doc, "bandwidth", bw_rows(&m->calib, 1));
     json_object_set_new(doc, "peak_rates", bw_rows(&m->calib, 0));
+    json_object_set_new(doc, "io_paths", bw_rows(&m->calib, 2));
     json_object_set_new(doc, "counters", json_pack("{s:b,s:s}", "hardware", pmu, "why", pmu ? "" : hw));
     json_object_set_new(doc, "calibration_file", json_string(m->calib.path));
     return doc;
@@ -180,14 +192,27 @@ static void print_machine(json_t *doc, const struct machine *m)
     }
     json_t *pk = json_object_get(doc, "peak_rates");
     if (json_array_size(pk)) {
-        printf("\npeak issue rates of the core SoIs, measured:\n");
+        printf("\npeak rates of the core SoIs (instructions/s) and interconnect (messages/s), measured:\n");
         static const struct out_col pc[] = {
             {"kind", "kind", OUT_K_STR, 0, NULL},
             {"cpus", "CPUs", OUT_K_STR, 0, NULL},
-            {"bps", "rate", OUT_K_RATE, 0, "ops/s"},
+            {"bps", "rate", OUT_K_NUM, 4, NULL},
+            {"unit", "unit", OUT_K_STR, 0, NULL},
             {"spread_pct", "spread %", OUT_K_NUM, 1, NULL},
         };
         out_rows(stdout, OUT_TABLE, pk, pc, IB_ARRAY_SIZE(pc));
+    }
+    json_t *io = json_object_get(doc, "io_paths");
+    if (json_array_size(io)) {
+        printf("\nI/O paths, measured (disk-bw: d<read|write|mix><device>/<block KiB>/<QD>; net-bw: n<sink>/<request "
+               "KiB>):\n");
+        static const struct out_col ic[] = {
+            {"kind", "path", OUT_K_STR, 0, NULL},
+            {"cpus", "CPUs", OUT_K_STR, 0, NULL},
+            {"bps", "bandwidth", OUT_K_RATE, 0, "B/s"},
+            {"spread_pct", "spread %", OUT_K_NUM, 1, NULL},
+        };
+        out_rows(stdout, OUT_TABLE, io, ic, IB_ARRAY_SIZE(ic));
     }
     printf("\ncalibration cache: %s\n", m->calib.path);
 }
@@ -198,8 +223,10 @@ static int machine_cmd(int argc, char **argv, int calibrate)
     static const struct option lo[] = {{"json", no_argument, 0, 'j'},      {"cpus", required_argument, 0, 'c'},
                                        {"csv", no_argument, 0, 'v'},
                                        {"no-measure", no_argument, 0, 'n'}, {"topology", required_argument, 0, 'T'},
+                                       {"dir", required_argument, 0, 'd'},
                                        {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
     int json = 0, measure = 1, c;
+    const char *dir = NULL;
     int *cpus = NULL;
     unsigned ncpus = 0;
     const char *spec = NULL;
@@ -217,6 +244,7 @@ static int machine_cmd(int argc, char **argv, int calibrate)
             break;
         case 'n': measure = 0; break;
         case 'T': spec = optarg; break;
+        case 'd': dir = optarg; break;
         case 'c':
             free(cpus);
             cpus = NULL;
@@ -225,13 +253,15 @@ static int machine_cmd(int argc, char **argv, int calibrate)
             break;
         case 'h':
             if (calibrate)
-                printf("usage: ibench calibrate [--cpus LIST] [--json | --csv]\n\n"
+                printf("usage: ibench calibrate [--cpus LIST] [--dir DIR] [--json | --csv]\n\n"
                        "Measures what the SoIs scale against and caches it for this machine (keyed by a hardware\n"
                        "fingerprint): the effective size of L1d, L2 and LLC (the knee of a pointer-chase latency\n"
                        "sweep, next to what hwloc claims) and the streaming bandwidth of L2 and LLC (vector reads) and\n"
                        "DRAM (STREAM triad), with the bandwidth SoIs' own stepping, on one CPU and on all of --cpus\n"
-                       "(default: every CPU). Takes about 10 s. Cache file:\n"
-                       "$IBENCH_CACHE_DIR, else $XDG_CACHE_HOME/ibench, else ~/.cache/ibench.\n");
+                       "(default: every CPU). Takes about 10 s. With --dir, also the sequential read and write\n"
+                       "bandwidth of DIR's filesystem as disk-bw measures it (1 MiB blocks, QD 8, O_DIRECT io_uring,\n"
+                       "a 512 MiB file in a private directory, removed after), which disk-bw --cached-capacity uses.\n"
+                       "Cache file: $IBENCH_CACHE_DIR, else $XDG_CACHE_HOME/ibench, else ~/.cache/ibench.\n");
             else
                 printf("usage: ibench topo [--json | --csv] [--no-measure]\n\n"
                        "Shows the machine: packages, NUMA nodes, cores, PUs, SMT; caches claimed by hwloc next to\n"
@@ -256,6 +286,10 @@ static int machine_cmd(int argc, char **argv, int calibrate)
     if (calibrate && !measure) {
         free(cpus);
         return cli_fail(IB_EXIT_USAGE, cmd, "--no-measure goes with ibench topo");
+    }
+    if (!calibrate && dir) {
+        free(cpus);
+        return cli_fail(IB_EXIT_USAGE, cmd, "--dir goes with ibench calibrate");
     }
     struct machine m;
     char why[512] = "";
@@ -303,6 +337,25 @@ static int machine_cmd(int argc, char **argv, int calibrate)
                     goto out;
                 }
             }
+    }
+    if (calibrate && dir) { /* the disk-bw peaks of DIR's filesystem, read and write, through the SoI itself */
+        const struct soi_ops *ops = soi_find("disk-bw");
+        for (int rw = 0; ops && rw < 2; rw++) {
+            out_progress(cmd, "sequential %s bandwidth of %s", rw ? "write" : "read", dir);
+            struct soi_env env = {.topo = m.topo, .cpu = &m.cpu, .calib = &m.calib, .mlim = &m.mlim, .nthreads = 1,
+                                  .cpus = &last, .target_cpu = -1, .stop = &cli_stop, .dir = dir};
+            soi_param_defaults(ops, env.param);
+            env.param[soi_param_index(ops, "rw")] = rw;
+            struct soi *s = NULL;
+            rc = soi_open(ops, &env, &s, why, sizeof(why));
+            if (rc < 0) {
+                out_progress_done();
+                code = cli_fail(rc == -EINTR ? IB_EXIT_INTR : rc == -EINVAL || rc == -E2BIG ? IB_EXIT_USAGE
+                                : rc == -ENOTSUP ? IB_EXIT_SKIP : IB_EXIT_FAIL, cmd, "%s", why);
+                goto out;
+            }
+            soi_close(s);
+        }
     }
     out_progress_done();
     if ((rc = machine_save_calib(&m, why, sizeof(why))) < 0)

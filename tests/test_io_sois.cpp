@@ -594,3 +594,38 @@ TEST_F(IoBin, NetBwBetweenTwoNamespaces)
     EXPECT_GT(json_integer_value(json_object_get(sd, "bytes")), 0) << "the sink in A received what B sent";
     json_decref(sd);
 }
+
+TEST_F(IoBin, CalibrateMeasuresTheFilesystem)
+{
+    ASSERT_FALSE(d.path.empty());
+    expect_fails({"topo", "--dir", d.path}, IB_EXIT_USAGE, "--dir goes with ibench calibrate");
+    ib_test::Proc p;
+    run(p, {"calibrate", "--dir", d.path, "--json"}, 180);
+    ASSERT_EQ(p.exit_code(), 0) << p.err;
+    json_error_t je;
+    json_t *doc = json_loads(p.out.c_str(), 0, &je);
+    ASSERT_NE(doc, nullptr) << je.text;
+    json_t *io = json_object_get(doc, "io_paths");
+    ASSERT_TRUE(json_is_array(io));
+    bool r = false, w = false;
+    size_t i;
+    json_t *v;
+    json_array_foreach(io, i, v)
+    {
+        const char *k = json_string_value(json_object_get(v, "kind"));
+        ASSERT_NE(k, nullptr);
+        r |= k[0] == 'd' && k[1] == 'r';
+        w |= k[0] == 'd' && k[1] == 'w';
+        EXPECT_GT(json_number_value(json_object_get(v, "bps")), 0.0) << k;
+        EXPECT_STREQ(json_string_value(json_object_get(v, "unit")), "B/s");
+    }
+    EXPECT_TRUE(r && w) << "read and write bandwidth of the filesystem cached";
+    json_decref(doc);
+    EXPECT_TRUE(entries(d.path).empty()) << "its files removed";
+    // and disk-bw --cached-capacity uses it without measuring
+    ib_test::Proc q;
+    run(q, {"run", "--soi", "disk-bw", "--dir", d.path, "--cached-capacity", "--levels", "10", "--step-ms", "100",
+            "-P", "file-size=64M", "--json"});
+    ASSERT_EQ(q.exit_code(), 0) << q.err;
+    EXPECT_NE(q.out.find("cached sequential read"), std::string::npos) << q.out.substr(0, 2000);
+}
