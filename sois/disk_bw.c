@@ -157,15 +157,17 @@ static int dbw_run(struct dbw *p, struct dbw_thread *t, uint64_t budget_ns, uint
         }
         if (rc < 0)
             break;
-        int res = cqe->res;
-        t->free_slot[t->nfree++] = (unsigned)io_uring_cqe_get_data64(cqe);
-        io_uring_cqe_seen(&t->ring, cqe);
-        t->inflight--;
-        if (res < 0) {
-            rc = res;
-            break;
-        }
-        t->done_bytes += (uint64_t)res;
+        /* reap this completion and every other one already there, then resubmit them together: one submission
+         * (one doorbell for a virtio disk) for several requests, which the block layer can also plug and merge */
+        do {
+            int res = cqe->res;
+            t->free_slot[t->nfree++] = (unsigned)io_uring_cqe_get_data64(cqe);
+            io_uring_cqe_seen(&t->ring, cqe);
+            t->inflight--;
+            if (res < 0)
+                return res;
+            t->done_bytes += (uint64_t)res;
+        } while (io_uring_peek_cqe(&t->ring, &cqe) == 0);
         if (clk_mono_ns() - t0 >= budget_ns)
             break;
         rc = dbw_fill(p, t, sub);
@@ -326,7 +328,12 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
                 goto fail;
             }
         }
-        if ((rc = io_uring_queue_init(p->qd < 8 ? 8 : p->qd, &t->ring, 0)) < 0) {
+        /* COOP_TASKRUN: completions wait for the worker's next entry into the kernel instead of interrupting it
+         * (as fio sets up its rings); older kernels refuse the flag: then without it */
+        rc = io_uring_queue_init(p->qd < 8 ? 8 : p->qd, &t->ring, IORING_SETUP_COOP_TASKRUN);
+        if (rc == -EINVAL)
+            rc = io_uring_queue_init(p->qd < 8 ? 8 : p->qd, &t->ring, 0);
+        if (rc < 0) {
             ib_why(why, len, rc == -EPERM ? -ENOTSUP : rc, "disk-bw: io_uring is not available: %s", strerror(-rc));
             if (rc == -EPERM)
                 rc = -ENOTSUP;
