@@ -115,8 +115,8 @@ static void dbw_teardown(struct soi *s)
     s->priv = NULL;
 }
 
-/* Submit until qd are in flight; *sub += the bytes submitted. */
-static int dbw_fill(struct dbw *p, struct dbw_thread *t, uint64_t *sub)
+/* Prepare requests until qd are in flight (submitted by the caller); *sub += their bytes. */
+static void dbw_prep(struct dbw *p, struct dbw_thread *t, uint64_t *sub)
 {
     while (t->inflight < p->qd && t->nfree) {
         struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
@@ -137,8 +137,6 @@ static int dbw_fill(struct dbw *p, struct dbw_thread *t, uint64_t *sub)
             t->off = 0;
         t->inflight++;
     }
-    int rc = io_uring_submit(&t->ring);
-    return rc < 0 ? rc : 0;
 }
 
 /* Run for about budget_ns: reap completions and resubmit. *sub gets the bytes submitted (what the pacer charges:
@@ -147,19 +145,18 @@ static int dbw_run(struct dbw *p, struct dbw_thread *t, uint64_t budget_ns, uint
 {
     uint64_t t0 = clk_mono_ns();
     *sub = 0;
-    int rc = dbw_fill(p, t, sub);
-    while (rc == 0) {
-        struct io_uring_cqe *cqe;
-        rc = io_uring_wait_cqe(&t->ring, &cqe);
-        if (rc == -EINTR) {
-            rc = 0;
+    for (;;) {
+        /* refill, submit and wait for a completion in one system call, then reap every completion already there:
+         * the freed slots go out together on the next turn (one doorbell for a virtio disk for several requests,
+         * which the block layer can also plug and merge), as fio does */
+        dbw_prep(p, t, sub);
+        int rc = io_uring_submit_and_wait(&t->ring, 1);
+        if (rc == -EINTR)
             continue;
-        }
         if (rc < 0)
-            break;
-        /* reap this completion and every other one already there, then resubmit them together: one submission
-         * (one doorbell for a virtio disk) for several requests, which the block layer can also plug and merge */
-        do {
+            return rc;
+        struct io_uring_cqe *cqe;
+        while (io_uring_peek_cqe(&t->ring, &cqe) == 0) {
             int res = cqe->res;
             t->free_slot[t->nfree++] = (unsigned)io_uring_cqe_get_data64(cqe);
             io_uring_cqe_seen(&t->ring, cqe);
@@ -167,12 +164,10 @@ static int dbw_run(struct dbw *p, struct dbw_thread *t, uint64_t budget_ns, uint
             if (res < 0)
                 return res;
             t->done_bytes += (uint64_t)res;
-        } while (io_uring_peek_cqe(&t->ring, &cqe) == 0);
+        }
         if (clk_mono_ns() - t0 >= budget_ns)
-            break;
-        rc = dbw_fill(p, t, sub);
+            return 0;
     }
-    return rc;
 }
 
 /* ---- peak: every thread unthrottled at once, 5 windows of 200 ms, median of the summed rate ------------------- */
