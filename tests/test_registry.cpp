@@ -441,6 +441,12 @@ TEST_P(SoiOnThisMachine, ShortRampThroughTheEngine)
             EXPECT_GT(res[1].active_frac, 0.2);
             EXPECT_LT(res[1].active_frac, 0.8);
             EXPECT_GT(res[2].active_frac, res[1].active_frac);
+        } else if (name == "disk-bw" || name == "net-bw") {
+            // A real disk or loopback path moves by 2x within 100 ms here, and another test may share it under
+            // ctest -j2: in 40 ms steps only "it moved data" is robust. Pacing and the 100 % trend are checked in
+            // tests/test_io_sois.cpp with longer steps.
+            EXPECT_GT(res[1].achieved, 0.0);
+            EXPECT_GT(res[2].achieved, 0.0);
         } else {
             // 50 % is paced to 1 GB/s of the fake 2 GB/s peak: never far above it (2 ms of credit in a 40 ms
             // step), generous bound. 100 % runs unthrottled (it saturates the resource), so it must beat the paced
