@@ -42,7 +42,9 @@ constexpr uint64_t GiB = 1024ULL * MiB;
 constexpr uint64_t kMs = 1000000ULL;
 constexpr double kCachedBps = 2e9;  // the peak the rate SoIs are told to trust: far below any real one
 constexpr double kCachedOps = 1e9;  // the peak issue rate int/fp/simd are told to trust: below any real one
-constexpr double kCachedMsgs = 1e5; // the peak message rate interconnect is told to trust: below any real one
+constexpr double kCachedMsgs = 1e6; // the peak message rate interconnect is told to trust: below any real one with
+                                    // two CPUs (4-22 M/s here), and large enough that one hub quantum (a few
+                                    // hundred messages) is small against a 40 ms step at 50 %
 
 // A private, empty calibration cache for this process.
 ::testing::Environment *const g_cache_env = ::testing::AddGlobalTestEnvironment(new ib_test::PrivateCacheEnv("registry"));
@@ -441,10 +443,10 @@ TEST_P(SoiOnThisMachine, ShortRampThroughTheEngine)
             EXPECT_GT(res[1].active_frac, 0.2);
             EXPECT_LT(res[1].active_frac, 0.8);
             EXPECT_GT(res[2].active_frac, res[1].active_frac);
-        } else if (name == "disk-bw" || name == "net-bw") {
+        } else if (name == "disk-bw" || name == "net-bw" || (name == "interconnect" && topo_npus(m->topo) < 2)) {
             // A real disk or loopback path moves by 2x within 100 ms here, and another test may share it under
             // ctest -j2: in 40 ms steps only "it moved data" is robust. Pacing and the 100 % trend are checked in
-            // tests/test_io_sois.cpp with longer steps.
+            // tests/test_io_sois.cpp with longer steps. (interconnect on one CPU: hub and responder time-share it.)
             EXPECT_GT(res[1].achieved, 0.0);
             EXPECT_GT(res[2].achieved, 0.0);
         } else {
