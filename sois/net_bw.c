@@ -36,7 +36,6 @@ static const struct soi_param nbw_params[] = {
     {0},
 };
 
-#define NBW_STEP_NS (1 * IB_NS_PER_MS)
 
 struct nbw_thread {
     int fd;
@@ -213,17 +212,14 @@ static int nbw_set_intensity(struct soi *s, double x, char *why, size_t len)
 
 static int nbw_step(struct soi *s, unsigned tid, uint64_t *units)
 {
+    /* one request per step: the engine's bucket then spaces requests out, so their frequency is rate / size */
     struct nbw *p = s->priv;
     struct nbw_thread *t = &p->t[tid];
-    uint64_t t0 = clk_mono_ns(), sent = 0;
-    do { /* whole requests for about 1 ms (one at least): the bucket then spaces them out */
-        int rc = nbw_send(p, t->fd, p->req);
-        if (rc < 0)
-            return rc == -EAGAIN ? -ETIMEDOUT : rc; /* SO_SNDTIMEO: the sink stopped reading for 2 s */
-        sent += p->req;
-        t->reqs++;
-    } while (clk_mono_ns() - t0 < NBW_STEP_NS && p->req < (256u << 10));
-    *units = sent;
+    int rc = nbw_send(p, t->fd, p->req);
+    if (rc < 0)
+        return rc == -EAGAIN ? -ETIMEDOUT : rc; /* SO_SNDTIMEO: the sink stopped reading for 2 s */
+    t->reqs++;
+    *units = p->req;
     return 0;
 }
 
