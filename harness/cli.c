@@ -62,6 +62,7 @@ static const struct cmd commands[] = {
     {"calibrate", cmd_calibrate, "measure capacities (cache knees, L2/LLC/DRAM bandwidth) and cache them"},
     {"probe", cmd_probe, "independent probes: triad, chase (also beside an SoI), pingpong"},
     {"sink", cmd_sink, "a TCP sink for net-bw: receives and discards"},
+    {"validate", cmd_validate, "every SoI measured from outside by a probe, and the overlap matrix"},
 };
 
 static void usage(FILE *f)

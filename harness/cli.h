@@ -59,6 +59,7 @@ int cmd_topo(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_sink(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 /* The stop flag raised by SIGINT/SIGTERM (reset with cli_signals_install). */
 extern atomic_int cli_stop;

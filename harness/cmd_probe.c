@@ -13,6 +13,8 @@
 #include "machine.h"
 #include "parse.h"
 #include "beside.h"
+#include "fsguard.h"
+#include "vprobe.h"
 #include "probes.h"
 
 static void probe_usage(void)
@@ -29,14 +31,16 @@ static void probe_usage(void)
            "  pingpong  one cache line each way between CPU A and CPU B (default: the farthest pair), both\n"
            "            spinning; ns per round trip, median and best of --reps windows of 20 ms.\n"
            "--cpu defaults to the lowest-numbered CPU (SoIs default to the highest), --reps to 10.\n\n"
-           "ibench probe chase --beside SOI [--soi-cpus LIST] [--level X] [--cycles N] [--step-ms D]\n"
+           "ibench probe chase|PROBE --beside SOI [--soi-cpus LIST] [--level X] [--cycles N] [--step-ms D]\n"
            "                   [--settle-ms D] [--cached-capacity] [--cpu N] [--bytes SIZE] [--json]\n"
            "  runs the chase beside SOI in one process: SOI alternates between 0 %% and X %% (default 100) in\n"
            "  steps of --step-ms (50) for --cycles (20) cycles on --soi-cpus (default: the highest-numbered CPU\n"
            "  that is not --cpu), while the chase samples back to back (100000 loads each). Samples that start\n"
            "  --settle-ms (5) into a step and end inside it count for that step. Prints the probe's median with\n"
            "  the SoI at 0 %% and at X %%, their ratio, and the noise: the same medians over even and odd cycles\n"
-           "  apart. Moments apart, with and without, so the host's slow drift cancels.\n");
+           "  apart. Moments apart, with and without, so the host's slow drift cancels. PROBE may also be a\n"
+           "  validation probe: chase-l1, chase-l2, chase-llc, chase-dram, stream-llc, stream-dram, tlb,\n"
+           "  ops-int, pagecache, disk-rand, disk-seq, net (docs/validation.md).\n");
 }
 
 struct beside_opts {
@@ -49,7 +53,8 @@ struct beside_opts {
     int cached;
 };
 
-static int probe_beside(struct machine *m, int cpu, uint64_t bytes, const struct beside_opts *bo, int json)
+static int probe_beside(struct machine *m, const char *what, int cpu, uint64_t bytes, const struct beside_opts *bo,
+                        int json)
 {
     char why[256] = "";
     const struct soi_ops *ops = soi_find(bo->soi);
@@ -87,7 +92,19 @@ static int probe_beside(struct machine *m, int cpu, uint64_t bytes, const struct
     }
     struct beside_probe bp;
     struct probe_chase_ctx cc;
-    beside_chase_probe(&bp, &cc, bytes);
+    struct vprobe vp;
+    int have_vp = 0;
+    if (!strcmp(what, "chase")) {
+        beside_chase_probe(&bp, &cc, bytes);
+    } else { /* a validation probe (vprobe.h) */
+        if ((rc = vprobe_init(&vp, what, &m->calib, NULL, NULL, -1, why, sizeof(why))) < 0) {
+            soi_close(s);
+            cli_signals_restore();
+            return cli_fail(IB_EXIT_FAIL, "probe", "%s", why);
+        }
+        have_vp = 1;
+        bp = vp.bp;
+    }
     const double levels[2] = {0, bo->level};
     struct beside_result br;
     if (isatty(2))
@@ -95,6 +112,8 @@ static int probe_beside(struct machine *m, int cpu, uint64_t bytes, const struct
                 ops->name, cpus[0], n > 1 ? " and more" : "", bo->cycles, (double)bo->step_ns / 1e6);
     rc = beside_run(s, levels, 2, (unsigned)bo->cycles, bo->step_ns, bo->settle_ns, cpu, &bp, &cli_stop, &br, why,
                     sizeof(why));
+    if (have_vp)
+        vprobe_fini(&vp);
     soi_close(s);
     cli_signals_restore();
     if (rc < 0)
@@ -102,12 +121,12 @@ static int probe_beside(struct machine *m, int cpu, uint64_t bytes, const struct
     double ratio = br.lv[0].median > 0 ? br.lv[1].median / br.lv[0].median : 0;
     if (json) {
         json_t *doc = json_pack("{s:s,s:s,s:i,s:I,s:s,s:f,s:I,s:f,s:f,s:f,s:f,s:f,s:I,s:I,s:f,s:s}", "ibench",
-                                IBENCH_VERSION, "probe", "chase", "cpu", cpu, "bytes", (json_int_t)bytes, "beside",
+                                IBENCH_VERSION, "probe", what, "cpu", cpu, "bytes", (json_int_t)bytes, "beside",
                                 ops->name, "level", bo->level, "cycles", (json_int_t)bo->cycles, "step_s",
                                 (double)bo->step_ns / 1e9, "solo", br.lv[0].median, "beside_median", br.lv[1].median,
                                 "ratio", ratio, "noise", br.noise, "solo_samples", (json_int_t)br.lv[0].nsamples,
                                 "beside_samples", (json_int_t)br.lv[1].nsamples, "soi_achieved_pct",
-                                br.lv[1].achieved_pct, "unit", "ns/load");
+                                br.lv[1].achieved_pct, "unit", bp.unit);
         json_t *jc = json_array();
         for (unsigned i = 0; i < n; i++)
             json_array_append_new(jc, json_integer(cpus[i]));
@@ -116,12 +135,15 @@ static int probe_beside(struct machine *m, int cpu, uint64_t bytes, const struct
         json_decref(doc);
     } else {
         char b1[32];
-        printf("chase over %s on CPU %d beside %s on CPU %d%s (%lu cycles of %.0f ms at 0 %% and %g %%)\n",
-               fmt_bytes((double)bytes, b1, sizeof(b1)), cpu, ops->name, cpus[0], n > 1 ? " and more" : "", bo->cycles,
-               (double)bo->step_ns / 1e6, bo->level);
-        printf("  SoI at 0 %%:   %.3f ns/load (median of %u samples)\n", br.lv[0].median, br.lv[0].nsamples);
-        printf("  SoI at %g %%: %.3f ns/load (median of %u samples; the SoI self-metered %.1f %%)\n", bo->level,
-               br.lv[1].median, br.lv[1].nsamples, br.lv[1].achieved_pct);
+        if (!strcmp(what, "chase"))
+            printf("chase over %s", fmt_bytes((double)bytes, b1, sizeof(b1)));
+        else
+            printf("%s (%s)", what, vp.what);
+        printf(" on CPU %d beside %s on CPU %d%s (%lu cycles of %.0f ms at 0 %% and %g %%)\n", cpu, ops->name,
+               cpus[0], n > 1 ? " and more" : "", bo->cycles, (double)bo->step_ns / 1e6, bo->level);
+        printf("  SoI at 0 %%:   %.3f %s (median of %u samples)\n", br.lv[0].median, bp.unit, br.lv[0].nsamples);
+        printf("  SoI at %g %%: %.3f %s (median of %u samples; the SoI self-metered %.1f %%)\n", bo->level,
+               br.lv[1].median, bp.unit, br.lv[1].nsamples, br.lv[1].achieved_pct);
         printf("  ratio %.3f (+%.1f %%), noise %.1f %% (even vs odd cycles)\n", ratio, (ratio - 1) * 100,
                br.noise * 100);
     }
@@ -216,8 +238,9 @@ int cmd_probe(int argc, char **argv)
         code = cli_fail(IB_EXIT_USAGE, "probe", "which probe? (triad, chase, pingpong)");
         goto done;
     }
-    if ((bo.soi || bo.ncpus) && strcmp(argv[optind], "chase")) {
-        code = cli_fail(IB_EXIT_USAGE, "probe", "--beside goes with the chase probe");
+    if ((bo.soi || bo.ncpus) && (!strcmp(argv[optind], "triad") || !strcmp(argv[optind], "pingpong"))) {
+        code = cli_fail(IB_EXIT_USAGE, "probe", "--beside goes with chase or a validation probe (%s, ...)",
+                        vprobe_names[0]);
         goto done;
     }
     if (bo.ncpus && !bo.soi) {
@@ -240,8 +263,14 @@ static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long
     if (optind >= argc)
         return cli_fail(IB_EXIT_USAGE, "probe", "which probe? (triad, chase, pingpong)");
     const char *what = argv[optind];
-    if (strcmp(what, "triad") && strcmp(what, "chase") && strcmp(what, "pingpong"))
-        return cli_fail(IB_EXIT_USAGE, "probe", "unknown probe '%s' (triad, chase, pingpong)", what);
+    int is_vp = 0;
+    for (int k = 0; vprobe_names[k]; k++)
+        is_vp |= !strcmp(what, vprobe_names[k]);
+    if (strcmp(what, "triad") && strcmp(what, "chase") && strcmp(what, "pingpong") && !is_vp)
+        return cli_fail(IB_EXIT_USAGE, "probe", "unknown probe '%s' (triad, chase, pingpong, or a validation probe: "
+                        "chase-l1, chase-llc, stream-dram, pagecache, disk-rand, net, ...)", what);
+    if (is_vp && !bo)
+        return cli_fail(IB_EXIT_USAGE, "probe", "%s runs beside an SoI: add --beside SOI", what);
     if (optind + 1 < argc)
         return cli_fail(IB_EXIT_USAGE, "probe", "unexpected argument '%s'", argv[optind + 1]);
     if (!strcmp(what, "triad") && bytes && bytes < IB_MIB)
@@ -258,7 +287,7 @@ static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long
         goto out;
     }
     if (bo) {
-        code = probe_beside(&m, cpu, bytes ? bytes : 512 * IB_KIB, bo, json);
+        code = probe_beside(&m, what, cpu, bytes ? bytes : 512 * IB_KIB, bo, json);
         goto out;
     }
     if (!strcmp(what, "pingpong")) {

@@ -178,3 +178,155 @@ out:
     rmdir(tmpd);
     return rc;
 }
+
+/* A private temp directory with data and script paths, and the temporary output beside the target. */
+struct plotfiles {
+    char dir[64], dat[96], gp[96], out[1100];
+};
+
+static int plot_begin(struct plotfiles *pf, const char *path, char *why, size_t len)
+{
+    snprintf(pf->dir, sizeof(pf->dir), "/tmp/ibench-plot-XXXXXX");
+    if (!mkdtemp(pf->dir))
+        return ib_why(why, len, -errno, "mkdtemp: %s", strerror(errno));
+    snprintf(pf->dat, sizeof(pf->dat), "%s/data.dat", pf->dir);
+    snprintf(pf->gp, sizeof(pf->gp), "%s/plot.gp", pf->dir);
+    snprintf(pf->out, sizeof(pf->out), "%s.tmp.%d", path, (int)getpid());
+    return 0;
+}
+
+static int plot_end(struct plotfiles *pf, const char *path, int rc, char *why, size_t len)
+{
+    if (rc == 0)
+        rc = run_gnuplot(pf->gp, why, len);
+    if (rc == 0 && rename(pf->out, path) < 0)
+        rc = ib_why(why, len, -errno, "cannot rename the chart to %s: %s", path, strerror(errno));
+    unlink(pf->out);
+    if (rc < 0 && getenv("IBENCH_PLOT_KEEP")) { /* debugging: keep the data and the script */
+        fprintf(stderr, "ibench: kept %s and %s\n", pf->dat, pf->gp);
+        return rc;
+    }
+    unlink(pf->dat);
+    unlink(pf->gp);
+    rmdir(pf->dir);
+    return rc;
+}
+
+int plot_validate_ramp(const char *path, json_t *soi, char *why, size_t len)
+{
+    const char *term = ext_term(path);
+    if (!term)
+        return ib_why(why, len, -EINVAL, "'%s': the file must end in .png or .svg", path);
+    struct plotfiles pf;
+    int rc = plot_begin(&pf, path, why, len);
+    if (rc < 0)
+        return rc;
+    FILE *f = fopen(pf.dat, "w");
+    if (!f)
+        return plot_end(&pf, path, ib_why(why, len, -errno, "cannot write plot data: %s", strerror(errno)), why, len);
+    size_t i;
+    json_t *l;
+    json_array_foreach(json_object_get(soi, "levels"), i, l)
+        fprintf(f, "%g %g %g\n", json_number_value(json_object_get(l, "level")),
+                json_number_value(json_object_get(l, "achieved_pct")),
+                json_number_value(json_object_get(l, "degradation_pct")));
+    fclose(f);
+    json_t *pr = json_object_get(soi, "probe");
+    char title[512], sub[512], y2[256];
+    snprintf(title, sizeof(title), "ibench validate: %s (%s)", json_string_value(json_object_get(soi, "soi")),
+             json_string_value(json_object_get(soi, "resource")));
+    snprintf(sub, sizeof(sub), "%s: %s", json_string_value(json_object_get(soi, "verdict")),
+             json_string_value(json_object_get(soi, "reason")));
+    snprintf(y2, sizeof(y2), "%s probe: degradation vs 0 %% (%%)", pr ? json_string_value(json_object_get(pr, "name"))
+                                                                    : "probe");
+    if (!(f = fopen(pf.gp, "w")))
+        return plot_end(&pf, path, ib_why(why, len, -errno, "cannot write the gnuplot script: %s", strerror(errno)),
+                        why, len);
+    fprintf(f, "set terminal %s\nset output ", term);
+    gq(f, pf.out);
+    fprintf(f, "\nset title ");
+    gq(f, title);
+    fprintf(f, " . \"\\n\" . ");
+    gq(f, sub);
+    fprintf(f, "\nset xlabel 'requested intensity (%%)'\nset ylabel 'SoI self-meter (%% of measured capacity)'\n"
+               "set xrange [0:100]\nset yrange [0:*]\nset y2range [*:*]\nset y2tics\nset ytics nomirror\n"
+               "set grid\nset key top left box opaque\nset y2label ");
+    gq(f, y2);
+    if (pr) {
+        fprintf(f, "\nset label 1 ");
+        gq(f, json_string_value(json_object_get(pr, "what")));
+        fprintf(f, " at graph 0.01, graph -0.14 font ',8'\nset bmargin 6");
+    }
+    fprintf(f, "\nplot x with lines dashtype 2 lc rgb '#888888' title 'ideal self-meter', ");
+    gq(f, pf.dat);
+    fprintf(f, " using 1:2 with linespoints pt 7 lc rgb '#1f77b4' lw 2 title 'SoI self-meter', ");
+    gq(f, pf.dat);
+    fprintf(f, " using 1:3 axes x1y2 with linespoints pt 5 lc rgb '#d62728' lw 2 title 'probe degradation'\n");
+    fclose(f);
+    return plot_end(&pf, path, 0, why, len);
+}
+
+int plot_heatmap(const char *path, json_t *rows, const char *const *probes, unsigned nprobes, char *why, size_t len)
+{
+    const char *term = ext_term(path);
+    if (!term)
+        return ib_why(why, len, -EINVAL, "'%s': the file must end in .png or .svg", path);
+    struct plotfiles pf;
+    int rc = plot_begin(&pf, path, why, len);
+    if (rc < 0)
+        return rc;
+    FILE *f = fopen(pf.dat, "w");
+    if (!f)
+        return plot_end(&pf, path, ib_why(why, len, -errno, "cannot write plot data: %s", strerror(errno)), why, len);
+    size_t i, n = json_array_size(rows);
+    json_t *r;
+    double vmax = 5;
+    json_array_foreach(rows, i, r)
+    {
+        json_t *cells = json_object_get(r, "cells");
+        for (unsigned k = 0; k < nprobes; k++) { /* a full grid (image needs one); NaN where skipped */
+            json_t *d = json_object_get(json_object_get(cells, probes[k]), "degradation_pct");
+            if (json_is_number(d)) {
+                double v = json_number_value(d);
+                fprintf(f, "%u %zu %g\n", k, n - 1 - i, v);
+                vmax = v > vmax ? v : vmax;
+            } else {
+                fprintf(f, "%u %zu NaN\n", k, n - 1 - i);
+            }
+        }
+    }
+    fclose(f);
+    if (!(f = fopen(pf.gp, "w")))
+        return plot_end(&pf, path, ib_why(why, len, -errno, "cannot write the gnuplot script: %s", strerror(errno)),
+                        why, len);
+    /* the same terminal as every chart, with a size that fits the matrix */
+    char t2[160];
+    snprintf(t2, sizeof(t2), "%s", term);
+    char *sz = strstr(t2, "size ");
+    if (sz) { /* replace "size W,H" */
+        char *end = strchr(sz + 5, ' ');
+        char rest[96];
+        snprintf(rest, sizeof(rest), "%s", end ? end : "");
+        snprintf(sz, sizeof(t2) - (size_t)(sz - t2), "size 1100,%zu%s", 200 + 34 * n, rest);
+    }
+    fprintf(f, "set terminal %s\nset output ", t2);
+    gq(f, pf.out);
+    fprintf(f, "\nset title 'ibench validate: overlap matrix, probe degradation (%%) with each SoI at 100 %%'\n"
+               "set xrange [-0.5:%u.5]\nset yrange [-0.5:%zu.5]\nset cbrange [0:%g]\nset cblabel 'degradation (%%)'\n"
+               "set palette defined (0 '#ffffff', 1 '#fdd49e', 2 '#fc8d59', 3 '#d7301f', 4 '#7f0000')\n"
+               "set xtics rotate by -30 font ',9'\nset ytics font ',9'\nunset key\nset tics scale 0\n",
+            nprobes - 1, n - 1, vmax);
+    fprintf(f, "set xtics (");
+    for (unsigned k = 0; k < nprobes; k++)
+        fprintf(f, "%s'%s' %u", k ? ", " : "", probes[k], k);
+    fprintf(f, ")\nset ytics (");
+    json_array_foreach(rows, i, r)
+        fprintf(f, "%s'%s' %zu", i ? ", " : "", json_string_value(json_object_get(r, "soi")), n - 1 - i);
+    fprintf(f, ")\nplot ");
+    gq(f, pf.dat);
+    fprintf(f, " using 1:2:3 with image, ");
+    gq(f, pf.dat);
+    fprintf(f, " using 1:2:($3 == $3 ? sprintf('%%+.1f', $3) : '') with labels font ',8'\n");
+    fclose(f);
+    return plot_end(&pf, path, 0, why, len);
+}

@@ -15,6 +15,13 @@ int plot_check(const char *path, char *why, size_t len);
  * second self-meter (ns per load, or active %) on the right axis. */
 int plot_run(const char *path, json_t *doc, char *why, size_t len);
 
+/* `ibench validate`, one SoI (an element of its "sois" array): requested intensity against the SoI's self-metered
+ * % (left axis, with the ideal line) and the probe's degradation % (right axis), with the verdict in the title. */
+int plot_validate_ramp(const char *path, json_t *soi, char *why, size_t len);
+/* The overlap matrix (validate's "overlap" array) as a heat-map: SoIs down, probes across, degradation % as colour,
+ * values printed in the cells, blank where skipped. */
+int plot_heatmap(const char *path, json_t *rows, const char *const *probes, unsigned nprobes, char *why, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

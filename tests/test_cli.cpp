@@ -410,6 +410,10 @@ TEST_F(Bin, BadInputExitsTwoWithOneLine)
                        {"interconnect", "at least 2 threads"});
     expect_usage_error({"frobnicate"}, {"unknown command", "'frobnicate'"});
     expect_usage_error({"probe", "nope"}, {"unknown probe", "'nope'"});
+    expect_usage_error({"validate", "--soi", "nope"}, {"validate", "unknown SoI", "'nope'"});
+    expect_usage_error({"validate", "--plot", "/nonexistent-ibench-dir"}, {"--plot", "writable directory"});
+    expect_usage_error({"validate", "stray"}, {"'stray'"});
+    expect_usage_error({"probe", "chase-llc"}, {"chase-llc", "--beside"});
     expect_usage_error({"probe", "chase", "--bytes", "1"}, {"--bytes", "'1'"});
     expect_usage_error({"probe", "pingpong", "--cpus", "0"}, {"--cpus", "'0'"});
     expect_usage_error({"probe", "chase", "--cpu", "4096"}, {"CPU 4096", "does not exist"});
@@ -541,6 +545,35 @@ TEST_F(Bin, ProbesRunAndReportJson)
         EXPECT_GT(json_real_value(json_object_get(doc, "median")), 0.0);
         json_decref(doc);
     }
+}
+
+// validate on one SoI that this machine cannot probe (l1d needs an SMT sibling; none on a 2-vCPU VM without SMT,
+// and on an SMT machine it is validated): a verdict with its reason, the self-meter ramp, valid JSON, exit 0/1.
+TEST_F(Bin, ValidateReportsAVerdictWithItsReason)
+{
+    Proc p;
+    run(p, {"validate", "--soi", "l1d", "--quick", "--no-overlap", "--json"}, 120);
+    EXPECT_TRUE(p.exit_code() == 0 || p.exit_code() == 1) << p.err;
+    json_t *doc = parse_json(p.out);
+    ASSERT_NE(doc, nullptr);
+    json_t *sois = json_object_get(doc, "sois");
+    ASSERT_EQ(json_array_size(sois), 1u);
+    json_t *r = json_array_get(sois, 0);
+    EXPECT_STREQ(json_string_value(json_object_get(r, "soi")), "l1d");
+    const char *v = json_string_value(json_object_get(r, "verdict"));
+    ASSERT_NE(v, nullptr);
+    EXPECT_TRUE(!strcmp(v, "pass") || !strcmp(v, "FAIL") || !strcmp(v, "skipped")) << v;
+    const char *reason = json_string_value(json_object_get(r, "reason"));
+    ASSERT_NE(reason, nullptr);
+    EXPECT_GT(strlen(reason), 10u) << "a verdict always says why";
+    if (!strcmp(v, "skipped")) {
+        // the self-meter ramp still ran: five levels, 0 % idle, 100 % near the footprint
+        json_t *lv = json_object_get(r, "levels");
+        ASSERT_EQ(json_array_size(lv), 5u);
+        EXPECT_NEAR(json_number_value(json_object_get(json_array_get(lv, 0), "achieved_pct")), 0.0, 0.5);
+        EXPECT_NEAR(json_number_value(json_object_get(json_array_get(lv, 4), "achieved_pct")), 100.0, 2.0);
+    }
+    json_decref(doc);
 }
 
 TEST_F(Bin, ShortRampJsonCsvTable)

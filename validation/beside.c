@@ -3,6 +3,7 @@
 #include "beside.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,17 +201,19 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
         bl->med_even = median_of(ev, ne);
         bl->med_odd = median_of(od, no);
         bl->achieved_pct = median_of(ach, na);
-        if (bl->median > 0 && ne && no) {
+        if (l == 0 && bl->median > 0 && ne && no) { /* noise: the solo level only (beside.h) */
             double d = (bl->med_even - bl->med_odd) / bl->median;
             d = d < 0 ? -d : d;
             out->noise = d > out->noise ? d : out->noise;
         }
-        if (nv == 0) {
+        if (nv == 0 && l == 0) {
             free(ach);
             rc = ib_why(why, len, -EIO, "beside: no probe sample fell inside a %g %% step (steps too short?)",
                         levels[l]);
             goto out;
         }
+        if (nv == 0) /* not one sample finished inside any step at this level: the probe was starved */
+            bl->median = INFINITY;
     }
     free(ach);
 out:

@@ -4,8 +4,10 @@
  * The SoI runs through the engine on its own CPUs with the schedule levels[0], levels[1], ..., repeated `cycles`
  * times, step_ns each.  A probe thread, bound to probe_cpu, takes back-to-back samples (each one short, ~1 ms)
  * for the whole run.  A sample counts for a step when it started at least settle_ns after the step's workers were
- * released and ended before they were told to park.  Per level: the median of its samples.  Noise: the same
- * medians taken separately over even and odd cycles; the larger relative difference over the levels. */
+ * released and ended before they were told to park.  Per level: the median of its samples.  Noise: at the first
+ * level (the solo one, 0 %, in every caller), the medians over even and odd cycles apart, their relative difference.
+ * (At the other levels that difference is not noise: interference itself can be bimodal, e.g. a probe's LLC data
+ * evicted in some cycles and not in others.) */
 #ifndef IB_BESIDE_H
 #define IB_BESIDE_H
 #include <stddef.h>
@@ -34,7 +36,8 @@ struct beside_probe {
 
 struct beside_level {
     double level;      /* % */
-    double median;     /* probe figure, median over the samples in this level's steps */
+    double median;     /* probe figure, median over the samples in this level's steps; INFINITY when no sample
+                        * finished inside any of them (the probe was starved; the first level must have samples) */
     double med_even, med_odd; /* medians over even / odd cycles */
     unsigned nsamples;
     double achieved_pct; /* SoI self-meter: median over its steps */
@@ -43,7 +46,7 @@ struct beside_level {
 struct beside_result {
     unsigned nlevels;
     struct beside_level lv[BESIDE_MAX_LEVELS];
-    double noise;      /* max over levels of |med_even - med_odd| / median */
+    double noise;      /* at the first (solo) level: |med_even - med_odd| / median */
     unsigned nsteps;   /* engine steps completed */
 };
 

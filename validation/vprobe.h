@@ -1,0 +1,69 @@
+/* vprobe.h - the validation probes: small victim kernels, one per resource, independent of the SoIs' code.
+ *
+ * Every probe reports a *cost* per unit of work (higher = worse), so a degradation is cost beside / cost solo - 1
+ * for all of them. CPU-bound probes count their own thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so time-sharing a
+ * CPU alone does not count as interference; I/O probes count wall time (their work is waiting).
+ *
+ *   name        resource                       one sample                                      cost
+ *   chase-l1    L1d                            dependent loads over 16 KiB                     ns/load (CPU)
+ *   chase-l2    L2                             dependent loads over half the effective L2      ns/load (CPU)
+ *   chase-llc   LLC                            dependent loads over half the effective LLC     ns/load (CPU)
+ *   chase-dram  DRAM latency                   dependent loads over 64 MiB                     ns/load (CPU)
+ *   stream-llc  LLC bandwidth                  sums over half the effective LLC                ns/KiB (CPU)
+ *   stream-dram DRAM bandwidth                 sums over 256 MiB                               ns/KiB (CPU)
+ *   tlb         data TLB                       one load per page over 2x the TLB reach          ns/load (CPU)
+ *   ops-int     integer issue                  8 chains of add/xor (plain C)                   ns/op (CPU)
+ *   pagecache   memory left for others         random 4 KiB reads of a 1 GiB cached file        us/read (wall)
+ *   disk-rand   storage (random latency)       random 4 KiB O_DIRECT reads of a 256 MiB file    us/read (wall)
+ *   disk-seq    storage (sequential rate)      sequential 256 KiB O_DIRECT reads, 256 MiB file  ns/KiB (wall)
+ *   net         network path                   64 KiB to an ibench sink, until acknowledged     ns/KiB (wall)
+ */
+#ifndef IB_VPROBE_H
+#define IB_VPROBE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "beside.h"
+#include "calib.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct sink;
+
+struct vprobe {
+    char name[16];
+    char resource[40];
+    char unit[16];
+    char what[160];       /* one line: what exactly it does here, with sizes */
+    struct beside_probe bp;
+    /* state, used by some kinds */
+    int kind;
+    uint64_t bytes;       /* working set / file size */
+    uint64_t per_sample;  /* loads, bytes or reads per sample */
+    void *buf;
+    void *cursor;
+    uint64_t pos, rng;
+    int fd;
+    char dir[4096];       /* private directory of the file probes */
+    char path[4200];
+    struct sink *sink;
+    char target[80];
+};
+
+/* Names of every probe, NULL-terminated. */
+extern const char *const vprobe_names[];
+
+/* Set p up as probe `name` for this machine (sizes from c, files in dir or fs_default_dir(), net to target or a sink
+ * of its own on loopback, whose threads run on sink_cpu when >= 0). Nothing heavy happens here; the probe's open()
+ * (called on its own thread by beside_run) builds its data. 0, -ENOENT (unknown name) or -errno with why. */
+int vprobe_init(struct vprobe *p, const char *name, const struct calib *c, const char *dir, const char *target,
+                int sink_cpu, char *why, size_t len);
+/* Release what open() left (files, sink); safe to call twice. */
+void vprobe_fini(struct vprobe *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
