@@ -41,15 +41,21 @@ struct pk_job {
     int err;
 };
 
+/* Wait until the starter has started every thread (1) or given up (-1); returns that state. */
+static int start_wait(struct pk_start *go)
+{
+    pthread_mutex_lock(&go->mu);
+    while (go->state == 0)
+        pthread_cond_wait(&go->cv, &go->mu);
+    int state = go->state;
+    pthread_mutex_unlock(&go->mu);
+    return state;
+}
+
 static void *pk_thread(void *arg)
 {
     struct pk_job *j = arg;
-    pthread_mutex_lock(&j->go->mu);
-    while (j->go->state == 0)
-        pthread_cond_wait(&j->go->cv, &j->go->mu);
-    int state = j->go->state;
-    pthread_mutex_unlock(&j->go->mu);
-    if (state < 0)
+    if (start_wait(j->go) < 0)
         return NULL;
     if (j->bind)
         j->err = topo_bind_thread(j->t, j->cpu);
@@ -195,12 +201,7 @@ struct pt_job {
 static void *pt_thread(void *a)
 {
     struct pt_job *j = a;
-    pthread_mutex_lock(&j->go->mu);
-    while (j->go->state == 0)
-        pthread_cond_wait(&j->go->cv, &j->go->mu);
-    int state = j->go->state;
-    pthread_mutex_unlock(&j->go->mu);
-    if (state < 0)
+    if (start_wait(j->go) < 0)
         return NULL;
     if (topo_is_this_machine(j->env->topo))
         topo_bind_thread(j->env->topo, j->env->cpus[j->tid]);
@@ -271,6 +272,22 @@ int peak_threads(const struct soi_env *env, unsigned n, peak_window_fn window, v
     }
     free(jobs);
     free(th);
+    return rc;
+}
+
+int peak_need_threads(const struct soi_env *env, const char *kind, unsigned n, peak_window_fn window, void *arg,
+                      uint64_t window_ns, double *peak, double *old, char *why, size_t len)
+{
+    const struct calib_bw *e = calib_bw_find(env->calib, kind, env->cpus, n);
+    *old = e ? e->bps : 0;
+    if (env->cached_capacity && *old > 0) {
+        *peak = *old;
+        return 0;
+    }
+    double spread = 0;
+    int rc = peak_threads(env, n, window, arg, window_ns, peak, &spread, why, len);
+    if (rc == 0)
+        peak_store(env->calib, kind, env->cpus, n, *peak, spread);
     return rc;
 }
 

@@ -47,6 +47,11 @@ typedef int (*peak_window_fn)(void *arg, unsigned tid, uint64_t window_ns, doubl
 int peak_threads(const struct soi_env *env, unsigned n, peak_window_fn window, void *arg, uint64_t window_ns,
                  double *peak, double *spread, char *why, size_t len);
 
+/* As peak_need for such SoIs: the cached rate of `kind` on env->cpus when env->cached_capacity and one is there,
+ * else peak_threads now and store it. *old gets the cached rate seen before (0 if none). */
+int peak_need_threads(const struct soi_env *env, const char *kind, unsigned n, peak_window_fn window, void *arg,
+                      uint64_t window_ns, double *peak, double *old, char *why, size_t len);
+
 /* ---- the core SoIs' shared callbacks --------------------------------------------------------------------------
  * prepare(): core_soi_open(s, kind, kernel, "what the kernel issues") measures (or looks up) the peak on env->cpus
  * and sets capacity (instructions/s), units and capacity_src; step() runs one ~20 us quantum and counts the

@@ -339,15 +339,9 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
     char kind[64];
     snprintf(kind, sizeof(kind), "d%c%s/%llu/%u", p->rw == RW_READ ? 'r' : p->rw == RW_WRITE ? 'w' : 'm',
              strchr(fsdesc, ' ') + 1, (unsigned long long)(p->bs >> 10), p->qd);
-    const struct calib_bw *e = calib_bw_find(env->calib, kind, env->cpus, p->n);
-    double peak = 0, spread = 0, old = e ? e->bps : 0;
-    if (env->cached_capacity && old > 0) {
-        peak = old;
-    } else if ((rc = peak_threads(env, p->n, dbw_window, p, 2 * PEAK_REP_NS, &peak, &spread, why, len)) < 0) {
+    double peak = 0, old = 0;
+    if ((rc = peak_need_threads(env, kind, p->n, dbw_window, p, 2 * PEAK_REP_NS, &peak, &old, why, len)) < 0)
         goto fail;
-    } else {
-        peak_store(env->calib, kind, env->cpus, p->n, peak, spread);
-    }
     s->capacity = peak;
     s->pace_burst_ns = 25 * IB_NS_PER_MS; /* the path stalls for tens of ms: let the bucket make that up */
     snprintf(s->unit, sizeof(s->unit), "B/s");

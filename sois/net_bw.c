@@ -148,16 +148,11 @@ static int nbw_prepare(struct soi *s, char *why, size_t len)
     char kind[64];
     snprintf(kind, sizeof(kind), "n%.40s/%u", env->target ? p->target : "loopback-own",
              (unsigned)(p->maxreq >> 10));
-    const struct calib_bw *e = calib_bw_find(env->calib, kind, env->cpus, p->n);
-    double peak = 0, spread = 0, old = e ? e->bps : 0;
-    if (env->cached_capacity && old > 0) {
-        peak = old;
-    } else if ((rc = peak_threads(env, p->n, nbw_window, p, 2 * PEAK_REP_NS, &peak, &spread, why, len)) < 0) {
+    double peak = 0, old = 0;
+    if ((rc = peak_need_threads(env, kind, p->n, nbw_window, p, 2 * PEAK_REP_NS, &peak, &old, why, len)) < 0) {
         if (rc != -EINTR)
             ib_why(why, len, rc, "net-bw: measuring the path to %s failed: %s", p->target, strerror(-rc));
         goto fail;
-    } else {
-        peak_store(env->calib, kind, env->cpus, p->n, peak, spread);
     }
     s->capacity = peak;
     s->pace_burst_ns = 25 * IB_NS_PER_MS; /* the path stalls for tens of ms: let the bucket make that up */
