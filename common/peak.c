@@ -30,17 +30,6 @@ struct pk_start {
     int state; /* 0 wait, 1 run, -1 give up */
 };
 
-struct pk_job {
-    const struct topo *t;
-    int cpu, bind;
-    peak_kernel_fn k;
-    pthread_barrier_t *bar;
-    struct pk_start *go;
-    const atomic_int *stop;
-    double ops[PEAK_REPS];
-    int err;
-};
-
 /* Wait until the starter has started every thread (1) or given up (-1); returns that state. */
 static int start_wait(struct pk_start *go)
 {
@@ -52,42 +41,42 @@ static int start_wait(struct pk_start *go)
     return state;
 }
 
-static void *pk_thread(void *arg)
-{
-    struct pk_job *j = arg;
-    if (start_wait(j->go) < 0)
-        return NULL;
-    if (j->bind)
-        j->err = topo_bind_thread(j->t, j->cpu);
-    /* warm up (clock ramp) and find the ~20 us quantum the SoI will step with */
-    uint64_t iters = 1000, t0 = clk_mono_ns(), dt = 0, cnt = 0;
-    while (clk_mono_ns() - t0 < 30 * IB_NS_PER_MS) {
-        uint64_t a = clk_mono_ns();
-        cnt = j->k(iters);
-        dt = clk_mono_ns() - a;
-        if (dt < 200000)
-            iters *= 2;
-    }
-    double rate = dt ? (double)cnt / ((double)dt / 1e9) : 0;
-    uint64_t q = peak_iters_for(j->k, rate, PEAK_QUANTUM_NS);
-    for (int r = 0; r < PEAK_REPS; r++) {
-        pthread_barrier_wait(j->bar);
-        if (j->stop && atomic_load(j->stop))
-            continue;
-        uint64_t n = 0, s = clk_mono_ns(), d;
-        do { /* the SoI's own stepping: one quantum, one clock read */
-            n += j->k(q);
-            d = clk_mono_ns() - s;
-        } while (d < PEAK_REP_NS);
-        j->ops[r] = (double)n / ((double)d / 1e9);
-    }
-    return NULL;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* A kernel's peak through peak_threads: the warm-up window also finds the ~20 us quantum the SoI will step with
+ * (the clock ramps meanwhile); the measured windows then step exactly as the SoI does, one clock read a quantum. */
+struct pk_arg {
+    peak_kernel_fn k;
+    uint64_t q[SOI_MAX_THREADS];
+};
+
+static int pk_window(void *arg, unsigned tid, uint64_t ns, double *rate)
+{
+    struct pk_arg *a = arg;
+    uint64_t n = 0, s = clk_mono_ns(), d;
+    if (!a->q[tid]) {
+        uint64_t iters = 1000, dt = 0, cnt = 0;
+        do {
+            uint64_t t0 = clk_mono_ns();
+            cnt = a->k(iters);
+            dt = clk_mono_ns() - t0;
+            if (dt < 200000)
+                iters *= 2;
+        } while (clk_mono_ns() - s < ns);
+        a->q[tid] = peak_iters_for(a->k, dt ? (double)cnt / ((double)dt / 1e9) : 0, PEAK_QUANTUM_NS);
+        *rate = 0;
+        return 0;
+    }
+    do {
+        n += a->k(a->q[tid]);
+        d = clk_mono_ns() - s;
+    } while (d < ns);
+    *rate = (double)n / ((double)d / 1e9);
+    return 0;
 }
 
 int peak_measure(const struct topo *t, const int *cpus, unsigned n, peak_kernel_fn k, const atomic_int *stop,
@@ -95,59 +84,13 @@ int peak_measure(const struct topo *t, const int *cpus, unsigned n, peak_kernel_
 {
     if (n == 0 || n > SOI_MAX_THREADS)
         return ib_why(why, len, -EINVAL, "bad CPU count %u", n);
-    struct pk_job *jobs = calloc(n, sizeof(*jobs));
-    pthread_t *th = calloc(n, sizeof(*th));
-    pthread_barrier_t bar;
-    int rc = 0;
-    if (!jobs || !th) {
-        free(jobs);
-        free(th);
+    struct pk_arg *a = calloc(1, sizeof(*a));
+    if (!a)
         return -ENOMEM;
-    }
-    struct pk_start go = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .state = 0};
-    int bind = topo_is_this_machine(t);
-    unsigned started = 0;
-    for (unsigned i = 0; i < n; i++) {
-        jobs[i] = (struct pk_job){.t = t, .cpu = cpus[i], .bind = bind, .k = k, .bar = &bar, .go = &go, .stop = stop};
-        if (pthread_create(&th[i], NULL, pk_thread, &jobs[i])) {
-            rc = -EAGAIN;
-            break;
-        }
-        started++;
-    }
-    if (rc == 0)
-        pthread_barrier_init(&bar, NULL, n);
-    pthread_mutex_lock(&go.mu);
-    go.state = rc == 0 ? 1 : -1;
-    pthread_cond_broadcast(&go.cv);
-    pthread_mutex_unlock(&go.mu);
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    if (rc == 0)
-        pthread_barrier_destroy(&bar);
-    if (rc == 0 && stop && atomic_load(stop))
-        rc = -EINTR;
-    for (unsigned i = 0; rc == 0 && i < n; i++)
-        if (jobs[i].err)
-            rc = ib_why(why, len, jobs[i].err, "cannot bind a peak-rate thread to CPU %d", jobs[i].cpu);
-    if (rc == 0) {
-        double tot[PEAK_REPS];
-        for (int r = 0; r < PEAK_REPS; r++) {
-            tot[r] = 0;
-            for (unsigned i = 0; i < n; i++)
-                tot[r] += jobs[i].ops[r];
-        }
-        qsort(tot, PEAK_REPS, sizeof(double), cmp_d);
-        *ops = tot[PEAK_REPS / 2];
-        if (spread)
-            *spread = *ops > 0 ? (tot[PEAK_REPS - 1] - tot[0]) / *ops : 0;
-        if (!(*ops > 0))
-            rc = ib_why(why, len, -EIO, "peak rate measured as 0");
-    }
-    free(jobs);
-    free(th);
-    if (rc < 0 && why && !*why)
-        ib_why(why, len, rc, "peak-rate measurement failed: %s", strerror(-rc));
+    a->k = k;
+    struct soi_env env = {.topo = (struct topo *)t, .nthreads = n, .cpus = cpus, .stop = stop};
+    int rc = peak_threads(&env, n, pk_window, a, PEAK_REP_NS, ops, spread, why, len);
+    free(a);
     return rc;
 }
 
@@ -195,7 +138,7 @@ struct pt_job {
     pthread_barrier_t *bar;
     struct pk_start *go;
     double rate[PEAK_REPS];
-    int err;
+    int err, bind_err;
 };
 
 static void *pt_thread(void *a)
@@ -203,10 +146,11 @@ static void *pt_thread(void *a)
     struct pt_job *j = a;
     if (start_wait(j->go) < 0)
         return NULL;
-    if (topo_is_this_machine(j->env->topo))
-        topo_bind_thread(j->env->topo, j->env->cpus[j->tid]);
+    int rc = topo_is_this_machine(j->env->topo) ? topo_bind_thread(j->env->topo, j->env->cpus[j->tid]) : 0;
+    j->bind_err = rc;
     double warm = 0;
-    int rc = j->window(j->arg, j->tid, 50 * IB_NS_PER_MS, &warm);
+    if (rc == 0)
+        rc = j->window(j->arg, j->tid, 50 * IB_NS_PER_MS, &warm);
     for (int r = 0; r < PEAK_REPS; r++) {
         pthread_barrier_wait(j->bar);
         if (rc < 0 || (j->env->stop && atomic_load(j->env->stop)))
@@ -255,7 +199,9 @@ int peak_threads(const struct soi_env *env, unsigned n, peak_window_fn window, v
     if (rc == 0 && env->stop && atomic_load(env->stop))
         rc = -EINTR;
     for (unsigned i = 0; rc == 0 && i < n; i++)
-        if (jobs[i].err < 0)
+        if (jobs[i].bind_err < 0)
+            rc = ib_why(why, len, jobs[i].bind_err, "cannot bind a peak-rate thread to CPU %d", env->cpus[i]);
+        else if (jobs[i].err < 0)
             rc = ib_why(why, len, jobs[i].err, "measuring the peak failed: %s", strerror(-jobs[i].err));
     if (rc == 0) {
         double tot[PEAK_REPS];
@@ -266,7 +212,8 @@ int peak_threads(const struct soi_env *env, unsigned n, peak_window_fn window, v
         }
         qsort(tot, PEAK_REPS, sizeof(double), cmp_d);
         *peak = tot[PEAK_REPS / 2];
-        *spread = *peak > 0 ? (tot[PEAK_REPS - 1] - tot[0]) / *peak : 0;
+        if (spread)
+            *spread = *peak > 0 ? (tot[PEAK_REPS - 1] - tot[0]) / *peak : 0;
         if (!(*peak > 0))
             rc = ib_why(why, len, -EIO, "the peak measured as 0");
     }

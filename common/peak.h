@@ -41,7 +41,7 @@ int peak_need(struct calib *c, const struct topo *t, const char *kind, const int
 /* Peak of a rate SoI whose threads each measure themselves: one thread per env->cpus[i] (bound when env's topology
  * is this machine), all running at once. Each calls window(arg, tid, ns, &rate) once to warm up (50 ms, discarded),
  * then PEAK_REPS times for window_ns, in step with the others (a barrier between windows); rate is that thread's
- * units/s. *peak is the median over windows of the summed rate, *spread (max-min)/median. A window that returns
+ * units/s. *peak is the median over windows of the summed rate, *spread (max-min)/median (spread may be NULL). A window that returns
  * < 0 fails the measurement with its error. Polls env->stop between windows (-EINTR). */
 typedef int (*peak_window_fn)(void *arg, unsigned tid, uint64_t window_ns, double *rate);
 int peak_threads(const struct soi_env *env, unsigned n, peak_window_fn window, void *arg, uint64_t window_ns,

@@ -212,18 +212,29 @@ static int plot_end(struct plotfiles *pf, const char *path, int rc, char *why, s
     return rc;
 }
 
-int plot_validate_ramp(const char *path, json_t *soi, char *why, size_t len)
+/* The terminal for path's ending, the temp files, and the data file open for writing. 0 or -errno (nothing left). */
+static int plot_open(struct plotfiles *pf, const char *path, const char **term, FILE **f, char *why, size_t len)
 {
-    const char *term = ext_term(path);
-    if (!term)
+    if (!(*term = ext_term(path)))
         return ib_why(why, len, -EINVAL, "'%s': the file must end in .png or .svg", path);
-    struct plotfiles pf;
-    int rc = plot_begin(&pf, path, why, len);
+    int rc = plot_begin(pf, path, why, len);
     if (rc < 0)
         return rc;
-    FILE *f = fopen(pf.dat, "w");
-    if (!f)
-        return plot_end(&pf, path, ib_why(why, len, -errno, "cannot write plot data: %s", strerror(errno)), why, len);
+    if (!(*f = fopen(pf->dat, "w"))) {
+        rc = ib_why(why, len, -errno, "cannot write plot data: %s", strerror(errno));
+        return plot_end(pf, path, rc, why, len);
+    }
+    return 0;
+}
+
+int plot_validate_ramp(const char *path, json_t *soi, char *why, size_t len)
+{
+    struct plotfiles pf;
+    const char *term;
+    FILE *f;
+    int rc = plot_open(&pf, path, &term, &f, why, len);
+    if (rc < 0)
+        return rc;
     size_t i;
     json_t *l;
     json_array_foreach(json_object_get(soi, "levels"), i, l)
@@ -268,16 +279,12 @@ int plot_validate_ramp(const char *path, json_t *soi, char *why, size_t len)
 
 int plot_heatmap(const char *path, json_t *rows, const char *const *probes, unsigned nprobes, char *why, size_t len)
 {
-    const char *term = ext_term(path);
-    if (!term)
-        return ib_why(why, len, -EINVAL, "'%s': the file must end in .png or .svg", path);
     struct plotfiles pf;
-    int rc = plot_begin(&pf, path, why, len);
+    const char *term;
+    FILE *f;
+    int rc = plot_open(&pf, path, &term, &f, why, len);
     if (rc < 0)
         return rc;
-    FILE *f = fopen(pf.dat, "w");
-    if (!f)
-        return plot_end(&pf, path, ib_why(why, len, -errno, "cannot write plot data: %s", strerror(errno)), why, len);
     size_t i, n = json_array_size(rows);
     json_t *r;
     double vmax = 5;

@@ -230,8 +230,11 @@ static int vp_sample(void *ctx, double *v)
             left -= (uint64_t)k;
         }
         int q = 1;
-        while (ioctl(p->fd, SIOCOUTQ, &q) == 0 && q > 0 && clk_mono_ns() - t0 < IB_NS_PER_S)
-            ; /* until the sink has acknowledged all of it */
+        while (ioctl(p->fd, SIOCOUTQ, &q) == 0 && q > 0 && clk_mono_ns() - t0 < IB_NS_PER_S) {
+            /* until the sink has acknowledged all of it; napping, not spinning: the sink may share this CPU */
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
         *v = ns_since(t0, 0) / ((double)p->per_sample / 1024.0);
         return 0;
     }
