@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,7 +136,7 @@ int plot_run(const char *path, json_t *doc, char *why, size_t len)
                "set xrange [0:100]\nset yrange [0:*]\nset grid\nset key bottom right box opaque\n"
                "set label 1 ");
     gq(f, src ? src : "");
-    fprintf(f, " at graph 0.01, graph -0.14 font ',8'\nset bmargin 6\n");
+    fprintf(f, " at graph 0.01, graph -0.14 font ',8' noenhanced\nset bmargin 6\n");
     const char *meaning = json_string_value(json_object_get(doc, "load_meaning"));
     if (chase && meaning) { /* not a data chase (l1i): its own meaning, no data-cache plateaus */
         fprintf(f, "set y2label ");
@@ -237,10 +238,16 @@ int plot_validate_ramp(const char *path, json_t *soi, char *why, size_t len)
         return rc;
     size_t i;
     json_t *l;
+    json_t *alone = json_object_get(json_object_get(soi, "self"), "levels");
     json_array_foreach(json_object_get(soi, "levels"), i, l)
-        fprintf(f, "%g %g %g\n", json_number_value(json_object_get(l, "level")),
+    {
+        json_t *al = json_object_get(json_array_get(alone, i), "achieved_pct");
+        fprintf(f, "%g %g %g %g %g\n", json_number_value(json_object_get(l, "level")),
                 json_number_value(json_object_get(l, "achieved_pct")),
-                json_number_value(json_object_get(l, "degradation_pct")));
+                json_number_value(json_object_get(l, "degradation_pct")),
+                json_number_value(json_object_get(l, "degradation_se_pct")),
+                json_is_number(al) ? json_number_value(al) : NAN);
+    }
     fclose(f);
     json_t *pr = json_object_get(soi, "probe");
     char title[512], sub[512], y2[256];
@@ -266,13 +273,16 @@ int plot_validate_ramp(const char *path, json_t *soi, char *why, size_t len)
     if (pr) {
         fprintf(f, "\nset label 1 ");
         gq(f, json_string_value(json_object_get(pr, "what")));
-        fprintf(f, " at graph 0.01, graph -0.14 font ',8'\nset bmargin 6");
+        fprintf(f, " at graph 0.01, graph -0.14 font ',8' noenhanced\nset bmargin 6");
     }
     fprintf(f, "\nplot x with lines dashtype 2 lc rgb '#888888' title 'ideal self-meter', ");
     gq(f, pf.dat);
-    fprintf(f, " using 1:2 with linespoints pt 7 lc rgb '#1f77b4' lw 2 title 'SoI self-meter', ");
+    fprintf(f, " using 1:5 with linespoints pt 6 lc rgb '#1f77b4' lw 1 dashtype 3 title 'SoI self-meter, alone', ");
     gq(f, pf.dat);
-    fprintf(f, " using 1:3 axes x1y2 with linespoints pt 5 lc rgb '#d62728' lw 2 title 'probe degradation'\n");
+    fprintf(f, " using 1:2 with linespoints pt 7 lc rgb '#1f77b4' lw 2 title 'SoI self-meter, beside the probe', ");
+    gq(f, pf.dat);
+    fprintf(f, " using 1:3:4 axes x1y2 with yerrorlines pt 5 lc rgb '#d62728' lw 2 "
+               "title 'probe degradation (+- standard error)'\n");
     fclose(f);
     return plot_end(&pf, path, 0, why, len);
 }

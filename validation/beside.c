@@ -120,7 +120,7 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
     atomic_int done = 0;
     struct probe_job pj = {.s = s, .cpu = probe_cpu, .p = probe, .done = &done, .stop = stop};
     struct engine_job ej = {.s = s, .sched = &sched, .stop = stop, .res = res, .done = &done};
-    double *vals = NULL, *ev = NULL, *od = NULL;
+    double *vals = NULL, *ev = NULL, *od = NULL, *stepmed = NULL, *tmp = NULL;
     int rc = 0;
     if (!xs || !res) {
         rc = -ENOMEM;
@@ -169,7 +169,9 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
     ev = malloc((pj.n + 1) * sizeof(double));
     od = malloc((pj.n + 1) * sizeof(double));
     double *ach = malloc((cycles + 1) * sizeof(double));
-    if (!vals || !ev || !od || !ach) {
+    stepmed = malloc(nsteps * sizeof(double));
+    tmp = malloc((pj.n + cycles + 1) * sizeof(double));
+    if (!vals || !ev || !od || !ach || !stepmed || !tmp) {
         free(ach);
         rc = -ENOMEM;
         goto out;
@@ -178,12 +180,14 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
         size_t nv = 0, ne = 0, no = 0, na = 0, k = 0;
         for (unsigned c = 0; c < cycles; c++) {
             const struct step_result *r = &res[(size_t)c * nlevels + l];
+            stepmed[(size_t)c * nlevels + l] = NAN;
             if ((size_t)c * nlevels + l >= ej.ndone)
                 break;
             ach[na++] = r->achieved_pct;
             uint64_t from = r->t0_ns + settle_ns, to = r->t1_ns;
             while (k < pj.n && pj.smp[k].t0 < from) /* samples are in time order */
                 k++;
+            size_t first = nv;
             for (size_t q = k; q < pj.n && pj.smp[q].t0 < to; q++) {
                 if (pj.smp[q].t1 > to)
                     break;
@@ -192,6 +196,10 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
                     od[no++] = pj.smp[q].v;
                 else
                     ev[ne++] = pj.smp[q].v;
+            }
+            if (nv > first) { /* this step's own median, on a copy (vals is sorted later) */
+                memcpy(tmp, vals + first, (nv - first) * sizeof(double));
+                stepmed[(size_t)c * nlevels + l] = median_of(tmp, nv - first);
             }
         }
         struct beside_level *bl = &out->lv[l];
@@ -215,8 +223,32 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
         if (nv == 0) /* not one sample finished inside any step at this level: the probe was starved */
             bl->median = INFINITY;
     }
+    for (unsigned l = 0; l < nlevels; l++) { /* paired by cycle (beside.h) */
+        struct beside_level *bl = &out->lv[l];
+        size_t nr = 0;
+        for (unsigned c = 0; c < cycles; c++) {
+            double a = stepmed[(size_t)c * nlevels + l], b = stepmed[(size_t)c * nlevels];
+            if (isfinite(a) && isfinite(b) && b > 0)
+                tmp[nr++] = a / b;
+            else if (!isfinite(a) && isfinite(b) && l > 0 && (size_t)c * nlevels + l < ej.ndone)
+                tmp[nr++] = INFINITY; /* starved in this step */
+        }
+        bl->ncycles = (unsigned)nr;
+        double mean = 0, var = 0;
+        int inf = 0;
+        for (size_t i = 0; i < nr; i++) {
+            inf |= isinf(tmp[i]);
+            mean += tmp[i] / (double)nr;
+        }
+        for (size_t i = 0; i < nr && !inf; i++)
+            var += (tmp[i] - mean) * (tmp[i] - mean);
+        bl->ratio_se = nr > 1 && !inf ? sqrt(var / (double)(nr - 1) / (double)nr) : 0;
+        bl->ratio = nr ? median_of(tmp, nr) : (l == 0 ? 1 : NAN);
+    }
     free(ach);
 out:
+    free(stepmed);
+    free(tmp);
     free(vals);
     free(ev);
     free(od);

@@ -7,7 +7,9 @@
  * released and ended before they were told to park.  Per level: the median of its samples.  Noise: at the first
  * level (the solo one, 0 %, in every caller), the medians over even and odd cycles apart, their relative difference.
  * (At the other levels that difference is not noise: interference itself can be bimodal, e.g. a probe's LLC data
- * evicted in some cycles and not in others.) */
+ * evicted in some cycles and not in others.) Per level also the paired ratio: per cycle, the level's median over the
+ * first level's median of that same cycle; its median over the cycles and its standard error, which is the
+ * uncertainty the callers' margins use (it includes the host's moves between steps, which even/odd misses). */
 #ifndef IB_BESIDE_H
 #define IB_BESIDE_H
 #include <stddef.h>
@@ -41,6 +43,11 @@ struct beside_level {
     double med_even, med_odd; /* medians over even / odd cycles */
     unsigned nsamples;
     double achieved_pct; /* SoI self-meter: median over its steps */
+    /* Paired by cycle: in every cycle, this level's step median over the first level's step median of the same
+     * cycle (moments apart, so slow drift cancels); ratio is the median of those per-cycle ratios and ratio_se
+     * their standard error (sample standard deviation / sqrt(cycles); 0 with fewer than 2 cycles). */
+    double ratio, ratio_se;
+    unsigned ncycles;    /* cycles that gave a ratio */
 };
 
 struct beside_result {

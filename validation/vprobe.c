@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,6 +100,12 @@ static int vp_make_file(struct vprobe *p, int direct)
     int fd = open(p->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | (direct ? O_DIRECT : 0), 0600);
     if (fd < 0)
         return -errno;
+    struct fs_space sp;
+    if (fs_space_of(p->dir, &sp) == 0 && fs_spare(&sp) < p->bytes) { /* the file system keeps its margin */
+        close(fd);
+        unlink(p->path);
+        return -ENOSPC;
+    }
     size_t chunk = 1 << 20;
     uint8_t *b = ib_map(chunk, 0);
     if (!b) {
@@ -145,8 +152,17 @@ static int vp_open(void *ctx)
     case VK_OPS:
         p->buf = (void *)1; /* nothing to build */
         return 0;
-    case VK_PAGECACHE:
-        return vp_make_file(p, 0);
+    case VK_PAGECACHE: {
+        int rc = vp_make_file(p, 0);
+        if (rc < 0)
+            return rc;
+        p->map = mmap(NULL, p->bytes, PROT_READ, MAP_SHARED, p->fd, 0); /* for mincore only; never touched */
+        if (p->map == MAP_FAILED) {
+            p->map = NULL;
+            return -errno;
+        }
+        return 0;
+    }
     case VK_DISK_RAND:
     case VK_DISK_SEQ:
         return vp_make_file(p, 1);
@@ -197,7 +213,22 @@ static int vp_sample(void *ctx, double *v)
         __asm__ volatile("" ::"r"(vp_int(p->per_sample)));
         *v = ns_since(t0, 1) / ((double)p->per_sample * 18.0);
         return 0;
-    case VK_PAGECACHE:
+    case VK_PAGECACHE: { /* capacity, not speed: the share of random pages still cached (mincore before reading) */
+        uint64_t pages = p->bytes / 4096, hits = 0;
+        for (uint64_t k = 0; k < p->per_sample; k++) {
+            uint64_t pg = ib_rand(&p->rng) % pages;
+            unsigned char in = 0;
+            if (mincore((uint8_t *)p->map + pg * 4096, 4096, &in) < 0)
+                return -errno;
+            hits += in & 1;
+            /* a lost page is brought back in, asynchronously (a disk SoI may hold the device: waiting for it would
+             * measure the disk), so later samples see what the SoI takes, not what earlier samples lost */
+            if (!(in & 1))
+                posix_fadvise(p->fd, (off_t)(pg * 4096), 4096, POSIX_FADV_WILLNEED);
+        }
+        *v = (double)p->per_sample / (hits ? (double)hits : 0.5);
+        return 0;
+    }
     case VK_DISK_RAND: {
         uint64_t blocks = p->bytes / 4096;
         t0 = clk_mono_ns();
@@ -298,11 +329,18 @@ int vprobe_init(struct vprobe *p, const char *name, const struct calib *c, const
         snprintf(p->what, sizeof(p->what), "8 independent add/xor chains in plain C, own CPU time");
     } else if (!strcmp(name, "pagecache")) {
         p->kind = VK_PAGECACHE;
-        p->bytes = 1ULL << 30;
-        p->per_sample = 32;
+        /* larger than the memory margin every SoI leaves (10 % of RAM, common/memlimit.c), so mem-cap at 100 %
+         * must take part of it; 1 GiB more than that, at most 8 GiB */
+        long pg = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        uint64_t ram = pg > 0 && psz > 0 ? (uint64_t)pg * (uint64_t)psz : 8ULL << 30;
+        p->bytes = ram / 10 + (1ULL << 30);
+        p->bytes = (p->bytes > (8ULL << 30) ? (8ULL << 30) : p->bytes) & ~((1ULL << 20) - 1);
+        p->per_sample = 64;
         snprintf(p->resource, sizeof(p->resource), "memory left for the page cache");
-        snprintf(p->unit, sizeof(p->unit), "us/read");
-        snprintf(p->what, sizeof(p->what), "random 4 KiB reads of a 1 GiB file kept in the page cache, wall time");
+        snprintf(p->unit, sizeof(p->unit), "1/hit-rate");
+        char fb[32];
+        snprintf(p->what, sizeof(p->what), "share of random 4 KiB pages of a %s written file still in the page cache "
+                 "(mincore); lost pages are read back in", fmt_bytes((double)p->bytes, fb, sizeof(fb)));
     } else if (!strcmp(name, "disk-rand") || !strcmp(name, "disk-seq")) {
         int rnd = !strcmp(name, "disk-rand");
         p->kind = rnd ? VK_DISK_RAND : VK_DISK_SEQ;
@@ -344,6 +382,9 @@ void vprobe_fini(struct vprobe *p)
         ib_unmap(p->buf, sz);
         p->buf = NULL;
     }
+    if (p->map)
+        munmap(p->map, p->bytes);
+    p->map = NULL;
     if (p->fd >= 0)
         close(p->fd);
     p->fd = -1;

@@ -13,7 +13,7 @@
  *   stream-dram DRAM bandwidth                 sums over 256 MiB                               ns/KiB (CPU)
  *   tlb         data TLB                       one load per page over 2x the TLB reach          ns/load (CPU)
  *   ops-int     integer issue                  8 chains of add/xor (plain C)                   ns/op (CPU)
- *   pagecache   memory left for others         random 4 KiB reads of a 1 GiB cached file        us/read (wall)
+ *   pagecache   memory left for others         64 random pages of a 1 GiB written file: cached? 1/hit-rate (mincore)
  *   disk-rand   storage (random latency)       random 4 KiB O_DIRECT reads of a 256 MiB file    us/read (wall)
  *   disk-seq    storage (sequential rate)      sequential 256 KiB O_DIRECT reads, 256 MiB file  ns/KiB (wall)
  *   net         network path                   64 KiB to an ibench sink, until acknowledged     ns/KiB (wall)
@@ -44,6 +44,7 @@ struct vprobe {
     uint64_t per_sample;  /* loads, bytes or reads per sample */
     void *buf;
     void *cursor;
+    void *map;            /* pagecache: the file mapped, for mincore */
     uint64_t pos, rng;
     int fd;
     char dir[4096];       /* private directory of the file probes */

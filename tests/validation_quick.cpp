@@ -1,0 +1,252 @@
+// validation_quick.cpp - CTest label `validation`: one `ibench validate --quick --json` run on this machine, then
+// assertions on what it measured. Every margin comes from a noise figure measured in the same run: a level's two
+// readings for the self-meter, the standard error over the cycles of each paired degradation for the probe trends
+// and the overlap.
+//
+// What is asserted (docs/validation.md, "The validation tests"):
+//  - every SoI's self-meter tracks x: each paced level (25-75 %) within 5 points + noise of x and R^2 >= 0.98 over
+//    the levels the SoI controls (0-75 % for rate SoIs, whose 100 % is unpaced), recomputed here from the levels the run printed (not taken from its verdict); where 100 %
+//    lands is how far the host moved the capacity since the SoI opened, reported, not judged; a ramp may be
+//    "undecidable" only if the host took the capacity below a target, which is checked against its own figures;
+//  - the probe trends: for llc-cap, llc-bw, mem-bw, disk-bw and net-bw, degradation never falls between levels by
+//    more than twice the standard error of the difference; disk-bw has an effect at 100 % beyond twice its
+//    standard error (the others' effects are printed: the host moves the vCPUs on and off shared paths); an SoI the
+//    run skipped must say why (llc-bw when the two CPUs' LLC bandwidth measured no shared bottleneck, net-bw with
+//    fewer than 4 CPUs); the R^2 of each fit is printed, not asserted (the bar, R^2 >= 0.9, is not met on
+//    this host for all five: docs/validation.md says why);
+//  - the overlap claims: mem-bw takes no memory capacity (the page-cache probe stays within its noise) and hurts
+//    it by less than half of what it does to the bandwidth probe; llc-cap does not hurt the streaming probe more
+//    than the half-LLC chase beyond their noise; int, fp and simd move the cache probes by less than 5 % + twice
+//    their standard error.
+// The run takes about 4 minutes; it runs alone (RUN_SERIAL), since anything beside it would be measured.
+#include <gtest/gtest.h>
+#include <jansson.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "test_support.h"
+
+using namespace ib_test;
+
+namespace {
+
+json_t *g_doc = nullptr;
+std::string g_err;
+int g_exit = -1;
+
+class ValidateRun : public ::testing::Environment {
+public:
+    void SetUp() override
+    {
+        cache_ = new TempDir("validation_cache");
+        ASSERT_FALSE(cache_->path().empty());
+        Proc p;
+        ASSERT_TRUE(p.start({"validate", "--quick", "--json"}, {"IBENCH_CACHE_DIR=" + cache_->path()}));
+        ASSERT_TRUE(p.finish(540)) << "ibench validate --quick took more than 9 minutes";
+        g_exit = p.exit_code();
+        g_err = p.err;
+        json_error_t e;
+        g_doc = json_loads(p.out.c_str(), 0, &e);
+        ASSERT_NE(g_doc, nullptr) << "not JSON: " << e.text << "\nstderr:\n" << p.err;
+    }
+    void TearDown() override
+    {
+        json_decref(g_doc);
+        g_doc = nullptr;
+        delete cache_;
+    }
+
+private:
+    TempDir *cache_ = nullptr;
+};
+
+json_t *soi(const char *name)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(g_doc, "sois"), i, r)
+        if (!strcmp(json_string_value(json_object_get(r, "soi")), name))
+            return r;
+    return nullptr;
+}
+
+double num(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+const char *str(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+// R^2 of the least-squares fit of y on x.
+double r2_of(const double *x, const double *y, int n)
+{
+    double mx = 0, my = 0, sxx = 0, sxy = 0, syy = 0;
+    for (int i = 0; i < n; i++) {
+        mx += x[i] / n;
+        my += y[i] / n;
+    }
+    for (int i = 0; i < n; i++) {
+        sxx += (x[i] - mx) * (x[i] - mx);
+        sxy += (x[i] - mx) * (y[i] - my);
+        syy += (y[i] - my) * (y[i] - my);
+    }
+    return syy > 0 && sxx > 0 ? sxy * sxy / (sxx * syy) : 0;
+}
+
+// One overlap cell: degradation and its standard error over the cycles (%), false when the cell was skipped.
+bool cell(const char *s, const char *probe, double *d, double *noise)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(g_doc, "overlap"), i, r)
+    {
+        if (strcmp(str(r, "soi"), s))
+            continue;
+        json_t *c = json_object_get(json_object_get(r, "cells"), probe);
+        *d = num(c, "degradation_pct");
+        *noise = num(c, "se_pct");
+        return std::isfinite(*d) && std::isfinite(*noise);
+    }
+    return false;
+}
+
+} // namespace
+
+TEST(Validation, RunCompletedWithEverySoI)
+{
+    ASSERT_NE(g_doc, nullptr);
+    EXPECT_TRUE(g_exit == 0 || g_exit == 1) << "exit " << g_exit << "\n" << g_err; // 1: some verdict is FAIL
+    EXPECT_EQ(json_array_size(json_object_get(g_doc, "sois")), 17u);
+    EXPECT_GT(json_array_size(json_object_get(g_doc, "overlap")), 0u);
+}
+
+TEST(Validation, EverySelfMeterIsLinear)
+{
+    ASSERT_NE(g_doc, nullptr);
+    size_t i;
+    json_t *r;
+    int checked = 0;
+    json_array_foreach(json_object_get(g_doc, "sois"), i, r)
+    {
+        const char *name = str(r, "soi");
+        json_t *sf = json_object_get(r, "self");
+        if (!sf) { // only mem-cap under --quick, with its reason
+            EXPECT_STREQ(name, "mem-cap");
+            EXPECT_STREQ(str(r, "verdict"), "skipped");
+            continue;
+        }
+        json_t *lv = json_object_get(sf, "levels");
+        ASSERT_EQ(json_array_size(lv), 5u) << name << ": " << str(sf, "reason");
+        double x[5], y[5], worst = 0;
+        for (int k = 0; k < 5; k++) {
+            x[k] = num(json_array_get(lv, k), "level");
+            y[k] = num(json_array_get(lv, k), "achieved_pct");
+        }
+        int nfit = (int)num(sf, "fit_levels"); // 4 for a rate SoI: its 100 % is unpaced, the host's capacity now
+        ASSERT_TRUE(nfit == 4 || nfit == 5) << name;
+        double noise = num(sf, "noise_pts"), r2 = r2_of(x, y, nfit);
+        for (int k = 1; k < 4; k++) // the paced levels must read x; 100 % reads where the capacity moved to
+            worst = fmax(worst, fabs(y[k] - x[k]));
+        json_t *range = json_object_get(sf, "calib_range_pct");
+        double lo = json_number_value(json_array_get(range, 0)), hi = json_number_value(json_array_get(range, 1));
+        printf("self %-12s %5.1f %5.1f %5.1f %5.1f %5.1f  R2 %.4f worst %4.1f noise %4.1f  100%%: %.0f-%.0f %%  %s\n",
+               name, y[0], y[1], y[2], y[3], y[4], r2, worst, noise, lo, hi, str(sf, "verdict"));
+        if (!strcmp(str(sf, "verdict"), "undecidable")) {
+            EXPECT_GT(num(sf, "capacity_limited"), 0) << name << " called undecidable with every target reachable";
+            EXPECT_LT(lo, 80) << name << " called undecidable, but its 100 % windows read " << lo << "-" << hi;
+            continue;
+        }
+        checked++;
+        EXPECT_GE(r2, 0.98) << name;
+        EXPECT_LE(worst, 5 + noise) << name << ": a paced level is " << worst << " points from x (noise " << noise
+                                    << ")";
+        EXPECT_STREQ(str(sf, "verdict"), "pass") << name << ": " << str(sf, "reason");
+    }
+    EXPECT_GE(checked, 12) << "too few self-meters could be judged here";
+}
+
+TEST(Validation, ProbeTrends)
+{
+    ASSERT_NE(g_doc, nullptr);
+    static const char *const five[] = {"llc-cap", "llc-bw", "mem-bw", "disk-bw", "net-bw"};
+    for (const char *name : five) {
+        json_t *r = soi(name);
+        ASSERT_NE(r, nullptr) << name;
+        if (!strcmp(str(r, "verdict"), "skipped")) { // e.g. no root for the disk, a single CPU: said why
+            EXPECT_STRNE(str(r, "reason"), "") << name;
+            continue;
+        }
+        json_t *lv = json_object_get(r, "levels");
+        ASSERT_EQ(json_array_size(lv), 5u) << name << ": " << str(r, "reason");
+        double d[5], se[5];
+        for (int k = 0; k < 5; k++) {
+            d[k] = num(json_array_get(lv, k), "degradation_pct");
+            se[k] = num(json_array_get(lv, k), "degradation_se_pct");
+            ASSERT_TRUE(std::isfinite(d[k]) && std::isfinite(se[k])) << name << " level " << k;
+        }
+        printf("probe %-8s %-11s d %+6.1f %+6.1f %+6.1f %+6.1f  se@100 %4.1f  R2 %.3f  %s\n", name,
+               str(json_object_get(r, "probe"), "name"), d[1], d[2], d[3], d[4], se[4],
+               num(json_object_get(r, "fit"), "r2"), str(r, "verdict"));
+        for (int k = 1; k < 5; k++) {
+            double tol = 2 * sqrt(se[k] * se[k] + se[k - 1] * se[k - 1]) + 0.5;
+            EXPECT_GE(d[k], d[k - 1] - tol) << name << ": degradation falls from " << d[k - 1] << " % to " << d[k]
+                                            << " % (tolerance " << tol << " points)";
+        }
+        // disk-bw at 100 % is unthrottled and starves a probe reading the same device: an effect every time. The
+        // memory and cache SoIs reach the other vCPU only while the host keeps both on one memory path or L3, which
+        // it changes within seconds (docs/validation.md): their effect is printed, with how much the probe slowed
+        // the SoI itself (contention is mutual), not asserted.
+        json_t *at = json_object_get(r, "soi_at_100_pct");
+        printf("      %s at 100 %%: %.0f %% of its calibration alone, %.0f %% beside the probe\n", name,
+               num(at, "alone"), num(at, "beside"));
+        if (!strcmp(name, "disk-bw")) {
+            EXPECT_GT(d[4], 2 * se[4] + 1) << name << ": no effect at 100 % beyond the noise";
+        }
+    }
+}
+
+TEST(Validation, OverlapClaims)
+{
+    ASSERT_NE(g_doc, nullptr);
+    double cap, capn, bw, bwn;
+    ASSERT_TRUE(cell("mem-bw", "pagecache", &cap, &capn));
+    ASSERT_TRUE(cell("mem-bw", "stream-dram", &bw, &bwn));
+    printf("mem-bw at 100 %%: pagecache %+.1f %% (se %.1f), stream-dram %+.1f %% (se %.1f)\n", cap, capn, bw, bwn);
+    // the capacity probe counts cached pages: bandwidth must not move it at all (beyond its noise), and where the
+    // bandwidth probe was hurt, the capacity probe by less than half of that
+    EXPECT_LE(cap, 2 * capn + 0.5) << "mem-bw takes memory capacity";
+    if (bw > 2 * bwn + 1) {
+        EXPECT_LT(cap, 0.5 * bw) << "mem-bw hurts the memory-capacity probe by half of the bandwidth probe or more";
+    }
+
+    double ch, chn, st, stn;
+    ASSERT_TRUE(cell("llc-cap", "chase-llc", &ch, &chn));
+    ASSERT_TRUE(cell("llc-cap", "stream-dram", &st, &stn));
+    printf("llc-cap at 100 %%: chase-llc %+.1f %% (se %.1f), stream-dram %+.1f %% (se %.1f)\n", ch, chn, st, stn);
+    EXPECT_GE(ch, st - 2 * sqrt(chn * chn + stn * stn) - 0.5) << "llc-cap hurts the streaming probe more than the half-LLC chase";
+
+    static const char *const comp[] = {"int", "fp", "simd"};
+    static const char *const cache[] = {"chase-l2", "chase-llc", "stream-llc"};
+    for (const char *c : comp) {
+        for (const char *p : cache) {
+            double d, n;
+            ASSERT_TRUE(cell(c, p, &d, &n)) << c << " x " << p;
+            printf("%s at 100 %%: %s %+.1f %% (se %.1f)\n", c, p, d, n);
+            EXPECT_LT(fabs(d), 5 + 2 * n) << c << " moves the " << p << " probe";
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    ::testing::InitGoogleTest(&argc, argv);
+    ::testing::AddGlobalTestEnvironment(new ValidateRun);
+    return RUN_ALL_TESTS();
+}
