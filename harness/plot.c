@@ -305,10 +305,10 @@ int plot_heatmap(const char *path, json_t *rows, const char *const *probes, unsi
             json_t *d = json_object_get(json_object_get(cells, probes[k]), "degradation_pct");
             if (json_is_number(d)) {
                 double v = json_number_value(d);
-                fprintf(f, "%u %zu %g\n", k, n - 1 - i, v);
+                fprintf(f, "%u %zu %g %+.1f\n", k, n - 1 - i, v, v);
                 vmax = v > vmax ? v : vmax;
             } else {
-                fprintf(f, "%u %zu NaN\n", k, n - 1 - i);
+                fprintf(f, "%u %zu NaN -\n", k, n - 1 - i); /* skipped: no figure */
             }
         }
     }
@@ -343,7 +343,7 @@ int plot_heatmap(const char *path, json_t *rows, const char *const *probes, unsi
     gq(f, pf.dat);
     fprintf(f, " using 1:2:3 with image, ");
     gq(f, pf.dat);
-    fprintf(f, " using 1:2:($3 == $3 ? sprintf('%%+.1f', $3) : '') with labels font ',8'\n");
+    fprintf(f, " using 1:2:4 with labels font ',8'\n");
     fclose(f);
     return plot_end(&pf, path, 0, why, len);
 }
