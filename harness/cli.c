@@ -63,6 +63,9 @@ static const struct cmd commands[] = {
     {"probe", cmd_probe, "independent probes: triad, chase (also beside an SoI), pingpong"},
     {"sink", cmd_sink, "a TCP sink for net-bw: receives and discards"},
     {"validate", cmd_validate, "every SoI measured from outside by a probe, and the overlap matrix"},
+    {"profile", cmd_profile, "a target's tolerated and caused interference per SoI, as a versioned profile"},
+    {"show", cmd_show, "print a profile as a table"},
+    {"plot", cmd_plot, "chart a profile: tolerated and caused per SoI"},
 };
 
 static void usage(FILE *f)

@@ -60,6 +60,9 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_sink(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 /* The stop flag raised by SIGINT/SIGTERM (reset with cli_signals_install). */
 extern atomic_int cli_stop;

@@ -347,3 +347,57 @@ int plot_heatmap(const char *path, json_t *rows, const char *const *probes, unsi
     fclose(f);
     return plot_end(&pf, path, 0, why, len);
 }
+
+int plot_profile(const char *path, json_t *profile, char *why, size_t len)
+{
+    struct plotfiles pf;
+    const char *term;
+    FILE *f;
+    int rc = plot_open(&pf, path, &term, &f, why, len);
+    if (rc < 0)
+        return rc;
+    size_t i, n = 0;
+    json_t *e;
+    json_array_foreach(json_object_get(profile, "sois"), i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "status")) ? json_string_value(json_object_get(e, "status"))
+                                                                   : "",
+                   "measured"))
+            continue;
+        json_t *br = json_object_get(e, "tolerated_bracket");
+        json_t *cz = json_object_get(e, "caused");
+        fprintf(f, "\"%s\" %g %g %g %g\n", json_string_value(json_object_get(e, "soi")),
+                json_number_value(json_object_get(e, "tolerated")), json_is_number(cz) ? json_number_value(cz) : NAN,
+                json_number_value(json_array_get(br, 0)), json_number_value(json_array_get(br, 1)));
+        n++;
+    }
+    fclose(f);
+    if (n == 0)
+        return plot_end(&pf, path, ib_why(why, len, -EINVAL, "the profile has no measured SoI to draw"), why, len);
+    json_t *t = json_object_get(profile, "target");
+    char title[512], sub[512];
+    snprintf(title, sizeof(title), "ibench profile: %s", json_string_value(json_object_get(t, "name")));
+    snprintf(sub, sizeof(sub), "metric %s, QoS %.0f %% of solo; %s",
+             json_string_value(json_object_get(json_object_get(profile, "metric"), "spec")),
+             100 * json_number_value(json_object_get(profile, "qos")),
+             json_string_value(json_object_get(profile, "created")));
+    if (!(f = fopen(pf.gp, "w")))
+        return plot_end(&pf, path, ib_why(why, len, -errno, "cannot write the gnuplot script: %s", strerror(errno)),
+                        why, len);
+    fprintf(f, "set terminal %s\nset output ", term);
+    gq(f, pf.out);
+    fprintf(f, "\nset title ");
+    gq(f, title);
+    fprintf(f, " . \"\\n\" . ");
+    gq(f, sub);
+    fprintf(f, " noenhanced\nset style data histograms\nset style histogram clustered gap 1\n"
+               "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset yrange [0:105]\nset grid ytics\n"
+               "set ylabel 'intensity (%%)'\nset xtics rotate by -30 noenhanced\nset key top right box opaque\n"
+               "plot ");
+    gq(f, pf.dat);
+    fprintf(f, " using 2:xtic(1) title 'tolerated (highest intensity within QoS)' lc rgb '#2ca02c', ");
+    gq(f, pf.dat);
+    fprintf(f, " using 3 title 'caused (share of the SoI work rate it took)' lc rgb '#d62728'\n");
+    fclose(f);
+    return plot_end(&pf, path, 0, why, len);
+}

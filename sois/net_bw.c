@@ -124,15 +124,18 @@ static int nbw_prepare(struct soi *s, char *why, size_t len)
     if (env->target) {
         snprintf(p->target, sizeof(p->target), "%s", env->target);
     } else {
-        /* the sink's threads go on the lowest CPU the SoI does not use, when there is one */
+        /* the sink's threads go on the lowest CPU that neither the SoI nor its target (--near, a profiled program)
+         * uses; with none left, beside the SoI, whose traffic it is, rather than on the target's CPU */
         int scpu = -1;
         for (unsigned k = 0; scpu < 0 && k < topo_npus(env->topo); k++) {
-            int c = topo_pu_os(env->topo, k), used = 0;
+            int c = topo_pu_os(env->topo, k), used = c == env->target_cpu;
             for (unsigned i = 0; i < p->n; i++)
                 used |= env->cpus[i] == c;
             if (!used)
                 scpu = c;
         }
+        if (scpu < 0 && env->target_cpu >= 0)
+            scpu = env->cpus[0];
         if (!topo_is_this_machine(env->topo))
             scpu = -1;
         if ((rc = sink_start("127.0.0.1:0", scpu, 0, &p->own, why, len)) < 0)

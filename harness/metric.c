@@ -1,0 +1,190 @@
+/* metric.c - metric adapters (metric.h). */
+#include "metric.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ib_err.h"
+
+/* Load generators with a built-in adapter: the first word of --load (its basename). A rate is captured as an
+ * amount (group num) over seconds (group den); the last match counts. */
+static const struct adapter {
+    const char *tool;
+    const char *regex;
+    int num, den; /* regex groups */
+    const char *rate_unit, *time_unit;
+} adapters[] = {
+    /* libmemcached-tools 1.1: "Time to get    78402 keys by    4 threads:     1.775 seconds." */
+    {"memcslap", "Time to (get|set) +([0-9]+) keys by +[0-9]+ threads: +([0-9]+(\\.[0-9]+)?) seconds", 2, 3,
+     "keys/s", "s per key"},
+};
+
+const char *metric_kind_name(enum metric_kind k)
+{
+    static const char *const n[] = {"runtime", "throughput", "latency", "command", "ipc"};
+    return (unsigned)k < sizeof(n) / sizeof(n[0]) ? n[k] : "?";
+}
+
+static const struct adapter *adapter_for(const char *load)
+{
+    if (!load)
+        return NULL;
+    while (*load == ' ')
+        load++;
+    char word[256];
+    size_t i = 0;
+    while (load[i] && load[i] != ' ' && i + 1 < sizeof(word)) {
+        word[i] = load[i];
+        i++;
+    }
+    word[i] = 0;
+    const char *base = strrchr(word, '/');
+    base = base ? base + 1 : word;
+    for (size_t k = 0; k < sizeof(adapters) / sizeof(adapters[0]); k++)
+        if (!strcmp(adapters[k].tool, base))
+            return &adapters[k];
+    return NULL;
+}
+
+int metric_parse(struct metric *m, const char *spec, const char *load, char *why, size_t len)
+{
+    memset(m, 0, sizeof(*m));
+    if (!spec || !*spec)
+        return ib_why(why, len, -EINVAL, "--metric is required (runtime, throughput, latency, command:CMD, ipc)");
+    snprintf(m->spec, sizeof(m->spec), "%s", spec);
+    const char *arg = strchr(spec, ':');
+    size_t klen = arg ? (size_t)(arg - spec) : strlen(spec);
+    arg = arg ? arg + 1 : NULL;
+#define IS(s) (klen == strlen(s) && !strncmp(spec, s, klen))
+    if (IS("runtime")) {
+        if (arg)
+            return ib_why(why, len, -EINVAL, "--metric runtime takes no argument");
+        m->kind = MK_RUNTIME;
+        snprintf(m->unit, sizeof(m->unit), "s");
+        return 0;
+    }
+    if (IS("ipc")) {
+        m->kind = MK_IPC;
+        m->higher_better = 1;
+        snprintf(m->unit, sizeof(m->unit), "instructions/cycle");
+        return 0;
+    }
+    if (IS("command") || IS("command-lower")) {
+        if (!arg || !*arg)
+            return ib_why(why, len, -EINVAL, "--metric %.*s:CMD needs the command", (int)klen, spec);
+        m->kind = MK_COMMAND;
+        m->higher_better = IS("command");
+        snprintf(m->cmd, sizeof(m->cmd), "%s", arg);
+        snprintf(m->adapter, sizeof(m->adapter), "first number");
+        snprintf(m->regex, sizeof(m->regex), "([-+]?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?)");
+        snprintf(m->unit, sizeof(m->unit), "as printed");
+    } else if (IS("throughput") || IS("latency")) {
+        m->kind = IS("throughput") ? MK_THROUGHPUT : MK_LATENCY;
+        m->higher_better = m->kind == MK_THROUGHPUT;
+        if (!load)
+            return ib_why(why, len, -EINVAL, "--metric %s reads the load generator's output: give --load 'CMD'",
+                          metric_kind_name(m->kind));
+        if (arg && *arg) {
+            snprintf(m->regex, sizeof(m->regex), "%s", arg);
+            snprintf(m->adapter, sizeof(m->adapter), "regex");
+            snprintf(m->unit, sizeof(m->unit), "as printed");
+        } else {
+            const struct adapter *a = adapter_for(load);
+            if (!a)
+                return ib_why(why, len, -EINVAL, "no built-in adapter for the load generator in '%s': give "
+                              "--metric %s:REGEX (the first group captures the number)", load,
+                              metric_kind_name(m->kind));
+            snprintf(m->regex, sizeof(m->regex), "%s", a->regex);
+            snprintf(m->adapter, sizeof(m->adapter), "%s", a->tool);
+            /* throughput: amount / seconds; latency: seconds / amount */
+            m->grp = m->kind == MK_THROUGHPUT ? a->num : a->den;
+            m->grp_div = m->kind == MK_THROUGHPUT ? a->den : a->num;
+            snprintf(m->unit, sizeof(m->unit), "%s", m->kind == MK_THROUGHPUT ? a->rate_unit : a->time_unit);
+        }
+    } else {
+        return ib_why(why, len, -EINVAL, "unknown --metric '%.*s' (runtime, throughput, latency, command:CMD, "
+                      "command-lower:CMD, ipc)", (int)klen, spec);
+    }
+#undef IS
+    int rc = regcomp(&m->re, m->regex, REG_EXTENDED);
+    if (rc != 0) {
+        char e[128];
+        regerror(rc, &m->re, e, sizeof(e));
+        return ib_why(why, len, -EINVAL, "bad regular expression '%s': %s", m->regex, e);
+    }
+    m->have_re = 1;
+    if (!m->grp)
+        m->grp = 1;
+    if (m->re.re_nsub < (size_t)(m->grp > m->grp_div ? m->grp : m->grp_div)) {
+        metric_free(m);
+        return ib_why(why, len, -EINVAL, "the regular expression '%s' needs a (group) that captures the number",
+                      m->regex);
+    }
+    return 0;
+}
+
+void metric_free(struct metric *m)
+{
+    if (m->have_re)
+        regfree(&m->re);
+    m->have_re = 0;
+}
+
+int metric_read(const struct metric *m, const char *out, double *value, char *why, size_t len)
+{
+    if (!m->have_re)
+        return ib_why(why, len, -EINVAL, "metric %s reads no output", metric_kind_name(m->kind));
+    const char *p = out;
+    regmatch_t g[8];
+    int found = 0;
+    char num[64] = "", den[64] = "";
+    while (p && *p && regexec(&m->re, p, 8, g, p == out ? 0 : REG_NOTBOL) == 0) {
+        if (g[m->grp].rm_so >= 0) {
+            size_t n = (size_t)(g[m->grp].rm_eo - g[m->grp].rm_so);
+            n = n < sizeof(num) - 1 ? n : sizeof(num) - 1;
+            memcpy(num, p + g[m->grp].rm_so, n);
+            num[n] = 0;
+            found = 1;
+        }
+        if (m->grp_div && g[m->grp_div].rm_so >= 0) {
+            size_t n = (size_t)(g[m->grp_div].rm_eo - g[m->grp_div].rm_so);
+            n = n < sizeof(den) - 1 ? n : sizeof(den) - 1;
+            memcpy(den, p + g[m->grp_div].rm_so, n);
+            den[n] = 0;
+        }
+        if (m->kind == MK_COMMAND)
+            break; /* the first number */
+        p += g[0].rm_eo > 0 ? g[0].rm_eo : 1;
+    }
+    if (!found) {
+        char head[81];
+        snprintf(head, sizeof(head), "%s", out ? out : "");
+        for (char *c = head; *c; c++)
+            if (*c == '\n')
+                *c = ' ';
+        return ib_why(why, len, -EINVAL, "the output does not match /%s/ (%s): '%s%s'", m->regex, m->adapter,
+                      head, out && strlen(out) > 80 ? "..." : "");
+    }
+    char *end;
+    double v = strtod(num, &end);
+    if (end == num || !isfinite(v) || v <= 0)
+        return ib_why(why, len, -EINVAL, "'%s' captured by /%s/ is not a positive number", num, m->regex);
+    if (m->grp_div) {
+        double d = strtod(den, &end);
+        if (end == den || !isfinite(d) || d <= 0)
+            return ib_why(why, len, -EINVAL, "'%s' captured by /%s/ is not a positive number", den, m->regex);
+        v /= d;
+    }
+    *value = v;
+    return 0;
+}
+
+double metric_rel(const struct metric *m, double value, double base)
+{
+    if (value <= 0 || base <= 0)
+        return 0;
+    return m->higher_better ? value / base : base / value;
+}

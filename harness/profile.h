@@ -1,0 +1,62 @@
+/* profile.h - profiling a target: how much interference of each kind it tolerates before its QoS breaks, and how
+ * much it causes (iBench section V.A), written as a versioned profile (docs/profile-schema.md).
+ *
+ * Tolerated, per SoI: the SoI runs on CPUs that share its resource with the target (never on the target's own
+ * CPUs) and holds an intensity while the target's metric is sampled: 25, 50, 75, 100 %, then bisection inside the
+ * first bracket that breaks QoS (two steps: 6.25 points). tolerated = the highest intensity that still met QoS
+ * (performance relative to the solo baseline >= qos); 100 when it never broke, 0 when 25 % already broke it.
+ * Caused, per SoI: the SoI at the reference intensity, alone and then beside the working target (its batch job
+ * rerun, or its load generator rerun); caused = 100 x (1 - the SoI's work rate beside / alone), clamped to 0-100:
+ * the share of its own speed the target took. Baselines (solo samples) come before and after; their drift is
+ * reported and a profile whose baselines moved by more than the QoS band is marked low confidence. */
+#ifndef IB_PROFILE_H
+#define IB_PROFILE_H
+#include <jansson.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "ib_atomic.h"
+#include "machine.h"
+#include "metric.h"
+#include "soi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROFILE_FORMAT "ibench-profile"
+#define PROFILE_MAJOR 1
+#define PROFILE_MINOR 0
+
+struct profile_opts {
+    const char *name;
+    const char *target_cmd; /* --target CMD */
+    pid_t pid;              /* --pid PID (0: none) */
+    const char *load_cmd;   /* --load CMD */
+    struct metric metric;
+    double qos;             /* relative performance that still meets QoS, (0, 1] */
+    const char *sois;       /* comma list, or NULL for all */
+    int tcpus[SOI_MAX_THREADS];
+    unsigned ntcpus;
+    unsigned samples;       /* samples per measured point (median) */
+    unsigned baselines;     /* solo samples before and after */
+    double caused_level;    /* reference intensity for caused */
+    unsigned timeout_s;     /* per sample */
+    unsigned warmup_ms;     /* after starting a service target */
+    const char *dir;        /* disk SoIs' files */
+};
+
+/* Run the whole profile on machine m. On success *doc is the profile (profile v1). Returns 0, -EINTR (stopped:
+ * nothing to write), or -errno with why (target died, output unparsable, ...). Every child and SoI is gone on
+ * return. progress: stderr lines (out_progress). */
+int profile_run(struct machine *m, const struct profile_opts *o, const atomic_int *stop, json_t **doc, char *why,
+                size_t len);
+
+/* Read a profile file: 0 with *doc, or -errno with why (unreadable, malformed JSON, not a profile, a major
+ * version this build does not know). */
+int profile_load(const char *path, json_t **doc, char *why, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

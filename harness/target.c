@@ -1,0 +1,248 @@
+/* target.c - children of a profile: spawned in their own process group, pinned, always taken down (target.h). */
+#define _GNU_SOURCE
+#include "target.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "ib_err.h"
+
+extern char **environ;
+
+int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, int show_err, struct child *c,
+                char *why, size_t len)
+{
+    *c = (struct child){.pid = -1, .out_fd = -1};
+    if (!cmd || !*cmd)
+        return ib_why(why, len, -EINVAL, "empty command");
+    int pfd[2] = {-1, -1};
+    if (capture && pipe2(pfd, O_CLOEXEC) < 0)
+        return ib_why(why, len, -errno, "pipe: %s", strerror(errno));
+    /* fork rather than posix_spawn: the child pins itself and makes its own group before exec */
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        if (capture) {
+            close(pfd[0]);
+            close(pfd[1]);
+        }
+        return ib_why(why, len, -e, "fork: %s", strerror(e));
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
+        if (ncpus) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            for (unsigned i = 0; i < ncpus; i++)
+                CPU_SET(cpus[i], &set);
+            if (sched_setaffinity(0, sizeof(set), &set) < 0)
+                _exit(126);
+        }
+        int dn = open("/dev/null", O_RDWR);
+        if (dn >= 0) {
+            dup2(dn, 0);
+            if (!capture)
+                dup2(dn, 1);
+            if (!show_err)
+                dup2(dn, 2);
+        }
+        if (capture)
+            dup2(pfd[1], 1);
+        execle("/bin/sh", "sh", "-c", cmd, (char *)NULL, environ);
+        _exit(127);
+    }
+    setpgid(pid, pid); /* both sides, so no race with an early signal */
+    c->pid = pid;
+    c->t0_ns = clk_mono_ns();
+    if (capture) {
+        close(pfd[1]);
+        c->out_fd = pfd[0];
+    }
+    return 0;
+}
+
+int child_poll(struct child *c)
+{
+    if (c->pid < 0 || c->exited)
+        return 1;
+    int st;
+    pid_t r = waitpid(c->pid, &st, WNOHANG);
+    if (r == c->pid) {
+        c->exited = 1;
+        c->status = st;
+        return 1;
+    }
+    return 0;
+}
+
+void child_stop(struct child *c, unsigned grace_ms)
+{
+    if (c->pid > 0) {
+        if (!child_poll(c))
+            kill(-c->pid, SIGTERM);
+        uint64_t until = clk_mono_ns() + (uint64_t)grace_ms * 1000000ULL;
+        while (!child_poll(c) && clk_mono_ns() < until) {
+            struct timespec ts = {0, 5000000};
+            nanosleep(&ts, NULL);
+        }
+        if (!c->exited) {
+            kill(-c->pid, SIGKILL);
+            int st;
+            if (waitpid(c->pid, &st, 0) == c->pid) {
+                c->exited = 1;
+                c->status = st;
+            }
+        }
+        kill(-c->pid, SIGKILL); /* whatever of its group is left (the leader is gone: ESRCH is fine) */
+        /* with ibench a subreaper (profile_run), the group's orphans are ours to reap: no zombie outlives it */
+        int st;
+        for (int i = 0; i < 1000 && waitpid(-c->pid, &st, WNOHANG) > 0; i++)
+            ;
+    }
+    if (c->out_fd >= 0)
+        close(c->out_fd);
+    c->out_fd = -1;
+}
+
+int child_run(const char *cmd, const int *cpus, unsigned ncpus, unsigned timeout_ms, const atomic_int *stop,
+              char **out, int *status, uint64_t *wall_ns, char *why, size_t len)
+{
+    *out = NULL;
+    struct child c;
+    int rc = child_spawn(cmd, cpus, ncpus, 1, 0, &c, why, len);
+    if (rc < 0)
+        return rc;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        child_stop(&c, 100);
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    }
+    uint64_t deadline = c.t0_ns + (uint64_t)timeout_ms * 1000000ULL;
+    int eof = 0;
+    rc = 0;
+    while (!eof || !child_poll(&c)) {
+        if (stop && atomic_load(stop)) {
+            rc = -EINTR;
+            break;
+        }
+        if (clk_mono_ns() > deadline) {
+            rc = ib_why(why, len, -ETIMEDOUT, "'%s' did not finish within %u s", cmd, timeout_ms / 1000);
+            break;
+        }
+        if (eof) { /* output closed, process still running: wait for it */
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        struct pollfd p = {.fd = c.out_fd, .events = POLLIN};
+        int pr = poll(&p, 1, 20);
+        if (pr < 0 && errno != EINTR) {
+            rc = ib_why(why, len, -errno, "poll: %s", strerror(errno));
+            break;
+        }
+        if (pr <= 0)
+            continue;
+        if (n + 1 >= cap && cap < (1u << 20)) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                rc = ib_why(why, len, -ENOMEM, "out of memory");
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        char sink[4096];
+        char *dst = n + 1 < cap ? buf + n : sink; /* beyond 1 MiB: read and drop */
+        size_t room = n + 1 < cap ? cap - n - 1 : sizeof(sink);
+        ssize_t r = read(c.out_fd, dst, room);
+        if (r > 0 && dst == buf + n)
+            n += (size_t)r;
+        else if (r == 0)
+            eof = 1;
+        else if (r < 0 && errno != EINTR && errno != EAGAIN)
+            eof = 1;
+    }
+    *wall_ns = clk_mono_ns() - c.t0_ns;
+    if (rc < 0) {
+        child_stop(&c, 200);
+        free(buf);
+        return rc;
+    }
+    child_stop(&c, 0); /* reaped already; closes the pipe and clears its group */
+    buf[n] = 0;
+    *out = buf;
+    *status = c.status;
+    return 0;
+}
+
+int pid_check(pid_t pid, char *why, size_t len)
+{
+    if (pid <= 0)
+        return ib_why(why, len, -EINVAL, "--pid %d is not a process id", (int)pid);
+    if (kill(pid, 0) < 0)
+        return ib_why(why, len, -errno, "--pid %d: %s", (int)pid,
+                      errno == ESRCH ? "no such process" : strerror(errno));
+    return 0;
+}
+
+int pid_pin(pid_t pid, const int *cpus, unsigned ncpus, char *why, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return ib_why(why, len, -errno, "%s: %s", path, strerror(errno));
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (unsigned i = 0; i < ncpus; i++)
+        CPU_SET(cpus[i], &set);
+    struct dirent *e;
+    int rc = 0, n = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        pid_t tid = (pid_t)atoi(e->d_name);
+        if (sched_setaffinity(tid, sizeof(set), &set) < 0 && errno != ESRCH) {
+            rc = ib_why(why, len, -errno, "cannot pin thread %d of %d: %s", (int)tid, (int)pid, strerror(errno));
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    if (rc == 0 && n == 0)
+        rc = ib_why(why, len, -ESRCH, "--pid %d has no threads left", (int)pid);
+    return rc;
+}
+
+void status_text(int status, char *buf, size_t len)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 65)
+        /* sh -c reports a program it ran that died of signal N as status 128 + N */
+        snprintf(buf, len, "exited with status %d (killed by signal %d: %s, as the shell reports it)",
+                 WEXITSTATUS(status), WEXITSTATUS(status) - 128, strsignal(WEXITSTATUS(status) - 128));
+    else if (WIFEXITED(status))
+        snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, len, "ended with wait status %#x", status);
+}

@@ -1,0 +1,51 @@
+/* target.h - the programs a profile runs: the target (a service left running, or a batch job run once per sample),
+ * its load generator, a metric command. Each child runs `sh -c CMD` in a process group of its own, pinned to the
+ * given CPUs before exec, so Ctrl-C reaches ibench only and ibench takes the whole group down (SIGTERM, then
+ * SIGKILL after a grace period) on every exit path. */
+#ifndef IB_TARGET_H
+#define IB_TARGET_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ib_atomic.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct child {
+    pid_t pid;       /* also the process group; -1 when none */
+    int out_fd;      /* read end of its stdout (capture only), -1 otherwise */
+    int exited;      /* reaped */
+    int status;      /* wait status once exited */
+    uint64_t t0_ns;  /* CLOCK_MONOTONIC at spawn */
+};
+
+/* Start `sh -c cmd` pinned to cpus[0..ncpus-1] (none: inherit), stdin from /dev/null, stdout captured when
+ * capture, else /dev/null; stderr to /dev/null unless show_err. 0 or -errno with why. */
+int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, int show_err, struct child *c,
+                char *why, size_t len);
+/* Reaps it if it has exited (non-blocking): 1 exited, 0 running. */
+int child_poll(struct child *c);
+/* SIGTERM to its group, SIGKILL after grace_ms, reaped; closes the pipe. Safe on a child that already exited. */
+void child_stop(struct child *c, unsigned grace_ms);
+
+/* Run `sh -c cmd` to completion, capturing stdout (up to 1 MiB) into a malloc'd NUL-terminated *out, wall time in
+ * *wall_ns. Gives up after timeout_ms (-ETIMEDOUT) or when *stop rises (-EINTR), killing the group. On success
+ * returns 0 with *status its wait status (the caller judges it). */
+int child_run(const char *cmd, const int *cpus, unsigned ncpus, unsigned timeout_ms, const atomic_int *stop,
+              char **out, int *status, uint64_t *wall_ns, char *why, size_t len);
+
+/* An existing process: 0 if pid names a live process we may signal, else -ESRCH / -EPERM with why. */
+int pid_check(pid_t pid, char *why, size_t len);
+/* Pin every thread of pid to cpus (sched_setaffinity on /proc/pid/task/<tid>). 0 or -errno with why. */
+int pid_pin(pid_t pid, const int *cpus, unsigned ncpus, char *why, size_t len);
+
+/* One line saying how a wait status ended: "exited with status 3", "killed by signal 11 (Segmentation fault)". */
+void status_text(int status, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

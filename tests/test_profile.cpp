@@ -1,0 +1,288 @@
+// test_profile.cpp - `ibench profile`, `show` and `plot` through the real binary: bad input of every kind gets a clear
+// message and a non-zero exit, no profile file, and no child process left behind; a short real profile of a
+// synthetic target writes a valid v1 profile that show and plot read; metric adapters on recorded output.
+//
+// Children are found by a marker unique to each test in their command line (pgrep -f).
+#include <gtest/gtest.h>
+#include <jansson.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "metric.h"
+#include "test_support.h"
+
+using namespace ib_test;
+
+namespace {
+
+class Profile : public ::testing::Test {
+protected:
+    TempDir dir{"profile"};
+    std::string marker;
+    void SetUp() override
+    {
+        ASSERT_FALSE(dir.path().empty());
+        marker = "ibtmark" + std::to_string(getpid()) + "x" +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    }
+    std::vector<std::string> env() const
+    {
+        return {"IBENCH_CACHE_DIR=" + dir.path(), "IBENCH_PROGRESS=0"};
+    }
+    void run(Proc &p, const std::vector<std::string> &args, double timeout_s = 120)
+    {
+        ASSERT_TRUE(p.start(args, env()));
+        ASSERT_TRUE(p.finish(timeout_s)) << "ibench did not finish within " << timeout_s << " s; stderr: " << p.err;
+    }
+    std::string out() const { return dir.path() + "/t.profile.json"; }
+    bool exists(const std::string &f) const
+    {
+        struct stat st;
+        return stat(f.c_str(), &st) == 0;
+    }
+    // processes whose command line carries this test's marker
+    int leftovers() const
+    {
+        std::string cmd = "pgrep -f '" + marker + "' | grep -v \"^$$\\$\" | wc -l";
+        FILE *f = popen(cmd.c_str(), "r");
+        if (!f)
+            return -1;
+        int n = -1;
+        if (fscanf(f, "%d", &n) != 1)
+            n = -1;
+        pclose(f);
+        return n;
+    }
+    // a shell command that carries the marker (a comment keeps the shell, not an exec'd program, in ps)
+    std::string tagged(const std::string &body) const { return body + " # " + marker; }
+    std::string target_bin() const { return IBENCH_TARGET_BIN; }
+};
+
+} // namespace
+
+TEST_F(Profile, ServiceThatExitsEarlyFailsWithoutAProfile)
+{
+    Proc p;
+    run(p, {"profile", "--name", "t", "--target", tagged("sleep 0.2; exit 3"), "--metric",
+            "command:" + tagged("sleep 0.3; echo 5"), "--sois", "mem-bw", "--warmup", "0", "--out", out()});
+    EXPECT_EQ(p.exit_code(), 1) << p.err;
+    EXPECT_NE(p.err.find("exited with status 3"), std::string::npos) << p.err;
+    EXPECT_NE(p.err.find("no profile written"), std::string::npos) << p.err;
+    EXPECT_FALSE(exists(out()));
+    EXPECT_EQ(leftovers(), 0);
+}
+
+TEST_F(Profile, BatchTargetThatCrashesFails)
+{
+    Proc p;
+    run(p, {"profile", "--name", "t", "--target", target_bin() + " crash", "--metric", "runtime", "--sois", "mem-bw",
+            "--out", out()});
+    EXPECT_EQ(p.exit_code(), 1) << p.err;
+    EXPECT_NE(p.err.find("killed by signal 11"), std::string::npos) << p.err;
+    EXPECT_FALSE(exists(out()));
+}
+
+TEST_F(Profile, LoadOutputThatDoesNotParseFailsAndStopsTheTarget)
+{
+    Proc p;
+    run(p, {"profile", "--name", "t", "--target", target_bin() + " sleep 600 " + marker, "--load", "echo hello",
+            "--metric",
+            "throughput:([0-9]+) ops/s", "--sois", "mem-bw", "--warmup", "100", "--out", out()});
+    EXPECT_EQ(p.exit_code(), 1) << p.err;
+    EXPECT_NE(p.err.find("does not match"), std::string::npos) << p.err;
+    EXPECT_NE(p.err.find("'hello"), std::string::npos) << "the message quotes the output: " << p.err;
+    EXPECT_FALSE(exists(out()));
+    EXPECT_EQ(leftovers(), 0) << "the service target was left running";
+}
+
+TEST_F(Profile, PidThatDoesNotExist)
+{
+    Proc p;
+    run(p, {"profile", "--name", "t", "--pid", "4194303", "--metric", "command:echo 1", "--out", out()});
+    EXPECT_EQ(p.exit_code(), 2) << p.err;
+    EXPECT_NE(p.err.find("no such process"), std::string::npos) << p.err;
+    EXPECT_FALSE(exists(out()));
+}
+
+TEST_F(Profile, BadArgumentsExitTwoWithOneLine)
+{
+    const std::vector<std::vector<std::string>> bad = {
+        {"profile", "--target", "true", "--metric", "runtime"},                                  // no --name
+        {"profile", "--name", "t", "--metric", "runtime"},                                       // no target
+        {"profile", "--name", "t", "--target", "true", "--pid", "1", "--metric", "runtime"},     // both
+        {"profile", "--name", "t", "--target", "true"},                                          // no metric
+        {"profile", "--name", "t", "--target", "true", "--metric", "speed"},                     // unknown metric
+        {"profile", "--name", "t", "--target", "true", "--metric", "throughput"},                // no --load
+        {"profile", "--name", "t", "--target", "true", "--load", "mytool", "--metric", "throughput"}, // no adapter
+        {"profile", "--name", "t", "--target", "true", "--load", "x", "--metric", "latency:([0-9"},   // bad regex
+        {"profile", "--name", "t", "--target", "true", "--load", "x", "--metric", "latency:[0-9]+"},  // no group
+        {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--qos", "1.5"},
+        {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--sois", "llc-cap,nope"},
+        {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--target-cpus", "99"},
+        {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--out", "/nonexistent/dir/p.json"},
+        {"profile", "--name", "t", "--target", "true", "--load", "x", "--metric", "runtime"},
+    };
+    for (const auto &a : bad) {
+        Proc p;
+        run(p, a, 30);
+        std::string line;
+        for (const auto &s : a)
+            line += s + " ";
+        EXPECT_EQ(p.exit_code(), 2) << line << "\n" << p.err;
+        EXPECT_NE(p.err.find("ibench profile: "), std::string::npos) << line << "\n" << p.err;
+        EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << "one line: " << p.err;
+    }
+}
+
+TEST_F(Profile, IpcWithoutAPmuSaysSoAndExits77)
+{
+    struct stat st;
+    if (stat("/sys/bus/event_source/devices/cpu", &st) == 0)
+        GTEST_SKIP() << "this machine has a PMU";
+    Proc p;
+    run(p, {"profile", "--name", "t", "--target", "true", "--load", "true", "--metric", "ipc", "--out", out()});
+    EXPECT_EQ(p.exit_code(), 77) << p.err;
+    EXPECT_NE(p.err.find("hardware counters"), std::string::npos) << p.err;
+    EXPECT_FALSE(exists(out()));
+}
+
+TEST_F(Profile, CtrlCStopsEverythingAndWritesNothing)
+{
+    Proc p;
+    ASSERT_TRUE(p.start({"profile", "--name", "t", "--target", target_bin() + " sleep 600 " + marker, "--metric",
+                         "command:" + tagged("sleep 0.2; echo 7"), "--sois", "mem-bw,llc-cap", "--warmup", "0",
+                         "--out", out()},
+                        env()));
+    // ibench itself carries the marker in its arguments: 2 = ibench and the target
+    ASSERT_TRUE(p.pump_until([&] { return leftovers() >= 2; }, 20)) << "the target never started";
+    p.pump(1500); // inside the baseline or the first SoI
+    kill(p.pid, SIGINT);
+    ASSERT_TRUE(p.finish(30)) << p.err;
+    EXPECT_EQ(p.exit_code(), 130) << p.err;
+    EXPECT_NE(p.err.find("no profile written"), std::string::npos) << p.err;
+    EXPECT_FALSE(exists(out()));
+    EXPECT_EQ(leftovers(), 0) << "a child outlived ibench";
+}
+
+TEST_F(Profile, ShowAndPlotRejectBadFiles)
+{
+    const std::string bad_json = dir.path() + "/bad.json", v2 = dir.path() + "/v2.json",
+                      other = dir.path() + "/other.json";
+    std::ofstream(bad_json) << "{\"format\": \"ibench-profile\", \"version\": \"1.0\", ";
+    std::ofstream(v2) << "{\"format\": \"ibench-profile\", \"version\": \"2.0\", \"target\": {}, \"sois\": []}";
+    std::ofstream(other) << "{\"hello\": 1}";
+    struct Case {
+        std::string file, says;
+    } cases[] = {{bad_json, "not valid JSON"},
+                 {v2, "version 2.0; this ibench reads version 1.x only"},
+                 {other, "not an ibench profile"},
+                 {dir.path() + "/missing.json", "No such file"}};
+    for (const auto &c : cases)
+        for (const char *cmd : {"show", "plot"}) {
+            Proc p;
+            run(p, {cmd, c.file}, 30);
+            EXPECT_EQ(p.exit_code(), 2) << cmd << " " << c.file << ": " << p.err;
+            EXPECT_NE(p.err.find(c.says), std::string::npos) << cmd << " " << c.file << ": " << p.err;
+            EXPECT_FALSE(exists(dir.path() + "/bad.png") || exists(dir.path() + "/v2.png")) << "no chart of a bad file";
+        }
+}
+
+// A real, short profile: the chase target against two SoIs, one sample per point. Checks the file's shape and that
+// show and plot read it; the sensitivities themselves are validation/bench-profile's job (timing-dependent).
+TEST_F(Profile, ShortRealProfileIsWrittenAndReadBack)
+{
+    Proc p;
+    run(p, {"profile", "--name", "t", "--target", target_bin() + " chase 1048576 2000000", "--metric", "runtime",
+            "--sois", "llc-cap,l1d", "--samples", "1", "--baselines", "2", "--out", out()},
+        240);
+    ASSERT_EQ(p.exit_code(), 0) << p.err;
+    ASSERT_TRUE(exists(out()));
+    json_error_t e;
+    json_t *d = json_load_file(out().c_str(), 0, &e);
+    ASSERT_NE(d, nullptr) << e.text;
+    EXPECT_STREQ(json_string_value(json_object_get(d, "format")), "ibench-profile");
+    EXPECT_STREQ(json_string_value(json_object_get(d, "version")), "1.0");
+    json_t *sois = json_object_get(d, "sois");
+    ASSERT_EQ(json_array_size(sois), 2u);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *s = json_array_get(sois, i);
+        const char *name = json_string_value(json_object_get(s, "soi"));
+        const char *st = json_string_value(json_object_get(s, "status"));
+        if (!strcmp(name, "l1d")) { // no SMT here: skipped with the reason
+            EXPECT_STREQ(st, "skipped");
+            EXPECT_NE(std::string(json_string_value(json_object_get(s, "reason"))).find("core"), std::string::npos);
+            continue;
+        }
+        ASSERT_STREQ(st, "measured");
+        double tol = json_number_value(json_object_get(s, "tolerated"));
+        double caused = json_number_value(json_object_get(s, "caused"));
+        EXPECT_TRUE(tol >= 0 && tol <= 100) << tol;
+        EXPECT_TRUE(caused >= 0 && caused <= 100) << caused;
+        json_t *br = json_object_get(s, "tolerated_bracket");
+        EXPECT_DOUBLE_EQ(json_number_value(json_array_get(br, 0)), tol);
+        EXPECT_GE(json_array_size(json_object_get(s, "curve")), 1u);
+        EXPECT_TRUE(json_is_object(json_object_get(s, "confidence")));
+    }
+    json_decref(d);
+    Proc schema; // the file validates against docs/schema/profile-v1.schema.json
+    ASSERT_TRUE(schema.start_cmd({"/usr/bin/python3", IBENCH_SCHEMA_CHECK, out()}, {}));
+    ASSERT_TRUE(schema.finish(60));
+    EXPECT_EQ(schema.exit_code(), 0) << schema.err;
+    Proc show;
+    run(show, {"show", out()}, 30);
+    EXPECT_EQ(show.exit_code(), 0) << show.err;
+    EXPECT_NE(show.out.find("llc-cap"), std::string::npos);
+    EXPECT_NE(show.out.find("skipped"), std::string::npos);
+    Proc plot;
+    run(plot, {"plot", out(), "--out", dir.path() + "/t.svg"}, 60);
+    EXPECT_EQ(plot.exit_code(), 0) << plot.err;
+    EXPECT_TRUE(exists(dir.path() + "/t.svg"));
+}
+
+TEST(MetricAdapter, MemcslapOutputGivesKeysPerSecond)
+{
+    struct metric m;
+    char why[256];
+    ASSERT_EQ(metric_parse(&m, "throughput", "memcslap --servers=127.0.0.1:1 --concurrency=4", why, sizeof(why)), 0)
+        << why;
+    const char *out = "Time to generate      20000 test keys:                0.051 seconds.\n"
+                      "Time to set           20000 keys:                     1.586 seconds.\n"
+                      "Time to start             4 threads:                  0.000 seconds.\n"
+                      "Time to get           78402 keys by    4 threads:     1.775 seconds.\n"
+                      "Time total:                                           3.413 seconds.\n";
+    double v = 0;
+    ASSERT_EQ(metric_read(&m, out, &v, why, sizeof(why)), 0) << why;
+    EXPECT_NEAR(v, 78402 / 1.775, 0.01);
+    metric_free(&m);
+    ASSERT_EQ(metric_parse(&m, "latency", "/usr/bin/memcslap -s x", why, sizeof(why)), 0) << why;
+    ASSERT_EQ(metric_read(&m, out, &v, why, sizeof(why)), 0) << why;
+    EXPECT_NEAR(v, 1.775 / 78402, 1e-9);
+    EXPECT_FALSE(m.higher_better);
+    EXPECT_EQ(metric_read(&m, "connection refused\n", &v, why, sizeof(why)), -EINVAL);
+    EXPECT_NE(std::string(why).find("connection refused"), std::string::npos) << why;
+    metric_free(&m);
+}
+
+TEST(MetricAdapter, RegexAndCommandAdapters)
+{
+    struct metric m;
+    char why[256];
+    double v = 0;
+    ASSERT_EQ(metric_parse(&m, "throughput:([0-9.]+) req/s", "wrk http://x", why, sizeof(why)), 0) << why;
+    ASSERT_EQ(metric_read(&m, "warmup 10 req/s\nfinal 2500.5 req/s\n", &v, why, sizeof(why)), 0) << why;
+    EXPECT_DOUBLE_EQ(v, 2500.5) << "the last match counts";
+    EXPECT_EQ(metric_read(&m, "final 0 req/s\n", &v, why, sizeof(why)), -EINVAL) << "zero is not a rate";
+    metric_free(&m);
+    ASSERT_EQ(metric_parse(&m, "command-lower:cat /x", nullptr, why, sizeof(why)), 0) << why;
+    ASSERT_EQ(metric_read(&m, "latency: 1.5e-3 s, then 7\n", &v, why, sizeof(why)), 0) << why;
+    EXPECT_DOUBLE_EQ(v, 1.5e-3) << "the first number";
+    EXPECT_FALSE(m.higher_better);
+    EXPECT_DOUBLE_EQ(metric_rel(&m, 2.0, 1.0), 0.5);
+    metric_free(&m);
+}
