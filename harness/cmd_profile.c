@@ -30,11 +30,11 @@ static void profile_usage(void)
            "target's), at 25, 50, 75 and 100 %%, then two bisection steps inside the first bracket that breaks\n"
            "QoS; tolerated is the highest intensity that met it. Caused: the SoI at --caused-level (100) alone\n"
            "and then beside the working target; the share of its own work rate the target took (0-100).\n\n"
-           "  --target 'CMD'     a batch job (with --metric runtime: run once per sample) or a service (started\n"
-           "                     once, pinned, stopped at the end)\n"
+           "  --target 'CMD'     a batch job (with --metric runtime or cputime: run once per sample) or a service\n"
+           "                     (started once, pinned, stopped at the end)\n"
            "  --pid PID          a running service instead (pinned when --target-cpus is given)\n"
            "  --load 'CMD'       the load generator, run once per sample; its output carries the metric\n"
-           "  --metric KIND      runtime | throughput[:REGEX] | latency[:REGEX] | command:CMD |\n"
+           "  --metric KIND      runtime | cputime | throughput[:REGEX] | latency[:REGEX] | command:CMD |\n"
            "                     command-lower:CMD | ipc (needs a PMU). Without REGEX, throughput and latency use\n"
            "                     the load generator's adapter (memcslap); docs/profile.md has the contract\n"
            "  --qos Q            relative performance that still meets QoS (default 0.95)\n"
@@ -128,8 +128,9 @@ int cmd_profile(int argc, char **argv)
     if (metric_parse(&o.metric, metric, o.load_cmd, why, sizeof(why)) < 0)
         return cli_fail(IB_EXIT_USAGE, "profile", "%s", why);
     int rcode = IB_EXIT_USAGE;
-    if (o.metric.kind == MK_RUNTIME && (!o.target_cmd || o.load_cmd)) {
-        cli_fail(rcode, "profile", "--metric runtime times one run of a batch --target (no --pid, no --load)");
+    if ((o.metric.kind == MK_RUNTIME || o.metric.kind == MK_CPUTIME) && (!o.target_cmd || o.load_cmd)) {
+        cli_fail(rcode, "profile", "--metric %s times one run of a batch --target (no --pid, no --load)",
+                 metric_kind_name(o.metric.kind));
         goto done;
     }
     if ((o.metric.kind == MK_THROUGHPUT || o.metric.kind == MK_LATENCY) && !o.load_cmd) {

@@ -24,7 +24,7 @@ static const struct adapter {
 
 const char *metric_kind_name(enum metric_kind k)
 {
-    static const char *const n[] = {"runtime", "throughput", "latency", "command", "ipc"};
+    static const char *const n[] = {"runtime", "throughput", "latency", "command", "ipc", "cputime"};
     return (unsigned)k < sizeof(n) / sizeof(n[0]) ? n[k] : "?";
 }
 
@@ -59,11 +59,11 @@ int metric_parse(struct metric *m, const char *spec, const char *load, char *why
     size_t klen = arg ? (size_t)(arg - spec) : strlen(spec);
     arg = arg ? arg + 1 : NULL;
 #define IS(s) (klen == strlen(s) && !strncmp(spec, s, klen))
-    if (IS("runtime")) {
+    if (IS("runtime") || IS("cputime")) {
         if (arg)
-            return ib_why(why, len, -EINVAL, "--metric runtime takes no argument");
-        m->kind = MK_RUNTIME;
-        snprintf(m->unit, sizeof(m->unit), "s");
+            return ib_why(why, len, -EINVAL, "--metric %.*s takes no argument", (int)klen, spec);
+        m->kind = IS("runtime") ? MK_RUNTIME : MK_CPUTIME;
+        snprintf(m->unit, sizeof(m->unit), m->kind == MK_RUNTIME ? "s" : "CPU s");
         return 0;
     }
     if (IS("ipc")) {
@@ -105,8 +105,8 @@ int metric_parse(struct metric *m, const char *spec, const char *load, char *why
             snprintf(m->unit, sizeof(m->unit), "%s", m->kind == MK_THROUGHPUT ? a->rate_unit : a->time_unit);
         }
     } else {
-        return ib_why(why, len, -EINVAL, "unknown --metric '%.*s' (runtime, throughput, latency, command:CMD, "
-                      "command-lower:CMD, ipc)", (int)klen, spec);
+        return ib_why(why, len, -EINVAL, "unknown --metric '%.*s' (runtime, cputime, throughput, latency, "
+                      "command:CMD, command-lower:CMD, ipc)", (int)klen, spec);
     }
 #undef IS
     int rc = regcomp(&m->re, m->regex, REG_EXTENDED);

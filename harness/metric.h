@@ -1,6 +1,8 @@
 /* metric.h - how a profile reads a target's performance: one number per sample, through an adapter.
  *
  *   runtime               the wall time of one run of the target (a batch job: --target, no --load); lower is better
+ *   cputime               the CPU time (user + system) of one run of the batch target, from its rusage: what it
+ *                         spent itself, so time other programs took from its CPU does not count; lower is better
  *   throughput[:REGEX]    a number in the load generator's output (--load); higher is better
  *   latency[:REGEX]       the same, lower is better
  *   command:CMD           the first number CMD prints on stdout (run once per sample); higher is better
@@ -20,7 +22,7 @@
 extern "C" {
 #endif
 
-enum metric_kind { MK_RUNTIME = 0, MK_THROUGHPUT, MK_LATENCY, MK_COMMAND, MK_IPC };
+enum metric_kind { MK_RUNTIME = 0, MK_THROUGHPUT, MK_LATENCY, MK_COMMAND, MK_IPC, MK_CPUTIME };
 
 struct metric {
     enum metric_kind kind;

@@ -45,9 +45,14 @@ static int target_alive(struct run *r, char *why, size_t len)
 }
 
 /* The command one sample runs: the batch target itself, the load generator, or the metric command. */
+static int batch(const struct profile_opts *o)
+{
+    return o->metric.kind == MK_RUNTIME || o->metric.kind == MK_CPUTIME;
+}
+
 static const char *sample_cmd(const struct profile_opts *o)
 {
-    if (o->metric.kind == MK_RUNTIME)
+    if (batch(o))
         return o->target_cmd;
     if (o->metric.kind == MK_COMMAND)
         return o->metric.cmd;
@@ -64,19 +69,21 @@ static int sample(struct run *r, double *v, char *why, size_t len)
     char *out = NULL;
     int st = 0;
     uint64_t wall = 0;
+    double cpu = 0;
     const char *cmd = sample_cmd(o);
-    rc = child_run(cmd, o->tcpus, o->ntcpus, o->timeout_s * 1000, r->stop, &out, &st, &wall, why, len);
+    rc = child_run(cmd, o->tcpus, o->ntcpus, o->timeout_s * 1000, r->stop, &out, &st, &wall, &cpu, why, len);
     if (rc < 0)
         return rc;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         char s[96];
         status_text(st, s, sizeof(s));
         free(out);
-        return ib_why(why, len, -ECHILD, "%s '%s' %s", o->metric.kind == MK_RUNTIME ? "the target" : "the load/metric "
-                      "command", cmd, s);
+        return ib_why(why, len, -ECHILD, "%s '%s' %s", batch(o) ? "the target" : "the load/metric command", cmd, s);
     }
     if (o->metric.kind == MK_RUNTIME) {
         *v = (double)wall / 1e9;
+    } else if (o->metric.kind == MK_CPUTIME) {
+        *v = cpu > 0 ? cpu : 1e-6; /* a run too short to be charged a tick still counts, as almost nothing */
     } else {
         rc = metric_read(&o->metric, out, v, why, len);
     }
@@ -508,7 +515,7 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
     }
     int pinned = CPU_COUNT(&mine) > 0 && sched_setaffinity(0, sizeof(mine), &mine) == 0;
     prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of the target's shell come back to us (child_stop reaps them) */
-    if (o->target_cmd && o->metric.kind != MK_RUNTIME) { /* a service: start it once */
+    if (o->target_cmd && !batch(o)) { /* a service: start it once */
         out_progress("profile", "starting the target");
         if ((rc = child_spawn(o->target_cmd, o->tcpus, o->ntcpus, 0, 0, &r.svc, why, len)) < 0)
             goto out;

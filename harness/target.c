@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,10 +85,14 @@ int child_poll(struct child *c)
     if (c->pid < 0 || c->exited)
         return 1;
     int st;
-    pid_t r = waitpid(c->pid, &st, WNOHANG);
+    struct rusage ru;
+    pid_t r = wait4(c->pid, &st, WNOHANG, &ru);
     if (r == c->pid) {
         c->exited = 1;
         c->status = st;
+        /* wait4 counts the child and the descendants it waited for: sh -c and the program it ran */
+        c->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+                   (double)ru.ru_stime.tv_usec / 1e6;
         return 1;
     }
     return 0;
@@ -123,7 +128,7 @@ void child_stop(struct child *c, unsigned grace_ms)
 }
 
 int child_run(const char *cmd, const int *cpus, unsigned ncpus, unsigned timeout_ms, const atomic_int *stop,
-              char **out, int *status, uint64_t *wall_ns, char *why, size_t len)
+              char **out, int *status, uint64_t *wall_ns, double *cpu_s, char *why, size_t len)
 {
     *out = NULL;
     struct child c;
@@ -191,6 +196,8 @@ int child_run(const char *cmd, const int *cpus, unsigned ncpus, unsigned timeout
     buf[n] = 0;
     *out = buf;
     *status = c.status;
+    if (cpu_s)
+        *cpu_s = c.cpu_s;
     return 0;
 }
 

@@ -19,6 +19,7 @@ struct child {
     int out_fd;      /* read end of its stdout (capture only), -1 otherwise */
     int exited;      /* reaped */
     int status;      /* wait status once exited */
+    double cpu_s;    /* user + system CPU time of it and its reaped descendants (rusage), once exited */
     uint64_t t0_ns;  /* CLOCK_MONOTONIC at spawn */
 };
 
@@ -33,9 +34,10 @@ void child_stop(struct child *c, unsigned grace_ms);
 
 /* Run `sh -c cmd` to completion, capturing stdout (up to 1 MiB) into a malloc'd NUL-terminated *out, wall time in
  * *wall_ns. Gives up after timeout_ms (-ETIMEDOUT) or when *stop rises (-EINTR), killing the group. On success
- * returns 0 with *status its wait status (the caller judges it). */
+ * returns 0 with *status its wait status (the caller judges it) and *cpu_s the CPU time it used (user + system,
+ * the shell and what it waited for; NULL: not wanted). */
 int child_run(const char *cmd, const int *cpus, unsigned ncpus, unsigned timeout_ms, const atomic_int *stop,
-              char **out, int *status, uint64_t *wall_ns, char *why, size_t len);
+              char **out, int *status, uint64_t *wall_ns, double *cpu_s, char *why, size_t len);
 
 /* An existing process: 0 if pid names a live process we may signal, else -ESRCH / -EPERM with why. */
 int pid_check(pid_t pid, char *why, size_t len);

@@ -127,6 +127,8 @@ TEST_F(Profile, BadArgumentsExitTwoWithOneLine)
         {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--target-cpus", "99"},
         {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--out", "/nonexistent/dir/p.json"},
         {"profile", "--name", "t", "--target", "true", "--load", "x", "--metric", "runtime"},
+        {"profile", "--name", "t", "--pid", "1", "--metric", "cputime"},                          // cputime: batch only
+        {"profile", "--name", "t", "--target", "true", "--metric", "cputime:x"},
     };
     for (const auto &a : bad) {
         Proc p;
@@ -267,6 +269,37 @@ TEST(MetricAdapter, MemcslapOutputGivesKeysPerSecond)
     EXPECT_EQ(metric_read(&m, "connection refused\n", &v, why, sizeof(why)), -EINVAL);
     EXPECT_NE(std::string(why).find("connection refused"), std::string::npos) << why;
     metric_free(&m);
+}
+
+// cputime: the batch target's own CPU time (its rusage, through the shell): a busy child is charged, a sleeping
+// one almost nothing, whatever the wall time.
+TEST_F(Profile, CputimeCountsTheTargetsOwnCpuTime)
+{
+    Proc p;
+    run(p, {"profile", "--name", "t", "--target", target_bin() + " sleep 1", "--metric", "cputime", "--sois", "l1d",
+            "--baselines", "1", "--out", out()},
+        60);
+    ASSERT_EQ(p.exit_code(), 0) << p.err;
+    json_error_t e;
+    json_t *d = json_load_file(out().c_str(), 0, &e);
+    ASSERT_NE(d, nullptr) << e.text;
+    double slept = json_number_value(json_object_get(json_object_get(json_object_get(d, "baseline"), "before"),
+                                                     "median"));
+    EXPECT_LT(slept, 0.1) << "a 1 s sleep used almost no CPU";
+    EXPECT_STREQ(json_string_value(json_object_get(json_object_get(d, "metric"), "unit")), "CPU s");
+    json_decref(d);
+    unlink(out().c_str());
+    Proc q;
+    run(q, {"profile", "--name", "t", "--target", target_bin() + " chase 1048576 20000000", "--metric", "cputime",
+            "--sois", "l1d", "--baselines", "1", "--out", out()},
+        60);
+    ASSERT_EQ(q.exit_code(), 0) << q.err;
+    d = json_load_file(out().c_str(), 0, &e);
+    ASSERT_NE(d, nullptr) << e.text;
+    double busy = json_number_value(json_object_get(json_object_get(json_object_get(d, "baseline"), "before"),
+                                                    "median"));
+    EXPECT_GT(busy, 0.05) << "20 million dependent loads are charged to the target";
+    json_decref(d);
 }
 
 TEST(MetricAdapter, RegexAndCommandAdapters)
