@@ -18,6 +18,7 @@
 #include "ib_err.h"
 #include "kernels.h"
 #include "output.h"
+#include "stats.h"
 
 const char *calib_level_name(enum calib_level l)
 {
@@ -216,12 +217,6 @@ int calib_save(const struct calib *c, char *why, size_t len)
 
 /* ---- knees ---------------------------------------------------------------------------------------------- */
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median latency of the points with bytes in [lo, hi]; 0 when there are none. */
 static double median_in(const struct calib_point *p, unsigned n, uint64_t lo, uint64_t hi)
 {
@@ -232,7 +227,7 @@ static double median_in(const struct calib_point *p, unsigned n, uint64_t lo, ui
             v[k++] = p[i].ns;
     if (!k)
         return 0;
-    qsort(v, k, sizeof(double), cmp_d);
+    qsort(v, k, sizeof(double), ib_cmp_double);
     return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
 }
 
@@ -614,7 +609,7 @@ int calib_measure_bw(struct calib *c, const struct topo *t, const struct mlim *m
             for (unsigned i = 0; i < n; i++)
                 tot[r] += jobs[i].bps[r];
         }
-        qsort(tot, BW_REPS, sizeof(double), cmp_d);
+        qsort(tot, BW_REPS, sizeof(double), ib_cmp_double);
         double med = tot[BW_REPS / 2];
         struct calib_bw e = {.ws_bytes = ws, .bps = med, .spread = med > 0 ? (tot[BW_REPS - 1] - tot[0]) / med : 0,
                              .when = (int64_t)time(NULL)};

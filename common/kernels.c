@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "ib_err.h"
+#include "stats.h"
 
 /* ---- chase ---------------------------------------------------------------------------------------------- */
 
@@ -82,12 +83,6 @@ void chase_run(struct chase *c, uint64_t steps)
     memcpy(c->head, h, n * sizeof(void *));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double chase_latency_ns(void *buf, size_t bytes, uint64_t iters, unsigned reps, uint64_t seed)
 {
     struct chase c;
@@ -101,7 +96,7 @@ double chase_latency_ns(void *buf, size_t bytes, uint64_t iters, unsigned reps, 
         chase_run(&c, iters);
         t[r] = (double)(clk_mono_ns() - t0) / (double)iters;
     }
-    qsort(t, reps, sizeof(double), cmp_double);
+    qsort(t, reps, sizeof(double), ib_cmp_double);
     return t[reps / 2];
 }
 

@@ -13,6 +13,7 @@
 #include "ib_err.h"
 #include "kernels.h"
 #include "parse.h"
+#include "stats.h"
 
 uint64_t peak_iters_for(peak_kernel_fn k, double rate, uint64_t quantum_ns)
 {
@@ -39,12 +40,6 @@ static int start_wait(struct pk_start *go)
     int state = go->state;
     pthread_mutex_unlock(&go->mu);
     return state;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* A kernel's peak through peak_threads: the warm-up window also finds the ~20 us quantum the SoI will step with
@@ -210,7 +205,7 @@ int peak_threads(const struct soi_env *env, unsigned n, peak_window_fn window, v
             for (unsigned i = 0; i < n; i++)
                 tot[r] += jobs[i].rate[r];
         }
-        qsort(tot, PEAK_REPS, sizeof(double), cmp_d);
+        qsort(tot, PEAK_REPS, sizeof(double), ib_cmp_double);
         *peak = tot[PEAK_REPS / 2];
         if (spread)
             *spread = *peak > 0 ? (tot[PEAK_REPS - 1] - tot[0]) / *peak : 0;

@@ -97,7 +97,7 @@ static int probe_beside(struct machine *m, const char *what, int cpu, uint64_t b
     if (!strcmp(what, "chase")) {
         beside_chase_probe(&bp, &cc, bytes);
     } else { /* a validation probe (vprobe.h) */
-        if ((rc = vprobe_init(&vp, what, &m->calib, NULL, NULL, -1, why, sizeof(why))) < 0) {
+        if ((rc = vprobe_init(&vp, what, &m->calib, &m->mlim, NULL, NULL, -1, why, sizeof(why))) < 0) {
             soi_close(s);
             cli_signals_restore();
             return cli_fail(IB_EXIT_FAIL, "probe", "%s", why);

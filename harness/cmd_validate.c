@@ -130,7 +130,7 @@ static struct vprobe *get_probe(struct ctx *c, const char *name, char *why, size
         return NULL;
     }
     if (c->probe_ok[i] == 0) {
-        int rc = vprobe_init(&c->probes[i], name, &c->m.calib, c->o->dir, NULL, c->other_cpu, c->probe_why[i],
+        int rc = vprobe_init(&c->probes[i], name, &c->m.calib, &c->m.mlim, c->o->dir, NULL, c->other_cpu, c->probe_why[i],
                              sizeof(c->probe_why[i]));
         c->probe_ok[i] = rc < 0 ? -1 : 1;
     }
@@ -505,6 +505,35 @@ static json_t *ramp_one(struct ctx *c, const struct soi_ops *ops, int *failed)
     return r;
 }
 
+static json_t *row_of(json_t *rows, const char *soi)
+{
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+        if (!strcmp(json_string_value(json_object_get(row, "soi")), soi))
+            return row;
+    return NULL;
+}
+
+static json_t *cell_of(json_t *rows, const char *soi, const char *probe)
+{
+    return json_object_get(json_object_get(row_of(rows, soi), "cells"), probe);
+}
+
+/* A cell's degradation (*ok: whether it has one) and its standard error. */
+static double cell_d(json_t *rows, const char *soi, const char *probe, int *ok)
+{
+    json_t *v = json_object_get(cell_of(rows, soi, probe), "degradation_pct");
+    *ok = json_is_number(v);
+    return *ok ? json_number_value(v) : 0;
+}
+
+static double cell_se(json_t *rows, const char *soi, const char *probe)
+{
+    return json_number_value(json_object_get(cell_of(rows, soi, probe), "se_pct"));
+}
+
+/* Measure the cell again (a check failed on it): the first figures are kept in the cell as "first_*". */
 /* One overlap cell: the SoI at 0/100 % beside the probe (the matrix's method). 0, or -errno with why. */
 static int measure_cell(struct ctx *c, struct soi *s, const struct soi_ops *ops, const char *probe, json_t *cells,
                         char *why, size_t len)
@@ -572,107 +601,58 @@ static json_t *overlap(struct ctx *c, json_t *sois_done)
     }
     (void)sois_done;
     /* normalise each probe column by what the probe's own SoI does to it */
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row)
-    {
-        json_t *cells = json_object_get(row, "cells");
-        if (!cells)
+    for (unsigned k = 0; k < NMPROBES; k++) {
+        const char *own = NULL;
+        for (size_t m = 0; m < sizeof(vmaps) / sizeof(vmaps[0]) && !own; m++)
+            if (vmaps[m].probe && !strcmp(vmaps[m].probe, mprobes[k]))
+                own = vmaps[m].soi;
+        int ok;
+        double od = own ? cell_d(rows, own, mprobes[k], &ok) : 0;
+        if (!own || !ok || od <= 0.5)
             continue;
-        for (unsigned k = 0; k < NMPROBES; k++) {
-            const char *own = NULL;
-            for (size_t m = 0; m < sizeof(vmaps) / sizeof(vmaps[0]); m++)
-                if (vmaps[m].probe && !strcmp(vmaps[m].probe, mprobes[k]) && !own)
-                    own = vmaps[m].soi;
-            json_t *cell = json_object_get(cells, mprobes[k]);
-            if (!own || !json_is_number(json_object_get(cell, "degradation_pct")))
-                continue;
-            size_t j;
-            json_t *r2;
-            json_array_foreach(rows, j, r2)
-            {
-                if (strcmp(json_string_value(json_object_get(r2, "soi")), own))
-                    continue;
-                json_t *oc = json_object_get(json_object_get(r2, "cells"), mprobes[k]);
-                double od = json_number_value(json_object_get(oc, "degradation_pct"));
-                if (json_is_number(json_object_get(oc, "degradation_pct")) && od > 0.5)
-                    json_object_set_new(cell, "normalised",
-                                        json_real(json_number_value(json_object_get(cell, "degradation_pct")) / od));
-            }
+        size_t i;
+        json_t *row;
+        json_array_foreach(rows, i, row)
+        {
+            double d = cell_d(rows, json_string_value(json_object_get(row, "soi")), mprobes[k], &ok);
+            if (ok)
+                json_object_set_new(cell_of(rows, json_string_value(json_object_get(row, "soi")), mprobes[k]),
+                                    "normalised", json_real(d / od));
         }
     }
     return rows;
 }
 
-static double cell_d(json_t *rows, const char *soi, const char *probe, int *ok)
-{
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row)
-    {
-        if (strcmp(json_string_value(json_object_get(row, "soi")), soi))
-            continue;
-        json_t *v = json_object_get(json_object_get(json_object_get(row, "cells"), probe), "degradation_pct");
-        if (json_is_number(v)) {
-            *ok = 1;
-            return json_number_value(v);
-        }
-    }
-    *ok = 0;
-    return 0;
-}
-
-static json_t *row_of(json_t *rows, const char *soi)
-{
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row)
-        if (!strcmp(json_string_value(json_object_get(row, "soi")), soi))
-            return row;
-    return NULL;
-}
-
-static double cell_se(json_t *rows, const char *soi, const char *probe)
-{
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row)
-        if (!strcmp(json_string_value(json_object_get(row, "soi")), soi))
-            return json_number_value(
-                json_object_get(json_object_get(json_object_get(row, "cells"), probe), "se_pct"));
-    return 0;
-}
-
-/* Measure the cell again (a check failed on it): the first figures are kept in the cell as "first_*". */
 static void remeasure_cell(struct ctx *c, json_t *rows, const char *soi, const char *probe)
 {
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row)
-    {
-        if (strcmp(json_string_value(json_object_get(row, "soi")), soi))
-            continue;
-        json_t *cells = json_object_get(row, "cells");
-        json_t *old = json_object_get(cells, probe);
-        const struct soi_ops *ops = soi_find(soi);
-        if (!cells || !old || !ops || json_object_get(old, "first_degradation_pct"))
-            return;
-        json_t *keep = json_deep_copy(old);
-        int cpus[SOI_MAX_THREADS];
-        struct soi_env env;
-        struct soi *s = NULL;
-        char why[512] = "";
-        if (open_soi(c, ops, 0, cpus, &s, &env, why, sizeof(why)) == 0) {
-            if (measure_cell(c, s, ops, probe, cells, why, sizeof(why)) == 0) {
-                json_t *now = json_object_get(cells, probe);
-                json_object_set(now, "first_degradation_pct", json_object_get(keep, "degradation_pct"));
-                json_object_set(now, "first_se_pct", json_object_get(keep, "se_pct"));
-            }
-            soi_close(s);
-        }
-        json_decref(keep);
+    json_t *cells = json_object_get(row_of(rows, soi), "cells"), *old = json_object_get(cells, probe);
+    const struct soi_ops *ops = soi_find(soi);
+    if (!old || !ops || json_object_get(old, "first_degradation_pct"))
         return;
+    json_t *d0 = json_incref(json_object_get(old, "degradation_pct")), *se0 = json_incref(json_object_get(old, "se_pct"));
+    int cpus[SOI_MAX_THREADS];
+    struct soi_env env;
+    struct soi *s = NULL;
+    char why[512] = "";
+    if (open_soi(c, ops, 0, cpus, &s, &env, why, sizeof(why)) == 0) {
+        if (measure_cell(c, s, ops, probe, cells, why, sizeof(why)) == 0) { /* replaced the cell */
+            json_t *now = json_object_get(cells, probe);
+            json_object_set(now, "first_degradation_pct", d0);
+            json_object_set(now, "first_se_pct", se0);
+        }
+        soi_close(s);
     }
+    json_decref(d0);
+    json_decref(se0);
+}
+
+/* "; SOI x PROBE first read D %" appended to msg when that cell was measured twice. */
+static void note_first(json_t *rows, const char *soi, const char *probe, char *msg, size_t size)
+{
+    json_t *f = json_object_get(cell_of(rows, soi, probe), "first_degradation_pct");
+    if (json_is_number(f))
+        snprintf(msg + strlen(msg), size - strlen(msg), "; %s x %s first read %+.1f %%", soi, probe,
+                 json_number_value(f));
 }
 
 /* The catalogue's overlap claims on the matrix. Each check is pass, FAIL, or undecidable when the effect it
@@ -684,15 +664,6 @@ static int eval_checks(json_t *rows, json_t *out, const char **bad, unsigned *nb
     int failed = 0, ok1, ok2;
     char msg[320];
     *nbad = 0;
-#define FIRST(soi, probe, d)                                                                                      \
-    do {                                                                                                         \
-        json_t *fc_ = json_object_get(json_object_get(json_object_get(row_of(rows, soi), "cells"), probe),       \
-                                      "first_degradation_pct");                                                  \
-        if (json_is_number(fc_))                                                                                 \
-            snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; %s x %s first read %+.1f %%", soi, probe,  \
-                     json_number_value(fc_));                                                                    \
-        (void)(d);                                                                                               \
-    } while (0)
     double cap = cell_d(rows, "mem-bw", "pagecache", &ok1), bw = cell_d(rows, "mem-bw", "stream-dram", &ok2);
     if (ok1 && ok2) {
         double bse = cell_se(rows, "mem-bw", "stream-dram");
@@ -700,7 +671,7 @@ static int eval_checks(json_t *rows, json_t *out, const char **bad, unsigned *nb
         snprintf(msg, sizeof(msg), "mem-bw at 100 %%: memory-capacity probe %+.1f %% vs bandwidth probe %+.1f +- %.1f "
                  "%% (must be under half)%s", cap, bw, bse,
                  *v == 'u' ? ": the bandwidth probe was not hurt in this run" : "");
-        FIRST("mem-bw", "stream-dram", bw);
+        note_first(rows, "mem-bw", "stream-dram", msg, sizeof(msg));
         json_array_append_new(out, json_pack("{s:s,s:s}", "check", msg, "verdict", v));
         if (*v == 'F' || *v == 'u') {
             bad[(*nbad)++] = "mem-bw";
@@ -717,7 +688,7 @@ static int eval_checks(json_t *rows, json_t *out, const char **bad, unsigned *nb
         snprintf(msg, sizeof(msg), "llc-cap at 100 %%: half-LLC chase %+.1f +- %.1f %% vs streaming-bandwidth probe "
                  "%+.1f %% (must be larger)%s", ch, cse, st,
                  *v == 'u' ? ": neither probe was hurt in this run" : "");
-        FIRST("llc-cap", "chase-llc", ch);
+        note_first(rows, "llc-cap", "chase-llc", msg, sizeof(msg));
         json_array_append_new(out, json_pack("{s:s,s:s}", "check", msg, "verdict", v));
         if (*v == 'F' || *v == 'u') {
             bad[(*nbad)++] = "llc-cap";
@@ -755,11 +726,10 @@ static int eval_checks(json_t *rows, json_t *out, const char **bad, unsigned *nb
         snprintf(msg, sizeof(msg), "%s at 100 %%: cache probes move at most %+.1f +- %.1f %% (%s; bar: under 5 %% + "
                  "twice the standard error)", comp[a], worst, wse, wp ? wp : "-");
         for (int b = 0; b < 3; b++)
-            FIRST(comp[a], cache[b], 0);
+            note_first(rows, comp[a], cache[b], msg, sizeof(msg));
         json_array_append_new(out, json_pack("{s:s,s:s}", "check", msg, "verdict", pass ? "pass" : "FAIL"));
         failed |= !pass;
     }
-#undef FIRST
     return failed;
 }
 

@@ -133,6 +133,28 @@ void metric_free(struct metric *m)
     m->have_re = 0;
 }
 
+/* A matched group's text into buf (truncated to fit); 0 when the group did not take part in the match. */
+static int group_text(const char *p, const regmatch_t *g, char *buf, size_t size)
+{
+    if (g->rm_so < 0)
+        return 0;
+    size_t n = (size_t)(g->rm_eo - g->rm_so);
+    n = n < size - 1 ? n : size - 1;
+    memcpy(buf, p + g->rm_so, n);
+    buf[n] = 0;
+    return 1;
+}
+
+/* A positive finite number in s, or -EINVAL with why. */
+static int positive(const char *s, const char *re, double *v, char *why, size_t len)
+{
+    char *end;
+    *v = strtod(s, &end);
+    if (end == s || !isfinite(*v) || *v <= 0)
+        return ib_why(why, len, -EINVAL, "'%s' captured by /%s/ is not a positive number", s, re);
+    return 0;
+}
+
 int metric_read(const struct metric *m, const char *out, double *value, char *why, size_t len)
 {
     if (!m->have_re)
@@ -142,19 +164,9 @@ int metric_read(const struct metric *m, const char *out, double *value, char *wh
     int found = 0;
     char num[64] = "", den[64] = "";
     while (p && *p && regexec(&m->re, p, 8, g, p == out ? 0 : REG_NOTBOL) == 0) {
-        if (g[m->grp].rm_so >= 0) {
-            size_t n = (size_t)(g[m->grp].rm_eo - g[m->grp].rm_so);
-            n = n < sizeof(num) - 1 ? n : sizeof(num) - 1;
-            memcpy(num, p + g[m->grp].rm_so, n);
-            num[n] = 0;
-            found = 1;
-        }
-        if (m->grp_div && g[m->grp_div].rm_so >= 0) {
-            size_t n = (size_t)(g[m->grp_div].rm_eo - g[m->grp_div].rm_so);
-            n = n < sizeof(den) - 1 ? n : sizeof(den) - 1;
-            memcpy(den, p + g[m->grp_div].rm_so, n);
-            den[n] = 0;
-        }
+        found |= group_text(p, &g[m->grp], num, sizeof(num));
+        if (m->grp_div)
+            group_text(p, &g[m->grp_div], den, sizeof(den));
         if (m->kind == MK_COMMAND)
             break; /* the first number */
         p += g[0].rm_eo > 0 ? g[0].rm_eo : 1;
@@ -168,18 +180,13 @@ int metric_read(const struct metric *m, const char *out, double *value, char *wh
         return ib_why(why, len, -EINVAL, "the output does not match /%s/ (%s): '%s%s'", m->regex, m->adapter,
                       head, out && strlen(out) > 80 ? "..." : "");
     }
-    char *end;
-    double v = strtod(num, &end);
-    if (end == num || !isfinite(v) || v <= 0)
-        return ib_why(why, len, -EINVAL, "'%s' captured by /%s/ is not a positive number", num, m->regex);
-    if (m->grp_div) {
-        double d = strtod(den, &end);
-        if (end == den || !isfinite(d) || d <= 0)
-            return ib_why(why, len, -EINVAL, "'%s' captured by /%s/ is not a positive number", den, m->regex);
-        v /= d;
-    }
-    *value = v;
-    return 0;
+    double v, d = 1;
+    int rc = positive(num, m->regex, &v, why, len);
+    if (rc == 0 && m->grp_div)
+        rc = positive(den, m->regex, &d, why, len);
+    if (rc == 0)
+        *value = v / d;
+    return rc;
 }
 
 double metric_rel(const struct metric *m, double value, double base)

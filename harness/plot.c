@@ -80,106 +80,6 @@ static void gq(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-int plot_run(const char *path, json_t *doc, char *why, size_t len)
-{
-    const char *term = ext_term(path);
-    if (!term)
-        return ib_why(why, len, -EINVAL, "--plot '%s': the file must end in .png or .svg", path);
-    char tmpd[] = "/tmp/ibench-plot-XXXXXX";
-    if (!mkdtemp(tmpd))
-        return ib_why(why, len, -errno, "mkdtemp: %s", strerror(errno));
-    char dat[64], gp[64], out[1100];
-    snprintf(dat, sizeof(dat), "%s/steps.dat", tmpd);
-    snprintf(gp, sizeof(gp), "%s/plot.gp", tmpd);
-    snprintf(out, sizeof(out), "%s.tmp.%d", path, (int)getpid());
-    json_t *steps = json_object_get(doc, "steps");
-    int chase = 0;
-    FILE *f = fopen(dat, "w");
-    int rc = 0;
-    if (!f) {
-        rc = ib_why(why, len, -errno, "cannot write plot data: %s", strerror(errno));
-        goto out;
-    }
-    size_t i;
-    json_t *st;
-    json_array_foreach(steps, i, st)
-    {
-        json_t *l = json_object_get(st, "load_ns");
-        chase |= json_is_number(l);
-        fprintf(f, "%.6f %.6f %.6f %.6f\n", json_number_value(json_object_get(st, "requested_pct")),
-                json_number_value(json_object_get(st, "achieved_pct")),
-                json_is_number(l) ? json_number_value(l) : 0.0,
-                json_number_value(json_object_get(st, "active_pct")));
-    }
-    fclose(f);
-    const char *name = json_string_value(json_object_get(json_object_get(doc, "soi"), "name"));
-    const char *res = json_string_value(json_object_get(json_object_get(doc, "soi"), "resource"));
-    const char *src = json_string_value(json_object_get(json_object_get(doc, "capacity"), "source"));
-    json_t *lin = json_object_get(doc, "linearity");
-    char title[512], sub[512] = "";
-    snprintf(title, sizeof(title), "ibench run --soi %s: %s", name ? name : "?", res ? res : "");
-    if (json_is_object(lin))
-        snprintf(sub, sizeof(sub), "R^2 %.4f, slope %.3f, worst step %.2f points from ideal",
-                 json_number_value(json_object_get(lin, "r2")), json_number_value(json_object_get(lin, "slope")),
-                 json_number_value(json_object_get(lin, "worst_dev_ideal")));
-    if (!(f = fopen(gp, "w"))) {
-        rc = ib_why(why, len, -errno, "cannot write the gnuplot script: %s", strerror(errno));
-        goto out;
-    }
-    fprintf(f, "set terminal %s\nset output ", term);
-    gq(f, out);
-    fprintf(f, "\nset title ");
-    gq(f, title);
-    fprintf(f, " . \"\\n\" . ");
-    gq(f, sub);
-    fprintf(f, "\nset xlabel 'requested intensity (%%)'\nset ylabel 'achieved (%% of measured capacity)'\n"
-               "set xrange [0:100]\nset yrange [0:*]\nset grid\nset key bottom right box opaque\n"
-               "set label 1 ");
-    gq(f, src ? src : "");
-    fprintf(f, " at graph 0.01, graph -0.14 font ',8' noenhanced\nset bmargin 6\n");
-    const char *meaning = json_string_value(json_object_get(doc, "load_meaning"));
-    if (chase && meaning) { /* not a data chase (l1i): its own meaning, no data-cache plateaus */
-        fprintf(f, "set y2label ");
-        gq(f, meaning);
-        fprintf(f, "\nset y2tics\nset ytics nomirror\nset y2range [0:*]\n");
-    } else if (chase) {
-        json_t *pl = json_object_get(doc, "latency_plateaus_ns");
-        double l2 = json_number_value(json_object_get(pl, "l2")), llc = json_number_value(json_object_get(pl, "llc"));
-        fprintf(f, "set y2label 'ns per dependent load (where the footprint lives)'\nset y2tics\nset ytics nomirror\n");
-        if (llc > 0)
-            fprintf(f, "set y2range [0:%g]\n", llc * 1.6);
-        else
-            fprintf(f, "set y2range [0:*]\n");
-        if (l2 > 0)
-            fprintf(f, "set arrow from graph 0, second %g to graph 1, second %g nohead dt 3 lc rgb '#d62728'\n"
-                       "set label 'L2 latency %.1f ns' at graph 0.02, second %g offset 0,0.6 tc rgb '#d62728' "
-                       "font ',8'\n", l2, l2, l2, l2);
-        if (llc > 0)
-            fprintf(f, "set arrow from graph 0, second %g to graph 1, second %g nohead dt 3 lc rgb '#d62728'\n"
-                       "set label 'LLC latency %.1f ns (DRAM is %.0f ns)' at graph 0.02, second %g offset 0,0.6 "
-                       "tc rgb '#d62728' font ',8'\n",
-                       llc, llc, llc, json_number_value(json_object_get(pl, "dram")), llc);
-    } else {
-        fprintf(f, "set y2label 'active time (%%)'\nset y2range [0:110]\nset y2tics\nset ytics nomirror\n");
-    }
-    fprintf(f, "plot x with lines dashtype 2 lc rgb '#888888' title 'ideal (achieved = requested)', ");
-    gq(f, dat);
-    fprintf(f, " using 1:2 with linespoints pt 7 lc rgb '#1f77b4' lw 2 title 'achieved (self-meter)', ");
-    gq(f, dat);
-    fprintf(f, chase ? " using 1:($3>0?$3:1/0) axes x1y2 with linespoints pt 5 lc rgb '#d62728' title 'ns/load'\n"
-                     : " using 1:4 axes x1y2 with linespoints pt 5 lc rgb '#2ca02c' title 'active %%'\n");
-    fclose(f);
-    rc = run_gnuplot(gp, why, len);
-    if (rc == 0 && rename(out, path) < 0)
-        rc = ib_why(why, len, -errno, "cannot rename the chart to %s: %s", path, strerror(errno));
-out:
-    unlink(out);
-    unlink(dat);
-    unlink(gp);
-    rmdir(tmpd);
-    return rc;
-}
-
 /* A private temp directory with data and script paths, and the temporary output beside the target. */
 struct plotfiles {
     char dir[64], dat[96], gp[96], out[1100];
@@ -228,6 +128,100 @@ static int plot_open(struct plotfiles *pf, const char *path, const char **term, 
     return 0;
 }
 
+/* The gnuplot script, open for writing, begun with the terminal, the output and a two-line title (enhanced: ^ and _
+ * in it are markup, as in "R^2"; otherwise plain text). On failure the temp files are gone (plot_end), rc < 0. */
+static int plot_script(struct plotfiles *pf, const char *path, const char *term, const char *title, const char *sub,
+                       int enhanced, FILE **f, char *why, size_t len)
+{
+    if (!(*f = fopen(pf->gp, "w")))
+        return plot_end(pf, path, ib_why(why, len, -errno, "cannot write the gnuplot script: %s", strerror(errno)),
+                        why, len);
+    fprintf(*f, "set terminal %s\nset output ", term);
+    gq(*f, pf->out);
+    fprintf(*f, "\nset title ");
+    gq(*f, title);
+    fprintf(*f, " . \"\\n\" . ");
+    gq(*f, sub);
+    fprintf(*f, "%s\n", enhanced ? "" : " noenhanced");
+    return 0;
+}
+
+int plot_run(const char *path, json_t *doc, char *why, size_t len)
+{
+    if (!ext_term(path))
+        return ib_why(why, len, -EINVAL, "--plot '%s': the file must end in .png or .svg", path);
+    struct plotfiles pf;
+    const char *term;
+    FILE *f;
+    int rc = plot_open(&pf, path, &term, &f, why, len);
+    if (rc < 0)
+        return rc;
+    json_t *steps = json_object_get(doc, "steps");
+    int chase = 0;
+    size_t i;
+    json_t *st;
+    json_array_foreach(steps, i, st)
+    {
+        json_t *l = json_object_get(st, "load_ns");
+        chase |= json_is_number(l);
+        fprintf(f, "%.6f %.6f %.6f %.6f\n", json_number_value(json_object_get(st, "requested_pct")),
+                json_number_value(json_object_get(st, "achieved_pct")),
+                json_is_number(l) ? json_number_value(l) : 0.0,
+                json_number_value(json_object_get(st, "active_pct")));
+    }
+    fclose(f);
+    const char *name = json_string_value(json_object_get(json_object_get(doc, "soi"), "name"));
+    const char *res = json_string_value(json_object_get(json_object_get(doc, "soi"), "resource"));
+    const char *src = json_string_value(json_object_get(json_object_get(doc, "capacity"), "source"));
+    json_t *lin = json_object_get(doc, "linearity");
+    char title[512], sub[512] = "";
+    snprintf(title, sizeof(title), "ibench run --soi %s: %s", name ? name : "?", res ? res : "");
+    if (json_is_object(lin))
+        snprintf(sub, sizeof(sub), "R^2 %.4f, slope %.3f, worst step %.2f points from ideal",
+                 json_number_value(json_object_get(lin, "r2")), json_number_value(json_object_get(lin, "slope")),
+                 json_number_value(json_object_get(lin, "worst_dev_ideal")));
+    if ((rc = plot_script(&pf, path, term, title, sub, 1, &f, why, len)) < 0)
+        return rc;
+    fprintf(f, "set xlabel 'requested intensity (%%)'\nset ylabel 'achieved (%% of measured capacity)'\n"
+               "set xrange [0:100]\nset yrange [0:*]\nset grid\nset key bottom right box opaque\n"
+               "set label 1 ");
+    gq(f, src ? src : "");
+    fprintf(f, " at graph 0.01, graph -0.14 font ',8' noenhanced\nset bmargin 6\n");
+    const char *meaning = json_string_value(json_object_get(doc, "load_meaning"));
+    if (chase && meaning) { /* not a data chase (l1i): its own meaning, no data-cache plateaus */
+        fprintf(f, "set y2label ");
+        gq(f, meaning);
+        fprintf(f, "\nset y2tics\nset ytics nomirror\nset y2range [0:*]\n");
+    } else if (chase) {
+        json_t *pl = json_object_get(doc, "latency_plateaus_ns");
+        double l2 = json_number_value(json_object_get(pl, "l2")), llc = json_number_value(json_object_get(pl, "llc"));
+        fprintf(f, "set y2label 'ns per dependent load (where the footprint lives)'\nset y2tics\nset ytics nomirror\n");
+        if (llc > 0)
+            fprintf(f, "set y2range [0:%g]\n", llc * 1.6);
+        else
+            fprintf(f, "set y2range [0:*]\n");
+        if (l2 > 0)
+            fprintf(f, "set arrow from graph 0, second %g to graph 1, second %g nohead dt 3 lc rgb '#d62728'\n"
+                       "set label 'L2 latency %.1f ns' at graph 0.02, second %g offset 0,0.6 tc rgb '#d62728' "
+                       "font ',8'\n", l2, l2, l2, l2);
+        if (llc > 0)
+            fprintf(f, "set arrow from graph 0, second %g to graph 1, second %g nohead dt 3 lc rgb '#d62728'\n"
+                       "set label 'LLC latency %.1f ns (DRAM is %.0f ns)' at graph 0.02, second %g offset 0,0.6 "
+                       "tc rgb '#d62728' font ',8'\n",
+                       llc, llc, llc, json_number_value(json_object_get(pl, "dram")), llc);
+    } else {
+        fprintf(f, "set y2label 'active time (%%)'\nset y2range [0:110]\nset y2tics\nset ytics nomirror\n");
+    }
+    fprintf(f, "plot x with lines dashtype 2 lc rgb '#888888' title 'ideal (achieved = requested)', ");
+    gq(f, pf.dat);
+    fprintf(f, " using 1:2 with linespoints pt 7 lc rgb '#1f77b4' lw 2 title 'achieved (self-meter)', ");
+    gq(f, pf.dat);
+    fprintf(f, chase ? " using 1:($3>0?$3:1/0) axes x1y2 with linespoints pt 5 lc rgb '#d62728' title 'ns/load'\n"
+                     : " using 1:4 axes x1y2 with linespoints pt 5 lc rgb '#2ca02c' title 'active %%'\n");
+    fclose(f);
+    return plot_end(&pf, path, 0, why, len);
+}
+
 int plot_validate_ramp(const char *path, json_t *soi, char *why, size_t len)
 {
     struct plotfiles pf;
@@ -257,16 +251,9 @@ int plot_validate_ramp(const char *path, json_t *soi, char *why, size_t len)
              json_string_value(json_object_get(soi, "reason")));
     snprintf(y2, sizeof(y2), "%s probe: degradation vs 0 %% (%%)", pr ? json_string_value(json_object_get(pr, "name"))
                                                                     : "probe");
-    if (!(f = fopen(pf.gp, "w")))
-        return plot_end(&pf, path, ib_why(why, len, -errno, "cannot write the gnuplot script: %s", strerror(errno)),
-                        why, len);
-    fprintf(f, "set terminal %s\nset output ", term);
-    gq(f, pf.out);
-    fprintf(f, "\nset title ");
-    gq(f, title);
-    fprintf(f, " . \"\\n\" . ");
-    gq(f, sub);
-    fprintf(f, "\nset xlabel 'requested intensity (%%)'\nset ylabel 'SoI self-meter (%% of measured capacity)'\n"
+    if ((rc = plot_script(&pf, path, term, title, sub, 1, &f, why, len)) < 0)
+        return rc;
+    fprintf(f, "set xlabel 'requested intensity (%%)'\nset ylabel 'SoI self-meter (%% of measured capacity)'\n"
                "set xrange [0:100]\nset yrange [0:*]\nset y2range [*:*]\nset y2tics\nset ytics nomirror\n"
                "set grid\nset key top left box opaque\nset y2label ");
     gq(f, y2);
@@ -381,16 +368,9 @@ int plot_profile(const char *path, json_t *profile, char *why, size_t len)
              json_string_value(json_object_get(json_object_get(profile, "metric"), "spec")),
              100 * json_number_value(json_object_get(profile, "qos")),
              json_string_value(json_object_get(profile, "created")));
-    if (!(f = fopen(pf.gp, "w")))
-        return plot_end(&pf, path, ib_why(why, len, -errno, "cannot write the gnuplot script: %s", strerror(errno)),
-                        why, len);
-    fprintf(f, "set terminal %s\nset output ", term);
-    gq(f, pf.out);
-    fprintf(f, "\nset title ");
-    gq(f, title);
-    fprintf(f, " . \"\\n\" . ");
-    gq(f, sub);
-    fprintf(f, " noenhanced\nset style data histograms\nset style histogram clustered gap 1\n"
+    if ((rc = plot_script(&pf, path, term, title, sub, 0, &f, why, len)) < 0)
+        return rc;
+    fprintf(f, "set style data histograms\nset style histogram clustered gap 1\n"
                "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset yrange [0:105]\nset grid ytics\n"
                "set ylabel 'intensity (%%)'\nset xtics rotate by -30 noenhanced\nset key top right box opaque\n"
                "plot ");

@@ -21,6 +21,7 @@
 #include "ib_err.h"
 #include "output.h"
 #include "ramp.h"
+#include "stats.h"
 #include "target.h"
 
 /* ---- the target and its samples ------------------------------------------------------------------------------ */
@@ -93,20 +94,6 @@ static int sample(struct run *r, double *v, char *why, size_t len)
     return rc;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-    if (!n)
-        return NAN;
-    qsort(v, n, sizeof(double), cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* n samples; their median in *med and the raw values appended to arr (when not NULL). */
 static int samples(struct run *r, unsigned n, double *med, json_t *arr, char *why, size_t len)
 {
@@ -119,7 +106,7 @@ static int samples(struct run *r, unsigned n, double *med, json_t *arr, char *wh
         if (arr)
             json_array_append_new(arr, json_real(v[i]));
     }
-    *med = median(v, n);
+    *med = ib_median(v, n);
     return 0;
 }
 
@@ -207,9 +194,9 @@ static int hold_stop(struct hold *h, unsigned from, double *achieved_pct, double
         q[n] = h->res[i].secondary;
     }
     if (achieved_pct)
-        *achieved_pct = median(a, n);
+        *achieved_pct = ib_median(a, n);
     if (rate)
-        *rate = median(q, n);
+        *rate = ib_median(q, n);
     ramp_free(&h->sched);
     free(h->res);
     h->res = NULL;
@@ -241,7 +228,7 @@ static int soi_cpus(struct machine *m, const struct profile_opts *o, const struc
 {
     int *set = NULL;
     unsigned ns = 0, k = 0;
-    enum topo_scope scope = ops->scope == TOPO_SCOPE_MACHINE ? TOPO_SCOPE_MACHINE : ops->scope;
+    enum topo_scope scope = ops->scope;
     if (topo_sharing(m->topo, scope, o->tcpus[0], &set, &ns) < 0 || !set)
         return ib_why(why, len, -ENOTSUP, "cannot tell which CPUs share the %s with CPU %d", topo_scope_name(scope),
                       o->tcpus[0]);

@@ -27,6 +27,7 @@
 #include "kernels.h"
 #include "parse.h"
 #include "peak.h"
+#include "stats.h"
 
 #define IC_LINE 64
 #define IC_QUANTUM_NS 20000.0          /* one hub step() */
@@ -154,12 +155,6 @@ static void *ic_cal_thread(void *arg)
     return NULL;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int ic_measure_peak(struct soi *s, double *peak, double *spread, char *why, size_t len)
 {
     const struct soi_env *env = s->env;
@@ -199,7 +194,7 @@ static int ic_measure_peak(struct soi *s, double *peak, double *spread, char *wh
             rc = ib_why(why, len, c[i].err, "interconnect: cannot bind a calibration thread to CPU %d", c[i].cpu);
             goto out;
         }
-    qsort(c[0].rate, PEAK_REPS, sizeof(double), cmp_d);
+    qsort(c[0].rate, PEAK_REPS, sizeof(double), ib_cmp_double);
     *peak = c[0].rate[PEAK_REPS / 2];
     *spread = *peak > 0 ? (c[0].rate[PEAK_REPS - 1] - c[0].rate[0]) / *peak : 0;
     if (!(*peak > 0))

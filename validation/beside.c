@@ -14,6 +14,7 @@
 #include "ib_err.h"
 #include "kernels.h"
 #include "probes.h"
+#include "stats.h"
 
 struct sample {
     uint64_t t0, t1;
@@ -91,18 +92,10 @@ static void *engine_thread(void *arg)
     return NULL;
 }
 
-static int cmp_d(const void *a, const void *b)
+/* ib_median, but 0 (not NAN) for no values: the level fields stay numbers */
+static double beside_median(double *v, size_t n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, size_t n)
-{
-    if (!n)
-        return 0;
-    qsort(v, n, sizeof(double), cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return n ? ib_median(v, n) : 0;
 }
 
 int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned cycles, uint64_t step_ns,
@@ -199,16 +192,16 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
             }
             if (nv > first) { /* this step's own median, on a copy (vals is sorted later) */
                 memcpy(tmp, vals + first, (nv - first) * sizeof(double));
-                stepmed[(size_t)c * nlevels + l] = median_of(tmp, nv - first);
+                stepmed[(size_t)c * nlevels + l] = beside_median(tmp, nv - first);
             }
         }
         struct beside_level *bl = &out->lv[l];
         bl->level = levels[l];
         bl->nsamples = (unsigned)nv;
-        bl->median = median_of(vals, nv);
-        bl->med_even = median_of(ev, ne);
-        bl->med_odd = median_of(od, no);
-        bl->achieved_pct = median_of(ach, na);
+        bl->median = beside_median(vals, nv);
+        bl->med_even = beside_median(ev, ne);
+        bl->med_odd = beside_median(od, no);
+        bl->achieved_pct = beside_median(ach, na);
         if (l == 0 && bl->median > 0 && ne && no) { /* noise: the solo level only (beside.h) */
             double d = (bl->med_even - bl->med_odd) / bl->median;
             d = d < 0 ? -d : d;
@@ -243,7 +236,7 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
         for (size_t i = 0; i < nr && !inf; i++)
             var += (tmp[i] - mean) * (tmp[i] - mean);
         bl->ratio_se = nr > 1 && !inf ? sqrt(var / (double)(nr - 1) / (double)nr) : 0;
-        bl->ratio = nr ? median_of(tmp, nr) : (l == 0 ? 1 : NAN);
+        bl->ratio = nr ? beside_median(tmp, nr) : (l == 0 ? 1 : NAN);
     }
     free(ach);
 out:

@@ -28,6 +28,7 @@
 
 #include "ib_atomic.h"
 #include "peak.h"
+#include "stats.h"
 #include "topo.h"
 uint64_t ib_int_kernel(uint64_t iters);
 uint64_t ib_fp_kernel(uint64_t iters);
@@ -173,12 +174,6 @@ __attribute__((target("avx512f"))) static uint64_t ref_avx512(uint64_t n)
     return n * 14;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* instructions/s of f over one window of rep_ns, in chunks of `it` iterations */
 static double ref_window(uint64_t (*f)(uint64_t), uint64_t it, uint64_t rep_ns)
 {
@@ -257,7 +252,7 @@ int main(int argc, char **argv)
             ratio[c] = peak / ((a + b) / 2);
             printf("%5d %12.4e %12.4e %12.4e %8.3f\n", c + 1, a, peak, b, ratio[c]);
         }
-        qsort(ratio, (size_t)cycles, sizeof(double), cmp_d);
+        qsort(ratio, (size_t)cycles, sizeof(double), ib_cmp_double);
         printf("median peak/reference %.3f\n", ratio[cycles / 2]);
         free(ratio);
         topo_destroy(t);
@@ -266,7 +261,7 @@ int main(int argc, char **argv)
     double r[3];
     for (int i = 0; i < 3; i++)
         r[i] = ref_window(f, it, rep_ns);
-    qsort(r, 3, sizeof(double), cmp_d);
+    qsort(r, 3, sizeof(double), ib_cmp_double);
     printf("%.6e\n", r[1]);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "ib_err.h"
 #include "clock.h"
 #include "kernels.h"
+#include "stats.h"
 
 /* STREAM's triad loop, kept apart from the SoIs' kernels so the reference is independent of what it checks. */
 __attribute__((optimize("O3"))) static void ref_triad(double *restrict a, const double *restrict b,
@@ -20,12 +21,6 @@ __attribute__((optimize("O3"))) static void ref_triad(double *restrict a, const 
     const double scalar = 3.0;
     for (size_t i = 0; i < n; i++)
         a[i] = b[i] + scalar * c[i];
-}
-
-static int cmp_d(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
 }
 
 struct triad_job {
@@ -61,7 +56,7 @@ static void *triad_thread(void *arg)
                 ref_triad(a, b, c, n);
                 t[r] = 24.0 * (double)n / ((double)(clk_mono_ns() - t0) / 1e9);
             }
-            qsort(t, j->reps, sizeof(double), cmp_d);
+            qsort(t, j->reps, sizeof(double), ib_cmp_double);
             j->best = t[j->reps - 1];
             j->median = t[j->reps / 2];
             free(t);
@@ -177,7 +172,7 @@ static void *chase_thread(void *arg)
     probe_chase_walk_ns(&p, steps); /* warm */
     for (unsigned r = 0; r < j->reps; r++)
         ns[r] = probe_chase_walk_ns(&p, steps);
-    qsort(ns, j->reps, sizeof(double), cmp_d);
+    qsort(ns, j->reps, sizeof(double), ib_cmp_double);
     j->median = ns[j->reps / 2];
     j->best = ns[0];
 out:
@@ -295,7 +290,7 @@ int probe_pingpong(const struct topo *t, int cpu_a, int cpu_b, unsigned reps, do
     pthread_join(tb, NULL);
     rc = a.err ? a.err : b.err;
     if (rc == 0) {
-        qsort(ns, reps, sizeof(double), cmp_d);
+        qsort(ns, reps, sizeof(double), ib_cmp_double);
         if (median_ns)
             *median_ns = ns[reps / 2];
         if (best_ns)

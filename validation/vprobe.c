@@ -20,6 +20,7 @@
 #include "fsguard.h"
 #include "ib_err.h"
 #include "kernels.h"
+#include "memlimit.h"
 #include "netsink.h"
 #include "parse.h"
 #include "probes.h"
@@ -277,7 +278,8 @@ static void vp_close(void *ctx) { (void)ctx; /* kept for the next run: vprobe_fi
 
 /* ---- setup ------------------------------------------------------------------------------------------------------- */
 
-int vprobe_init(struct vprobe *p, const char *name, const struct calib *c, const char *dir, const char *target,
+int vprobe_init(struct vprobe *p, const char *name, const struct calib *c, const struct mlim *mlim, const char *dir,
+                const char *target,
                 int sink_cpu, char *why, size_t len)
 {
     memset(p, 0, sizeof(*p));
@@ -329,11 +331,9 @@ int vprobe_init(struct vprobe *p, const char *name, const struct calib *c, const
         snprintf(p->what, sizeof(p->what), "8 independent add/xor chains in plain C, own CPU time");
     } else if (!strcmp(name, "pagecache")) {
         p->kind = VK_PAGECACHE;
-        /* larger than the memory margin every SoI leaves (10 % of RAM, common/memlimit.c), so mem-cap at 100 %
-         * must take part of it; 1 GiB more than that, at most 8 GiB */
-        long pg = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-        uint64_t ram = pg > 0 && psz > 0 ? (uint64_t)pg * (uint64_t)psz : 8ULL << 30;
-        p->bytes = ram / 10 + (1ULL << 30);
+        /* larger than the memory margin every SoI leaves, so mem-cap at 100 % must take part of it: 1 GiB more than
+         * that, at most 8 GiB */
+        p->bytes = mlim_margin(mlim) + (1ULL << 30);
         p->bytes = (p->bytes > (8ULL << 30) ? (8ULL << 30) : p->bytes) & ~((1ULL << 20) - 1);
         p->per_sample = 64;
         snprintf(p->resource, sizeof(p->resource), "memory left for the page cache");

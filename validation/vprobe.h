@@ -13,7 +13,8 @@
  *   stream-dram DRAM bandwidth                 sums over 256 MiB                               ns/KiB (CPU)
  *   tlb         data TLB                       one load per page over 2x the TLB reach          ns/load (CPU)
  *   ops-int     integer issue                  8 chains of add/xor (plain C)                   ns/op (CPU)
- *   pagecache   memory left for others         64 random pages of a 1 GiB written file: cached? 1/hit-rate (mincore)
+ *   pagecache   memory left for others         64 random pages of a file (SoIs' memory margin + 1 GiB): cached?
+ *                                              1/hit-rate (mincore)
  *   disk-rand   storage (random latency)       random 4 KiB O_DIRECT reads of a 256 MiB file    us/read (wall)
  *   disk-seq    storage (sequential rate)      sequential 256 KiB O_DIRECT reads, 256 MiB file  ns/KiB (wall)
  *   net         network path                   64 KiB to an ibench sink, until acknowledged     ns/KiB (wall)
@@ -25,6 +26,7 @@
 
 #include "beside.h"
 #include "calib.h"
+#include "memlimit.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,10 +58,11 @@ struct vprobe {
 /* Names of every probe, NULL-terminated. */
 extern const char *const vprobe_names[];
 
-/* Set p up as probe `name` for this machine (sizes from c, files in dir or fs_default_dir(), net to target or a sink
+/* Set p up as probe `name` for this machine (sizes from c and mlim, files in dir or fs_default_dir(), net to target or a sink
  * of its own on loopback, whose threads run on sink_cpu when >= 0). Nothing heavy happens here; the probe's open()
  * (called on its own thread by beside_run) builds its data. 0, -ENOENT (unknown name) or -errno with why. */
-int vprobe_init(struct vprobe *p, const char *name, const struct calib *c, const char *dir, const char *target,
+int vprobe_init(struct vprobe *p, const char *name, const struct calib *c, const struct mlim *mlim, const char *dir,
+                const char *target,
                 int sink_cpu, char *why, size_t len);
 /* Release what open() left (files, sink); safe to call twice. */
 void vprobe_fini(struct vprobe *p);

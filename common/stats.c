@@ -1,0 +1,19 @@
+/* stats.c - small statistics (stats.h). */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+int ib_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double ib_median(double *v, size_t n)
+{
+    if (!n)
+        return NAN;
+    qsort(v, n, sizeof(double), ib_cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
