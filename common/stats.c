@@ -17,3 +17,12 @@ double ib_median(double *v, size_t n)
     qsort(v, n, sizeof(double), ib_cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
+
+double ib_median_rse(double *v, size_t n, double med)
+{
+    if (n < 2)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        v[i] = fabs(v[i] - med);
+    return 1.2533 * 1.4826 * ib_median(v, n) / sqrt((double)n);
+}

@@ -11,6 +11,10 @@ extern "C" {
 int ib_cmp_double(const void *a, const void *b);
 /* Median of v[0..n-1] (sorts v in place); the mean of the two middle values when n is even; NAN when n is 0. */
 double ib_median(double *v, size_t n);
+/* Robust standard error of the median med of v[0..n-1]: 1.2533 x 1.4826 x MAD / sqrt(n) (1.4826 MAD estimates sigma
+ * for normal data, and a median's standard error is ~1.2533 sigma / sqrt n), so one wild value does not swamp it.
+ * Overwrites v with the absolute deviations. 0 when n < 2. */
+double ib_median_rse(double *v, size_t n, double med);
 
 #ifdef __cplusplus
 }

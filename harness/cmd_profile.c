@@ -24,11 +24,13 @@ static void profile_usage(void)
 {
     printf("usage: ibench profile --name NAME (--target 'CMD' | --pid PID) [--load 'LOAD CMD'] --metric KIND\n"
            "                      [--qos Q] [--sois LIST] [--target-cpus LIST] [--out FILE] [--samples N]\n"
-           "                      [--baselines N] [--caused-level X] [--timeout S] [--warmup MS] [--dir DIR]\n\n"
+           "                      [--baselines N] [--caused-level X] [--timeout S] [--warmup MS] [--dir DIR]\n"
+           "                      [--no-reach-check]\n\n"
            "Profiles a target: for every SoI, how much interference it tolerates before its QoS breaks, and\n"
            "how much it causes. The SoI runs on CPUs that share its resource with the target (never on the\n"
            "target's), at 25, 50, 75 and 100 %%, then two bisection steps inside the first bracket that breaks\n"
-           "QoS; tolerated is the highest intensity that met it. Caused: the SoI at --caused-level (100) alone\n"
+           "QoS (a ramp point that breaks it is measured again, and counts only when it breaks twice);\n"
+           "tolerated is the highest intensity that met it. Caused: the SoI at --caused-level (100) alone\n"
            "and then beside the working target; the share of its own work rate the target took (0-100).\n\n"
            "  --target 'CMD'     a batch job (with --metric runtime or cputime: run once per sample) or a service\n"
            "                     (started once, pinned, stopped at the end)\n"
@@ -45,7 +47,11 @@ static void profile_usage(void)
            "  --samples N        samples per measured point, median (default 3); --baselines N solo samples\n"
            "                     before and after (default 5)\n"
            "  --timeout S        one sample's limit in seconds (default 60); --warmup MS after starting a service\n"
-           "                     (default 500)\n\n"
+           "                     (default 500)\n"
+           "  --no-reach-check   ramp llc-cap, llc-bw and mem-bw even where their probe shows they do not reach the\n"
+           "                     target's CPU. By default a probe on that CPU first runs beside each of them at\n"
+           "                     0 / 100 %%; when it moves less than half the QoS band, the SoI is skipped with the\n"
+           "                     figures (on a VM, CPUs hwloc says share a cache may not share one)\n\n"
            "Progress goes to stderr. Exit 0 with the profile written; 1 when the target or its load fails (no\n"
            "profile written); 2 on bad input; 77 when the metric cannot be read here (ipc without a PMU); 130 on\n"
            "Ctrl-C. Every SoI and child process is stopped on every exit path.\n");
@@ -62,6 +68,7 @@ int cmd_profile(int argc, char **argv)
         {"baselines", required_argument, 0, 'B'},    {"caused-level", required_argument, 0, 'L'},
         {"timeout", required_argument, 0, 'T'},      {"warmup", required_argument, 0, 'W'},
         {"dir", required_argument, 0, 'd'},          {"help", no_argument, 0, 'h'},
+        {"no-reach-check", no_argument, 0, 'R'},
         {0, 0, 0, 0}};
     struct profile_opts o = {.qos = 0.95, .samples = 3, .baselines = 5, .caused_level = 100, .timeout_s = 60,
                              .warmup_ms = 500};
@@ -114,6 +121,7 @@ int cmd_profile(int argc, char **argv)
             o.warmup_ms = (unsigned)u;
             break;
         case 'd': o.dir = optarg; break;
+        case 'R': o.no_reach_check = 1; break;
         case 'h': profile_usage(); return IB_EXIT_OK;
         default: return cli_fail(IB_EXIT_USAGE, "profile", "unknown option or missing value '%s'", argv[optind - 1]);
         }
@@ -333,15 +341,40 @@ int cmd_show(int argc, char **argv)
         size_t k;
         json_t *p;
         json_array_foreach(json_object_get(e, "curve"), k, p)
-            printf(" %g:%.2f%s", json_number_value(json_object_get(p, "intensity")),
-                   json_number_value(json_object_get(p, "relative")),
-                   json_is_true(json_object_get(p, "meets_qos")) ? "" : "x");
+        {
+            if (json_is_true(json_object_get(p, "again")))
+                printf(" again:%.2f%s", json_number_value(json_object_get(p, "relative")),
+                       json_is_true(json_object_get(p, "meets_qos")) ? "" : "x");
+            else
+                printf(" %g:%.2f%s", json_number_value(json_object_get(p, "intensity")),
+                       json_number_value(json_object_get(p, "relative")),
+                       json_is_true(json_object_get(p, "meets_qos")) ? "" : "x");
+        }
+        printf("\n");
+    }
+    int reach_hdr = 0; /* the reach checks of the SoIs that were ramped (a skipped one says it in its reason) */
+    json_array_foreach(json_object_get(doc, "sois"), i, e)
+    {
+        json_t *r = json_object_get(e, "reach");
+        const char *st = json_string_value(json_object_get(e, "status"));
+        if (!json_is_object(r) || !st || strcmp(st, "measured"))
+            continue;
+        if (!reach_hdr++)
+            printf("\nreach (a probe on the target's CPU beside the SoI at 0 / 100 %%):\n");
+        json_t *ef = json_object_get(r, "effect_pct"), *se = json_object_get(r, "se_pct");
+        printf("  %-12s %s", json_string_value(json_object_get(e, "soi")),
+               json_string_value(json_object_get(r, "verdict")));
+        if (json_is_number(ef) && json_is_number(se))
+            printf(": %s %+.1f +- %.1f %%", json_string_value(json_object_get(r, "probe")), json_number_value(ef),
+                   json_number_value(se));
+        else if (json_is_string(json_object_get(r, "reason")))
+            printf(": %s", json_string_value(json_object_get(r, "reason")));
         printf("\n");
     }
     printf("\ntolerated: the highest intensity that kept the metric within QoS (100: never broke); bracket: last\n"
            "intensity that met QoS and first that broke it; caused: the share of an SoI's own work rate the target\n"
            "took at the reference intensity (-: not measurable, the profile says why). curve: x marks a point that\n"
-           "broke QoS.\n");
+           "broke QoS; again: the same point measured once more after it broke (the ramp goes by the second).\n");
     json_decref(doc);
     return IB_EXIT_OK;
 }

@@ -8,7 +8,14 @@
  * Caused, per SoI: the SoI at the reference intensity, alone and then beside the working target (its batch job
  * rerun, or its load generator rerun); caused = 100 x (1 - the SoI's work rate beside / alone), clamped to 0-100:
  * the share of its own speed the target took. Baselines (solo samples) come before and after; their drift is
- * reported and a profile whose baselines moved by more than the QoS band is marked low confidence. */
+ * reported and a profile whose baselines moved by more than the QoS band is marked low confidence.
+ * Noise: a ramp point that breaks QoS is measured once more, and the break counts only when the second measurement
+ * breaks too (a single noisy sample set must not end the ramp).
+ * Reach: for an SoI whose sharing with the target rests on hwloc's word that a CPU set shares a cache or memory path
+ * (llc-cap, llc-bw, mem-bw), a validation probe first runs on the target's CPU beside the SoI alternating 0 / 100 %.
+ * When it moves by less than half the QoS band (with twice its standard error), the SoI cannot reach the target
+ * from where it runs -- on a VM the vCPUs may sit on different physical caches or sockets -- and the entry is
+ * skipped with the figures: a tolerated of 100 would describe the placement, not the target. */
 #ifndef IB_PROFILE_H
 #define IB_PROFILE_H
 #include <jansson.h>
@@ -26,7 +33,7 @@ extern "C" {
 
 #define PROFILE_FORMAT "ibench-profile"
 #define PROFILE_MAJOR 1
-#define PROFILE_MINOR 0
+#define PROFILE_MINOR 1
 
 struct profile_opts {
     const char *name;
@@ -44,6 +51,7 @@ struct profile_opts {
     unsigned timeout_s;     /* per sample */
     unsigned warmup_ms;     /* after starting a service target */
     const char *dir;        /* disk SoIs' files */
+    int no_reach_check;     /* --no-reach-check: ramp even an SoI whose probe shows it does not reach the target */
 };
 
 /* Run the whole profile on machine m. On success *doc is the profile (profile v1). Returns 0, -EINTR (stopped:
@@ -51,6 +59,11 @@ struct profile_opts {
  * return. progress: stderr lines (out_progress). */
 int profile_run(struct machine *m, const struct profile_opts *o, const atomic_int *stop, json_t **doc, char *why,
                 size_t len);
+
+/* The reach verdict from a probe's effect (%, beside the SoI at 100 % vs at 0 %), its standard error and the bar
+ * (half the QoS band, %): "does not reach" when effect + 2 se < bar, "reaches" when effect - 2 se > 0, else
+ * "undecided" (also for non-finite figures). */
+const char *profile_reach_verdict(double effect_pct, double se_pct, double bar_pct);
 
 /* Read a profile file: 0 with *doc, or -errno with why (unreadable, malformed JSON, not a profile, a major
  * version this build does not know). */

@@ -10,11 +10,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
 #include "metric.h"
+#include "profile.h"
+#include "stats.h"
 #include "test_support.h"
 
 using namespace ib_test;
@@ -209,18 +212,35 @@ TEST_F(Profile, ShortRealProfileIsWrittenAndReadBack)
     json_t *d = json_load_file(out().c_str(), 0, &e);
     ASSERT_NE(d, nullptr) << e.text;
     EXPECT_STREQ(json_string_value(json_object_get(d, "format")), "ibench-profile");
-    EXPECT_STREQ(json_string_value(json_object_get(d, "version")), "1.0");
+    EXPECT_STREQ(json_string_value(json_object_get(d, "version")), "1.1");
     json_t *sois = json_object_get(d, "sois");
     ASSERT_EQ(json_array_size(sois), 2u);
     for (size_t i = 0; i < 2; i++) {
         json_t *s = json_array_get(sois, i);
         const char *name = json_string_value(json_object_get(s, "soi"));
         const char *st = json_string_value(json_object_get(s, "status"));
-        if (!strcmp(name, "l1d")) { // no SMT here: skipped with the reason
+        if (!strcmp(name, "l1d")) { // no SMT here: skipped with the reason (the show check below relies on it)
             EXPECT_STREQ(st, "skipped");
             EXPECT_NE(std::string(json_string_value(json_object_get(s, "reason"))).find("core"), std::string::npos);
+            EXPECT_EQ(json_object_get(s, "reach"), nullptr) << "l1d needs no reach check";
             continue;
         }
+        // llc-cap's sharing rests on hwloc's word: a probe on the target's CPU checked it first, and the entry says
+        // what it found; skipped only when the probe did not move (on this VM the vCPUs may share no LLC)
+        json_t *reach = json_object_get(s, "reach");
+        ASSERT_TRUE(json_is_object(reach)) << "llc-cap has no reach check";
+        const char *rv = json_string_value(json_object_get(reach, "verdict"));
+        ASSERT_NE(rv, nullptr);
+        if (!strcmp(st, "skipped")) {
+            EXPECT_STREQ(rv, "does not reach");
+            double eff = json_number_value(json_object_get(reach, "effect_pct"));
+            double se = json_number_value(json_object_get(reach, "se_pct"));
+            EXPECT_LT(eff + 2 * se, json_number_value(json_object_get(reach, "bar_pct")));
+            EXPECT_NE(std::string(json_string_value(json_object_get(s, "reason"))).find("does not reach CPU 0"),
+                      std::string::npos);
+            continue;
+        }
+        EXPECT_TRUE(!strcmp(rv, "reaches") || !strcmp(rv, "undecided") || !strcmp(rv, "unchecked")) << rv;
         ASSERT_STREQ(st, "measured");
         double tol = json_number_value(json_object_get(s, "tolerated"));
         double caused = json_number_value(json_object_get(s, "caused"));
@@ -318,4 +338,87 @@ TEST(MetricAdapter, RegexAndCommandAdapters)
     EXPECT_FALSE(m.higher_better);
     EXPECT_DOUBLE_EQ(metric_rel(&m, 2.0, 1.0), 0.5);
     metric_free(&m);
+}
+
+// The tolerated search on a scripted metric: a command that prints the next value of a fixed sequence, so every
+// sample (baseline, solo-before-point, beside-the-SoI) gets a known figure. A ramp point that breaks QoS once and
+// then holds must not end the ramp; one that breaks twice does, and bisection continues from there.
+TEST_F(Profile, OneNoisyBreakIsMeasuredAgainAndTwoBreaksCount)
+{
+    // --samples 1 --baselines 1: baseline; then per point: solo, beside
+    const char *seq[] = {
+        "100",               // baseline
+        "100", "50",         // 25 %: breaks ...
+        "100", "100",        // ... 25 % again: holds, so the ramp goes on
+        "100", "100",        // 50 %
+        "100", "100",        // 75 %
+        "100", "50",         // 100 %: breaks ...
+        "100", "50",         // ... and again: tolerated is below 100
+        "100", "100",        // bisection at 87.5 %: holds
+        "100", "50",         // bisection at 93.75 %: breaks (no second look inside the bracket)
+    };
+    std::string vals = dir.path() + "/seq", ctr = dir.path() + "/n";
+    {
+        std::ofstream f(vals);
+        for (const char *v : seq)
+            f << v << "\n";
+    }
+    // the next line of the sequence, 100 once it runs out (caused and the last baseline)
+    std::string next = "n=$(cat " + ctr + " 2>/dev/null || echo 0); echo $((n + 1)) > " + ctr +
+                       "; v=$(sed -n \"$((n + 1))p\" " + vals + "); echo ${v:-100}";
+    std::string script = dir.path() + "/next.sh";
+    {
+        std::ofstream f(script);
+        f << next << "\n";
+    }
+    Proc p;
+    run(p, {"profile", "--name", "t", "--target", tagged("sleep 600"), "--metric", "command:sh " + script, "--sois",
+            "mem-bw", "--no-reach-check", "--samples", "1", "--baselines", "1", "--warmup", "0", "--out", out()},
+        240);
+    ASSERT_EQ(p.exit_code(), 0) << p.err;
+    json_error_t e;
+    json_t *d = json_load_file(out().c_str(), 0, &e);
+    ASSERT_NE(d, nullptr) << e.text;
+    json_t *s = json_array_get(json_object_get(d, "sois"), 0);
+    ASSERT_STREQ(json_string_value(json_object_get(s, "status")), "measured");
+    EXPECT_DOUBLE_EQ(json_number_value(json_object_get(s, "tolerated")), 87.5);
+    json_t *br = json_object_get(s, "tolerated_bracket");
+    EXPECT_DOUBLE_EQ(json_number_value(json_array_get(br, 0)), 87.5);
+    EXPECT_DOUBLE_EQ(json_number_value(json_array_get(br, 1)), 93.75);
+    EXPECT_STREQ(json_string_value(json_object_get(json_object_get(s, "reach"), "verdict")), "unchecked");
+    json_t *curve = json_object_get(s, "curve");
+    ASSERT_EQ(json_array_size(curve), 8u) << "25, 25 again, 50, 75, 100, 100 again, 87.5, 93.75";
+    const double xs[] = {25, 25, 50, 75, 100, 100, 87.5, 93.75};
+    const int ok[] = {0, 1, 1, 1, 0, 0, 1, 0}, again[] = {0, 1, 0, 0, 0, 1, 0, 0};
+    for (size_t i = 0; i < 8; i++) {
+        json_t *pt = json_array_get(curve, i);
+        EXPECT_DOUBLE_EQ(json_number_value(json_object_get(pt, "intensity")), xs[i]) << i;
+        EXPECT_EQ(json_is_true(json_object_get(pt, "meets_qos")), ok[i] == 1) << i;
+        EXPECT_EQ(json_is_true(json_object_get(pt, "again")), again[i] == 1) << i;
+    }
+    json_decref(d);
+    EXPECT_EQ(leftovers(), 0);
+}
+
+TEST(ProfileReach, VerdictRule)
+{
+    // bar 2.5 % (QoS 0.95): clearly nothing, clearly something, and the noisy middle
+    EXPECT_STREQ(profile_reach_verdict(0.4, 0.9, 2.5), "does not reach");
+    EXPECT_STREQ(profile_reach_verdict(-3.0, 1.0, 2.5), "does not reach");
+    EXPECT_STREQ(profile_reach_verdict(43.0, 6.3, 2.5), "reaches");
+    EXPECT_STREQ(profile_reach_verdict(10.0, 4.6, 2.5), "reaches");
+    EXPECT_STREQ(profile_reach_verdict(1.2, 2.2, 2.5), "undecided") << "small effect, too noisy to rule out";
+    EXPECT_STREQ(profile_reach_verdict(4.0, 2.5, 2.5), "undecided") << "large effect, too noisy to confirm";
+    EXPECT_STREQ(profile_reach_verdict(NAN, 1.0, 2.5), "undecided");
+    EXPECT_STREQ(profile_reach_verdict(INFINITY, 0, 2.5), "undecided") << "a starved probe is not a figure";
+}
+
+TEST(Stats, RobustStandardErrorOfTheMedian)
+{
+    double a[] = {1, 2, 3, 4, 5}; // deviations 2 1 0 1 2: MAD 1
+    EXPECT_NEAR(ib_median_rse(a, 5, 3), 1.2533 * 1.4826 / std::sqrt(5.0), 1e-9);
+    double b[] = {1, 1, 1, 1, 100}; // one wild value: MAD 0
+    EXPECT_DOUBLE_EQ(ib_median_rse(b, 5, 1), 0);
+    double c[] = {7};
+    EXPECT_DOUBLE_EQ(ib_median_rse(c, 1, 7), 0);
 }

@@ -237,6 +237,7 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
             var += (tmp[i] - mean) * (tmp[i] - mean);
         bl->ratio_se = nr > 1 && !inf ? sqrt(var / (double)(nr - 1) / (double)nr) : 0;
         bl->ratio = nr ? beside_median(tmp, nr) : (l == 0 ? 1 : NAN);
+        bl->ratio_rse = inf ? 0 : ib_median_rse(tmp, nr, bl->ratio); /* one stalled cycle does not swamp it */
     }
     free(ach);
 out:

@@ -47,6 +47,8 @@ struct beside_level {
      * cycle (moments apart, so slow drift cancels); ratio is the median of those per-cycle ratios and ratio_se
      * their standard error (sample standard deviation / sqrt(cycles); 0 with fewer than 2 cycles). */
     double ratio, ratio_se;
+    double ratio_rse;    /* the ratio's robust standard error, from the median absolute deviation of the per-cycle
+                          * ratios (one stalled cycle does not swamp it); 0 with fewer than 2 cycles */
     unsigned ncycles;    /* cycles that gave a ratio */
 };
 
