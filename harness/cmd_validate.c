@@ -37,38 +37,10 @@
 #include "soi.h"
 #include "vprobe.h"
 
-/* Which probe checks which SoI, and what the probe must share with the SoI (SOIS.md, "independent probe"). */
-struct vmap {
-    const char *soi;
-    const char *probe; /* NULL: no probe yet */
-    enum topo_scope where;
-    const char *bwkind; /* bandwidth SoIs: the calibration kind whose 1-CPU and 2-CPU rates tell whether it is
-                         * shared at all (a probe can only feel a bandwidth both CPUs cannot have in full at once);
-                         * measured after a ramp that showed no effect (bw_unshared) */
-};
-static const struct vmap vmaps[] = {
-    {"mem-cap", "pagecache", TOPO_SCOPE_NUMA, NULL},   {"mem-bw", "stream-dram", TOPO_SCOPE_NUMA, "dram"},
-    {"llc-cap", "chase-llc", TOPO_SCOPE_LLC, NULL},    {"llc-bw", "stream-llc", TOPO_SCOPE_LLC, "llc"},
-    {"l2-cap", "chase-l2", TOPO_SCOPE_L2, NULL},      {"l2-bw", "chase-l2", TOPO_SCOPE_L2, NULL},
-    {"l1d", "chase-l1", TOPO_SCOPE_CORE, NULL},        {"tlb", "tlb", TOPO_SCOPE_CORE, NULL},
-    {"int", "ops-int", TOPO_SCOPE_CORE, NULL},         {"fp", NULL, TOPO_SCOPE_CORE, NULL},
-    {"simd", NULL, TOPO_SCOPE_CORE, NULL},             {"l1i", NULL, TOPO_SCOPE_CORE, NULL},
-    {"prefetch", "stream-llc", TOPO_SCOPE_CORE, NULL}, {"interconnect", NULL, TOPO_SCOPE_MACHINE, NULL},
-    {"disk-cap", "disk-rand", TOPO_SCOPE_MACHINE, NULL}, {"disk-bw", "disk-seq", TOPO_SCOPE_MACHINE, NULL},
-    {"net-bw", "net", TOPO_SCOPE_MACHINE, NULL},
-};
 /* The probes of the overlap matrix: those that can run on another CPU than the SoI's. */
 static const char *const mprobes[] = {"pagecache", "stream-dram", "chase-dram", "chase-llc", "stream-llc",
                                       "chase-l2",  "ops-int",     "disk-rand",  "disk-seq",  "net"};
 #define NMPROBES (sizeof(mprobes) / sizeof(mprobes[0]))
-
-static const struct vmap *vmap_of(const char *soi)
-{
-    for (size_t i = 0; i < sizeof(vmaps) / sizeof(vmaps[0]); i++)
-        if (!strcmp(vmaps[i].soi, soi))
-            return &vmaps[i];
-    return NULL;
-}
 
 struct vopts {
     const char *soi;   /* NULL or "all" */
@@ -165,7 +137,7 @@ static int open_soi(struct ctx *c, const struct soi_ops *ops, int fresh, int *cp
 }
 
 /* Where the probe for this SoI must run; -1 with why when this machine has no such CPU. */
-static int probe_cpu_for(struct ctx *c, const struct soi_ops *ops, const struct vmap *vm, char *why, size_t len)
+static int probe_cpu_for(struct ctx *c, const struct soi_ops *ops, const struct vprobe_map *vm, char *why, size_t len)
 {
     if (!vm || !vm->probe) {
         if (!strcmp(ops->name, "interconnect"))
@@ -378,7 +350,7 @@ static int bw_unshared(struct ctx *c, const char *kind, int pcpu, char *why, siz
 static json_t *ramp_one(struct ctx *c, const struct soi_ops *ops, int *failed)
 {
     const struct vopts *o = c->o;
-    const struct vmap *vm = vmap_of(ops->name);
+    const struct vprobe_map *vm = vprobe_map_of(ops->name);
     json_t *r = json_pack("{s:s,s:s}", "soi", ops->name, "resource", ops->resource);
     char why[512] = "";
     static const double levels[] = {0, 25, 50, 75, 100};
@@ -603,9 +575,9 @@ static json_t *overlap(struct ctx *c, json_t *sois_done)
     /* normalise each probe column by what the probe's own SoI does to it */
     for (unsigned k = 0; k < NMPROBES; k++) {
         const char *own = NULL;
-        for (size_t m = 0; m < sizeof(vmaps) / sizeof(vmaps[0]) && !own; m++)
-            if (vmaps[m].probe && !strcmp(vmaps[m].probe, mprobes[k]))
-                own = vmaps[m].soi;
+        for (size_t m = 0; m < vprobe_nmaps && !own; m++)
+            if (vprobe_maps[m].probe && !strcmp(vprobe_maps[m].probe, mprobes[k]))
+                own = vprobe_maps[m].soi;
         int ok;
         double od = own ? cell_d(rows, own, mprobes[k], &ok) : 0;
         if (!own || !ok || od <= 0.5)

@@ -302,12 +302,6 @@ static json_t *point_json(const struct point *p)
 
 /* ---- does the SoI reach the target's CPU? (profile.h, "Reach") ---------------------------------------------- */
 
-/* The SoIs whose sharing with the target rests on which CPUs hwloc says share a cache or memory path, and the
- * validation probe (vprobe.h; the same pairing as ibench validate's) that checks it from the target's CPU. */
-static const struct {
-    const char *soi, *probe;
-} reach_probes[] = {{"llc-cap", "chase-llc"}, {"llc-bw", "stream-llc"}, {"mem-bw", "stream-dram"}};
-
 const char *profile_reach_verdict(double effect_pct, double se_pct, double bar_pct)
 {
     if (!isfinite(effect_pct) || !isfinite(se_pct) || se_pct < 0)
@@ -320,12 +314,10 @@ const char *profile_reach_verdict(double effect_pct, double se_pct, double bar_p
 static int reach_check(struct machine *m, struct run *r, struct soi *s, const struct soi_ops *ops, json_t *e,
                        char *w, size_t wlen)
 {
-    const char *pname = NULL;
-    for (size_t i = 0; i < sizeof(reach_probes) / sizeof(reach_probes[0]); i++)
-        if (!strcmp(reach_probes[i].soi, ops->name))
-            pname = reach_probes[i].probe;
-    if (!pname)
+    const struct vprobe_map *vm = vprobe_map_of(ops->name);
+    if (!vm || !vm->placed || !vm->probe)
         return 1;
+    const char *pname = vm->probe;
     const int cpu = r->o->tcpus[0];
     char pw[256] = "";
     if (r->o->no_reach_check) {

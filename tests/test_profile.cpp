@@ -17,7 +17,9 @@
 
 #include "metric.h"
 #include "profile.h"
+#include "soi.h"
 #include "stats.h"
+#include "vprobe.h"
 #include "test_support.h"
 
 using namespace ib_test;
@@ -433,4 +435,21 @@ TEST(Stats, RobustStandardErrorOfTheMedian)
     EXPECT_DOUBLE_EQ(ib_median_rse(b, 5, 1), 0);
     double c[] = {7};
     EXPECT_DOUBLE_EQ(ib_median_rse(c, 1, 7), 0);
+}
+
+// One table says which probe checks which SoI (validation/vprobe.c): validate's ramps and profile's reach check both
+// read it, so every registered SoI must have an entry, and reach is checked exactly where sharing rests on which
+// CPUs hwloc groups under a cache or memory path.
+TEST(ProfileReach, EverySoiHasAProbeMapEntry)
+{
+    for (unsigned i = 0; i < soi_count(); i++) {
+        const struct soi_ops *ops = soi_at(i);
+        const struct vprobe_map *vm = vprobe_map_of(ops->name);
+        ASSERT_NE(vm, nullptr) << ops->name;
+        if (vm->placed) {
+            EXPECT_NE(vm->probe, nullptr) << ops->name;
+            EXPECT_TRUE(vm->where == TOPO_SCOPE_LLC || vm->where == TOPO_SCOPE_NUMA) << ops->name;
+        }
+    }
+    EXPECT_EQ(vprobe_map_of("no-such-soi"), nullptr);
 }

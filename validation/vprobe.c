@@ -27,6 +27,27 @@
 
 enum vkind { VK_CHASE = 0, VK_STREAM, VK_TLB, VK_OPS, VK_PAGECACHE, VK_DISK_RAND, VK_DISK_SEQ, VK_NET };
 
+const struct vprobe_map vprobe_maps[] = {
+    {"mem-cap", "pagecache", TOPO_SCOPE_NUMA, NULL, 0},    {"mem-bw", "stream-dram", TOPO_SCOPE_NUMA, "dram", 1},
+    {"llc-cap", "chase-llc", TOPO_SCOPE_LLC, NULL, 1},     {"llc-bw", "stream-llc", TOPO_SCOPE_LLC, "llc", 1},
+    {"l2-cap", "chase-l2", TOPO_SCOPE_L2, NULL, 0},        {"l2-bw", "chase-l2", TOPO_SCOPE_L2, NULL, 0},
+    {"l1d", "chase-l1", TOPO_SCOPE_CORE, NULL, 0},         {"tlb", "tlb", TOPO_SCOPE_CORE, NULL, 0},
+    {"int", "ops-int", TOPO_SCOPE_CORE, NULL, 0},          {"fp", NULL, TOPO_SCOPE_CORE, NULL, 0},
+    {"simd", NULL, TOPO_SCOPE_CORE, NULL, 0},              {"l1i", NULL, TOPO_SCOPE_CORE, NULL, 0},
+    {"prefetch", "stream-llc", TOPO_SCOPE_CORE, NULL, 0},  {"interconnect", NULL, TOPO_SCOPE_MACHINE, NULL, 0},
+    {"disk-cap", "disk-rand", TOPO_SCOPE_MACHINE, NULL, 0}, {"disk-bw", "disk-seq", TOPO_SCOPE_MACHINE, NULL, 0},
+    {"net-bw", "net", TOPO_SCOPE_MACHINE, NULL, 0},
+};
+const size_t vprobe_nmaps = sizeof(vprobe_maps) / sizeof(vprobe_maps[0]);
+
+const struct vprobe_map *vprobe_map_of(const char *soi)
+{
+    for (size_t i = 0; i < vprobe_nmaps; i++)
+        if (!strcmp(vprobe_maps[i].soi, soi))
+            return &vprobe_maps[i];
+    return NULL;
+}
+
 const char *const vprobe_names[] = {"chase-l1",  "chase-l2",  "chase-llc", "chase-dram", "stream-llc", "stream-dram",
                                     "tlb",       "ops-int",   "pagecache", "disk-rand",  "disk-seq",   "net",
                                     NULL};

@@ -27,6 +27,7 @@
 #include "beside.h"
 #include "calib.h"
 #include "memlimit.h"
+#include "topo.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +55,23 @@ struct vprobe {
     struct sink *sink;
     char target[80];
 };
+
+/* Which probe checks which SoI from outside, and what the probe must share with it (SOIS.md, "independent probe");
+ * ibench validate ramps each SoI beside its probe, ibench profile checks reach with it. */
+struct vprobe_map {
+    const char *soi;
+    const char *probe;     /* NULL: no probe yet */
+    enum topo_scope where;
+    const char *bwkind;    /* bandwidth SoIs: the calibration kind whose 1-CPU and 2-CPU rates tell whether it is
+                            * shared at all (a probe can only feel a bandwidth both CPUs cannot have in full at
+                            * once); measured by validate after a ramp that showed no effect (bw_unshared) */
+    int placed;            /* 1: whether the SoI reaches another CPU rests on which CPUs hwloc says share `where`
+                            * (a cache or memory path), so a profile checks it from the target's CPU first */
+};
+extern const struct vprobe_map vprobe_maps[];
+extern const size_t vprobe_nmaps;
+/* The entry for SoI `soi`, or NULL. */
+const struct vprobe_map *vprobe_map_of(const char *soi);
 
 /* Names of every probe, NULL-terminated. */
 extern const char *const vprobe_names[];
