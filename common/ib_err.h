@@ -2,7 +2,7 @@
  *
  * Library functions (common/, sois/, validation/, placement/) return 0 or a negative errno and never print or
  * exit.  Where a caller needs words, functions take a `char *why, size_t len` buffer and fill it with one line.
- * Only the command layer (harness/) prints and maps results to process exit codes.
+ * Only the command-line front end (cli/) prints and maps results to process exit codes.
  */
 #ifndef IB_ERR_H
 #define IB_ERR_H

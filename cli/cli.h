@@ -69,7 +69,7 @@ extern atomic_int cli_stop;
 void cli_signals_install(void);
 void cli_signals_restore(void);
 
-/* Entry point (harness/main.c). */
+/* Entry point (cli/main.c). */
 int ibench_main(int argc, char **argv);
 
 /* "ibench <cmd>: <msg>" on stderr, one line. Returns code. */
