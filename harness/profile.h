@@ -25,15 +25,13 @@
 #include "ib_atomic.h"
 #include "machine.h"
 #include "metric.h"
+#include "profile_fmt.h"
 #include "soi.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define PROFILE_FORMAT "ibench-profile"
-#define PROFILE_MAJOR 1
-#define PROFILE_MINOR 1
 
 struct profile_opts {
     const char *name;

@@ -1,0 +1,152 @@
+/* profile_fmt.h - the profile format (docs/profile-schema.md) as a C struct: one reader and one writer.
+ *
+ * `ibench profile` fills a struct profile and writes it; `show`, `plot` and the placement engine read it back
+ * through profile_read(), which validates every field it knows (type, range, required-ness) and refuses a file
+ * with a one-line reason naming the field ("sois[2].tolerated: a number in [0, 100] expected"). Unknown fields are
+ * ignored (a minor version only adds fields); an unknown major version is refused. Versions 1.0 and 1.1 read into
+ * the same struct: the fields they lack are marked absent (NAN for numbers, NULL for strings, -1 for tri-state
+ * flags), never invented.
+ *
+ * Strings are malloc'd and owned by the struct (NULL: absent); profile_free() releases everything.
+ */
+#ifndef IB_PROFILE_FMT_H
+#define IB_PROFILE_FMT_H
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROFILE_FORMAT "ibench-profile"
+#define PROFILE_MAJOR 1
+#define PROFILE_MINOR 2
+#define PROFILE_MAX_CPUS 256
+
+/* One measured point of a tolerated search. */
+struct profile_point {
+    double intensity;    /* % */
+    double value;        /* median metric beside the SoI */
+    double solo;         /* median metric of the solo samples right before */
+    double relative;     /* performance against solo, higher = better */
+    double achieved_pct; /* the SoI's self-meter over the whole point; NAN when it completed no step */
+    int meets_qos;
+    int again;           /* the second measurement of a ramp point whose first broke QoS */
+    unsigned samples;    /* samples taken beside the SoI (1.2; 0 in older files: not recorded) */
+};
+
+/* Does the SoI reach the target's CPU (llc-cap, llc-bw, mem-bw)? 1.1+ */
+struct profile_reach {
+    char *verdict;          /* "reaches" | "does not reach" | "undecided" | "unchecked" */
+    char *probe;            /* NULL when unchecked without a probe */
+    char *unit;
+    char *reason;           /* unchecked: why */
+    int cpu;                /* -1: absent */
+    double bar_pct, effect_pct, se_pct, soi_achieved_pct; /* NAN: absent */
+};
+
+/* Caused: what the target takes from the SoI's own work rate (1.2: repeated, with its uncertainty). */
+struct profile_caused {
+    double intensity;       /* % */
+    char *unit;             /* the SoI's work unit per second, e.g. "B/s" */
+    char *basis;            /* "cpu-second" (1.2: work per second of the SoI's own CPU time) or "wall-second" (1.0/1.1) */
+    double value;           /* raw median over the rounds, % (may be negative); NAN: not measurable (see reason) */
+    double se;              /* its standard error, points; NAN in 1.0/1.1 files */
+    int distinguishable;    /* 1: |value| > 2 se; 0: within 2 se of 0; -1: unknown (1.0/1.1) */
+    double alone, beside;   /* median work rates alone / beside the target, in unit (per basis) */
+    double cpu_lost_pct;    /* share of its CPU time the SoI lost beside the target (time taken by the target's
+                             * softirqs and wake-ups, not resource pressure); NAN: absent */
+    double cpu_lost_se;
+    int unthrottled;        /* 1: a rate-capped SoI ran without its cap while caused was measured; -1 absent */
+    double *rounds;         /* per-round caused values, %; nrounds of them (0 in 1.0/1.1) */
+    unsigned nrounds;
+    char *occupancy_what;   /* footprint SoIs: what of the target's the OS shows, e.g. "resident memory" (NULL) */
+    double occupancy_pct;   /* ... as % of the SoI's capacity; NAN: absent */
+    char *reason;           /* why value is NAN */
+};
+
+enum profile_status { PROFILE_MEASURED = 0, PROFILE_SKIPPED };
+
+struct profile_confidence {
+    double tolerated_pts, noise_pct;
+    char *level;
+};
+
+struct profile_soi {
+    char *soi, *resource;
+    enum profile_status status;
+    char *reason;                /* required when skipped */
+    int cpus[PROFILE_MAX_CPUS];
+    unsigned ncpus;
+    double capacity;             /* NAN: absent (an SoI skipped before it opened) */
+    char *capacity_unit, *capacity_source;
+    int have_reach;
+    struct profile_reach reach;
+    /* measured only: */
+    double tolerated;            /* 0-100 */
+    double bracket[2];
+    struct profile_point *curve;
+    unsigned ncurve;
+    int have_caused;
+    struct profile_caused caused;
+    int have_confidence;
+    struct profile_confidence confidence;
+};
+
+struct profile_cache {
+    char *name;                  /* "l1d", "l2", "llc" */
+    double bytes;
+};
+
+struct profile {
+    int major, minor;            /* as read; written as PROFILE_MAJOR.PROFILE_MINOR */
+    char *tool, *created;
+    /* machine */
+    char *fingerprint, *cpu_model;
+    int machine_cpus;
+    struct profile_cache caches[8];
+    unsigned ncaches;
+    /* target */
+    char *name, *command, *load; /* command / load: NULL when not given */
+    int pid;                     /* 0: not given */
+    int tcpus[PROFILE_MAX_CPUS];
+    unsigned ntcpus;
+    /* metric */
+    char *metric_kind, *metric_spec, *metric_unit, *metric_adapter, *metric_regex;
+    int higher_is_better;
+    double qos;
+    /* method */
+    unsigned samples_per_point, baseline_samples;
+    double caused_intensity;
+    char *search, *relative_to;
+    unsigned caused_min_rounds;  /* 1.2; 0: absent */
+    double caused_budget_s;      /* 1.2; NAN: absent */
+    /* baseline */
+    double before_median, after_median, drift_pct, noise_pct;
+    double *before, *after;
+    unsigned nbefore, nafter;
+    char *confidence;
+    /* per SoI */
+    struct profile_soi *sois;
+    unsigned nsois;
+};
+
+/* Read and validate a profile. 0 with *p filled (release with profile_free), or -errno with a one-line why naming
+ * the file and the field: -ENOENT/-EACCES (unreadable), -EINVAL (malformed, not a profile, a field of the wrong
+ * type or out of range, an unknown major version). On error *p holds nothing to free. */
+int profile_read(const char *path, struct profile *p, char *why, size_t len);
+/* The same from a string (tests, the extender). */
+int profile_parse(const char *text, const char *name, struct profile *p, char *why, size_t len);
+/* Write p as the current version (PROFILE_MAJOR.PROFILE_MINOR), atomically (temp file + rename). 0 or -errno. */
+int profile_write(const char *path, const struct profile *p, char *why, size_t len);
+/* The JSON text of p (malloc'd; NULL on out of memory). */
+char *profile_dumps(const struct profile *p);
+void profile_free(struct profile *p);
+
+/* A zeroed profile with every optional number NAN and every tri-state -1 (for a writer to fill). */
+void profile_init(struct profile *p);
+void profile_soi_init(struct profile_soi *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
