@@ -30,6 +30,7 @@ struct step_result {
     uint64_t settle_ns;   /* time set_intensity took (growing a footprint) */
     uint64_t t0_ns, t1_ns; /* CLOCK_MONOTONIC when the workers were released and told to park: what ran beside the
                             * SoI between the two ran beside this step */
+    uint64_t cpu_ns;      /* the workers' own CPU time during the step (CLOCK_THREAD_CPUTIME_ID), summed */
 };
 
 struct engine_cb {
@@ -41,6 +42,52 @@ struct engine_cb {
  * Returns 0, -EINTR when *stop was raised (completed steps are valid), or -errno with why filled. */
 int engine_run(struct soi *s, const struct ramp_sched *sched, const atomic_int *stop, const struct engine_cb *cb,
                struct step_result *results, unsigned *ndone, char *why, size_t len);
+
+/* ---- the engine in the background ------------------------------------------------------------------------------
+ * An SoI held at an intensity for as long as the caller wants: no schedule, no length limit. A control thread runs
+ * metering steps of opts.step_ns back to back at the current intensity; set_intensity is called only when the
+ * intensity changes. A window (engine_mark .. engine_read) ends the running step at both ends, so its figures cover
+ * exactly the window: the interference is on for the whole of it (but for the sub-millisecond parks at step
+ * boundaries) and its achieved pressure is over all of it, however long. */
+struct engine_bg;
+
+struct engine_bg_opts {
+    uint64_t step_ns;  /* one metering step (0: 200 ms) */
+    int unthrottled;   /* FOOTPRINT SoIs: ignore soi->rate_cap (caused: a rate-capped SoI's work rate must be free to
+                        * fall) */
+};
+
+/* What the SoI did over a window. Rates are over the window's whole wall time. */
+struct engine_window {
+    double intensity;     /* % in force (the last engine_set) */
+    uint64_t t0_ns, t1_ns; /* CLOCK_MONOTONIC: the window's ends */
+    uint64_t wall_ns;     /* t1 - t0 */
+    uint64_t units;       /* step units of every worker over the window */
+    uint64_t cpu_ns;      /* the workers' own CPU time over the window, summed */
+    unsigned steps;       /* metering steps that make it up (whole and cut ones) */
+    double achieved_pct;  /* wall-time-weighted mean of the steps' achieved % (NAN: no step) */
+    double achieved;      /* the same in soi->unit */
+    double rate;          /* units per wall second */
+    double rate_cpu;      /* units per second of the workers' own CPU time (NAN when cpu_ns is 0) */
+    double cpu_share;     /* cpu_ns / (wall_ns x threads): the share of their CPUs the workers got */
+};
+
+/* Start s's workers at intensity x in the background; returns once x is in force (the footprint grown). 0, -EINTR,
+ * or -errno with why. Release with engine_stop on every path. */
+int engine_start(struct soi *s, double x, const struct engine_bg_opts *opts, const atomic_int *stop,
+                 struct engine_bg **out, char *why, size_t len);
+/* Change the intensity: the running step ends, set_intensity(x) runs with the workers parked, and they resume at x
+ * before this returns. 0, -EINTR, or -errno with why (the SoI failed). */
+int engine_set(struct engine_bg *e, double x, char *why, size_t len);
+/* Begin a window now. 0, -EINTR, or -errno with why. */
+int engine_mark(struct engine_bg *e, char *why, size_t len);
+/* End the window begun by the last engine_mark (or engine_start / engine_set when none since) now, and report it;
+ * a new window begins at once. 0, -EINTR, or -errno with why. */
+int engine_read(struct engine_bg *e, struct engine_window *w, char *why, size_t len);
+/* 0 while it runs; -EINTR after *stop rose; -errno with why once the SoI failed. */
+int engine_status(struct engine_bg *e, char *why, size_t len);
+/* Stop the workers and free everything (NULL: nothing). 0, or the SoI's error with why. */
+int engine_stop(struct engine_bg *e, char *why, size_t len);
 
 /* Linearity of achieved % vs requested %: least squares fit, R^2, and the worst distance (points of full scale)
  * of any step from the ideal line achieved == requested and from the fitted line. */

@@ -24,6 +24,7 @@ extern "C" {
 #endif
 
 #define BESIDE_MAX_LEVELS 16
+#define BESIDE_MAX_CYCLES 256
 
 /* A probe: open() prepares it (on the probe's thread, after binding), sample() measures once (figure per unit, e.g.
  * ns per load; larger = worse unless the probe says otherwise), close() releases it. */
@@ -50,6 +51,7 @@ struct beside_level {
     double ratio_rse;    /* the ratio's robust standard error, from the median absolute deviation of the per-cycle
                           * ratios (one stalled cycle does not swamp it); 0 with fewer than 2 cycles */
     unsigned ncycles;    /* cycles that gave a ratio */
+    double cycle_ratio[BESIDE_MAX_CYCLES]; /* the per-cycle ratios, in cycle order (NAN: that cycle gave none) */
 };
 
 struct beside_result {
