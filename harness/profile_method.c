@@ -1,0 +1,334 @@
+/* profile_method.c - baseline, tolerated search and caused, on any meter (profile_method.h). */
+#define _GNU_SOURCE
+#include "profile_method.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ib_err.h"
+#include "stats.h"
+
+void prof_params_default(struct prof_params *pp)
+{
+    *pp = (struct prof_params){.qos = 0.95, .higher_better = 1, .samples = 3, .bisect_steps = 2,
+                               .caused_level = 100, .caused_min_rounds = 3, .caused_max_rounds = 12,
+                               .caused_se_target = 5, .caused_budget_s = 20, .caused_window_ms = 400,
+                               .settle_ms = 60, .sequential = 1};
+}
+
+static void say(struct prof_meter *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct prof_meter *m, const char *fmt, ...)
+{
+    if (!m->progress)
+        return;
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    m->progress(m->ctx, line);
+}
+
+/* One sample, which must be a positive finite number. */
+static int sample1(struct prof_meter *m, double *v, char *why, size_t len)
+{
+    int rc = m->sample(m->ctx, v, why, len);
+    if (rc < 0)
+        return rc;
+    if (!isfinite(*v) || *v <= 0)
+        return ib_why(why, len, -EINVAL, "a sample of the metric is not a positive number (%g)", *v);
+    return 0;
+}
+
+/* Relative performance, higher = better. */
+static double rel_of(const struct prof_params *pp, double value, double base)
+{
+    return pp->higher_better ? value / base : base / value;
+}
+
+int prof_baseline(const struct prof_params *pp, struct prof_meter *m, unsigned n, double *v, double *median,
+                  char *why, size_t len)
+{
+    (void)pp;
+    double tmp[PROF_MAX_SAMPLES];
+    n = n > PROF_MAX_SAMPLES ? PROF_MAX_SAMPLES : n;
+    for (unsigned i = 0; i < n; i++) {
+        int rc = sample1(m, &v[i], why, len);
+        if (rc < 0)
+            return rc;
+        tmp[i] = v[i];
+    }
+    *median = ib_median(tmp, n);
+    return 0;
+}
+
+double prof_noise(const double *v, unsigned n)
+{
+    if (n < 3 || n > PROF_MAX_SAMPLES)
+        return 0;
+    double t[PROF_MAX_SAMPLES];
+    memcpy(t, v, n * sizeof(double));
+    double med = ib_median(t, n);
+    if (!(med > 0))
+        return 0;
+    for (unsigned i = 0; i < n; i++)
+        t[i] = fabs(v[i] - med);
+    return 1.4826 * ib_median(t, n) / med;
+}
+
+/* One point (profile_method.h, "Tolerated"). */
+static int point(const struct prof_params *pp, struct prof_meter *m, double x, double base, struct profile_point *p,
+                 char *why, size_t len)
+{
+    const unsigned n = pp->samples < 1 ? 1 : pp->samples > PROF_MAX_SAMPLES ? PROF_MAX_SAMPLES : pp->samples;
+    double solo[PROF_MAX_SAMPLES], bes[PROF_MAX_SAMPLES], t[PROF_MAX_SAMPLES];
+    int rc = m->soi_hold(m->ctx, 0, 0, why, len);
+    for (unsigned i = 0; rc == 0 && i < n; i++)
+        rc = sample1(m, &solo[i], why, len);
+    if (rc < 0)
+        return rc;
+    memcpy(t, solo, n * sizeof(double));
+    double sm = ib_median(t, n);
+    if (!(sm > 0) || !isfinite(sm))
+        sm = base;
+    if ((rc = m->soi_hold(m->ctx, x, 0, why, len)) < 0 || (rc = m->soi_mark(m->ctx, why, len)) < 0)
+        return rc;
+    unsigned k = 0;
+    const double margin = 3 * pp->noise;
+    while (k < n) {
+        if ((rc = sample1(m, &bes[k], why, len)) < 0)
+            return rc;
+        k++;
+        if (!pp->sequential || pp->noise <= 0 || k < 2 || k >= n)
+            continue;
+        int above = 1, below = 1;
+        for (unsigned i = 0; i < k; i++) {
+            double r = rel_of(pp, bes[i], sm);
+            above &= r > pp->qos + margin;
+            below &= r < pp->qos - margin;
+        }
+        if (above || below)
+            break; /* every sample so far is far on one side of QoS */
+    }
+    struct prof_window w = {.achieved_pct = NAN};
+    if ((rc = m->soi_read(m->ctx, &w, why, len)) < 0)
+        return rc;
+    memcpy(t, bes, k * sizeof(double));
+    double v = ib_median(t, k);
+    *p = (struct profile_point){.intensity = x, .value = v, .solo = sm, .relative = rel_of(pp, v, sm),
+                                .achieved_pct = w.achieved_pct, .samples = k};
+    p->meets_qos = p->relative >= pp->qos;
+    return 0;
+}
+
+int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double base, struct prof_tol_result *out,
+                   char *why, size_t len)
+{
+    memset(out, 0, sizeof(*out));
+    double lo = 0, hi = -1;
+    int rc = 0;
+    struct profile_point p;
+    for (double x = 25; x <= 100 && rc == 0; x += 25) {
+        say(m, "tolerated, %g %%", x);
+        if ((rc = point(pp, m, x, base, &p, why, len)) < 0)
+            break;
+        out->curve[out->ncurve++] = p;
+        if (!p.meets_qos) { /* once more: one noisy set of samples must not end the ramp */
+            say(m, "tolerated, %g %% again (%.3f of solo)", x, p.relative);
+            if ((rc = point(pp, m, x, base, &p, why, len)) < 0)
+                break;
+            p.again = 1;
+            out->curve[out->ncurve++] = p;
+        }
+        if (!p.meets_qos) {
+            hi = x;
+            break;
+        }
+        lo = x;
+    }
+    for (unsigned b = 0; b < pp->bisect_steps && rc == 0 && hi > 0 && out->ncurve + 2 <= PROF_MAX_POINTS; b++) {
+        double x = 0.5 * (lo + hi);
+        say(m, "tolerated, bisecting at %g %%", x);
+        if ((rc = point(pp, m, x, base, &p, why, len)) < 0)
+            break;
+        out->curve[out->ncurve++] = p;
+        if (!p.meets_qos) { /* the same rule as the ramp: a break counts when it repeats */
+            say(m, "tolerated, %g %% again (%.3f of solo)", x, p.relative);
+            if ((rc = point(pp, m, x, base, &p, why, len)) < 0)
+                break;
+            p.again = 1;
+            out->curve[out->ncurve++] = p;
+        }
+        if (p.meets_qos)
+            lo = x;
+        else
+            hi = x;
+    }
+    int hr = m->soi_hold(m->ctx, 0, 0, why, len);
+    if (rc < 0)
+        return rc;
+    if (hr < 0)
+        return hr;
+    out->tolerated = hi < 0 ? 100 : lo;
+    out->lo = lo;
+    out->hi = hi < 0 ? 100 : hi;
+    return 0;
+}
+
+/* t(0.975, df), two-sided 95 % */
+static double t975(unsigned df)
+{
+    static const double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                               2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086};
+    if (df == 0)
+        return INFINITY;
+    if (df < sizeof(t) / sizeof(t[0]))
+        return t[df];
+    return df < 30 ? 2.06 : df < 60 ? 2.02 : 1.98;
+}
+
+double prof_rounds_se(const double *v, unsigned n)
+{
+    if (n < 2)
+        return 0;
+    double mean = 0, ss = 0;
+    for (unsigned i = 0; i < n; i++)
+        mean += v[i] / n;
+    for (unsigned i = 0; i < n; i++)
+        ss += (v[i] - mean) * (v[i] - mean);
+    double sd = sqrt(ss / (n - 1));
+    return 1.2533 * sd / sqrt((double)n) * t975(n - 1) / 1.96 * sqrt(1 + (double)(n - 1) / (3.0 * n));
+}
+
+/* relative standard deviation of v[0..n-1] */
+static double rsd(const double *v, unsigned n)
+{
+    if (n < 2)
+        return 0;
+    double mean = 0, ss = 0;
+    for (unsigned i = 0; i < n; i++)
+        mean += v[i] / n;
+    for (unsigned i = 0; i < n; i++)
+        ss += (v[i] - mean) * (v[i] - mean);
+    return mean > 0 ? sqrt(ss / (n - 1)) / mean : 0;
+}
+
+/* One window of the SoI: wait, read. */
+static int window(const struct prof_params *pp, struct prof_meter *m, struct prof_window *w, char *why, size_t len)
+{
+    int rc = m->soi_mark(m->ctx, why, len);
+    if (rc == 0)
+        rc = m->wait_ms(m->ctx, pp->caused_window_ms, why, len);
+    if (rc == 0)
+        rc = m->soi_read(m->ctx, w, why, len);
+    return rc;
+}
+
+static int caused_rounds(const struct prof_params *pp, struct prof_meter *m, double *c, double *cl, double *a_rate,
+                         double *b_rate, unsigned *nr, double *occ, unsigned *nocc, char *why, size_t len)
+{
+    const unsigned maxr = pp->caused_max_rounds > PROF_MAX_ROUNDS ? PROF_MAX_ROUNDS : pp->caused_max_rounds;
+    const unsigned minr = pp->caused_min_rounds < 1 ? 1 : pp->caused_min_rounds;
+    const uint64_t t0 = m->now_ns(m->ctx), budget = (uint64_t)(pp->caused_budget_s * 1e9);
+    double alone[PROF_MAX_ROUNDS + 1], ashare[PROF_MAX_ROUNDS + 1];
+    struct prof_window w;
+    int rc = m->soi_hold(m->ctx, pp->caused_level, 1, why, len);
+    if (rc == 0)
+        rc = m->wait_ms(m->ctx, pp->settle_ms, why, len);
+    if (rc == 0)
+        rc = window(pp, m, &w, why, len);
+    if (rc < 0)
+        return rc;
+    if (!(w.rate_cpu > 0) || !isfinite(w.rate_cpu))
+        return ib_why(why, len, -ENODATA, "the SoI did no measurable work alone at %g %% to read its rate from",
+                      pp->caused_level);
+    alone[0] = w.rate_cpu;
+    ashare[0] = w.cpu_share;
+    a_rate[0] = w.rate_cpu;
+    *nr = 0;
+    *nocc = 0;
+    for (unsigned r = 1; r <= maxr; r++) {
+        /* beside: the work on, settled */
+        if ((rc = m->work(m->ctx, 1, why, len)) < 0 || (rc = m->wait_ms(m->ctx, pp->settle_ms, why, len)) < 0 ||
+            (rc = window(pp, m, &w, why, len)) < 0)
+            break;
+        double brate = w.rate_cpu, bshare = w.cpu_share, o;
+        if (m->occupancy && m->occupancy(m->ctx, &o, why, len) == 0 && isfinite(o))
+            occ[(*nocc)++] = o;
+        /* alone again: the work paused, settled */
+        if ((rc = m->work(m->ctx, 0, why, len)) < 0 || (rc = m->wait_ms(m->ctx, pp->settle_ms, why, len)) < 0 ||
+            (rc = window(pp, m, &w, why, len)) < 0)
+            break;
+        alone[r] = w.rate_cpu;
+        ashare[r] = w.cpu_share;
+        a_rate[r] = w.rate_cpu;
+        b_rate[r - 1] = brate;
+        double ref = 0.5 * (alone[r - 1] + alone[r]), sref = 0.5 * (ashare[r - 1] + ashare[r]);
+        c[r - 1] = ref > 0 && isfinite(brate) ? 100 * (1 - brate / ref) : NAN;
+        cl[r - 1] = sref > 0 ? 100 * (1 - bshare / sref) : NAN;
+        *nr = r;
+        if (!isfinite(c[r - 1])) {
+            rc = ib_why(why, len, -ENODATA, "the SoI did no measurable work in a window to read its rate from");
+            break;
+        }
+        if (r < minr)
+            continue;
+        /* more rounds while the error predicted from the alone windows' own spread is above the target */
+        double pred = 1.2533 * 100 * rsd(alone, r + 1) * sqrt(1.5) / sqrt((double)r);
+        double se = prof_rounds_se(c, r);
+        if ((pred <= pp->caused_se_target && se <= 2 * pp->caused_se_target) ||
+            m->now_ns(m->ctx) - t0 >= budget)
+            break;
+    }
+    int wr = m->work(m->ctx, 0, why, len);
+    return rc < 0 ? rc : wr;
+}
+
+int prof_caused(const struct prof_params *pp, struct prof_meter *m, struct profile_caused *out, char *why,
+                size_t len)
+{
+    double c[PROF_MAX_ROUNDS], cl[PROF_MAX_ROUNDS], a[PROF_MAX_ROUNDS + 1], b[PROF_MAX_ROUNDS],
+        occ[PROF_MAX_ROUNDS], t[PROF_MAX_ROUNDS + 1];
+    unsigned n = 0, nocc = 0;
+    say(m, "caused, %g %%: alone and beside the working target, alternating", pp->caused_level);
+    int rc = caused_rounds(pp, m, c, cl, a, b, &n, occ, &nocc, why, len);
+    char hw[256] = "";
+    int hr = m->soi_hold(m->ctx, 0, 0, hw, sizeof(hw));
+    if (rc == -ENODATA) { /* no figure rather than a made-up one */
+        out->value = out->se = out->alone = out->beside = out->cpu_lost_pct = out->cpu_lost_se = NAN;
+        out->distinguishable = -1;
+        out->reason = strdup(why);
+        rc = 0;
+    }
+    if (rc < 0)
+        return rc;
+    if (hr < 0)
+        return ib_why(why, len, hr, "%s", hw);
+    if (out->reason)
+        return 0;
+    out->basis = strdup("cpu-second");
+    out->unthrottled = 1;
+    out->rounds = n ? malloc(n * sizeof(double)) : NULL;
+    if (!out->basis || (n && !out->rounds))
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    memcpy(out->rounds, c, n * sizeof(double));
+    out->nrounds = n;
+    memcpy(t, c, n * sizeof(double));
+    out->value = ib_median(t, n);
+    out->se = prof_rounds_se(c, n);
+    out->distinguishable = fabs(out->value) > 2 * out->se;
+    memcpy(t, cl, n * sizeof(double));
+    out->cpu_lost_pct = ib_median(t, n);
+    out->cpu_lost_se = prof_rounds_se(cl, n);
+    memcpy(t, a, (n + 1) * sizeof(double));
+    out->alone = ib_median(t, n + 1);
+    memcpy(t, b, n * sizeof(double));
+    out->beside = ib_median(t, n);
+    out->occupancy_pct = nocc ? ib_median(occ, nocc) : NAN;
+    say(m, "caused %+.1f +- %.1f %% over %u rounds (cpu lost %+.1f %%)", out->value, out->se, n, out->cpu_lost_pct);
+    return 0;
+}

@@ -1,0 +1,119 @@
+/* profile_method.h - the profiling method as library code: the solo baseline, the tolerated search and the caused
+ * measurement, taking every measurement through struct prof_meter, so a test can pass a fake target and a fake SoI
+ * (with seeded noise and a fake clock) and run the real search in milliseconds. harness/profile.c is the adapter to
+ * real targets and SoIs.
+ *
+ * Tolerated (iBench section V.A): 25, 50, 75, 100 %, then bisection inside the first bracket that broke QoS
+ * (bisect_steps steps: 6.25 points with 2). Each point: `samples` solo samples with the SoI at 0 % (the local
+ * baseline), then samples with the SoI held at x for the whole point; relative = median beside against the local
+ * solo median. A point that breaks QoS (ramp or bisection) is measured once more and counts only when it breaks
+ * twice: one noisy set of samples must not decide the search.
+ * Sequential stop: once 2 samples beside the SoI are in, and the noise of one sample is known (from the baseline),
+ * a point stops early when every relative so far lies beyond qos by more than 3 noise, on the same side.
+ * tolerated = the last intensity that met QoS (0 when 25 % broke and bisection found nothing that met it; 100 when
+ * nothing broke it).
+ *
+ * Caused: the SoI held at the reference intensity, unthrottled, its windows alternating alone (the target's work
+ * paused) and beside (the work running): A0 B1 A1 B2 A2 ... Per round i, caused_i = 100 x (1 - B_i / mean(A_i-1,
+ * A_i)) on the SoI's work per second of its own CPU time, so CPU time the target takes from the SoI's CPUs is not
+ * read as resource pressure (it is reported apart, as cpu_lost_pct, from the same rounds on the CPU share). Caused
+ * is the median over rounds (raw: it may be negative), with a standard error (below); at least min_rounds rounds,
+ * more while the standard error predicted from the alone windows' own spread is above se_target, within the budget.
+ * distinguishable: |caused| > 2 se.
+ * The standard error of the median of n rounds: 1.2533 x sd / sqrt(n) (a median's efficiency), times
+ * t(0.975, n-1) / 1.96 (few rounds: the sd itself is uncertain), times sqrt(1 + (n-1)/(3n)) (neighbouring rounds
+ * share an alone window: correlation 1/6 when alone and beside windows are equally noisy). The rounds continue on
+ * the alone windows' spread, not on the rounds' own, so that stopping does not select an underestimated error. */
+#ifndef IB_PROFILE_METHOD_H
+#define IB_PROFILE_METHOD_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ib_atomic.h"
+#include "profile_fmt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROF_MAX_POINTS 16
+#define PROF_MAX_SAMPLES 64
+#define PROF_MAX_ROUNDS 64
+
+/* What the SoI did over a window (engine_window, reduced). */
+struct prof_window {
+    double achieved_pct; /* NAN: no figure */
+    double rate;         /* work per wall second */
+    double rate_cpu;     /* work per second of the SoI's own CPU time */
+    double cpu_share;    /* the share of its CPUs the SoI got */
+};
+
+/* Every measurement the method takes. Each returns 0 or -errno with why (-EINTR: stopped). */
+struct prof_meter {
+    void *ctx;
+    /* one sample of the target's metric (a batch run, a load run, a metric command) */
+    int (*sample)(void *ctx, double *value, char *why, size_t len);
+    /* hold the SoI at x % from now on (0: idle), unthrottled or not; returns once x is in force */
+    int (*soi_hold)(void *ctx, double x, int unthrottled, char *why, size_t len);
+    /* begin a window of the SoI's figures / end it and report it */
+    int (*soi_mark)(void *ctx, char *why, size_t len);
+    int (*soi_read)(void *ctx, struct prof_window *w, char *why, size_t len);
+    /* the target's work in the background, for caused: on (started the first time, else resumed) or off
+     * (paused); the last call is off. A work that failed is reported by the next call. */
+    int (*work)(void *ctx, int on, char *why, size_t len);
+    /* wait (the real meter sleeps and keeps the work going; a fake advances its clock) */
+    int (*wait_ms)(void *ctx, unsigned ms, char *why, size_t len);
+    uint64_t (*now_ns)(void *ctx);
+    /* optional: the target's own occupancy of the SoI's resource, % of the SoI's capacity (footprint SoIs whose
+     * resource the OS shows, e.g. resident memory for mem-cap); -ENOTSUP when it has none */
+    int (*occupancy)(void *ctx, double *pct, char *why, size_t len);
+    /* optional progress lines */
+    void (*progress)(void *ctx, const char *line);
+};
+
+struct prof_params {
+    double qos;             /* relative performance that still meets QoS, (0, 1] */
+    int higher_better;      /* the metric's direction */
+    unsigned samples;       /* samples per side of a point, at most (1..PROF_MAX_SAMPLES) */
+    double noise;           /* relative standard deviation of one solo sample (prof_noise); 0: unknown, no early stop */
+    unsigned bisect_steps;  /* 2 */
+    double caused_level;    /* % */
+    unsigned caused_min_rounds, caused_max_rounds;
+    double caused_se_target; /* points */
+    double caused_budget_s; /* the rounds stop at the first round boundary past it (min_rounds always run) */
+    unsigned caused_window_ms, settle_ms;
+    int sequential;         /* 1: the early stop above */
+};
+/* The defaults: qos 0.95, 3 samples, 2 bisection steps, caused at 100 % with 3..12 rounds, se target 5 points,
+ * budget 6 s (about 6 rounds), 400 ms windows, 60 ms settle, sequential. */
+void prof_params_default(struct prof_params *pp);
+
+/* n solo samples with the SoI idle (the caller holds none): values in v[0..n-1], their median. */
+int prof_baseline(const struct prof_params *pp, struct prof_meter *m, unsigned n, double *v, double *median,
+                  char *why, size_t len);
+/* Relative standard deviation of one sample from a set of solo samples (1.4826 MAD / median); 0 with < 3. */
+double prof_noise(const double *v, unsigned n);
+
+struct prof_tol_result {
+    double tolerated, lo, hi;  /* hi = 100 when nothing broke QoS */
+    struct profile_point curve[PROF_MAX_POINTS];
+    unsigned ncurve;
+};
+/* The tolerated search with the SoI the meter holds (the SoI is left idle at 0 %). base: the profile's solo median,
+ * used when a point's local solo median is not a positive number. */
+int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double base, struct prof_tol_result *out,
+                   char *why, size_t len);
+
+/* Caused at pp->caused_level; fills out's measured members (value, se, distinguishable, alone, beside,
+ * cpu_lost_pct/se, unthrottled, rounds (malloc'd), occupancy_pct, basis "cpu-second"); the caller sets intensity,
+ * unit and occupancy_what. value NAN with reason when the SoI gave no work rate to compare. */
+int prof_caused(const struct prof_params *pp, struct prof_meter *m, struct profile_caused *out, char *why,
+                size_t len);
+
+/* The standard error above for n per-round values (their median med); 0 when n < 2. */
+double prof_rounds_se(const double *v, unsigned n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,439 @@
+// test_profile_method.cpp - the profiling method (harness/profile_method.h) on fake targets and fake SoIs: the real
+// tolerated search and caused measurement, with seeded noise and a fake clock, in milliseconds.
+//
+// A fake target's relative performance is a known function of the SoI's intensity (a designed curve, after the
+// synthetic targets in tests/targets/ib_target.c: each is untouched below its break point and falls below QoS
+// from it on); each sample is that times (1 + N(0, noise)). A fake SoI's work rate per CPU-second drops by a known
+// share while the target's work runs, and its CPU share by another.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "profile_method.h"
+
+namespace {
+
+struct Fake {
+    // the target
+    std::function<double(double)> rel; // relative performance at intensity x (1 = solo)
+    double noise = 0;                  // multiplicative, per sample
+    double base = 1000;                // solo metric (higher is better)
+    double sample_s = 0.25;            // wall time of one sample
+    // the SoI
+    double rate = 1e9;                 // work per CPU-second, alone
+    double drop = 0;                   // share of it lost while the work runs
+    double cpu_lost = 0;               // share of its CPU time lost while the work runs
+    double soi_noise = 0;              // multiplicative, per window
+    double occupancy = NAN;            // the target's own occupancy, % (NAN: none)
+    // state
+    std::mt19937_64 rng;
+    std::normal_distribution<double> nd{0, 1};
+    double x = 0;
+    int unthrottled = 0, work_on = 0, work_started = 0;
+    uint64_t now = 0, mark = 0;
+    double mark_x = -1;
+    int x_changed_in_window = 0;
+    unsigned samples = 0, holds = 0;
+    int fail_at_sample = -1;           // a sample that fails (the target died)
+
+    explicit Fake(uint64_t seed) : rng(seed) {}
+    double g() { return nd(rng); }
+
+    static Fake *of(void *c) { return static_cast<Fake *>(c); }
+    static int sample(void *c, double *v, char *why, size_t len)
+    {
+        Fake *f = of(c);
+        if ((int)f->samples++ == f->fail_at_sample) {
+            snprintf(why, len, "the target exited");
+            return -ECHILD;
+        }
+        f->now += (uint64_t)(f->sample_s * 1e9);
+        *v = f->base * f->rel(f->x) * (1 + f->noise * f->g());
+        return 0;
+    }
+    static int hold(void *c, double x, int unthrottled, char *, size_t)
+    {
+        Fake *f = of(c);
+        if (x != f->x)
+            f->x_changed_in_window = 1;
+        f->x = x;
+        f->unthrottled = unthrottled;
+        f->holds++;
+        return 0;
+    }
+    static int mark_(void *c, char *, size_t)
+    {
+        Fake *f = of(c);
+        f->mark = f->now;
+        f->mark_x = f->x;
+        f->x_changed_in_window = 0;
+        return 0;
+    }
+    static int read(void *c, struct prof_window *w, char *, size_t)
+    {
+        Fake *f = of(c);
+        // the achieved pressure covers the whole window only when the intensity held all along
+        w->achieved_pct = f->x_changed_in_window ? NAN : f->x;
+        double share = f->work_on ? 1 - f->cpu_lost : 1;
+        double rc = f->rate * (f->work_on ? 1 - f->drop : 1) * (1 + f->soi_noise * f->g());
+        w->rate_cpu = rc;
+        w->cpu_share = share;
+        w->rate = rc * share;
+        f->mark = f->now;
+        return 0;
+    }
+    static int work(void *c, int on, char *, size_t)
+    {
+        Fake *f = of(c);
+        f->work_on = on;
+        f->work_started |= on;
+        return 0;
+    }
+    static int wait(void *c, unsigned ms, char *, size_t)
+    {
+        of(c)->now += (uint64_t)ms * 1000000ULL;
+        return 0;
+    }
+    static uint64_t clock(void *c) { return of(c)->now; }
+    static int occ(void *c, double *pct, char *why, size_t len)
+    {
+        Fake *f = of(c);
+        if (std::isnan(f->occupancy)) {
+            snprintf(why, len, "none");
+            return -ENOTSUP;
+        }
+        *pct = f->occupancy;
+        return 0;
+    }
+    struct prof_meter meter()
+    {
+        struct prof_meter m = {};
+        m.ctx = this;
+        m.sample = sample;
+        m.soi_hold = hold;
+        m.soi_mark = mark_;
+        m.soi_read = read;
+        m.work = work;
+        m.wait_ms = wait;
+        m.now_ns = clock;
+        m.occupancy = occ;
+        return m;
+    }
+};
+
+// A designed curve: untouched below b, and from b on below QoS (0.95) by 10 points, falling further with x.
+std::function<double(double)> breaks_at(double b)
+{
+    return [b](double x) { return x < b ? 1.0 : 0.85 - 0.3 * (x - b) / 100; };
+}
+
+// The search on a fresh fake: the baseline, its noise, then tolerated.
+struct prof_tol_result search(Fake &f, struct prof_params pp)
+{
+    struct prof_meter m = f.meter();
+    double v[5], med = 0;
+    char why[256] = "";
+    EXPECT_EQ(prof_baseline(&pp, &m, 5, v, &med, why, sizeof(why)), 0) << why;
+    pp.noise = prof_noise(v, 5);
+    struct prof_tol_result t;
+    int rc = prof_tolerated(&pp, &m, med, &t, why, sizeof(why));
+    EXPECT_EQ(rc, 0) << why;
+    return t;
+}
+
+// The bisection resolution with 2 steps: 25 / 4.
+constexpr double kResolution = 6.25;
+
+TEST(ProfileMethod, ToleratedHitRatesOnFakeTargets)
+{
+    struct Case {
+        const char *name;
+        double truth; // 100: never breaks
+    } cases[] = {{"llc-like, breaks at 10", 10}, {"dram-like, breaks at 40", 40}, {"breaks at 70", 70},
+                 {"breaks at 95", 95}, {"int-like, never breaks", 100}};
+    struct prof_params pp;
+    prof_params_default(&pp);
+    printf("%-26s %8s %8s %10s\n", "fake target", "noise", "hit rate", "samples/pt");
+    for (const auto &c : cases) {
+        for (double noise : {0.0, 0.02}) {
+            const int runs = 200;
+            int hits = 0;
+            unsigned samples = 0, points = 0;
+            for (int seed = 1; seed <= runs; seed++) {
+                Fake f(seed * 7919ULL + (uint64_t)c.truth);
+                f.noise = noise;
+                f.rel = c.truth >= 100 ? std::function<double(double)>([](double) { return 1.0; }) : breaks_at(c.truth);
+                struct prof_tol_result t = search(f, pp);
+                // within the bisection resolution, and never above the truth: the bracket holds it
+                bool hit = c.truth >= 100 ? t.tolerated == 100
+                                          : t.tolerated <= c.truth && c.truth - t.tolerated <= kResolution &&
+                                                t.lo <= c.truth && c.truth <= t.hi;
+                hits += hit;
+                for (unsigned i = 0; i < t.ncurve; i++)
+                    samples += t.curve[i].samples;
+                points += t.ncurve;
+            }
+            double rate = (double)hits / runs;
+            printf("%-26s %7.0f%% %7.1f%% %10.2f\n", c.name, noise * 100, rate * 100, (double)samples / points);
+            if (noise == 0)
+                EXPECT_EQ(hits, runs) << c.name;
+            else
+                EXPECT_GE(rate, 0.95) << c.name;
+        }
+    }
+}
+
+TEST(ProfileMethod, ExactSearchPathWithoutNoise)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(1);
+    f.rel = breaks_at(40);
+    struct prof_tol_result t = search(f, pp);
+    // 25 ok, 50 breaks twice, 37.5 ok, 43.75 breaks twice: tolerated 37.5, bracket [37.5, 43.75]
+    const double xs[] = {25, 50, 50, 37.5, 43.75, 43.75};
+    const int again[] = {0, 0, 1, 0, 0, 1};
+    ASSERT_EQ(t.ncurve, 6u);
+    for (unsigned i = 0; i < 6; i++) {
+        EXPECT_EQ(t.curve[i].intensity, xs[i]) << i;
+        EXPECT_EQ(t.curve[i].again, again[i]) << i;
+        EXPECT_EQ(t.curve[i].achieved_pct, xs[i]) << "the point held its intensity all along: " << i;
+    }
+    EXPECT_EQ(t.tolerated, 37.5);
+    EXPECT_EQ(t.lo, 37.5);
+    EXPECT_EQ(t.hi, 43.75);
+    EXPECT_EQ(f.x, 0) << "the SoI is left idle";
+}
+
+TEST(ProfileMethod, BreaksAtZeroGivesZeroNeverNaN)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    for (double noise : {0.0, 0.02}) {
+        Fake f(3);
+        f.noise = noise;
+        f.rel = [](double x) { return x > 0 ? 0.5 : 1.0; };
+        struct prof_tol_result t = search(f, pp);
+        EXPECT_EQ(t.tolerated, 0);
+        EXPECT_EQ(t.lo, 0);
+        EXPECT_EQ(t.hi, kResolution);
+        for (unsigned i = 0; i < t.ncurve; i++)
+            EXPECT_TRUE(std::isfinite(t.curve[i].relative));
+    }
+}
+
+TEST(ProfileMethod, AFailingSampleAbortsWithTheReason)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(4);
+    f.rel = breaks_at(50);
+    f.fail_at_sample = 9;
+    struct prof_meter m = f.meter();
+    struct prof_tol_result t;
+    char why[256] = "";
+    EXPECT_EQ(prof_tolerated(&pp, &m, 1000, &t, why, sizeof(why)), -ECHILD);
+    EXPECT_STREQ(why, "the target exited");
+    EXPECT_EQ(f.x, 0) << "the SoI is idle again after a failure";
+}
+
+TEST(ProfileMethod, ASampleThatIsNotAPositiveNumberIsAnError)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(5);
+    f.rel = [](double x) { return x >= 50 ? NAN : 1.0; };
+    struct prof_meter m = f.meter();
+    struct prof_tol_result t;
+    char why[256] = "";
+    EXPECT_EQ(prof_tolerated(&pp, &m, 1000, &t, why, sizeof(why)), -EINVAL);
+    EXPECT_NE(std::string(why).find("not a positive number"), std::string::npos) << why;
+}
+
+TEST(ProfileMethod, SequentialStopSavesSamplesOnClearPoints)
+{
+    // a clear curve (1.0 below 60, 0.6 from 60) with 1 % noise: clear points stop after 2 samples beside the SoI
+    struct prof_params pp;
+    prof_params_default(&pp);
+    pp.samples = 5;
+    Fake f(6);
+    f.noise = 0.01;
+    f.rel = [](double x) { return x < 60 ? 1.0 : 0.6; };
+    struct prof_tol_result t = search(f, pp);
+    EXPECT_EQ(t.tolerated, 56.25);
+    for (unsigned i = 0; i < t.ncurve; i++)
+        EXPECT_EQ(t.curve[i].samples, 2u) << t.curve[i].intensity;
+    // and without the sequential rule every point takes all 5
+    pp.sequential = 0;
+    Fake g(6);
+    g.noise = 0.01;
+    g.rel = f.rel;
+    t = search(g, pp);
+    EXPECT_EQ(t.tolerated, 56.25);
+    for (unsigned i = 0; i < t.ncurve; i++)
+        EXPECT_EQ(t.curve[i].samples, 5u);
+}
+
+struct profile_caused caused(Fake &f, struct prof_params pp, int *rc = nullptr)
+{
+    struct prof_meter m = f.meter();
+    struct profile_caused c = {};
+    c.occupancy_pct = NAN;
+    char why[256] = "";
+    int r = prof_caused(&pp, &m, &c, why, sizeof(why));
+    if (rc)
+        *rc = r;
+    else
+        EXPECT_EQ(r, 0) << why;
+    return c;
+}
+
+void caused_free(struct profile_caused &c)
+{
+    free(c.rounds);
+    free(c.basis);
+    free(c.reason);
+}
+
+TEST(ProfileMethod, CausedThirtyPercentDrop)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    { // noiseless: exactly 30, distinguishable, the minimum number of rounds
+        Fake f(7);
+        f.drop = 0.30;
+        struct profile_caused c = caused(f, pp);
+        EXPECT_NEAR(c.value, 30, 1e-9);
+        EXPECT_NEAR(c.se, 0, 1e-9);
+        EXPECT_EQ(c.distinguishable, 1);
+        EXPECT_EQ(c.nrounds, pp.caused_min_rounds);
+        EXPECT_EQ(c.unthrottled, 1);
+        EXPECT_STREQ(c.basis, "cpu-second");
+        EXPECT_NEAR(c.cpu_lost_pct, 0, 1e-9);
+        EXPECT_EQ(f.work_on, 0) << "the work is paused at the end";
+        EXPECT_EQ(f.x, 0) << "the SoI is idle at the end";
+        caused_free(c);
+    }
+    // 1 % noise on the SoI's rate: 30 +- 2 and distinguishable in >= 95 % of 200 seeded runs
+    int ok = 0;
+    for (int seed = 1; seed <= 200; seed++) {
+        Fake f(seed);
+        f.drop = 0.30;
+        f.soi_noise = 0.01;
+        struct profile_caused c = caused(f, pp);
+        ok += std::fabs(c.value - 30) <= 2 && c.distinguishable == 1;
+        caused_free(c);
+    }
+    printf("caused 30 %% drop, 1 %% noise: 30 +- 2 and distinguishable in %d / 200 runs\n", ok);
+    EXPECT_GE(ok, 190);
+}
+
+TEST(ProfileMethod, CausedNoDropIsNotDistinguishable)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    int nd = 0;
+    unsigned rounds = 0;
+    for (int seed = 1; seed <= 200; seed++) {
+        Fake f(1000 + seed);
+        f.soi_noise = 0.05;
+        struct profile_caused c = caused(f, pp);
+        nd += c.distinguishable == 0;
+        rounds += c.nrounds;
+        EXPECT_TRUE(std::isfinite(c.value) && std::isfinite(c.se));
+        caused_free(c);
+    }
+    printf("caused, no drop, 5 %% noise: not distinguishable in %d / 200 runs (%.1f rounds on average)\n", nd,
+           rounds / 200.0);
+    EXPECT_GE(nd, 190);
+}
+
+TEST(ProfileMethod, CpuLostIsNotCaused)
+{
+    // the SoI loses half its CPU time beside the target but none of its rate per CPU-second
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(9);
+    f.cpu_lost = 0.5;
+    f.soi_noise = 0.01;
+    struct profile_caused c = caused(f, pp);
+    EXPECT_NEAR(c.cpu_lost_pct, 50, 1);
+    EXPECT_NEAR(c.value, 0, 2);
+    EXPECT_EQ(c.distinguishable, 0);
+    caused_free(c);
+}
+
+TEST(ProfileMethod, CausedMoreRoundsWhenNoisyWithinTheBudget)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake quiet(10), noisy(10);
+    quiet.soi_noise = 0.01;
+    noisy.soi_noise = 0.15;
+    struct profile_caused a = caused(quiet, pp), b = caused(noisy, pp);
+    EXPECT_EQ(a.nrounds, pp.caused_min_rounds);
+    EXPECT_GT(b.nrounds, pp.caused_min_rounds);
+    // the budget: the rounds stop at the first boundary past it (one round is two settled windows)
+    double round_s = 2 * (pp.caused_window_ms + pp.settle_ms) / 1000.0;
+    EXPECT_LE(noisy.now / 1e9, pp.caused_budget_s + 2 * round_s);
+    caused_free(a);
+    caused_free(b);
+}
+
+TEST(ProfileMethod, CausedReportsTheTargetsOccupancy)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(11);
+    f.occupancy = 12.5;
+    struct profile_caused c = caused(f, pp);
+    EXPECT_EQ(c.occupancy_pct, 12.5);
+    caused_free(c);
+    Fake g(11);
+    c = caused(g, pp);
+    EXPECT_TRUE(std::isnan(c.occupancy_pct)) << "none shown: absent, not 0";
+    caused_free(c);
+}
+
+TEST(ProfileMethod, CausedWithoutWorkRateHasNoFigure)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(12);
+    f.rate = 0;
+    struct profile_caused c = caused(f, pp);
+    EXPECT_TRUE(std::isnan(c.value));
+    EXPECT_EQ(c.distinguishable, -1);
+    ASSERT_NE(c.reason, nullptr);
+    EXPECT_NE(std::string(c.reason).find("no measurable work"), std::string::npos);
+    caused_free(c);
+}
+
+TEST(ProfileMethod, RoundsStandardError)
+{
+    const double v[] = {10, 12, 14};
+    // sd 2, n 3: 1.2533 x 2 / sqrt 3 x 4.303 / 1.96 x sqrt(1 + 2/9)
+    double want = 1.2533 * 2 / std::sqrt(3.0) * 4.303 / 1.96 * std::sqrt(1 + 2.0 / 9);
+    EXPECT_NEAR(prof_rounds_se(v, 3), want, 1e-9);
+    EXPECT_EQ(prof_rounds_se(v, 1), 0);
+    const double w[] = {5, 5, 5, 5};
+    EXPECT_EQ(prof_rounds_se(w, 4), 0);
+}
+
+TEST(ProfileMethod, NoiseFromTheBaseline)
+{
+    const double v[] = {100, 102, 98, 101, 99};
+    // MAD 1, median 100: 1.4826 %
+    EXPECT_NEAR(prof_noise(v, 5), 0.014826, 1e-9);
+    EXPECT_EQ(prof_noise(v, 2), 0);
+}
+
+} // namespace
