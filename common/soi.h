@@ -36,6 +36,13 @@ enum soi_kind {
 };
 const char *soi_kind_name(enum soi_kind k);
 
+/* What of another program's the OS shows that this SoI's resource holds: a profile reports the target's own
+ * occupancy beside what the target takes from the SoI (FOOTPRINT SoIs). */
+enum soi_occupancy {
+    SOI_OCC_NONE = 0,
+    SOI_OCC_RSS,       /* resident memory, bytes (the SoI's capacity is in bytes of memory) */
+};
+
 /* Where the threads go by default. */
 enum soi_placement {
     SOI_PLACE_SHARE = 0, /* next to the target, sharing ops->scope with it (topo_near); default: highest CPUs */
@@ -121,6 +128,7 @@ struct soi_ops {
     unsigned min_threads;    /* fewest threads it can run with (0 or 1: any); also its default thread count */
     enum soi_placement placement;
     unsigned io;             /* which of env's I/O options it takes: SOI_IO_DIR | SOI_IO_DEVICE | SOI_IO_TARGET */
+    enum soi_occupancy occupancy; /* what of a target's the OS shows in this SoI's resource (default: nothing) */
 };
 
 #define SOI_IO_DIR 1u

@@ -1,16 +1,17 @@
-/* profile.c - tolerated and caused interference of a target, per SoI (profile.h). */
+/* profile.c - a real profile (profile.h): the target, its samples and its work, and each SoI through the background
+ * engine, as a prof_meter for the method (profile_method.h), assembled into a struct profile. */
 #define _GNU_SOURCE
 #include "profile.h"
 
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,18 +21,26 @@
 #include "engine.h"
 #include "ib_err.h"
 #include "output.h"
-#include "ramp.h"
+#include "profile_method.h"
 #include "stats.h"
 #include "target.h"
 #include "vprobe.h"
 
-/* ---- the target and its samples ------------------------------------------------------------------------------ */
+/* ---- the target ---------------------------------------------------------------------------------------------- */
 
 struct run {
     const struct profile_opts *o;
     const atomic_int *stop;
     struct child svc; /* a service target we started */
     int have_svc;
+    /* the SoI of the moment */
+    struct soi *s;
+    struct engine_bg *eng;
+    double x;
+    int unthrottled;
+    /* the target's work in the background (caused) */
+    struct child act;
+    int act_live, act_on;
 };
 
 static int target_alive(struct run *r, char *why, size_t len)
@@ -61,9 +70,9 @@ static const char *sample_cmd(const struct profile_opts *o)
     return o->load_cmd;
 }
 
-/* One sample of the metric. */
-static int sample(struct run *r, double *v, char *why, size_t len)
+static int m_sample(void *ctx, double *v, char *why, size_t len)
 {
+    struct run *r = ctx;
     const struct profile_opts *o = r->o;
     int rc = target_alive(r, why, len);
     if (rc < 0)
@@ -82,143 +91,253 @@ static int sample(struct run *r, double *v, char *why, size_t len)
         free(out);
         return ib_why(why, len, -ECHILD, "%s '%s' %s", batch(o) ? "the target" : "the load/metric command", cmd, s);
     }
-    if (o->metric.kind == MK_RUNTIME) {
+    if (o->metric.kind == MK_RUNTIME)
         *v = (double)wall / 1e9;
-    } else if (o->metric.kind == MK_CPUTIME) {
+    else if (o->metric.kind == MK_CPUTIME)
         *v = cpu > 0 ? cpu : 1e-6; /* a run too short to be charged a tick still counts, as almost nothing */
-    } else {
+    else
         rc = metric_read(&o->metric, out, v, why, len);
-    }
     free(out);
     if (rc == 0)
         rc = target_alive(r, why, len);
     return rc;
 }
 
-/* n samples; their median in *med and the raw values appended to arr (when not NULL). */
-static int samples(struct run *r, unsigned n, double *med, json_t *arr, char *why, size_t len)
+/* ---- the SoI, held through the background engine -------------------------------------------------------------- */
+
+/* 0 % is the SoI stopped (no thread of it left on its CPUs): solo is solo. A change of throttling restarts it. */
+static int m_hold(void *ctx, double x, int unthrottled, char *why, size_t len)
 {
-    double v[64];
-    n = n > 64 ? 64 : n;
-    for (unsigned i = 0; i < n; i++) {
-        int rc = sample(r, &v[i], why, len);
+    struct run *r = ctx;
+    if (r->eng && (x <= 0 || unthrottled != r->unthrottled)) {
+        char w[256] = "";
+        int rc = engine_stop(r->eng, w, sizeof(w));
+        r->eng = NULL;
         if (rc < 0)
-            return rc;
-        if (arr)
-            json_array_append_new(arr, json_real(v[i]));
+            return ib_why(why, len, rc, "the SoI failed: %s", w);
     }
-    *med = ib_median(v, n);
-    return 0;
+    r->x = x;
+    r->unthrottled = unthrottled;
+    if (x <= 0)
+        return atomic_load(r->stop) ? -EINTR : 0;
+    if (r->eng)
+        return engine_set(r->eng, x, why, len);
+    struct engine_bg_opts eo = {.step_ns = 200 * IB_NS_PER_MS, .unthrottled = unthrottled};
+    return engine_start(r->s, x, &eo, r->stop, &r->eng, why, len);
 }
 
-/* ---- an SoI held at one intensity in the background --------------------------------------------------------- */
-
-#define HOLD_STEP_MS 200
-#define HOLD_MAX_STEPS 3000 /* 10 minutes */
-
-struct hold {
-    struct soi *s;
-    pthread_t th;
-    atomic_int stop;
-    const atomic_int *outer;
-    struct ramp_sched sched;
-    struct step_result *res;
-    unsigned ndone;
-    atomic_uint steps; /* completed steps, counted as they complete (ndone is only final on return) */
-    atomic_int finished; /* engine_run returned */
-    int rc;
-    char why[256];
-    int running;
-};
-
-static void hold_on_step(void *arg, const struct step_result *r, unsigned nsteps)
+static int m_mark(void *ctx, char *why, size_t len)
 {
-    (void)r;
-    (void)nsteps;
-    atomic_fetch_add(&((struct hold *)arg)->steps, 1);
+    struct run *r = ctx;
+    return r->eng ? engine_mark(r->eng, why, len) : 0;
 }
 
-static void nap_ms(unsigned ms, const atomic_int *stop);
-
-static void *hold_thread(void *arg)
+static int m_read(void *ctx, struct prof_window *w, char *why, size_t len)
 {
-    struct hold *h = arg;
-    struct engine_cb cb = {.on_step = hold_on_step, .arg = h};
-    h->rc = engine_run(h->s, &h->sched, &h->stop, &cb, h->res, &h->ndone, h->why, sizeof(h->why));
-    atomic_store(&h->finished, 1);
-    return NULL;
-}
-
-static int hold_start(struct hold *h, struct soi *s, double x, char *why, size_t len)
-{
-    memset(h, 0, sizeof(*h));
-    h->s = s;
-    double *xs = malloc(HOLD_MAX_STEPS * sizeof(double));
-    h->res = calloc(HOLD_MAX_STEPS, sizeof(*h->res));
-    if (!xs || !h->res) {
-        free(xs);
-        free(h->res);
-        return ib_why(why, len, -ENOMEM, "out of memory");
-    }
-    for (unsigned i = 0; i < HOLD_MAX_STEPS; i++)
-        xs[i] = x;
-    int rc = ramp_list(&h->sched, xs, HOLD_MAX_STEPS, (uint64_t)HOLD_STEP_MS * IB_NS_PER_MS);
-    free(xs);
-    if (rc < 0) {
-        free(h->res);
-        return ib_why(why, len, rc, "ramp: %s", strerror(-rc));
-    }
-    if (pthread_create(&h->th, NULL, hold_thread, h)) {
-        ramp_free(&h->sched);
-        free(h->res);
-        return ib_why(why, len, -EAGAIN, "cannot start the SoI's thread");
-    }
-    h->running = 1;
-    return 0;
-}
-
-/* Stop it; 0, or the engine's error with why. Medians over the completed steps from step `from` on. */
-static int hold_stop(struct hold *h, unsigned from, double *achieved_pct, double *rate, char *why, size_t len)
-{
-    if (!h->running)
+    struct run *r = ctx;
+    *w = (struct prof_window){.achieved_pct = NAN, .rate = NAN, .rate_cpu = NAN, .cpu_share = NAN};
+    if (!r->eng)
         return 0;
-    atomic_store(&h->stop, 1);
-    pthread_join(h->th, NULL);
-    h->running = 0;
-    int rc = h->rc == -EINTR ? 0 : h->rc;
+    struct engine_window ew;
+    int rc = engine_read(r->eng, &ew, why, len);
     if (rc < 0)
-        snprintf(why, len, "%s", h->why);
-    double a[64], q[64];
-    unsigned n = 0;
-    for (unsigned i = from; i < h->ndone && n < 64; i++, n++) {
-        a[n] = h->res[i].achieved_pct;
-        q[n] = h->res[i].secondary;
+        return rc;
+    *w = (struct prof_window){.achieved_pct = ew.achieved_pct, .rate = ew.rate, .rate_cpu = ew.rate_cpu,
+                              .cpu_share = ew.cpu_share};
+    return 0;
+}
+
+/* ---- the target's work in the background: started once, paused (SIGSTOP to its group) and resumed ------------ */
+
+/* A work run that finished: judged, and started again while the work is on. */
+static int work_check(struct run *r, char *why, size_t len)
+{
+    if (!r->act_live || !child_poll(&r->act))
+        return 0;
+    if (!WIFEXITED(r->act.status) || WEXITSTATUS(r->act.status) != 0) {
+        char st[96];
+        status_text(r->act.status, st, sizeof(st));
+        child_stop(&r->act, 0);
+        r->act_live = 0;
+        return ib_why(why, len, -ECHILD, "'%s' %s while caused was measured", sample_cmd(r->o), st);
     }
-    if (achieved_pct)
-        *achieved_pct = ib_median(a, n);
-    if (rate)
-        *rate = ib_median(q, n);
-    ramp_free(&h->sched);
-    free(h->res);
-    h->res = NULL;
+    child_stop(&r->act, 0);
+    r->act_live = 0;
+    if (!r->act_on)
+        return 0;
+    int rc = child_spawn(sample_cmd(r->o), r->o->tcpus, r->o->ntcpus, 0, 0, &r->act, why, len);
+    r->act_live = rc == 0;
     return rc;
 }
 
-static void nap_ms(unsigned ms, const atomic_int *stop)
+static int m_work(void *ctx, int on, char *why, size_t len)
 {
-    for (unsigned i = 0; i < ms / 10 && !(stop && atomic_load(stop)); i++) {
-        struct timespec ts = {0, 10000000};
+    struct run *r = ctx;
+    int rc = work_check(r, why, len);
+    if (rc < 0)
+        return rc;
+    if ((rc = target_alive(r, why, len)) < 0)
+        return rc;
+    r->act_on = on;
+    if (!r->act_live) {
+        if (!on)
+            return 0;
+        rc = child_spawn(sample_cmd(r->o), r->o->tcpus, r->o->ntcpus, 0, 0, &r->act, why, len);
+        r->act_live = rc == 0;
+        return rc;
+    }
+    kill(-r->act.pid, on ? SIGCONT : SIGSTOP);
+    return 0;
+}
+
+static void work_end(struct run *r)
+{
+    if (!r->act_live)
+        return;
+    kill(-r->act.pid, SIGTERM);
+    kill(-r->act.pid, SIGCONT); /* a stopped group acts on SIGTERM once continued */
+    child_stop(&r->act, 500);
+    r->act_live = r->act_on = 0;
+}
+
+static int m_wait(void *ctx, unsigned ms, char *why, size_t len)
+{
+    struct run *r = ctx;
+    const uint64_t until = clk_mono_ns() + (uint64_t)ms * IB_NS_PER_MS;
+    for (;;) {
+        if (atomic_load(r->stop))
+            return -EINTR;
+        int rc = work_check(r, why, len);
+        if (rc == 0 && r->eng)
+            rc = engine_status(r->eng, why, len);
+        if (rc < 0)
+            return rc;
+        uint64_t now = clk_mono_ns();
+        if (now >= until)
+            return 0;
+        uint64_t d = until - now > 20 * IB_NS_PER_MS ? 20 * IB_NS_PER_MS : until - now;
+        struct timespec ts = {(time_t)(d / 1000000000ULL), (long)(d % 1000000000ULL)};
         nanosleep(&ts, NULL);
     }
 }
 
-/* Wait until the hold has completed `steps` steps (or stopped, or failed). */
-static void hold_wait_steps(struct hold *h, unsigned steps, const atomic_int *stop)
+static uint64_t m_now(void *ctx)
 {
-    uint64_t until = clk_mono_ns() + (uint64_t)(steps + 20) * HOLD_STEP_MS * IB_NS_PER_MS + 30ULL * 1000000000ULL;
-    while (atomic_load(&h->steps) < steps && !(stop && atomic_load(stop)) && clk_mono_ns() < until &&
-           !atomic_load(&h->finished))
-        nap_ms(20, stop);
+    (void)ctx;
+    return clk_mono_ns();
+}
+
+/* The target's resident memory as % of the SoI's capacity: the service's group, the --pid process, the work's
+ * group. */
+static int m_occupancy(void *ctx, double *pct, char *why, size_t len)
+{
+    struct run *r = ctx;
+    if (!r->s || r->s->ops->occupancy != SOI_OCC_RSS || !(r->s->capacity > 0))
+        return ib_why(why, len, -ENOTSUP, "the OS shows nothing of the target's in this resource");
+    double b = 0;
+    if (r->have_svc)
+        b += group_rss_bytes(r->svc.pid);
+    if (r->o->pid > 0)
+        b += group_rss_bytes(-r->o->pid);
+    if (r->act_live)
+        b += group_rss_bytes(r->act.pid);
+    *pct = 100 * b / r->s->capacity;
+    return 0;
+}
+
+static void m_progress(void *ctx, const char *line)
+{
+    struct run *r = ctx;
+    out_progress("profile", "%s: %s", r->s ? r->s->ops->name : "target", line);
+}
+
+/* ---- does the SoI reach the target's CPU? (profile.h, "Reach") ---------------------------------------------- */
+
+const char *profile_reach_verdict(double effect_pct, double se_pct, double bar_pct)
+{
+    if (!isfinite(effect_pct) || !isfinite(se_pct) || se_pct < 0)
+        return "undecided";
+    return effect_pct + 2 * se_pct < bar_pct ? "does not reach" : effect_pct - 2 * se_pct > 0 ? "reaches" : "undecided";
+}
+
+static char *sdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *dupf(const char *fmt, ...)
+{
+    char *p = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&p, fmt, ap) < 0)
+        p = NULL;
+    va_end(ap);
+    return p;
+}
+
+/* 1: the SoI reaches the target, or that could not be ruled out (ramp it); 0: it does not (w says why); -EINTR.
+ * e->reach gets the figures. */
+static int reach_check(struct machine *m, struct run *r, struct profile_soi *e, char *w, size_t wlen)
+{
+    const struct soi_ops *ops = r->s->ops;
+    const struct vprobe_map *vm = vprobe_map_of(ops->name);
+    if (!vm || !vm->placed || !vm->probe)
+        return 1;
+    const char *pname = vm->probe;
+    const int cpu = r->o->tcpus[0];
+    struct profile_reach *re = &e->reach;
+    *re = (struct profile_reach){.cpu = -1, .bar_pct = NAN, .effect_pct = NAN, .se_pct = NAN,
+                                 .soi_achieved_pct = NAN};
+    e->have_reach = 1;
+    if (r->o->no_reach_check) {
+        re->verdict = sdup("unchecked");
+        re->reason = sdup("--no-reach-check");
+        return 1;
+    }
+    char pw[256] = "";
+    struct vprobe vp;
+    int rc = vprobe_init(&vp, pname, &m->calib, &m->mlim, r->o->dir, NULL, -1, pw, sizeof(pw));
+    struct beside_result br;
+    if (rc == 0) {
+        const double levels[2] = {0, 100};
+        out_progress("profile", "%s: does it reach CPU %d? the %s probe there, the SoI at 0 / 100 %%", ops->name, cpu,
+                     pname);
+        rc = beside_run(r->s, levels, 2, 16, 60 * IB_NS_PER_MS, 8 * IB_NS_PER_MS, cpu, &vp.bp, r->stop, &br, pw,
+                        sizeof(pw));
+        vprobe_fini(&vp);
+    }
+    if (rc == -EINTR)
+        return rc;
+    re->probe = sdup(pname);
+    if (rc < 0) { /* the check itself failed: say so and ramp the SoI as hwloc's word has it */
+        re->verdict = sdup("unchecked");
+        re->reason = sdup(pw);
+        return 1;
+    }
+    const double eff = 100 * (br.lv[1].ratio - 1), se = 100 * br.lv[1].ratio_rse, bar = 50 * (1 - r->o->qos);
+    const char *v = profile_reach_verdict(eff, se, bar);
+    re->verdict = sdup(v);
+    re->cpu = cpu;
+    re->bar_pct = bar;
+    re->unit = sdup(vp.unit);
+    if (isfinite(eff) && isfinite(se)) {
+        re->effect_pct = eff;
+        re->se_pct = se;
+    }
+    re->soi_achieved_pct = br.lv[1].achieved_pct;
+    out_progress("profile", "%s: the %s probe on CPU %d moved %+.1f +- %.1f %%: %s", ops->name, pname, cpu, eff, se,
+                 v);
+    if (strcmp(v, "does not reach"))
+        return 1;
+    snprintf(w, wlen,
+             "%s at 100 %% does not reach CPU %d from where it runs: the %s probe on CPU %d moved %+.1f +- %.1f %% "
+             "beside it (median of per-cycle ratios +- its robust standard error), under half the QoS band (%.1f %%) "
+             "with twice that error. hwloc says these CPUs share the %s; a VM's vCPUs can sit on different physical "
+             "caches or sockets. --no-reach-check ramps it anyway",
+             ops->name, cpu, pname, cpu, eff, se, bar, topo_scope_name(ops->scope));
+    return 0;
 }
 
 /* ---- per SoI ----------------------------------------------------------------------------------------------- */
@@ -254,289 +373,80 @@ static int soi_cpus(struct machine *m, const struct profile_opts *o, const struc
     return 0;
 }
 
-struct point {
-    double x, value, solo, rel, achieved;
-    int ok;
-    int again; /* a second measurement of a ramp point that broke QoS */
-};
-
-/* One point: solo samples right before (the local baseline: the host drifts by more than a QoS band over a
- * profile here), then the same number with the SoI held at x; relative performance = median at x against the
- * local baseline. */
-static int measure_point(struct run *r, struct soi *s, double x, double base, struct point *p, char *why, size_t len)
+static void skip(struct profile_soi *e, const char *why)
 {
-    int rc = samples(r, r->o->samples, &p->solo, NULL, why, len);
-    if (rc < 0)
-        return rc;
-    if (isfinite(p->solo) && p->solo > 0)
-        base = p->solo;
-    struct hold h;
-    rc = hold_start(&h, s, x, why, len);
-    if (rc < 0)
-        return rc;
-    hold_wait_steps(&h, 1, r->stop); /* the footprint is grown and one step ran before sampling */
-    double v = NAN;
-    rc = samples(r, r->o->samples, &v, NULL, why, len);
-    char hw[256] = "";
-    int hr = hold_stop(&h, 1, &p->achieved, NULL, hw, sizeof(hw));
-    if (rc == 0 && hr < 0)
-        rc = ib_why(why, len, hr, "the SoI failed: %s", hw);
-    if (rc < 0)
-        return rc;
-    p->x = x;
-    p->value = v;
-    p->rel = metric_rel(&r->o->metric, v, base);
-    p->ok = p->rel >= r->o->qos;
-    return 0;
+    e->status = PROFILE_SKIPPED;
+    e->reason = sdup(why);
 }
 
-static json_t *point_json(const struct point *p)
-{
-    json_t *j = json_pack("{s:f,s:f,s:f,s:f,s:b,s:f}", "intensity", p->x, "value", p->value, "solo", p->solo,
-                          "relative", p->rel, "meets_qos", p->ok, "achieved_pct",
-                          isfinite(p->achieved) ? p->achieved : 0.0);
-    if (p->again)
-        json_object_set_new(j, "again", json_true());
-    return j;
-}
-
-/* ---- does the SoI reach the target's CPU? (profile.h, "Reach") ---------------------------------------------- */
-
-const char *profile_reach_verdict(double effect_pct, double se_pct, double bar_pct)
-{
-    if (!isfinite(effect_pct) || !isfinite(se_pct) || se_pct < 0)
-        return "undecided";
-    return effect_pct + 2 * se_pct < bar_pct ? "does not reach" : effect_pct - 2 * se_pct > 0 ? "reaches" : "undecided";
-}
-
-/* 1: the SoI reaches the target, or that could not be ruled out (ramp it); 0: it does not (w says why); -EINTR.
- * e gets a "reach" object with the figures. */
-static int reach_check(struct machine *m, struct run *r, struct soi *s, const struct soi_ops *ops, json_t *e,
-                       char *w, size_t wlen)
-{
-    const struct vprobe_map *vm = vprobe_map_of(ops->name);
-    if (!vm || !vm->placed || !vm->probe)
-        return 1;
-    const char *pname = vm->probe;
-    const int cpu = r->o->tcpus[0];
-    char pw[256] = "";
-    if (r->o->no_reach_check) {
-        json_object_set_new(e, "reach", json_pack("{s:s,s:s}", "verdict", "unchecked", "reason", "--no-reach-check"));
-        return 1;
-    }
-    struct vprobe vp;
-    int rc = vprobe_init(&vp, pname, &m->calib, &m->mlim, r->o->dir, NULL, -1, pw, sizeof(pw));
-    struct beside_result br;
-    if (rc == 0) {
-        const double levels[2] = {0, 100};
-        out_progress("profile", "%s: does it reach CPU %d? the %s probe there, the SoI at 0 / 100 %%", ops->name, cpu,
-                     pname);
-        rc = beside_run(s, levels, 2, 16, 60 * IB_NS_PER_MS, 8 * IB_NS_PER_MS, cpu, &vp.bp, r->stop, &br, pw,
-                        sizeof(pw));
-        vprobe_fini(&vp);
-    }
-    if (rc == -EINTR)
-        return rc;
-    if (rc < 0) { /* the check itself failed: say so and ramp the SoI as hwloc's word has it */
-        json_object_set_new(e, "reach", json_pack("{s:s,s:s,s:s}", "verdict", "unchecked", "probe", pname, "reason",
-                                                  pw));
-        return 1;
-    }
-    const double eff = 100 * (br.lv[1].ratio - 1), se = 100 * br.lv[1].ratio_rse, bar = 50 * (1 - r->o->qos);
-    const int known = isfinite(eff) && isfinite(se);
-    const char *v = profile_reach_verdict(eff, se, bar);
-    json_t *j = json_pack("{s:s,s:s,s:i,s:f,s:s}", "verdict", v, "probe", pname, "cpu", cpu, "bar_pct", bar, "unit",
-                          vp.unit);
-    if (known) {
-        json_object_set_new(j, "effect_pct", json_real(eff));
-        json_object_set_new(j, "se_pct", json_real(se));
-    }
-    if (isfinite(br.lv[1].achieved_pct))
-        json_object_set_new(j, "soi_achieved_pct", json_real(br.lv[1].achieved_pct));
-    json_object_set_new(e, "reach", j);
-    out_progress("profile", "%s: the %s probe on CPU %d moved %+.1f +- %.1f %%: %s", ops->name, pname, cpu, eff, se,
-                 v);
-    if (strcmp(v, "does not reach"))
-        return 1;
-    snprintf(w, wlen,
-             "%s at 100 %% does not reach CPU %d from where it runs: the %s probe on CPU %d moved %+.1f +- %.1f %% "
-             "beside it (median of per-cycle ratios +- its robust standard error), under half the QoS band (%.1f %%) "
-             "with twice that error. hwloc says these CPUs "
-             "share the %s; a VM's vCPUs can sit on different physical caches or sockets. --no-reach-check ramps it "
-             "anyway",
-             ops->name, cpu, pname, cpu, eff, se, bar, topo_scope_name(ops->scope));
-    return 0;
-}
-
-/* The target working in the background while caused is measured: its batch job or load generator rerun. */
-static int caused(struct run *r, struct soi *s, double *alone, double *beside, char *why, size_t len)
-{
-    const unsigned steps = 5; /* 1 s */
-    struct hold h;
-    int rc = hold_start(&h, s, r->o->caused_level, why, len);
-    if (rc < 0)
-        return rc;
-    hold_wait_steps(&h, steps + 1, r->stop);
-    char hw[256] = "";
-    rc = hold_stop(&h, 1, NULL, alone, hw, sizeof(hw));
-    if (rc < 0)
-        return ib_why(why, len, rc, "the SoI failed: %s", hw);
-    if ((rc = target_alive(r, why, len)) < 0)
-        return rc;
-    struct child act;
-    const char *cmd = sample_cmd(r->o);
-    if ((rc = child_spawn(cmd, r->o->tcpus, r->o->ntcpus, 0, 0, &act, why, len)) < 0)
-        return rc;
-    nap_ms(100, r->stop); /* let it get going */
-    if ((rc = hold_start(&h, s, r->o->caused_level, why, len)) < 0) {
-        child_stop(&act, 500);
-        return rc;
-    }
-    unsigned respawns = 0;
-    while (atomic_load(&h.steps) < steps + 1 && !atomic_load(r->stop) && !atomic_load(&h.finished)) {
-        nap_ms(20, r->stop);
-        if (child_poll(&act)) { /* finished: judge it, start it again */
-            if (!WIFEXITED(act.status) || WEXITSTATUS(act.status) != 0) {
-                char st[96];
-                status_text(act.status, st, sizeof(st));
-                child_stop(&act, 0);
-                hold_stop(&h, 0, NULL, NULL, hw, sizeof(hw));
-                return ib_why(why, len, -ECHILD, "'%s' %s while caused was measured", cmd, st);
-            }
-            child_stop(&act, 0);
-            if (++respawns > 1000 ||
-                (rc = child_spawn(cmd, r->o->tcpus, r->o->ntcpus, 0, 0, &act, why, len)) < 0) {
-                hold_stop(&h, 0, NULL, NULL, hw, sizeof(hw));
-                return rc < 0 ? rc : ib_why(why, len, -EIO, "'%s' keeps finishing at once", cmd);
-            }
-        }
-    }
-    rc = hold_stop(&h, 1, NULL, beside, hw, sizeof(hw));
-    child_stop(&act, 500);
-    if (rc < 0)
-        return ib_why(why, len, rc, "the SoI failed: %s", hw);
-    if (atomic_load(r->stop))
-        return -EINTR;
-    /* alone once more: the reference is the mean of the runs before and after, moments apart */
-    double again = NAN;
-    if ((rc = hold_start(&h, s, r->o->caused_level, why, len)) < 0)
-        return rc;
-    hold_wait_steps(&h, steps + 1, r->stop);
-    if ((rc = hold_stop(&h, 1, NULL, &again, hw, sizeof(hw))) < 0)
-        return ib_why(why, len, rc, "the SoI failed: %s", hw);
-    if (isfinite(again) && isfinite(*alone))
-        *alone = 0.5 * (*alone + again);
-    if (atomic_load(r->stop))
-        return -EINTR;
-    return target_alive(r, why, len);
-}
-
-/* Tolerated and caused for one SoI; the entry is filled (status measured or skipped); -EINTR or a fatal error
- * about the target aborts the profile. */
-static int profile_soi(struct machine *m, struct run *r, const struct soi_ops *ops, double base, json_t *e,
-                       char *why, size_t len)
+/* Tolerated and caused for one SoI; e is filled (measured or skipped); -EINTR or a fatal error about the target
+ * aborts the profile. */
+static int profile_soi(struct machine *m, struct run *r, const struct prof_params *pp, struct prof_meter *pm,
+                       const struct soi_ops *ops, double base, struct profile_soi *e, char *why, size_t len)
 {
     const struct profile_opts *o = r->o;
     int cpus[SOI_MAX_THREADS];
     unsigned n = 0;
-    char w[512] = "";
+    char w[768] = "";
+    e->soi = sdup(ops->name);
+    e->resource = sdup(ops->resource);
     if (soi_cpus(m, o, ops, cpus, &n, w, sizeof(w)) < 0) {
-        json_object_set_new(e, "status", json_string("skipped"));
-        json_object_set_new(e, "reason", json_string(w));
+        skip(e, w);
         return 0;
     }
     struct soi_env env = {.topo = m->topo, .cpu = &m->cpu, .calib = &m->calib, .mlim = &m->mlim, .nthreads = n,
                           .cpus = cpus, .target_cpu = o->tcpus[0], .stop = r->stop, .cached_capacity = 1,
                           .dir = o->dir};
     soi_param_defaults(ops, env.param);
-    struct soi *s = NULL;
     out_progress("profile", "%s: opening on CPU %d", ops->name, cpus[0]);
-    int rc = soi_open(ops, &env, &s, w, sizeof(w));
+    int rc = soi_open(ops, &env, &r->s, w, sizeof(w));
     if (rc < 0) {
+        r->s = NULL;
         if (rc == -EINTR)
             return rc;
-        json_object_set_new(e, "status", json_string("skipped"));
-        json_object_set_new(e, "reason", json_string(w));
+        skip(e, w);
         return 0;
     }
-    json_t *cj = json_array();
-    for (unsigned i = 0; i < n; i++)
-        json_array_append_new(cj, json_integer(cpus[i]));
-    json_object_set_new(e, "cpus", cj);
-    json_object_set_new(e, "capacity", json_pack("{s:f,s:s,s:s}", "value", s->capacity, "unit", s->unit, "source",
-                                                 s->capacity_src));
-    if ((rc = reach_check(m, r, s, ops, e, w, sizeof(w))) <= 0) {
-        soi_close(s);
-        if (rc < 0)
-            return rc;
-        json_object_set_new(e, "status", json_string("skipped"));
-        json_object_set_new(e, "reason", json_string(w));
-        return 0;
+    for (unsigned i = 0; i < n && i < PROFILE_MAX_CPUS; i++)
+        e->cpus[e->ncpus++] = cpus[i];
+    e->capacity = r->s->capacity;
+    e->capacity_unit = sdup(r->s->unit);
+    e->capacity_source = sdup(r->s->capacity_src);
+    if ((rc = reach_check(m, r, e, w, sizeof(w))) <= 0) {
+        if (rc == 0)
+            skip(e, w);
+        goto out;
     }
-    rc = 0;
-    /* tolerated: 25, 50, 75, 100, then two bisection steps inside the first bracket that broke QoS */
-    json_t *curve = json_array();
-    json_object_set_new(e, "curve", curve);
-    double lo = 0, hi = -1;
-    for (double x = 25; x <= 100 && rc == 0; x += 25) {
-        struct point p = {0};
-        out_progress("profile", "%s: tolerated, %g %%", ops->name, x);
-        if ((rc = measure_point(r, s, x, base, &p, why, len)) < 0)
-            break;
-        json_array_append_new(curve, point_json(&p));
-        if (!p.ok) { /* once more: one noisy set of samples must not end the ramp */
-            out_progress("profile", "%s: tolerated, %g %% again (%.3f of solo)", ops->name, x, p.rel);
-            if ((rc = measure_point(r, s, x, base, &p, why, len)) < 0)
-                break;
-            p.again = 1;
-            json_array_append_new(curve, point_json(&p));
-        }
-        if (!p.ok) {
-            hi = x;
-            break;
-        }
-        lo = x;
+    struct prof_tol_result t;
+    if ((rc = prof_tolerated(pp, pm, base, &t, why, len)) < 0)
+        goto out;
+    e->status = PROFILE_MEASURED;
+    e->tolerated = t.tolerated;
+    e->bracket[0] = t.lo;
+    e->bracket[1] = t.hi;
+    if (!(e->curve = calloc(t.ncurve ? t.ncurve : 1, sizeof(*e->curve)))) {
+        rc = ib_why(why, len, -ENOMEM, "out of memory");
+        goto out;
     }
-    for (int b = 0; b < 2 && rc == 0 && hi > 0; b++) {
-        struct point p = {0};
-        double x = 0.5 * (lo + hi);
-        out_progress("profile", "%s: tolerated, bisecting at %g %%", ops->name, x);
-        if ((rc = measure_point(r, s, x, base, &p, why, len)) < 0)
-            break;
-        json_array_append_new(curve, point_json(&p));
-        if (p.ok)
-            lo = x;
-        else
-            hi = x;
-    }
-    double alone = NAN, beside = NAN;
-    char unit[32];
-    snprintf(unit, sizeof(unit), "%s", s->secondary_unit[0] ? s->secondary_unit : "step units/s");
-    if (rc == 0) {
-        out_progress("profile", "%s: caused, %g %% alone and beside the target", ops->name, o->caused_level);
-        rc = caused(r, s, &alone, &beside, why, len);
-    }
-    soi_close(s);
-    if (rc < 0)
-        return rc;
-    double tol = hi < 0 ? 100 : lo;
-    json_object_set_new(e, "status", json_string("measured"));
-    json_object_set_new(e, "tolerated", json_real(tol));
-    json_object_set_new(e, "tolerated_bracket", json_pack("[f,f]", lo, hi < 0 ? 100.0 : hi));
-    json_t *cd = json_pack("{s:f,s:s}", "intensity", o->caused_level, "unit", unit);
-    if (alone > 0 && isfinite(alone) && isfinite(beside)) {
-        double cz = 100 * (1 - beside / alone);
-        cz = cz < 0 ? 0 : cz > 100 ? 100 : cz;
-        json_object_set_new(e, "caused", json_real(cz));
-        json_object_set_new(cd, "alone", json_real(alone));
-        json_object_set_new(cd, "beside", json_real(beside));
-    } else { /* no completed step to read a work rate from: no figure rather than a made-up one */
-        json_object_set_new(e, "caused", json_null());
-        json_object_set_new(cd, "reason", json_string("the SoI completed no whole step at the reference intensity "
-                                                      "to read its work rate from"));
-    }
-    json_object_set_new(e, "caused_detail", cd);
-    return 0;
+    memcpy(e->curve, t.curve, t.ncurve * sizeof(*e->curve));
+    e->ncurve = t.ncurve;
+    struct profile_caused *c = &e->caused;
+    *c = (struct profile_caused){.intensity = pp->caused_level, .occupancy_pct = NAN, .cpu_lost_pct = NAN,
+                                 .cpu_lost_se = NAN, .se = NAN, .value = NAN, .distinguishable = -1};
+    c->unit = sdup(r->s->secondary_unit[0] ? r->s->secondary_unit : "step units/s");
+    if (ops->occupancy == SOI_OCC_RSS)
+        c->occupancy_what = sdup("resident memory");
+    e->have_caused = 1;
+    rc = prof_caused(pp, pm, c, why, len);
+out:;
+    char sw[256] = "";
+    work_end(r);
+    if (r->eng && engine_stop(r->eng, sw, sizeof(sw)) < 0 && rc == 0)
+        rc = ib_why(why, len, -EIO, "the SoI failed: %s", sw);
+    r->eng = NULL;
+    soi_close(r->s);
+    r->s = NULL;
+    return rc;
 }
 
 /* ---- the whole profile -------------------------------------------------------------------------------------- */
@@ -556,28 +466,86 @@ static int wanted(const char *list, const char *name)
     return 0;
 }
 
-static double spread_pct(json_t *arr, double med)
+static double spread_pct(const double *v, unsigned n, double med)
 {
     double lo = INFINITY, hi = -INFINITY;
-    size_t i;
-    json_t *v;
-    json_array_foreach(arr, i, v)
-    {
-        lo = fmin(lo, json_number_value(v));
-        hi = fmax(hi, json_number_value(v));
+    for (unsigned i = 0; i < n; i++) {
+        lo = fmin(lo, v[i]);
+        hi = fmax(hi, v[i]);
     }
     return med > 0 && isfinite(lo) ? 100 * (hi - lo) / med : 0;
 }
 
-int profile_run(struct machine *m, const struct profile_opts *o, const atomic_int *stop, json_t **doc, char *why,
-                size_t len)
+/* The profile's description of what was run, and of the machine. */
+static void describe(struct machine *m, const struct profile_opts *o, const struct prof_params *pp, struct profile *p)
 {
-    *doc = NULL;
-    struct run r = {.o = o, .stop = stop};
-    int rc = 0;
+    time_t now = time(NULL);
+    char when[32];
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    p->major = PROFILE_MAJOR;
+    p->minor = PROFILE_MINOR;
+    p->tool = sdup("ibench " IBENCH_VERSION);
+    p->created = sdup(when);
+    p->fingerprint = sdup(m->calib.fingerprint);
+    p->cpu_model = sdup(m->cpu.model);
+    p->machine_cpus = (int)topo_npus(m->topo);
+    for (int l = 0; l < CALIB_NLEVELS && p->ncaches < 8; l++)
+        if (m->calib.measured[l]) {
+            p->caches[p->ncaches].name = sdup(calib_level_name((enum calib_level)l));
+            p->caches[p->ncaches++].bytes = (double)m->calib.measured[l];
+        }
+    p->name = sdup(o->name);
+    p->command = sdup(o->target_cmd);
+    p->load = sdup(o->load_cmd);
+    p->pid = (int)o->pid;
+    for (unsigned k = 0; k < o->ntcpus && k < PROFILE_MAX_CPUS; k++)
+        p->tcpus[p->ntcpus++] = o->tcpus[k];
+    p->metric_kind = sdup(metric_kind_name(o->metric.kind));
+    p->metric_spec = sdup(o->metric.spec);
+    p->metric_unit = sdup(o->metric.unit);
+    p->metric_adapter = sdup(o->metric.adapter);
+    p->metric_regex = sdup(o->metric.regex);
+    p->higher_is_better = o->metric.higher_better;
+    p->qos = o->qos;
+    p->samples_per_point = o->samples;
+    p->baseline_samples = o->baselines;
+    p->caused_intensity = pp->caused_level;
+    p->caused_min_rounds = pp->caused_min_rounds;
+    p->caused_budget_s = pp->caused_budget_s;
+    p->search = dupf("25/50/75/100 %%, then %u bisection steps; a break counts when it repeats%s", pp->bisect_steps,
+                     pp->sequential ? "; a point stops early once 2 samples lie beyond QoS by 3 noise" : "");
+    p->relative_to = sdup("solo samples taken right before each point");
+}
+
+int profile_run(struct machine *m, const struct profile_opts *o, const atomic_int *stop, struct profile **out,
+                char *why, size_t len)
+{
+    *out = NULL;
     if (o->metric.kind == MK_IPC)
         return ib_why(why, len, -ENOTSUP, "--metric ipc needs hardware counters, and this machine has none (%s)",
                       "/sys/bus/event_source/devices/cpu missing");
+    struct profile *p = calloc(1, sizeof(*p));
+    if (!p)
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    profile_init(p);
+    struct run r = {.o = o, .stop = stop};
+    struct prof_meter pm = {.ctx = &r, .sample = m_sample, .soi_hold = m_hold, .soi_mark = m_mark,
+                            .soi_read = m_read, .work = m_work, .wait_ms = m_wait, .now_ns = m_now,
+                            .occupancy = m_occupancy, .progress = m_progress};
+    struct prof_params pp;
+    prof_params_default(&pp);
+    pp.qos = o->qos;
+    pp.higher_better = o->metric.higher_better;
+    pp.samples = o->samples;
+    pp.caused_level = o->caused_level;
+    if (o->caused_rounds)
+        pp.caused_min_rounds = o->caused_rounds;
+    if (pp.caused_max_rounds < pp.caused_min_rounds)
+        pp.caused_max_rounds = pp.caused_min_rounds;
+    if (o->caused_budget_s > 0)
+        pp.caused_budget_s = o->caused_budget_s;
+    pp.sequential = !o->no_sequential;
+    int rc = 0;
     /* ibench's own threads (this one, the SoI's control thread, helpers they start) stay off the target's CPUs:
      * a batch job's wall time would count them. The SoIs' workers bind themselves to their own CPUs. */
     cpu_set_t mine, old;
@@ -591,130 +559,76 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
             CPU_SET(c, &mine);
     }
     int pinned = CPU_COUNT(&mine) > 0 && sched_setaffinity(0, sizeof(mine), &mine) == 0;
-    prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of the target's shell come back to us (child_stop reaps them) */
     if (o->target_cmd && !batch(o)) { /* a service: start it once */
         out_progress("profile", "starting the target");
         if ((rc = child_spawn(o->target_cmd, o->tcpus, o->ntcpus, 0, 0, &r.svc, why, len)) < 0)
             goto out;
         r.have_svc = 1;
-        nap_ms(o->warmup_ms, stop);
+        struct timespec ts = {(time_t)(o->warmup_ms / 1000), (long)(o->warmup_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
         if ((rc = target_alive(&r, why, len)) < 0)
             goto out;
     } else if (o->pid > 0 && o->ntcpus && (rc = pid_pin(o->pid, o->tcpus, o->ntcpus, why, len)) < 0) {
         goto out;
     }
-    json_t *before = json_array(), *after = json_array();
-    double b0 = NAN, b1 = NAN;
-    out_progress("profile", "baseline: %u solo samples", o->baselines);
-    rc = samples(&r, o->baselines, &b0, before, why, len);
-    json_t *list = json_array();
+    unsigned nb = o->baselines > PROF_MAX_SAMPLES ? PROF_MAX_SAMPLES : o->baselines;
+    p->before = calloc(nb, sizeof(double));
+    p->after = calloc(nb, sizeof(double));
+    p->sois = calloc(soi_count(), sizeof(*p->sois));
+    if (!p->before || !p->after || !p->sois) {
+        rc = ib_why(why, len, -ENOMEM, "out of memory");
+        goto out;
+    }
+    out_progress("profile", "baseline: %u solo samples", nb);
+    if ((rc = prof_baseline(&pp, &pm, nb, p->before, &p->before_median, why, len)) < 0)
+        goto out;
+    p->nbefore = nb;
+    pp.noise = prof_noise(p->before, nb);
+    describe(m, o, &pp, p);
     for (unsigned i = 0; rc == 0 && i < soi_count(); i++) {
         const struct soi_ops *ops = soi_at(i);
         if (!wanted(o->sois, ops->name))
             continue;
-        json_t *e = json_pack("{s:s,s:s}", "soi", ops->name, "resource", ops->resource);
-        json_array_append_new(list, e);
-        rc = profile_soi(m, &r, ops, b0, e, why, len);
+        struct profile_soi *e = &p->sois[p->nsois++];
+        profile_soi_init(e);
+        rc = profile_soi(m, &r, &pp, &pm, ops, p->before_median, e, why, len);
         if (rc == 0 && atomic_load(stop))
             rc = -EINTR;
     }
     if (rc == 0) {
-        out_progress("profile", "baseline again: %u solo samples", o->baselines);
-        rc = samples(&r, o->baselines, &b1, after, why, len);
+        out_progress("profile", "baseline again: %u solo samples", nb);
+        rc = prof_baseline(&pp, &pm, nb, p->after, &p->after_median, why, len);
+        p->nafter = rc == 0 ? nb : 0;
     }
-    out_progress_done();
-    if (rc < 0) {
-        json_decref(before);
-        json_decref(after);
-        json_decref(list);
+    if (rc < 0)
         goto out;
-    }
-    double noise = fmax(spread_pct(before, b0), spread_pct(after, b1));
-    double drift = 100 * (metric_rel(&o->metric, b1, b0) - 1);
-    const char *conf = fabs(drift) > 100 * (1 - o->qos) ? "low: the solo baseline moved by more than the QoS band"
-                       : noise > 50 * (1 - o->qos)     ? "low: solo samples spread by more than half the QoS band"
-                                                       : "high";
-    /* the resolution of each entry: bisection brackets, and whether the noise is small against the QoS band */
-    size_t i;
-    json_t *e;
-    json_array_foreach(list, i, e)
-    {
-        if (strcmp(json_string_value(json_object_get(e, "status")), "measured"))
+    p->noise_pct = fmax(spread_pct(p->before, nb, p->before_median), spread_pct(p->after, nb, p->after_median));
+    p->drift_pct = 100 * (metric_rel(&o->metric, p->after_median, p->before_median) - 1);
+    const char *conf = fabs(p->drift_pct) > 100 * (1 - o->qos) ? "low: the solo baseline moved by more than the QoS band"
+                       : p->noise_pct > 50 * (1 - o->qos) ? "low: solo samples spread by more than half the QoS band"
+                                                          : "high";
+    p->confidence = sdup(conf);
+    for (unsigned i = 0; i < p->nsois; i++) {
+        struct profile_soi *e = &p->sois[i];
+        if (e->status != PROFILE_MEASURED)
             continue;
-        json_t *br = json_object_get(e, "tolerated_bracket");
-        double w = json_number_value(json_array_get(br, 1)) - json_number_value(json_array_get(br, 0));
-        json_object_set_new(e, "confidence", json_pack("{s:f,s:f,s:s}", "tolerated_pts", w > 0 ? w : 0.0,
-                                                       "noise_pct", noise, "level", conf));
+        e->have_confidence = 1;
+        e->confidence.tolerated_pts = e->bracket[1] - e->bracket[0];
+        e->confidence.noise_pct = p->noise_pct;
+        e->confidence.level = sdup(conf);
     }
-    time_t now = time(NULL);
-    char when[32];
-    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    json_t *tc = json_array();
-    for (unsigned k = 0; k < o->ntcpus; k++)
-        json_array_append_new(tc, json_integer(o->tcpus[k]));
-    json_t *caps = json_object();
-    for (int l = 0; l < CALIB_NLEVELS; l++)
-        if (m->calib.measured[l])
-            json_object_set_new(caps, calib_level_name((enum calib_level)l), json_integer((json_int_t)m->calib.measured[l]));
-    char ver[16];
-    snprintf(ver, sizeof(ver), "%d.%d", PROFILE_MAJOR, PROFILE_MINOR);
-    *doc = json_pack("{s:s,s:s,s:s,s:s}", "format", PROFILE_FORMAT, "version", ver, "tool", "ibench " IBENCH_VERSION,
-                     "created", when);
-    json_object_set_new(*doc, "machine", json_pack("{s:s,s:s,s:i,s:o}", "fingerprint", m->calib.fingerprint,
-                                                   "cpu_model", m->cpu.model, "cpus", (int)topo_npus(m->topo),
-                                                   "caches_measured_bytes", caps));
-    json_object_set_new(*doc, "target", json_pack("{s:s,s:s?,s:i,s:s?,s:o}", "name", o->name, "command",
-                                                  o->target_cmd, "pid", (int)o->pid, "load", o->load_cmd, "cpus", tc));
-    json_object_set_new(*doc, "metric", json_pack("{s:s,s:s,s:s,s:b,s:s,s:s}", "kind", metric_kind_name(o->metric.kind),
-                                                  "spec", o->metric.spec, "unit", o->metric.unit, "higher_is_better",
-                                                  o->metric.higher_better, "adapter", o->metric.adapter, "regex",
-                                                  o->metric.regex));
-    json_object_set_new(*doc, "qos", json_real(o->qos));
-    json_object_set_new(*doc, "method", json_pack("{s:i,s:i,s:f,s:s,s:s}", "samples_per_point", (int)o->samples,
-                                                  "baseline_samples", (int)o->baselines, "caused_intensity",
-                                                  o->caused_level, "search", "25/50/75/100 %, then 2 bisection steps",
-                                                  "relative_to", "solo samples taken right before each point"));
-    json_object_set_new(*doc, "baseline", json_pack("{s:{s:f,s:o},s:{s:f,s:o},s:f,s:f,s:s}", "before", "median", b0,
-                                                    "samples", before, "after", "median", b1, "samples", after,
-                                                    "drift_pct", drift, "noise_pct", noise, "confidence", conf));
-    json_object_set_new(*doc, "sois", list);
 out:
+    out_progress_done();
+    work_end(&r);
     if (r.have_svc)
         child_stop(&r.svc, 2000);
     if (pinned)
         sched_setaffinity(0, sizeof(old), &old);
-    out_progress_done();
-    return rc;
-}
-
-int profile_load(const char *path, json_t **doc, char *why, size_t len)
-{
-    *doc = NULL;
-    json_error_t e;
-    json_t *d = json_load_file(path, 0, &e);
-    if (!d) {
-        if (e.line <= 0 && access(path, R_OK) != 0)
-            return ib_why(why, len, -errno, "%s: %s", path, strerror(errno));
-        return ib_why(why, len, -EINVAL, "%s: not valid JSON (line %d: %s)", path, e.line, e.text);
+    if (rc < 0) {
+        profile_free(p);
+        free(p);
+        return rc;
     }
-    const char *f = json_string_value(json_object_get(d, "format"));
-    const char *v = json_string_value(json_object_get(d, "version"));
-    if (!f || strcmp(f, PROFILE_FORMAT)) {
-        json_decref(d);
-        return ib_why(why, len, -EINVAL, "%s: not an ibench profile (no \"format\": \"%s\")", path, PROFILE_FORMAT);
-    }
-    char ver[32];
-    snprintf(ver, sizeof(ver), "%s", v ? v : "(missing)");
-    int major = v ? atoi(v) : 0;
-    if (!v || major != PROFILE_MAJOR) {
-        json_decref(d);
-        return ib_why(why, len, -EINVAL, "%s: profile version %s; this ibench reads version %d.x only", path, ver,
-                      PROFILE_MAJOR);
-    }
-    if (!json_is_array(json_object_get(d, "sois")) || !json_is_object(json_object_get(d, "target"))) {
-        json_decref(d);
-        return ib_why(why, len, -EINVAL, "%s: a version-%s profile without its \"sois\" or \"target\"", path, ver);
-    }
-    *doc = d;
+    *out = p;
     return 0;
 }

@@ -253,3 +253,50 @@ void status_text(int status, char *buf, size_t len)
     else
         snprintf(buf, len, "ended with wait status %#x", status);
 }
+
+/* /proc/PID/stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses, so parse after the last
+ * ')'. statm's second field is resident pages. */
+static double rss_of(const char *pid, pid_t pgid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *rp = strrchr(buf, ')');
+    int ppid = 0, pgrp = 0;
+    char st = 0;
+    if (!rp || sscanf(rp + 1, " %c %d %d", &st, &ppid, &pgrp) != 3)
+        return 0;
+    if (pgid > 0 && pgrp != pgid)
+        return 0;
+    snprintf(path, sizeof(path), "/proc/%s/statm", pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    unsigned long size = 0, res = 0;
+    int ok = fscanf(f, "%lu %lu", &size, &res) == 2;
+    fclose(f);
+    return ok ? (double)res * (double)sysconf(_SC_PAGESIZE) : 0;
+}
+
+double group_rss_bytes(pid_t pgid)
+{
+    if (pgid < 0) {
+        char p[32];
+        snprintf(p, sizeof(p), "%d", (int)-pgid);
+        return rss_of(p, 0);
+    }
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    double sum = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+            sum += rss_of(e->d_name, pgid);
+    closedir(d);
+    return sum;
+}

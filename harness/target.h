@@ -44,6 +44,10 @@ int pid_check(pid_t pid, char *why, size_t len);
 /* Pin every thread of pid to cpus (sched_setaffinity on /proc/pid/task/<tid>). 0 or -errno with why. */
 int pid_pin(pid_t pid, const int *cpus, unsigned ncpus, char *why, size_t len);
 
+/* Resident memory (bytes) of every process in process group pgid (pgid > 0), or of process -pgid alone (pgid < 0),
+ * from /proc; 0 when none is found. */
+double group_rss_bytes(pid_t pgid);
+
 /* One line saying how a wait status ended: "exited with status 3", "killed by signal 11 (Segmentation fault)". */
 void status_text(int status, char *buf, size_t len);
 

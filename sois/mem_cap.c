@@ -174,4 +174,5 @@ const struct soi_ops soi_mem_cap = {
     .step = mem_cap_step,
     .measure = mem_cap_measure,
     .teardown = mem_cap_teardown,
+    .occupancy = SOI_OCC_RSS,
 };
