@@ -103,7 +103,7 @@ static const char *got(const json_t *v, char *b, size_t n)
     case JSON_TRUE: return "true";
     case JSON_FALSE: return "false";
     case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
+    case JSON_ARRAY: snprintf(b, n, "an array of %zu", json_array_size(v)); return b;
     case JSON_INTEGER: snprintf(b, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); return b;
     case JSON_REAL: {
         double x = json_real_value(v);
@@ -283,10 +283,10 @@ static int get_arr(struct rd *r, json_t *o, const char *at, const char *key, int
         return 1;
     if (!json_is_array(v) || json_array_size(v) < min || json_array_size(v) > max) {
         if (max == SIZE_MAX)
-            return bad(r, f, v, "an array of at least %zu %s", min, what);
+            return min ? bad(r, f, v, "an array of %s (at least %zu)", what, min) : bad(r, f, v, "an array of %s", what);
         if (min == max)
             return bad(r, f, v, "an array of %zu %s", min, what);
-        return bad(r, f, v, "an array of %zu to %zu %s", min, max, what);
+        return bad(r, f, v, "an array of %s (%zu to %zu)", what, min, max);
     }
     *out = v;
     return 0;
@@ -552,7 +552,7 @@ static int read_doc(struct rd *r, json_t *d, struct profile *p)
     json_t *v = json_object_get(d, "format");
     if (!json_is_string(v) || strcmp(json_string_value(v), PROFILE_FORMAT))
         return ib_why(r->why, r->len, -EINVAL, "%s: format: not an ibench profile (\"%s\" expected, got %s)", r->name,
-                      PROFILE_FORMAT, v ? got(v, g, sizeof(g)) : "nothing");
+                      PROFILE_FORMAT, v ? got(v, g, sizeof(g)) : "none");
     v = json_object_get(d, "version");
     if (!json_is_string(v) || !parse_version(json_string_value(v), &p->major, &p->minor))
         return bad(r, "version", v, "\"MAJOR.MINOR\" (digits)");
@@ -641,6 +641,8 @@ static int read_doc(struct rd *r, json_t *d, struct profile *p)
 int profile_parse(const char *text, const char *name, struct profile *p, char *why, size_t len)
 {
     profile_init(p);
+    if (!text || !text[strspn(text, " \t\r\n")])
+        return ib_why(why, len, -EINVAL, "%s: an empty file, not a profile", name);
     json_error_t e;
     json_t *d = json_loads(text ? text : "", JSON_REJECT_DUPLICATES, &e);
     if (!d)
