@@ -11,12 +11,14 @@
 #include "ib_err.h"
 #include "output.h"
 #include "plot.h"
-#include "profile.h"
+#include "profile_fmt.h"
 
 /* ---- show and plot ------------------------------------------------------------------------------------------ */
 
-static int load_arg(const char *cmd, int argc, char **argv, json_t **doc, const char **path, const char **plot_out,
-                    int *json)
+/* Options, then the profile read through profile_read (harness/profile_fmt.h): 0 with *p, -1 after --help, or the
+ * exit code (a bad file: 2 with the reader's one line). */
+static int load_arg(const char *cmd, int argc, char **argv, struct profile *p, const char **path,
+                    const char **plot_out, int *json)
 {
     static const struct option lo[] = {{"json", no_argument, 0, 'j'}, {"out", required_argument, 0, 'o'},
                                        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
@@ -48,111 +50,162 @@ static int load_arg(const char *cmd, int argc, char **argv, json_t **doc, const 
         return cli_fail(IB_EXIT_USAGE, cmd, "give one profile file");
     *path = argv[optind];
     char why[512];
-    int rc = profile_load(*path, doc, why, sizeof(why));
+    int rc = profile_read(*path, p, why, sizeof(why));
     if (rc < 0)
-        return cli_fail(IB_EXIT_USAGE, cmd, "%s", why);
+        return cli_fail(rc == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, cmd, "%s", why);
     return 0;
+}
+
+/* A number as the file has it, "-" when absent (NAN): show never invents a 0. b: a char array. */
+#define NUM(b, fmt, v) (isfinite(v) && snprintf(b, sizeof(b), fmt, v) >= 0 ? (const char *)(b) : "-")
+
+static const char *str(const char *s)
+{
+    return s && *s ? s : "-";
+}
+
+/* The caused cell: the raw figure clamped to 0-100 for display, its standard error when known, "n.d." when it is
+ * within 2 se of 0. */
+static void caused_cell(const struct profile_soi *s, char *b, size_t n)
+{
+    const struct profile_caused *c = &s->caused;
+    if (!s->have_caused || !isfinite(c->value)) {
+        snprintf(b, n, "-");
+        return;
+    }
+    double v = c->value < 0 ? 0 : c->value > 100 ? 100 : c->value;
+    int k = snprintf(b, n, "%.1f", v);
+    if (isfinite(c->se) && k > 0 && (size_t)k < n)
+        k += snprintf(b + k, n - (size_t)k, " +- %.1f", c->se);
+    if (c->distinguishable == 0 && k > 0 && (size_t)k < n)
+        snprintf(b + k, n - (size_t)k, " n.d.");
 }
 
 int cmd_show(int argc, char **argv)
 {
-    json_t *doc = NULL;
+    struct profile p;
     const char *path = NULL;
     int json = 0;
-    int rc = load_arg("show", argc, argv, &doc, &path, NULL, &json);
+    int rc = load_arg("show", argc, argv, &p, &path, NULL, &json);
     if (rc != 0)
         return rc < 0 ? IB_EXIT_OK : rc;
-    if (json) {
-        out_json(stdout, doc);
-        json_decref(doc);
+    if (json) { /* the profile as this ibench writes it (the current version), nothing else */
+        char *text = profile_dumps(&p);
+        profile_free(&p);
+        if (!text)
+            return cli_fail(IB_EXIT_FAIL, "show", "out of memory");
+        printf("%s\n", text);
+        free(text);
         return IB_EXIT_OK;
     }
-    json_t *t = json_object_get(doc, "target"), *mt = json_object_get(doc, "metric"), *b = json_object_get(doc, "baseline");
-    printf("profile   %s (%s, %s)\n", json_string_value(json_object_get(t, "name")),
-           json_string_value(json_object_get(doc, "version")), json_string_value(json_object_get(doc, "created")));
-    if (json_string_value(json_object_get(t, "command")))
-        printf("target    %s\n", json_string_value(json_object_get(t, "command")));
+    char b1[32], b2[32], b3[32], b4[32];
+    printf("profile   %s (%d.%d, %s)\n", p.name, p.major, p.minor, p.created);
+    if (p.command)
+        printf("target    %s\n", p.command);
+    else if (p.pid > 0)
+        printf("target    pid %d\n", p.pid);
     else
-        printf("target    pid %d\n", (int)json_integer_value(json_object_get(t, "pid")));
-    if (json_string_value(json_object_get(t, "load")))
-        printf("load      %s\n", json_string_value(json_object_get(t, "load")));
-    printf("metric    %s (%s, %s is better); QoS: %.0f %% of solo\n", json_string_value(json_object_get(mt, "spec")),
-           json_string_value(json_object_get(mt, "unit")),
-           json_is_true(json_object_get(mt, "higher_is_better")) ? "higher" : "lower",
-           100 * json_number_value(json_object_get(doc, "qos")));
-    printf("baseline  %.4g before, %.4g after (drift %+.1f %%, spread %.1f %%); confidence %s\n",
-           json_number_value(json_object_get(json_object_get(b, "before"), "median")),
-           json_number_value(json_object_get(json_object_get(b, "after"), "median")),
-           json_number_value(json_object_get(b, "drift_pct")), json_number_value(json_object_get(b, "noise_pct")),
-           json_string_value(json_object_get(b, "confidence")));
-    printf("machine   %s\n\n", json_string_value(json_object_get(json_object_get(doc, "machine"), "cpu_model")));
-    printf("%-13s %9s %13s %7s  %s\n", "SoI", "tolerated", "bracket", "caused", "curve (intensity: relative perf)");
-    size_t i;
-    json_t *e;
-    json_array_foreach(json_object_get(doc, "sois"), i, e)
-    {
-        const char *st = json_string_value(json_object_get(e, "status"));
-        printf("%-13s", json_string_value(json_object_get(e, "soi")));
-        if (!st || strcmp(st, "measured")) {
-            printf(" skipped: %s\n", json_string_value(json_object_get(e, "reason")));
+        printf("target    -\n");
+    if (p.load)
+        printf("load      %s\n", p.load);
+    printf("metric    %s (%s, %s is better); QoS: %.0f %% of solo\n", str(p.metric_spec), str(p.metric_unit),
+           p.higher_is_better ? "higher" : "lower", 100 * p.qos);
+    printf("baseline  %s before, %s after (drift %s %%, spread %s %%); confidence %s\n",
+           NUM(b1, "%.4g", p.before_median), NUM(b2, "%.4g", p.after_median),
+           NUM(b3, "%+.1f", p.drift_pct), NUM(b4, "%.1f", p.noise_pct), str(p.confidence));
+    printf("machine   %s\n\n", str(p.cpu_model));
+    /* the caused column is as wide as its widest cell (1.0/1.1: 7, as before) */
+    char (*cells)[48] = calloc(p.nsois ? p.nsois : 1, sizeof(*cells));
+    if (!cells) {
+        profile_free(&p);
+        return cli_fail(IB_EXIT_FAIL, "show", "out of memory");
+    }
+    int cw = 7, nd = 0;
+    for (unsigned i = 0; i < p.nsois; i++) {
+        caused_cell(&p.sois[i], cells[i], sizeof(cells[i]));
+        cw = (int)strlen(cells[i]) > cw ? (int)strlen(cells[i]) : cw;
+        nd |= p.sois[i].status == PROFILE_MEASURED && p.sois[i].caused.distinguishable == 0 &&
+              isfinite(p.sois[i].caused.value);
+    }
+    printf("%-13s %9s %13s %*s  %s\n", "SoI", "tolerated", "bracket", cw, "caused", "curve (intensity: relative perf)");
+    for (unsigned i = 0; i < p.nsois; i++) {
+        const struct profile_soi *s = &p.sois[i];
+        printf("%-13s", s->soi);
+        if (s->status != PROFILE_MEASURED) {
+            printf(" skipped: %s\n", str(s->reason));
             continue;
         }
-        json_t *br = json_object_get(e, "tolerated_bracket");
-        char bb[32];
-        snprintf(bb, sizeof(bb), "[%g, %g]", json_number_value(json_array_get(br, 0)),
-                 json_number_value(json_array_get(br, 1)));
-        json_t *cz = json_object_get(e, "caused");
-        printf(" %9.1f %13s", json_number_value(json_object_get(e, "tolerated")), bb);
-        if (json_is_number(cz))
-            printf(" %7.1f ", json_number_value(cz));
-        else
-            printf(" %7s ", "-");
-        size_t k;
-        json_t *p;
-        json_array_foreach(json_object_get(e, "curve"), k, p)
-        {
-            if (json_is_true(json_object_get(p, "again")))
-                printf(" again:%.2f%s", json_number_value(json_object_get(p, "relative")),
-                       json_is_true(json_object_get(p, "meets_qos")) ? "" : "x");
+        char bb[80];
+        snprintf(bb, sizeof(bb), "[%s, %s]", NUM(b1, "%g", s->bracket[0]),
+                 NUM(b2, "%g", s->bracket[1]));
+        printf(" %9s %13s %*s ", NUM(b3, "%.1f", s->tolerated), bb, cw, cells[i]);
+        for (unsigned k = 0; k < s->ncurve; k++) {
+            const struct profile_point *pt = &s->curve[k];
+            if (pt->again)
+                printf(" again:%s%s", NUM(b1, "%.2f", pt->relative), pt->meets_qos ? "" : "x");
             else
-                printf(" %g:%.2f%s", json_number_value(json_object_get(p, "intensity")),
-                       json_number_value(json_object_get(p, "relative")),
-                       json_is_true(json_object_get(p, "meets_qos")) ? "" : "x");
+                printf(" %s:%s%s", NUM(b2, "%g", pt->intensity), NUM(b1, "%.2f", pt->relative),
+                       pt->meets_qos ? "" : "x");
         }
         printf("\n");
     }
-    int reach_hdr = 0; /* the reach checks of the SoIs that were ramped (a skipped one says it in its reason) */
-    json_array_foreach(json_object_get(doc, "sois"), i, e)
-    {
-        json_t *r = json_object_get(e, "reach");
-        const char *st = json_string_value(json_object_get(e, "status"));
-        if (!json_is_object(r) || !st || strcmp(st, "measured"))
+    free(cells);
+    int hdr = 0; /* the reach checks of the SoIs that were ramped (a skipped one says it in its reason) */
+    for (unsigned i = 0; i < p.nsois; i++) {
+        const struct profile_soi *s = &p.sois[i];
+        if (!s->have_reach || s->status != PROFILE_MEASURED)
             continue;
-        if (!reach_hdr++)
+        if (!hdr++)
             printf("\nreach (a probe on the target's CPU beside the SoI at 0 / 100 %%):\n");
-        json_t *ef = json_object_get(r, "effect_pct"), *se = json_object_get(r, "se_pct");
-        printf("  %-12s %s", json_string_value(json_object_get(e, "soi")),
-               json_string_value(json_object_get(r, "verdict")));
-        if (json_is_number(ef) && json_is_number(se))
-            printf(": %s %+.1f +- %.1f %%", json_string_value(json_object_get(r, "probe")), json_number_value(ef),
-                   json_number_value(se));
-        else if (json_is_string(json_object_get(r, "reason")))
-            printf(": %s", json_string_value(json_object_get(r, "reason")));
+        printf("  %-12s %s", s->soi, str(s->reach.verdict));
+        if (isfinite(s->reach.effect_pct) && isfinite(s->reach.se_pct))
+            printf(": %s %+.1f +- %.1f %%", str(s->reach.probe), s->reach.effect_pct, s->reach.se_pct);
+        else if (s->reach.reason)
+            printf(": %s", s->reach.reason);
+        printf("\n");
+    }
+    hdr = 0; /* caused, in detail: CPU time the SoI lost to the target, and what the target occupies */
+    for (unsigned i = 0; i < p.nsois; i++) {
+        const struct profile_soi *s = &p.sois[i];
+        const struct profile_caused *c = &s->caused;
+        if (!s->have_caused || (!isfinite(c->cpu_lost_pct) && !c->occupancy_what))
+            continue;
+        if (!hdr++)
+            printf("\ncaused, in detail:\n");
+        printf("  %-12s", s->soi);
+        const char *sep = " ";
+        if (isfinite(c->cpu_lost_pct)) {
+            printf("%scpu lost %.1f", sep, c->cpu_lost_pct);
+            if (isfinite(c->cpu_lost_se))
+                printf(" +- %.1f", c->cpu_lost_se);
+            printf(" %%");
+            sep = "; ";
+        }
+        if (c->occupancy_what) {
+            printf("%starget's %s %s %% of capacity", sep, c->occupancy_what,
+                   NUM(b1, "%.1f", c->occupancy_pct));
+            sep = "; ";
+        }
+        if (c->unthrottled == 1)
+            printf("%sran without its rate cap", sep);
         printf("\n");
     }
     printf("\ntolerated: the highest intensity that kept the metric within QoS (100: never broke); bracket: last\n"
            "intensity that met QoS and first that broke it; caused: the share of an SoI's own work rate the target\n"
-           "took at the reference intensity (-: not measurable, the profile says why). curve: x marks a point that\n"
-           "broke QoS; again: the same point measured once more after it broke (the ramp goes by the second).\n");
-    json_decref(doc);
+           "took at the reference intensity, shown within 0-100 (+- its standard error when measured; -: not\n"
+           "measurable, the profile says why). curve: x marks a point that broke QoS; again: the same point measured\n"
+           "once more after it broke (the ramp goes by the second).\n");
+    if (nd)
+        printf("n.d.: not distinguishable from 0 (within twice its standard error).\n");
+    profile_free(&p);
     return IB_EXIT_OK;
 }
 
 int cmd_plot(int argc, char **argv)
 {
-    json_t *doc = NULL;
+    struct profile p;
     const char *path = NULL, *out = NULL;
-    int rc = load_arg("plot", argc, argv, &doc, &path, &out, NULL);
+    int rc = load_arg("plot", argc, argv, &p, &path, &out, NULL);
     if (rc != 0)
         return rc < 0 ? IB_EXIT_OK : rc;
     char def[1100];
@@ -165,8 +218,8 @@ int cmd_plot(int argc, char **argv)
         out = def;
     }
     char why[512];
-    rc = plot_profile(out, doc, why, sizeof(why));
-    json_decref(doc);
+    rc = plot_profile(out, &p, why, sizeof(why));
+    profile_free(&p);
     if (rc < 0)
         return cli_fail(rc == -EINVAL ? IB_EXIT_USAGE : IB_EXIT_FAIL, "plot", "%s", why);
     fprintf(stderr, "ibench plot: wrote %s\n", out);

@@ -335,7 +335,7 @@ int plot_heatmap(const char *path, json_t *rows, const char *const *probes, unsi
     return plot_end(&pf, path, 0, why, len);
 }
 
-int plot_profile(const char *path, json_t *profile, char *why, size_t len)
+int plot_profile(const char *path, const struct profile *p, char *why, size_t len)
 {
     struct plotfiles pf;
     const char *term;
@@ -343,31 +343,23 @@ int plot_profile(const char *path, json_t *profile, char *why, size_t len)
     int rc = plot_open(&pf, path, &term, &f, why, len);
     if (rc < 0)
         return rc;
-    size_t i, n = 0;
-    json_t *e;
-    json_array_foreach(json_object_get(profile, "sois"), i, e)
-    {
-        if (strcmp(json_string_value(json_object_get(e, "status")) ? json_string_value(json_object_get(e, "status"))
-                                                                   : "",
-                   "measured"))
+    unsigned n = 0;
+    for (unsigned i = 0; i < p->nsois; i++) {
+        const struct profile_soi *s = &p->sois[i];
+        if (s->status != PROFILE_MEASURED)
             continue;
-        json_t *br = json_object_get(e, "tolerated_bracket");
-        json_t *cz = json_object_get(e, "caused");
-        fprintf(f, "\"%s\" %g %g %g %g\n", json_string_value(json_object_get(e, "soi")),
-                json_number_value(json_object_get(e, "tolerated")), json_is_number(cz) ? json_number_value(cz) : NAN,
-                json_number_value(json_array_get(br, 0)), json_number_value(json_array_get(br, 1)));
+        /* caused: the raw figure clamped to the chart's 0-100; NaN (not measurable) draws no bar */
+        double cz = s->have_caused ? s->caused.value : NAN;
+        cz = cz < 0 ? 0 : cz > 100 ? 100 : cz;
+        fprintf(f, "\"%s\" %g %g %g %g\n", s->soi, s->tolerated, cz, s->bracket[0], s->bracket[1]);
         n++;
     }
     fclose(f);
     if (n == 0)
         return plot_end(&pf, path, ib_why(why, len, -EINVAL, "the profile has no measured SoI to draw"), why, len);
-    json_t *t = json_object_get(profile, "target");
     char title[512], sub[512];
-    snprintf(title, sizeof(title), "ibench profile: %s", json_string_value(json_object_get(t, "name")));
-    snprintf(sub, sizeof(sub), "metric %s, QoS %.0f %% of solo; %s",
-             json_string_value(json_object_get(json_object_get(profile, "metric"), "spec")),
-             100 * json_number_value(json_object_get(profile, "qos")),
-             json_string_value(json_object_get(profile, "created")));
+    snprintf(title, sizeof(title), "ibench profile: %s", p->name);
+    snprintf(sub, sizeof(sub), "metric %s, QoS %.0f %% of solo; %s", p->metric_spec, 100 * p->qos, p->created);
     if ((rc = plot_script(&pf, path, term, title, sub, 0, &f, why, len)) < 0)
         return rc;
     fprintf(f, "set style data histograms\nset style histogram clustered gap 1\n"

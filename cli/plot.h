@@ -4,6 +4,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "profile_fmt.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,8 +23,9 @@ int plot_validate_ramp(const char *path, json_t *soi, char *why, size_t len);
 /* The overlap matrix (validate's "overlap" array) as a heat-map: SoIs down, probes across, degradation % as colour,
  * values printed in the cells, blank where skipped. */
 int plot_heatmap(const char *path, json_t *rows, const char *const *probes, unsigned nprobes, char *why, size_t len);
-/* A profile (profile v1): per measured SoI, tolerated and caused interference side by side (0-100). */
-int plot_profile(const char *path, json_t *profile, char *why, size_t len);
+/* A profile (read by profile_read): per measured SoI, tolerated and caused interference side by side (0-100; caused
+ * clamped to it for display). */
+int plot_profile(const char *path, const struct profile *p, char *why, size_t len);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,939 @@
+/* profile_fmt.c - the profile format (docs/profile-schema.md): one strict reader, one writer (profile_fmt.h).
+ *
+ * Reading checks every field this version knows for type, range and required-ness and stops at the first wrong one
+ * with "<file>: <json path>: <what was expected>, got <what was there>". Unknown members are ignored (a minor version
+ * only adds fields). Writing builds the JSON, reads it back through the same checks (so nothing is written that
+ * the reader would refuse: a NAN in a required number is written as null and named), then writes atomically. */
+#define _GNU_SOURCE
+#include "profile_fmt.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ib_err.h"
+#include "output.h"
+
+/* 17 significant digits: every double reads back exactly (as common/output.c writes). */
+#define PROFILE_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(17))
+#define PROFILE_MAX_BYTES (64u << 20)
+
+void profile_soi_init(struct profile_soi *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->capacity = NAN;
+    s->reach.cpu = -1;
+    s->reach.bar_pct = s->reach.effect_pct = s->reach.se_pct = s->reach.soi_achieved_pct = NAN;
+    s->tolerated = s->bracket[0] = s->bracket[1] = NAN;
+    struct profile_caused *c = &s->caused;
+    c->intensity = c->value = c->se = c->alone = c->beside = c->cpu_lost_pct = c->cpu_lost_se = NAN;
+    c->occupancy_pct = NAN;
+    c->distinguishable = c->unthrottled = -1;
+    s->confidence.tolerated_pts = s->confidence.noise_pct = NAN;
+}
+
+void profile_init(struct profile *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->major = PROFILE_MAJOR;
+    p->minor = PROFILE_MINOR;
+    p->qos = p->caused_intensity = p->caused_budget_s = NAN;
+    p->before_median = p->after_median = p->drift_pct = p->noise_pct = NAN;
+}
+
+static void soi_free(struct profile_soi *s)
+{
+    free(s->soi);
+    free(s->resource);
+    free(s->reason);
+    free(s->capacity_unit);
+    free(s->capacity_source);
+    free(s->reach.verdict);
+    free(s->reach.probe);
+    free(s->reach.unit);
+    free(s->reach.reason);
+    free(s->curve);
+    free(s->caused.unit);
+    free(s->caused.basis);
+    free(s->caused.rounds);
+    free(s->caused.occupancy_what);
+    free(s->caused.reason);
+    free(s->confidence.level);
+}
+
+void profile_free(struct profile *p)
+{
+    if (!p)
+        return;
+    char **strs[] = {&p->tool, &p->created, &p->fingerprint, &p->cpu_model, &p->name, &p->command, &p->load,
+                     &p->metric_kind, &p->metric_spec, &p->metric_unit, &p->metric_adapter, &p->metric_regex,
+                     &p->search, &p->relative_to, &p->confidence};
+    for (size_t i = 0; i < IB_ARRAY_SIZE(strs); i++)
+        free(*strs[i]);
+    for (unsigned i = 0; i < p->ncaches; i++)
+        free(p->caches[i].name);
+    free(p->before);
+    free(p->after);
+    for (unsigned i = 0; i < p->nsois; i++)
+        soi_free(&p->sois[i]);
+    free(p->sois);
+    profile_init(p);
+}
+
+/* ---- reading: typed getters that name the field ------------------------------------------------------------ */
+
+struct rd {
+    const char *name; /* the file, for messages */
+    int minor;
+    char *why;
+    size_t len;
+};
+
+/* What was there, short and on one line. */
+static const char *got(const json_t *v, char *b, size_t n)
+{
+    switch (json_typeof(v)) {
+    case JSON_NULL: return "null";
+    case JSON_TRUE: return "true";
+    case JSON_FALSE: return "false";
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: snprintf(b, n, "an array of %zu", json_array_size(v)); return b;
+    case JSON_INTEGER: snprintf(b, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); return b;
+    case JSON_REAL: {
+        double x = json_real_value(v);
+        snprintf(b, n, x == floor(x) && fabs(x) < 1e15 ? "%.1f" : "%g", x);
+        return b;
+    }
+    case JSON_STRING: {
+        const char *s = json_string_value(v);
+        size_t k = 0, max = n > 8 ? n - 6 : 0;
+        b[k++] = '"';
+        for (; *s && k < max; s++)
+            b[k++] = (unsigned char)*s < 0x20 ? '?' : *s;
+        if (*s && n > 8) {
+            memcpy(b + k, "...", 3);
+            k += 3;
+        }
+        b[k++] = '"';
+        b[k] = 0;
+        return b;
+    }
+    }
+    return "?";
+}
+
+/* "<file>: <path>: <expected> expected, got <v>" (v NULL: missing). Returns -EINVAL. */
+static int bad(struct rd *r, const char *path, const json_t *v, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int bad(struct rd *r, const char *path, const json_t *v, const char *fmt, ...)
+{
+    char exp[200], g[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(exp, sizeof(exp), fmt, ap);
+    va_end(ap);
+    if (!v)
+        return ib_why(r->why, r->len, -EINVAL, "%s: %s: missing (%s expected)", r->name, path, exp);
+    return ib_why(r->why, r->len, -EINVAL, "%s: %s: %s expected, got %s", r->name, path, exp, got(v, g, sizeof(g)));
+}
+
+static int oom(struct rd *r)
+{
+    return ib_why(r->why, r->len, -ENOMEM, "%s: out of memory", r->name);
+}
+
+/* Paths: "sois[2].tolerated" */
+#define PATH_MAX_LEN 160
+static void at_key(char *out, const char *at, const char *key)
+{
+    if (snprintf(out, PATH_MAX_LEN, "%s%s%s", at, *at ? "." : "", key) >= PATH_MAX_LEN)
+        memcpy(out + PATH_MAX_LEN - 4, "...", 4); /* a path this deep is not a profile's */
+}
+static void at_idx(char *out, const char *at, size_t i)
+{
+    if (snprintf(out, PATH_MAX_LEN, "%s[%zu]", at, i) >= PATH_MAX_LEN)
+        memcpy(out + PATH_MAX_LEN - 4, "...", 4);
+}
+
+enum { OPT = 0, REQ = 1 };
+
+/* Every getter: 0 read, 1 absent and optional (out untouched), <0 error with why. */
+
+static int get_num(struct rd *r, json_t *o, const char *at, const char *key, int req, double lo, double hi,
+                   int lo_open, double *out)
+{
+    char f[PATH_MAX_LEN], e[96];
+    at_key(f, at, key);
+    json_t *v = json_object_get(o, key);
+    if (!v && !req)
+        return 1;
+    if (isinf(lo) && isinf(hi))
+        snprintf(e, sizeof(e), "a number");
+    else if (isinf(hi))
+        snprintf(e, sizeof(e), "a number %s %g", lo_open ? ">" : ">=", lo);
+    else
+        snprintf(e, sizeof(e), "a number in %c%g, %g]", lo_open ? '(' : '[', lo, hi);
+    if (!json_is_number(v))
+        return bad(r, f, v, "%s", e);
+    double x = json_number_value(v);
+    if (!isfinite(x) || x < lo || x > hi || (lo_open && x == lo))
+        return bad(r, f, v, "%s", e);
+    *out = x;
+    return 0;
+}
+
+static int get_int(struct rd *r, json_t *o, const char *at, const char *key, int req, long long lo, long long hi,
+                   long long *out)
+{
+    char f[PATH_MAX_LEN];
+    at_key(f, at, key);
+    json_t *v = json_object_get(o, key);
+    if (!v && !req)
+        return 1;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+        if (hi >= INT_MAX)
+            return bad(r, f, v, "an integer >= %lld", lo);
+        return bad(r, f, v, "an integer in [%lld, %lld]", lo, hi);
+    }
+    *out = json_integer_value(v);
+    return 0;
+}
+
+enum { S_NONEMPTY = 2, S_NULL = 4 }; /* with REQ: must not be "", may be null (read as NULL) */
+
+static int get_str(struct rd *r, json_t *o, const char *at, const char *key, int flags, char **out)
+{
+    char f[PATH_MAX_LEN];
+    at_key(f, at, key);
+    json_t *v = json_object_get(o, key);
+    if (!v && !(flags & REQ))
+        return 1;
+    if (json_is_null(v) && (flags & S_NULL))
+        return 0;
+    if (!json_is_string(v) || ((flags & S_NONEMPTY) && !*json_string_value(v)))
+        return bad(r, f, v, "%s%s", (flags & S_NONEMPTY) ? "a non-empty string" : "a string",
+                   (flags & S_NULL) ? " or null" : "");
+    if (!(*out = strdup(json_string_value(v))))
+        return oom(r);
+    return 0;
+}
+
+/* A string that is one of names[] (NULL-terminated); *idx its index. */
+static int get_enum(struct rd *r, json_t *o, const char *at, const char *key, int req, const char *const *names,
+                    int *idx, char **out)
+{
+    char f[PATH_MAX_LEN], e[200] = "";
+    at_key(f, at, key);
+    json_t *v = json_object_get(o, key);
+    if (!v && !req)
+        return 1;
+    const char *s = json_string_value(v);
+    for (int i = 0; names[i]; i++) {
+        if (s && !strcmp(s, names[i])) {
+            if (idx)
+                *idx = i;
+            if (out && !(*out = strdup(s)))
+                return oom(r);
+            return 0;
+        }
+        size_t k = strlen(e);
+        snprintf(e + k, sizeof(e) - k, "%s\"%s\"", i ? (names[i + 1] ? ", " : " or ") : "", names[i]);
+    }
+    return bad(r, f, v, "%s", e);
+}
+
+static int get_bool(struct rd *r, json_t *o, const char *at, const char *key, int req, int *out)
+{
+    char f[PATH_MAX_LEN];
+    at_key(f, at, key);
+    json_t *v = json_object_get(o, key);
+    if (!v && !req)
+        return 1;
+    if (!json_is_boolean(v))
+        return bad(r, f, v, "true or false");
+    *out = json_is_true(v);
+    return 0;
+}
+
+static int get_obj(struct rd *r, json_t *o, const char *at, const char *key, int req, json_t **out)
+{
+    char f[PATH_MAX_LEN];
+    at_key(f, at, key);
+    json_t *v = json_object_get(o, key);
+    if (!v && !req)
+        return 1;
+    if (!json_is_object(v))
+        return bad(r, f, v, "an object");
+    *out = v;
+    return 0;
+}
+
+static int get_arr(struct rd *r, json_t *o, const char *at, const char *key, int req, size_t min, size_t max,
+                   const char *what, json_t **out)
+{
+    char f[PATH_MAX_LEN];
+    at_key(f, at, key);
+    json_t *v = json_object_get(o, key);
+    if (!v && !req)
+        return 1;
+    if (!json_is_array(v) || json_array_size(v) < min || json_array_size(v) > max) {
+        if (max == SIZE_MAX)
+            return min ? bad(r, f, v, "an array of %s (at least %zu)", what, min) : bad(r, f, v, "an array of %s", what);
+        if (min == max)
+            return bad(r, f, v, "an array of %zu %s", min, what);
+        return bad(r, f, v, "an array of %s (%zu to %zu)", what, min, max);
+    }
+    *out = v;
+    return 0;
+}
+
+/* A number array element at[i]. */
+static int elem_num(struct rd *r, json_t *a, const char *at, size_t i, double lo, int lo_open, double *out)
+{
+    json_t *v = json_array_get(a, i);
+    double x = json_number_value(v);
+    if (json_is_number(v) && isfinite(x) && x >= lo && !(lo_open && x == lo)) {
+        *out = x;
+        return 0;
+    }
+    char f[PATH_MAX_LEN];
+    at_idx(f, at, i);
+    if (isinf(lo))
+        return bad(r, f, v, "a number");
+    return bad(r, f, v, "a number %s %g", lo_open ? ">" : ">=", lo);
+}
+
+/* An array of CPU numbers (non-negative integers), 1 to PROFILE_MAX_CPUS of them. */
+static int get_cpus(struct rd *r, json_t *o, const char *at, const char *key, int req, int *cpus, unsigned *n)
+{
+    json_t *a;
+    int rc = get_arr(r, o, at, key, req, 1, PROFILE_MAX_CPUS, "CPU numbers", &a);
+    if (rc)
+        return rc;
+    char f[PATH_MAX_LEN], g[PATH_MAX_LEN];
+    at_key(f, at, key);
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *v = json_array_get(a, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT_MAX) {
+            at_idx(g, f, i);
+            return bad(r, g, v, "a CPU number (an integer >= 0)");
+        }
+        cpus[i] = (int)json_integer_value(v);
+    }
+    *n = (unsigned)json_array_size(a);
+    return 0;
+}
+
+/* {"median": > 0, "samples": [> 0, ...]} */
+static int get_samples(struct rd *r, json_t *o, const char *at, const char *key, double *median, double **arr,
+                       unsigned *n)
+{
+    json_t *b, *a;
+    char f[PATH_MAX_LEN], g[PATH_MAX_LEN];
+    at_key(f, at, key);
+    int rc;
+    if ((rc = get_obj(r, o, at, key, REQ, &b)) || (rc = get_num(r, b, f, "median", REQ, 0, INFINITY, 1, median)) ||
+        (rc = get_arr(r, b, f, "samples", REQ, 1, SIZE_MAX, "numbers > 0", &a)))
+        return rc;
+    if (!(*arr = calloc(json_array_size(a), sizeof(double))))
+        return oom(r);
+    *n = (unsigned)json_array_size(a);
+    at_key(g, f, "samples");
+    for (size_t i = 0; i < *n; i++)
+        if ((rc = elem_num(r, a, g, i, 0, 1, &(*arr)[i])))
+            return rc;
+    return 0;
+}
+
+#define TRY(x)                                                                                                        \
+    do {                                                                                                              \
+        int rc_ = (x);                                                                                                \
+        if (rc_ < 0)                                                                                                  \
+            return rc_;                                                                                               \
+    } while (0)
+
+static int read_point(struct rd *r, json_t *v, const char *at, struct profile_point *pt)
+{
+    if (!json_is_object(v))
+        return bad(r, at, v, "a curve point (an object)");
+    long long n = 0;
+    pt->achieved_pct = NAN;
+    TRY(get_num(r, v, at, "intensity", REQ, 0, 100, 0, &pt->intensity));
+    TRY(get_num(r, v, at, "value", REQ, -INFINITY, INFINITY, 0, &pt->value));
+    TRY(get_num(r, v, at, "solo", REQ, -INFINITY, INFINITY, 0, &pt->solo));
+    TRY(get_num(r, v, at, "relative", REQ, 0, INFINITY, 0, &pt->relative));
+    TRY(get_bool(r, v, at, "meets_qos", REQ, &pt->meets_qos));
+    /* 1.0/1.1 always wrote it (0 for a point without a completed step); 1.2 omits it then */
+    TRY(get_num(r, v, at, "achieved_pct", r->minor < 2 ? REQ : OPT, 0, 1000, 0, &pt->achieved_pct));
+    TRY(get_bool(r, v, at, "again", OPT, &pt->again));
+    TRY(get_int(r, v, at, "samples", OPT, 1, UINT_MAX, &n));
+    pt->samples = (unsigned)n;
+    return 0;
+}
+
+static const char *const verdicts[] = {"reaches", "does not reach", "undecided", "unchecked", NULL};
+
+static int read_reach(struct rd *r, json_t *e, const char *at, struct profile_reach *re)
+{
+    json_t *o;
+    char f[PATH_MAX_LEN];
+    at_key(f, at, "reach");
+    TRY(get_obj(r, e, at, "reach", REQ, &o));
+    int v = 0;
+    long long cpu = -1;
+    TRY(get_enum(r, o, f, "verdict", REQ, verdicts, &v, &re->verdict));
+    const int unchecked = v == 3; /* unchecked needs the reason; a checked one its probe, CPU and bar */
+    TRY(get_str(r, o, f, "reason", unchecked ? REQ | S_NONEMPTY : S_NONEMPTY, &re->reason));
+    TRY(get_str(r, o, f, "probe", unchecked ? OPT : REQ, &re->probe));
+    TRY(get_int(r, o, f, "cpu", unchecked ? OPT : REQ, 0, INT_MAX, &cpu));
+    re->cpu = (int)cpu;
+    TRY(get_num(r, o, f, "bar_pct", unchecked ? OPT : REQ, 0, INFINITY, 0, &re->bar_pct));
+    TRY(get_str(r, o, f, "unit", OPT, &re->unit));
+    TRY(get_num(r, o, f, "effect_pct", OPT, -INFINITY, INFINITY, 0, &re->effect_pct));
+    TRY(get_num(r, o, f, "se_pct", OPT, 0, INFINITY, 0, &re->se_pct));
+    TRY(get_num(r, o, f, "soi_achieved_pct", OPT, 0, 1000, 0, &re->soi_achieved_pct));
+    return 0;
+}
+
+static const char *const bases[] = {"cpu-second", "wall-second", NULL};
+
+static int read_caused(struct rd *r, json_t *e, const char *at, struct profile_caused *c)
+{
+    char f[PATH_MAX_LEN], g[PATH_MAX_LEN];
+    json_t *d, *a, *o;
+    at_key(f, at, "caused");
+    json_t *v = json_object_get(e, "caused");
+    if (r->minor < 2) { /* 1.0/1.1: clamped to 0-100 when written */
+        if (!json_is_null(v) && get_num(r, e, at, "caused", REQ, 0, 100, 0, &c->value) < 0)
+            return bad(r, f, v, "a number in [0, 100] or null");
+    } else if (!json_is_null(v) && get_num(r, e, at, "caused", REQ, -INFINITY, INFINITY, 0, &c->value) < 0) {
+        return bad(r, f, v, "a number or null");
+    }
+    at_key(f, at, "caused_detail");
+    TRY(get_obj(r, e, at, "caused_detail", REQ, &d));
+    TRY(get_num(r, d, f, "intensity", REQ, 0, 100, 0, &c->intensity));
+    TRY(get_str(r, d, f, "unit", REQ, &c->unit));
+    TRY(get_enum(r, d, f, "basis", OPT, bases, NULL, &c->basis));
+    TRY(get_num(r, d, f, "alone", OPT, 0, INFINITY, 0, &c->alone));
+    TRY(get_num(r, d, f, "beside", OPT, 0, INFINITY, 0, &c->beside));
+    TRY(get_num(r, d, f, "se", OPT, 0, INFINITY, 0, &c->se));
+    TRY(get_bool(r, d, f, "distinguishable", OPT, &c->distinguishable));
+    int rc = get_arr(r, d, f, "rounds", OPT, 1, SIZE_MAX, "numbers", &a);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        if (!(c->rounds = calloc(json_array_size(a), sizeof(double))))
+            return oom(r);
+        c->nrounds = (unsigned)json_array_size(a);
+        at_key(g, f, "rounds");
+        for (size_t i = 0; i < c->nrounds; i++)
+            TRY(elem_num(r, a, g, i, -INFINITY, 0, &c->rounds[i]));
+    }
+    TRY(get_num(r, d, f, "cpu_lost_pct", OPT, -100, 100, 0, &c->cpu_lost_pct));
+    TRY(get_num(r, d, f, "cpu_lost_se", OPT, 0, INFINITY, 0, &c->cpu_lost_se));
+    TRY(get_bool(r, d, f, "unthrottled", OPT, &c->unthrottled));
+    if ((rc = get_obj(r, d, f, "occupancy", OPT, &o)) < 0)
+        return rc;
+    if (rc == 0) {
+        at_key(g, f, "occupancy");
+        TRY(get_str(r, o, g, "what", REQ | S_NONEMPTY, &c->occupancy_what));
+        TRY(get_num(r, o, g, "pct", REQ, 0, INFINITY, 0, &c->occupancy_pct));
+    }
+    /* no figure needs its reason */
+    TRY(get_str(r, d, f, "reason", isnan(c->value) ? REQ | S_NONEMPTY : S_NONEMPTY, &c->reason));
+    if (r->minor < 2 && !c->basis && !(c->basis = strdup("wall-second")))
+        return oom(r); /* what 1.0/1.1 measured: work per wall-clock second */
+    return 0;
+}
+
+static const char *const statuses[] = {"measured", "skipped", NULL};
+
+static int read_soi(struct rd *r, json_t *e, const char *at, struct profile_soi *s)
+{
+    if (!json_is_object(e))
+        return bad(r, at, e, "an SoI entry (an object)");
+    int st = 0;
+    TRY(get_str(r, e, at, "soi", REQ | S_NONEMPTY, &s->soi));
+    TRY(get_str(r, e, at, "resource", REQ, &s->resource));
+    TRY(get_enum(r, e, at, "status", REQ, statuses, &st, NULL));
+    s->status = st ? PROFILE_SKIPPED : PROFILE_MEASURED;
+    const int m = s->status == PROFILE_MEASURED; /* measured needs its figures; skipped its reason */
+    TRY(get_str(r, e, at, "reason", m ? S_NONEMPTY : REQ | S_NONEMPTY, &s->reason));
+    if (json_object_get(e, "reach")) {
+        TRY(read_reach(r, e, at, &s->reach));
+        s->have_reach = 1;
+    }
+    TRY(get_cpus(r, e, at, "cpus", m, s->cpus, &s->ncpus));
+    json_t *o, *a;
+    char f[PATH_MAX_LEN], g[PATH_MAX_LEN];
+    int rc = get_obj(r, e, at, "capacity", m, &o);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        at_key(f, at, "capacity");
+        TRY(get_num(r, o, f, "value", REQ, 0, INFINITY, 0, &s->capacity));
+        TRY(get_str(r, o, f, "unit", REQ, &s->capacity_unit));
+        TRY(get_str(r, o, f, "source", REQ, &s->capacity_source));
+    }
+    if (!m)
+        return 0; /* whatever else a skipped entry carries is not read */
+    TRY(get_arr(r, e, at, "curve", REQ, 1, SIZE_MAX, "points", &a));
+    if (!(s->curve = calloc(json_array_size(a), sizeof(*s->curve))))
+        return oom(r);
+    s->ncurve = (unsigned)json_array_size(a);
+    at_key(f, at, "curve");
+    for (size_t i = 0; i < s->ncurve; i++) {
+        at_idx(g, f, i);
+        TRY(read_point(r, json_array_get(a, i), g, &s->curve[i]));
+    }
+    TRY(get_num(r, e, at, "tolerated", REQ, 0, 100, 0, &s->tolerated));
+    TRY(get_arr(r, e, at, "tolerated_bracket", REQ, 2, 2, "numbers in [0, 100]", &a));
+    at_key(f, at, "tolerated_bracket");
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = json_array_get(a, i);
+        at_idx(g, f, i);
+        if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 100)
+            return bad(r, g, v, "a number in [0, 100]");
+        s->bracket[i] = json_number_value(v);
+    }
+    if (s->bracket[0] > s->bracket[1])
+        return ib_why(r->why, r->len, -EINVAL, "%s: %s: [low, high] with low <= high expected, got [%g, %g]", r->name,
+                      f, s->bracket[0], s->bracket[1]);
+    TRY(read_caused(r, e, at, &s->caused));
+    s->have_caused = 1;
+    at_key(f, at, "confidence");
+    TRY(get_obj(r, e, at, "confidence", REQ, &o));
+    TRY(get_num(r, o, f, "tolerated_pts", REQ, 0, INFINITY, 0, &s->confidence.tolerated_pts));
+    TRY(get_num(r, o, f, "noise_pct", REQ, 0, INFINITY, 0, &s->confidence.noise_pct));
+    TRY(get_str(r, o, f, "level", REQ | S_NONEMPTY, &s->confidence.level));
+    s->have_confidence = 1;
+    return 0;
+}
+
+static const char *const kinds[] = {"runtime", "cputime", "throughput", "latency", "command", "ipc", NULL};
+
+/* "YYYY-MM-DDTHH:MM:SSZ" */
+static int utc_stamp(const char *s)
+{
+    static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
+    if (strlen(s) != sizeof(shape) - 1)
+        return 0;
+    for (size_t i = 0; shape[i]; i++)
+        if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i])
+            return 0;
+    return 1;
+}
+
+/* "MAJOR.MINOR", digits only */
+static int parse_version(const char *s, int *major, int *minor)
+{
+    size_t a = strspn(s, "0123456789");
+    if (a == 0 || a > 6 || s[a] != '.')
+        return 0;
+    size_t b = strspn(s + a + 1, "0123456789");
+    if (b == 0 || b > 6 || s[a + 1 + b])
+        return 0;
+    *major = atoi(s);
+    *minor = atoi(s + a + 1);
+    return 1;
+}
+
+static int read_doc(struct rd *r, json_t *d, struct profile *p)
+{
+    char g[PATH_MAX_LEN];
+    if (!json_is_object(d))
+        return ib_why(r->why, r->len, -EINVAL, "%s: not an ibench profile (an object expected, got %s)", r->name,
+                      got(d, g, sizeof(g)));
+    json_t *v = json_object_get(d, "format");
+    if (!json_is_string(v) || strcmp(json_string_value(v), PROFILE_FORMAT))
+        return ib_why(r->why, r->len, -EINVAL, "%s: format: not an ibench profile (\"%s\" expected, got %s)", r->name,
+                      PROFILE_FORMAT, v ? got(v, g, sizeof(g)) : "none");
+    v = json_object_get(d, "version");
+    if (!json_is_string(v) || !parse_version(json_string_value(v), &p->major, &p->minor))
+        return bad(r, "version", v, "\"MAJOR.MINOR\" (digits)");
+    if (p->major != PROFILE_MAJOR)
+        return ib_why(r->why, r->len, -EINVAL, "%s: version: profile version %s; this ibench reads version %d.x only",
+                      r->name, json_string_value(v), PROFILE_MAJOR);
+    r->minor = p->minor;
+    long long n = 0;
+    json_t *o, *a;
+    TRY(get_str(r, d, "", "tool", REQ, &p->tool));
+    if (strncmp(p->tool, "ibench ", 7))
+        return bad(r, "tool", json_object_get(d, "tool"), "\"ibench X.Y.Z\"");
+    TRY(get_str(r, d, "", "created", REQ, &p->created));
+    if (!utc_stamp(p->created))
+        return bad(r, "created", json_object_get(d, "created"), "a UTC time \"YYYY-MM-DDTHH:MM:SSZ\"");
+
+    TRY(get_obj(r, d, "", "machine", REQ, &o));
+    TRY(get_str(r, o, "machine", "fingerprint", REQ, &p->fingerprint));
+    TRY(get_str(r, o, "machine", "cpu_model", REQ, &p->cpu_model));
+    TRY(get_int(r, o, "machine", "cpus", REQ, 1, INT_MAX, &n));
+    p->machine_cpus = (int)n;
+    TRY(get_obj(r, o, "machine", "caches_measured_bytes", REQ, &a));
+    if (json_object_size(a) > IB_ARRAY_SIZE(p->caches))
+        return bad(r, "machine.caches_measured_bytes", a, "at most %zu caches", IB_ARRAY_SIZE(p->caches));
+    const char *k;
+    json_object_foreach(a, k, v)
+    {
+        TRY(get_int(r, a, "machine.caches_measured_bytes", k, REQ, 1, LLONG_MAX, &n));
+        if (!(p->caches[p->ncaches].name = strdup(k)))
+            return oom(r);
+        p->caches[p->ncaches++].bytes = (double)n;
+    }
+
+    TRY(get_obj(r, d, "", "target", REQ, &o));
+    TRY(get_str(r, o, "target", "name", REQ | S_NONEMPTY, &p->name));
+    TRY(get_str(r, o, "target", "command", S_NULL, &p->command));
+    TRY(get_int(r, o, "target", "pid", REQ, 0, INT_MAX, &n));
+    p->pid = (int)n;
+    TRY(get_str(r, o, "target", "load", S_NULL, &p->load));
+    TRY(get_cpus(r, o, "target", "cpus", REQ, p->tcpus, &p->ntcpus));
+
+    int b = 0;
+    TRY(get_obj(r, d, "", "metric", REQ, &o));
+    TRY(get_enum(r, o, "metric", "kind", REQ, kinds, NULL, &p->metric_kind));
+    TRY(get_str(r, o, "metric", "spec", REQ, &p->metric_spec));
+    TRY(get_str(r, o, "metric", "unit", REQ, &p->metric_unit));
+    TRY(get_bool(r, o, "metric", "higher_is_better", REQ, &b));
+    p->higher_is_better = b;
+    TRY(get_str(r, o, "metric", "adapter", REQ, &p->metric_adapter));
+    TRY(get_str(r, o, "metric", "regex", REQ, &p->metric_regex));
+    TRY(get_num(r, d, "", "qos", REQ, 0, 1, 1, &p->qos));
+
+    TRY(get_obj(r, d, "", "method", REQ, &o));
+    TRY(get_int(r, o, "method", "samples_per_point", REQ, 1, UINT_MAX, &n));
+    p->samples_per_point = (unsigned)n;
+    TRY(get_int(r, o, "method", "baseline_samples", REQ, 1, UINT_MAX, &n));
+    p->baseline_samples = (unsigned)n;
+    TRY(get_num(r, o, "method", "caused_intensity", REQ, 0, 100, 1, &p->caused_intensity));
+    TRY(get_str(r, o, "method", "search", REQ, &p->search));
+    TRY(get_str(r, o, "method", "relative_to", OPT, &p->relative_to));
+    n = 0;
+    TRY(get_int(r, o, "method", "caused_min_rounds", OPT, 1, UINT_MAX, &n));
+    p->caused_min_rounds = (unsigned)n;
+    TRY(get_num(r, o, "method", "caused_budget_s", OPT, 0, INFINITY, 1, &p->caused_budget_s));
+
+    TRY(get_obj(r, d, "", "baseline", REQ, &o));
+    TRY(get_samples(r, o, "baseline", "before", &p->before_median, &p->before, &p->nbefore));
+    TRY(get_samples(r, o, "baseline", "after", &p->after_median, &p->after, &p->nafter));
+    TRY(get_num(r, o, "baseline", "drift_pct", REQ, -INFINITY, INFINITY, 0, &p->drift_pct));
+    TRY(get_num(r, o, "baseline", "noise_pct", REQ, 0, INFINITY, 0, &p->noise_pct));
+    TRY(get_str(r, o, "baseline", "confidence", REQ | S_NONEMPTY, &p->confidence));
+
+    TRY(get_arr(r, d, "", "sois", REQ, 0, SIZE_MAX, "SoI entries", &a));
+    if (json_array_size(a) && !(p->sois = calloc(json_array_size(a), sizeof(*p->sois))))
+        return oom(r);
+    p->nsois = (unsigned)json_array_size(a);
+    for (unsigned i = 0; i < p->nsois; i++)
+        profile_soi_init(&p->sois[i]);
+    for (unsigned i = 0; i < p->nsois; i++) {
+        at_idx(g, "sois", i);
+        TRY(read_soi(r, json_array_get(a, i), g, &p->sois[i]));
+    }
+    return 0;
+}
+
+int profile_parse(const char *text, const char *name, struct profile *p, char *why, size_t len)
+{
+    profile_init(p);
+    if (!text || !text[strspn(text, " \t\r\n")])
+        return ib_why(why, len, -EINVAL, "%s: an empty file, not a profile", name);
+    json_error_t e;
+    json_t *d = json_loads(text ? text : "", JSON_REJECT_DUPLICATES, &e);
+    if (!d)
+        return ib_why(why, len, -EINVAL, "%s: not valid JSON (line %d, column %d: %s)", name, e.line, e.column,
+                      e.text);
+    struct rd r = {.name = name, .minor = PROFILE_MINOR, .why = why, .len = len};
+    int rc = read_doc(&r, d, p);
+    json_decref(d);
+    if (rc < 0)
+        profile_free(p);
+    return rc;
+}
+
+int profile_read(const char *path, struct profile *p, char *why, size_t len)
+{
+    profile_init(p);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return ib_why(why, len, -errno, "%s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    int rc = buf ? 0 : -ENOMEM;
+    while (rc == 0) {
+        if (n + 1 >= cap) {
+            char *nb = cap < PROFILE_MAX_BYTES ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                rc = cap < PROFILE_MAX_BYTES ? -ENOMEM : -EFBIG;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t k = fread(buf + n, 1, cap - 1 - n, f);
+        n += k;
+        if (k == 0) {
+            if (ferror(f))
+                rc = errno ? -errno : -EIO;
+            break;
+        }
+    }
+    fclose(f);
+    if (rc < 0) {
+        free(buf);
+        return ib_why(why, len, rc == -EFBIG ? -EINVAL : rc, "%s: %s", path,
+                      rc == -EFBIG ? "larger than a profile can be (64 MiB)" : strerror(-rc));
+    }
+    if (memchr(buf, 0, n)) {
+        free(buf);
+        return ib_why(why, len, -EINVAL, "%s: not valid JSON (a NUL byte)", path);
+    }
+    buf[n] = 0;
+    rc = profile_parse(buf, path, p, why, len);
+    free(buf);
+    return rc;
+}
+
+/* ---- writing ------------------------------------------------------------------------------------------------ */
+
+/* Required members: a missing value is written as null, and the check before writing names it. */
+static void req_num(json_t *o, const char *k, double v)
+{
+    json_object_set_new(o, k, isfinite(v) ? json_real(v) : json_null());
+}
+static void opt_num(json_t *o, const char *k, double v)
+{
+    if (isfinite(v))
+        json_object_set_new(o, k, json_real(v));
+}
+static void req_str(json_t *o, const char *k, const char *s)
+{
+    json_object_set_new(o, k, s ? json_string(s) : json_null());
+}
+static void opt_str(json_t *o, const char *k, const char *s)
+{
+    if (s)
+        json_object_set_new(o, k, json_string(s));
+}
+static json_t *int_array(const int *v, unsigned n)
+{
+    json_t *a = json_array();
+    for (unsigned i = 0; i < n; i++)
+        json_array_append_new(a, json_integer(v[i]));
+    return a;
+}
+static json_t *num_array(const double *v, unsigned n)
+{
+    json_t *a = json_array();
+    for (unsigned i = 0; i < n; i++)
+        json_array_append_new(a, isfinite(v[i]) ? json_real(v[i]) : json_null());
+    return a;
+}
+
+static json_t *point_json(const struct profile_point *pt)
+{
+    json_t *j = json_object();
+    req_num(j, "intensity", pt->intensity);
+    req_num(j, "value", pt->value);
+    req_num(j, "solo", pt->solo);
+    req_num(j, "relative", pt->relative);
+    json_object_set_new(j, "meets_qos", json_boolean(pt->meets_qos));
+    opt_num(j, "achieved_pct", pt->achieved_pct);
+    if (pt->again)
+        json_object_set_new(j, "again", json_true());
+    if (pt->samples > 0)
+        json_object_set_new(j, "samples", json_integer(pt->samples));
+    return j;
+}
+
+static json_t *reach_json(const struct profile_reach *re)
+{
+    json_t *j = json_object();
+    req_str(j, "verdict", re->verdict);
+    opt_str(j, "probe", re->probe);
+    if (re->cpu >= 0)
+        json_object_set_new(j, "cpu", json_integer(re->cpu));
+    opt_num(j, "bar_pct", re->bar_pct);
+    opt_str(j, "unit", re->unit);
+    opt_num(j, "effect_pct", re->effect_pct);
+    opt_num(j, "se_pct", re->se_pct);
+    opt_num(j, "soi_achieved_pct", re->soi_achieved_pct);
+    opt_str(j, "reason", re->reason);
+    return j;
+}
+
+static json_t *caused_json(const struct profile_caused *c)
+{
+    json_t *j = json_object();
+    req_num(j, "intensity", c->intensity);
+    req_str(j, "unit", c->unit);
+    opt_str(j, "basis", c->basis);
+    opt_num(j, "alone", c->alone);
+    opt_num(j, "beside", c->beside);
+    opt_num(j, "se", c->se);
+    if (c->distinguishable >= 0)
+        json_object_set_new(j, "distinguishable", json_boolean(c->distinguishable));
+    if (c->nrounds && c->rounds)
+        json_object_set_new(j, "rounds", num_array(c->rounds, c->nrounds));
+    opt_num(j, "cpu_lost_pct", c->cpu_lost_pct);
+    opt_num(j, "cpu_lost_se", c->cpu_lost_se);
+    if (c->unthrottled >= 0)
+        json_object_set_new(j, "unthrottled", json_boolean(c->unthrottled));
+    if (c->occupancy_what || isfinite(c->occupancy_pct)) {
+        json_t *o = json_object();
+        req_str(o, "what", c->occupancy_what);
+        req_num(o, "pct", c->occupancy_pct);
+        json_object_set_new(j, "occupancy", o);
+    }
+    opt_str(j, "reason", c->reason);
+    return j;
+}
+
+static json_t *soi_json(const struct profile_soi *s)
+{
+    json_t *e = json_object();
+    req_str(e, "soi", s->soi);
+    req_str(e, "resource", s->resource);
+    json_object_set_new(e, "status", json_string(s->status == PROFILE_MEASURED ? "measured" : "skipped"));
+    opt_str(e, "reason", s->reason);
+    if (s->have_reach)
+        json_object_set_new(e, "reach", reach_json(&s->reach));
+    if (s->ncpus)
+        json_object_set_new(e, "cpus", int_array(s->cpus, s->ncpus));
+    if (isfinite(s->capacity) || s->capacity_unit || s->capacity_source) {
+        json_t *c = json_object();
+        req_num(c, "value", s->capacity);
+        req_str(c, "unit", s->capacity_unit);
+        req_str(c, "source", s->capacity_source);
+        json_object_set_new(e, "capacity", c);
+    }
+    if (s->status != PROFILE_MEASURED)
+        return e;
+    json_t *curve = json_array();
+    for (unsigned i = 0; i < s->ncurve && s->curve; i++)
+        json_array_append_new(curve, point_json(&s->curve[i]));
+    json_object_set_new(e, "curve", curve);
+    req_num(e, "tolerated", s->tolerated);
+    json_object_set_new(e, "tolerated_bracket", num_array(s->bracket, 2));
+    if (s->have_caused) {
+        json_object_set_new(e, "caused", isfinite(s->caused.value) ? json_real(s->caused.value) : json_null());
+        json_object_set_new(e, "caused_detail", caused_json(&s->caused));
+    }
+    if (s->have_confidence) {
+        json_t *c = json_object();
+        req_num(c, "tolerated_pts", s->confidence.tolerated_pts);
+        req_num(c, "noise_pct", s->confidence.noise_pct);
+        req_str(c, "level", s->confidence.level);
+        json_object_set_new(e, "confidence", c);
+    }
+    return e;
+}
+
+static json_t *samples_json(double median, const double *v, unsigned n)
+{
+    json_t *j = json_object();
+    req_num(j, "median", median);
+    json_object_set_new(j, "samples", num_array(v, v ? n : 0));
+    return j;
+}
+
+static json_t *profile_json(const struct profile *p)
+{
+    char ver[32];
+    snprintf(ver, sizeof(ver), "%d.%d", PROFILE_MAJOR, PROFILE_MINOR);
+    json_t *d = json_object(), *o;
+    json_object_set_new(d, "format", json_string(PROFILE_FORMAT));
+    json_object_set_new(d, "version", json_string(ver));
+    req_str(d, "tool", p->tool);
+    req_str(d, "created", p->created);
+
+    json_object_set_new(d, "machine", o = json_object());
+    req_str(o, "fingerprint", p->fingerprint);
+    req_str(o, "cpu_model", p->cpu_model);
+    json_object_set_new(o, "cpus", json_integer(p->machine_cpus));
+    json_t *caches = json_object();
+    for (unsigned i = 0; i < p->ncaches && i < IB_ARRAY_SIZE(p->caches); i++)
+        if (p->caches[i].name)
+            json_object_set_new(caches, p->caches[i].name,
+                                isfinite(p->caches[i].bytes) && p->caches[i].bytes >= 1 && p->caches[i].bytes < 9e18
+                                    ? json_integer((json_int_t)p->caches[i].bytes)
+                                    : json_null());
+    json_object_set_new(o, "caches_measured_bytes", caches);
+
+    json_object_set_new(d, "target", o = json_object());
+    req_str(o, "name", p->name);
+    req_str(o, "command", p->command); /* null when not given */
+    json_object_set_new(o, "pid", json_integer(p->pid));
+    req_str(o, "load", p->load);
+    json_object_set_new(o, "cpus", int_array(p->tcpus, p->ntcpus));
+
+    json_object_set_new(d, "metric", o = json_object());
+    req_str(o, "kind", p->metric_kind);
+    req_str(o, "spec", p->metric_spec);
+    req_str(o, "unit", p->metric_unit);
+    json_object_set_new(o, "higher_is_better", json_boolean(p->higher_is_better));
+    req_str(o, "adapter", p->metric_adapter);
+    req_str(o, "regex", p->metric_regex);
+    req_num(d, "qos", p->qos);
+
+    json_object_set_new(d, "method", o = json_object());
+    json_object_set_new(o, "samples_per_point", json_integer(p->samples_per_point));
+    json_object_set_new(o, "baseline_samples", json_integer(p->baseline_samples));
+    req_num(o, "caused_intensity", p->caused_intensity);
+    req_str(o, "search", p->search);
+    opt_str(o, "relative_to", p->relative_to);
+    if (p->caused_min_rounds)
+        json_object_set_new(o, "caused_min_rounds", json_integer(p->caused_min_rounds));
+    opt_num(o, "caused_budget_s", p->caused_budget_s);
+
+    json_object_set_new(d, "baseline", o = json_object());
+    json_object_set_new(o, "before", samples_json(p->before_median, p->before, p->nbefore));
+    json_object_set_new(o, "after", samples_json(p->after_median, p->after, p->nafter));
+    req_num(o, "drift_pct", p->drift_pct);
+    req_num(o, "noise_pct", p->noise_pct);
+    req_str(o, "confidence", p->confidence);
+
+    json_t *sois = json_array();
+    for (unsigned i = 0; i < p->nsois && p->sois; i++)
+        json_array_append_new(sois, soi_json(&p->sois[i]));
+    json_object_set_new(d, "sois", sois);
+    return d;
+}
+
+char *profile_dumps(const struct profile *p)
+{
+    json_t *d = profile_json(p);
+    char *s = d ? json_dumps(d, PROFILE_JSON_FLAGS) : NULL;
+    json_decref(d);
+    return s;
+}
+
+int profile_write(const char *path, const struct profile *p, char *why, size_t len)
+{
+    json_t *d = profile_json(p);
+    char *text = d ? json_dumps(d, PROFILE_JSON_FLAGS) : NULL;
+    if (!text) {
+        json_decref(d);
+        return ib_why(why, len, -ENOMEM, "%s: out of memory", path);
+    }
+    /* read back through the reader: what it would refuse is not written */
+    struct profile back;
+    char w[512];
+    int rc = profile_parse(text, path, &back, w, sizeof(w));
+    free(text);
+    if (rc < 0) {
+        json_decref(d);
+        return ib_why(why, len, rc, "not written: %s", w);
+    }
+    profile_free(&back);
+    rc = out_json_file_atomic(path, d);
+    json_decref(d);
+    if (rc < 0)
+        return ib_why(why, len, rc, "%s: %s", path, strerror(-rc));
+    return 0;
+}
