@@ -638,7 +638,16 @@ static int read_doc(struct rd *r, json_t *d, struct profile *p)
     return 0;
 }
 
-int profile_parse(const char *text, const char *name, struct profile *p, char *why, size_t len)
+/* One line, whatever the file put in a key or its name held: control characters become '?'. */
+static int one_line(int rc, char *why, size_t len)
+{
+    for (size_t i = 0; rc < 0 && why && i < len && why[i]; i++)
+        if ((unsigned char)why[i] < 0x20)
+            why[i] = '?';
+    return rc;
+}
+
+static int parse(const char *text, const char *name, struct profile *p, char *why, size_t len)
 {
     profile_init(p);
     if (!text || !text[strspn(text, " \t\r\n")])
@@ -656,7 +665,12 @@ int profile_parse(const char *text, const char *name, struct profile *p, char *w
     return rc;
 }
 
-int profile_read(const char *path, struct profile *p, char *why, size_t len)
+int profile_parse(const char *text, const char *name, struct profile *p, char *why, size_t len)
+{
+    return one_line(parse(text, name, p, why, len), why, len);
+}
+
+static int read_file(const char *path, struct profile *p, char *why, size_t len)
 {
     profile_init(p);
     FILE *f = fopen(path, "re");
@@ -694,9 +708,14 @@ int profile_read(const char *path, struct profile *p, char *why, size_t len)
         return ib_why(why, len, -EINVAL, "%s: not valid JSON (a NUL byte)", path);
     }
     buf[n] = 0;
-    rc = profile_parse(buf, path, p, why, len);
+    rc = parse(buf, path, p, why, len);
     free(buf);
     return rc;
+}
+
+int profile_read(const char *path, struct profile *p, char *why, size_t len)
+{
+    return one_line(read_file(path, p, why, len), why, len);
 }
 
 /* ---- writing ------------------------------------------------------------------------------------------------ */

@@ -136,7 +136,10 @@ struct profile {
 int profile_read(const char *path, struct profile *p, char *why, size_t len);
 /* The same from a string (tests, the extender). */
 int profile_parse(const char *text, const char *name, struct profile *p, char *why, size_t len);
-/* Write p as the current version (PROFILE_MAJOR.PROFILE_MINOR), atomically (temp file + rename). 0 or -errno. */
+/* Write p as the current version (PROFILE_MAJOR.PROFILE_MINOR), atomically (temp file + rename). 0 or -errno.
+ * The text is first read back through profile_parse: a struct the reader would refuse (a required field absent or
+ * out of range) is not written, -EINVAL with "not written: <path>: <field>: ...". Absent optional values (NAN, NULL,
+ * -1, 0 rounds) are omitted; a measured SoI needs have_caused and have_confidence. */
 int profile_write(const char *path, const struct profile *p, char *why, size_t len);
 /* The JSON text of p (malloc'd; NULL on out of memory). */
 char *profile_dumps(const struct profile *p);

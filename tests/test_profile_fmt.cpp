@@ -1,0 +1,610 @@
+// test_profile_fmt.cpp - the profile format's one reader and writer (harness/profile_fmt.h): every malformed file in
+// tests/fixtures/profile-bad is refused with one line naming the field, by the library and by `ibench show`/`plot`
+// (exit 2, nothing on stdout); the recorded 1.1 profile and a 1.0 one read with absent fields marked absent; a 1.2
+// struct with every field set writes, validates against the JSON Schema and reads back equal; show prints a caused
+// figure clamped and marked, never a raw negative, "(null)" or "nan".
+#include <gtest/gtest.h>
+#include <jansson.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "profile_fmt.h"
+#include "test_support.h"
+
+using namespace ib_test;
+
+namespace {
+
+const std::string kBad = std::string(IBENCH_FIXTURES) + "/profile-bad/";
+const std::string kMemcached = std::string(IBENCH_FIXTURES) + "/profile-memcached.json";
+
+// Each malformed fixture and what its one line must name (the JSON path, or the kind of breakage).
+struct BadCase {
+    const char *file, *says;
+};
+const BadCase kBadCases[] = {
+    {"achieved-pct-huge", ": sois[0].curve[0].achieved_pct: a number in [0, 1000] expected, got 5000"},
+    {"baseline-median-negative", ": baseline.before.median: a number > 0 expected"},
+    {"bracket-one-number", ": sois[0].tolerated_bracket: an array of 2 numbers"},
+    {"bracket-reversed", ": sois[0].tolerated_bracket: [low, high] with low <= high expected, got [62.5, 56.25]"},
+    {"caches-bytes-string", ": machine.caches_measured_bytes.l2: an integer >= 1 expected, got \"1 MiB\""},
+    {"caused-over-100-v1.1", ": sois[0].caused: a number in [0, 100] or null expected, got 120"},
+    {"confidence-missing", ": sois[0].confidence: missing"},
+    {"cpus-negative", ": sois[0].cpus[0]: a CPU number (an integer >= 0) expected, got -1"},
+    {"created-not-utc", ": created: a UTC time"},
+    {"curve-empty", ": sois[0].curve: an array of points (at least 1)"},
+    {"curve-point-not-object", ": sois[0].curve[1]: a curve point (an object) expected, got 5"},
+    {"duplicate-key", ": not valid JSON (line 33"},
+    {"empty", ": an empty file, not a profile"},
+    {"machine-missing", ": machine: missing (an object expected)"},
+    {"measured-without-curve", ": sois[0].curve: missing"},
+    {"meets-qos-string", ": sois[0].curve[0].meets_qos: true or false expected, got \"yes\""},
+    {"metric-kind-unknown", ": metric.kind: \"runtime\""},
+    {"not-a-profile", ": format: not an ibench profile"},
+    {"not-json", ": not valid JSON (line 1"},
+    {"qos-zero", ": qos: a number in (0, 1] expected, got 0"},
+    {"reach-checked-without-probe", ": sois[1].reach.probe: missing"},
+    {"reach-verdict-unknown", ": sois[1].reach.verdict: \"reaches\", \"does not reach\", \"undecided\" or \"unchecked\""},
+    {"samples-per-point-fraction", ": method.samples_per_point: an integer >= 1 expected, got 3.5"},
+    {"skipped-empty-reason", ": sois[2].reason: a non-empty string expected, got \"\""},
+    {"skipped-without-reason", ": sois[2].reason: missing"},
+    {"sois-not-array", ": sois: an array of SoI entries expected, got an object"},
+    {"status-unknown", ": sois[0].status: \"measured\" or \"skipped\" expected, got \"done\""},
+    {"target-command-number", ": target.command: a string or null expected, got 42"},
+    {"target-cpus-empty", ": target.cpus: an array of CPU numbers (1 to 256) expected, got an array of 0"},
+    {"tolerated-over-100", ": sois[0].tolerated: a number in [0, 100] expected, got 150"},
+    {"tolerated-string", ": sois[0].tolerated: a number in [0, 100] expected, got \"high\""},
+    {"top-level-array", ": not an ibench profile (an object expected, got an array of 2)"},
+    {"truncated", ": not valid JSON"},
+    {"v1.2-basis-unknown", ": sois[0].caused_detail.basis: \"cpu-second\" or \"wall-second\" expected"},
+    {"v1.2-caused-null-without-reason", ": sois[0].caused_detail.reason: missing"},
+    {"v1.2-caused-string", ": sois[0].caused: a number or null expected, got \"3\""},
+    {"v1.2-curve-samples-zero", ": sois[0].curve[0].samples: an integer >= 1 expected, got 0"},
+    {"v1.2-distinguishable-number", ": sois[0].caused_detail.distinguishable: true or false expected, got 0"},
+    {"v1.2-min-rounds-zero", ": method.caused_min_rounds: an integer >= 1 expected, got 0"},
+    {"v1.2-occupancy-without-pct", ": sois[0].caused_detail.occupancy.pct: missing"},
+    {"v1.2-rounds-not-numbers", ": sois[0].caused_detail.rounds[1]: a number expected, got \"x\""},
+    {"version-2.0", ": version: profile version 2.0; this ibench reads version 1.x only"},
+    {"version-not-digits", ": version: \"MAJOR.MINOR\" (digits) expected, got \"1.x\""},
+};
+
+std::string path_of(const BadCase &c)
+{
+    return kBad + c.file + ".json";
+}
+
+bool same(double a, double b)
+{
+    return (std::isnan(a) && std::isnan(b)) || a == b;
+}
+
+std::string slurp(const std::string &f)
+{
+    std::ifstream in(f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void run(Proc &p, const std::vector<std::string> &args)
+{
+    ASSERT_TRUE(p.start(args, {"IBENCH_PROGRESS=0"}));
+    ASSERT_TRUE(p.finish(30)) << "ibench did not finish; stderr: " << p.err;
+}
+
+// A 1.2 profile with every field set: a measured SoI with reach, a full caused (negative and not distinguishable)
+// and a point without a self-meter reading; a skipped SoI.
+void fill_full(struct profile *p)
+{
+    profile_init(p);
+    p->tool = strdup("ibench 0.2.0");
+    p->created = strdup("2026-11-23T10:00:00Z");
+    p->fingerprint = strdup("test-fp-1234");
+    p->cpu_model = strdup("Test CPU @ 2.0GHz");
+    p->machine_cpus = 4;
+    p->caches[0] = {strdup("l1d"), 32768};
+    p->caches[1] = {strdup("llc"), 8388608};
+    p->ncaches = 2;
+    p->name = strdup("svc");
+    p->command = strdup("svc --port 1");
+    p->load = strdup("loadgen --rate 10");
+    p->pid = 4321;
+    p->tcpus[0] = 0;
+    p->tcpus[1] = 2;
+    p->ntcpus = 2;
+    p->metric_kind = strdup("throughput");
+    p->metric_spec = strdup("throughput:([0-9]+) ops/s");
+    p->metric_unit = strdup("ops/s");
+    p->metric_adapter = strdup("regex");
+    p->metric_regex = strdup("([0-9]+) ops/s");
+    p->higher_is_better = 1;
+    p->qos = 0.95;
+    p->samples_per_point = 3;
+    p->baseline_samples = 5;
+    p->caused_intensity = 100;
+    p->search = strdup("25/50/75/100 %, then 2 bisection steps");
+    p->relative_to = strdup("solo samples taken right before each point");
+    p->caused_min_rounds = 3;
+    p->caused_budget_s = 20.5;
+    p->before_median = 100.5;
+    p->before = (double *)malloc(3 * sizeof(double));
+    p->before[0] = 99.5, p->before[1] = 100.5, p->before[2] = 101.25;
+    p->nbefore = 3;
+    p->after_median = 0.1 + 0.2; // not exactly representable: the round trip must keep every bit
+    p->after = (double *)malloc(sizeof(double));
+    p->after[0] = 0.1 + 0.2;
+    p->nafter = 1;
+    p->drift_pct = -1.25;
+    p->noise_pct = 2.5;
+    p->confidence = strdup("high");
+    p->sois = (struct profile_soi *)calloc(2, sizeof(struct profile_soi));
+    p->nsois = 2;
+    struct profile_soi *s = &p->sois[0];
+    profile_soi_init(s);
+    s->soi = strdup("mem-bw");
+    s->resource = strdup("memory bandwidth");
+    s->status = PROFILE_MEASURED;
+    s->cpus[0] = 1;
+    s->cpus[1] = 3;
+    s->ncpus = 2;
+    s->capacity = 1.25e10;
+    s->capacity_unit = strdup("B/s");
+    s->capacity_source = strdup("cached stream");
+    s->have_reach = 1;
+    s->reach.verdict = strdup("reaches");
+    s->reach.probe = strdup("stream-dram");
+    s->reach.unit = strdup("ns/KiB");
+    s->reach.reason = strdup("a note");
+    s->reach.cpu = 0;
+    s->reach.bar_pct = 2.5;
+    s->reach.effect_pct = 10.125;
+    s->reach.se_pct = 1.2;
+    s->reach.soi_achieved_pct = 99.75;
+    s->tolerated = 56.25;
+    s->bracket[0] = 56.25;
+    s->bracket[1] = 62.5;
+    s->curve = (struct profile_point *)calloc(3, sizeof(struct profile_point));
+    s->ncurve = 3;
+    s->curve[0] = {25, 950, 1000, 0.95, 25.5, 1, 0, 3};
+    s->curve[1] = {50, 800, 1000, 0.8, 50.25, 0, 0, 3};
+    s->curve[2] = {50, 700, 1000, 0.7, NAN, 0, 1, 0}; // no step completed: no self-meter; samples not recorded
+    s->have_caused = 1;
+    struct profile_caused *c = &s->caused;
+    c->intensity = 100;
+    c->unit = strdup("B/s");
+    c->basis = strdup("cpu-second");
+    c->value = -3.25;
+    c->se = 1.75;
+    c->distinguishable = 0;
+    c->alone = 1e9;
+    c->beside = 1.0325e9;
+    c->cpu_lost_pct = 2.5;
+    c->cpu_lost_se = 0.5;
+    c->unthrottled = 1;
+    c->rounds = (double *)malloc(3 * sizeof(double));
+    c->rounds[0] = -3.25, c->rounds[1] = -1, c->rounds[2] = -4.5;
+    c->nrounds = 3;
+    c->occupancy_what = strdup("resident memory");
+    c->occupancy_pct = 12.5;
+    c->reason = strdup("a note on caused");
+    s->have_confidence = 1;
+    s->confidence = {6.25, 2.5, strdup("high")};
+    s = &p->sois[1];
+    profile_soi_init(s);
+    s->soi = strdup("l2-cap");
+    s->resource = strdup("L2 capacity");
+    s->status = PROFILE_SKIPPED;
+    s->reason = strdup("no other CPU shares the l2 with the target's CPU 0");
+}
+
+void expect_equal(const struct profile &a, const struct profile &b)
+{
+    EXPECT_EQ(a.major, b.major);
+    EXPECT_EQ(a.minor, b.minor);
+    EXPECT_STREQ(a.tool, b.tool);
+    EXPECT_STREQ(a.created, b.created);
+    EXPECT_STREQ(a.fingerprint, b.fingerprint);
+    EXPECT_STREQ(a.cpu_model, b.cpu_model);
+    EXPECT_EQ(a.machine_cpus, b.machine_cpus);
+    ASSERT_EQ(a.ncaches, b.ncaches);
+    for (unsigned i = 0; i < a.ncaches; i++) {
+        EXPECT_STREQ(a.caches[i].name, b.caches[i].name);
+        EXPECT_EQ(a.caches[i].bytes, b.caches[i].bytes);
+    }
+    EXPECT_STREQ(a.name, b.name);
+    EXPECT_STREQ(a.command, b.command);
+    EXPECT_STREQ(a.load, b.load);
+    EXPECT_EQ(a.pid, b.pid);
+    ASSERT_EQ(a.ntcpus, b.ntcpus);
+    for (unsigned i = 0; i < a.ntcpus; i++)
+        EXPECT_EQ(a.tcpus[i], b.tcpus[i]);
+    EXPECT_STREQ(a.metric_kind, b.metric_kind);
+    EXPECT_STREQ(a.metric_spec, b.metric_spec);
+    EXPECT_STREQ(a.metric_unit, b.metric_unit);
+    EXPECT_STREQ(a.metric_adapter, b.metric_adapter);
+    EXPECT_STREQ(a.metric_regex, b.metric_regex);
+    EXPECT_EQ(a.higher_is_better, b.higher_is_better);
+    EXPECT_EQ(a.qos, b.qos);
+    EXPECT_EQ(a.samples_per_point, b.samples_per_point);
+    EXPECT_EQ(a.baseline_samples, b.baseline_samples);
+    EXPECT_EQ(a.caused_intensity, b.caused_intensity);
+    EXPECT_STREQ(a.search, b.search);
+    EXPECT_STREQ(a.relative_to, b.relative_to);
+    EXPECT_EQ(a.caused_min_rounds, b.caused_min_rounds);
+    EXPECT_TRUE(same(a.caused_budget_s, b.caused_budget_s));
+    EXPECT_EQ(a.before_median, b.before_median);
+    EXPECT_EQ(a.after_median, b.after_median);
+    ASSERT_EQ(a.nbefore, b.nbefore);
+    ASSERT_EQ(a.nafter, b.nafter);
+    for (unsigned i = 0; i < a.nbefore; i++)
+        EXPECT_EQ(a.before[i], b.before[i]);
+    for (unsigned i = 0; i < a.nafter; i++)
+        EXPECT_EQ(a.after[i], b.after[i]);
+    EXPECT_EQ(a.drift_pct, b.drift_pct);
+    EXPECT_EQ(a.noise_pct, b.noise_pct);
+    EXPECT_STREQ(a.confidence, b.confidence);
+    ASSERT_EQ(a.nsois, b.nsois);
+    for (unsigned i = 0; i < a.nsois; i++) {
+        const struct profile_soi &x = a.sois[i], &y = b.sois[i];
+        SCOPED_TRACE(x.soi ? x.soi : "(no name)");
+        EXPECT_STREQ(x.soi, y.soi);
+        EXPECT_STREQ(x.resource, y.resource);
+        EXPECT_EQ(x.status, y.status);
+        EXPECT_STREQ(x.reason, y.reason);
+        ASSERT_EQ(x.ncpus, y.ncpus);
+        for (unsigned k = 0; k < x.ncpus; k++)
+            EXPECT_EQ(x.cpus[k], y.cpus[k]);
+        EXPECT_TRUE(same(x.capacity, y.capacity));
+        EXPECT_STREQ(x.capacity_unit, y.capacity_unit);
+        EXPECT_STREQ(x.capacity_source, y.capacity_source);
+        EXPECT_EQ(x.have_reach, y.have_reach);
+        EXPECT_STREQ(x.reach.verdict, y.reach.verdict);
+        EXPECT_STREQ(x.reach.probe, y.reach.probe);
+        EXPECT_STREQ(x.reach.unit, y.reach.unit);
+        EXPECT_STREQ(x.reach.reason, y.reach.reason);
+        EXPECT_EQ(x.reach.cpu, y.reach.cpu);
+        EXPECT_TRUE(same(x.reach.bar_pct, y.reach.bar_pct));
+        EXPECT_TRUE(same(x.reach.effect_pct, y.reach.effect_pct));
+        EXPECT_TRUE(same(x.reach.se_pct, y.reach.se_pct));
+        EXPECT_TRUE(same(x.reach.soi_achieved_pct, y.reach.soi_achieved_pct));
+        EXPECT_TRUE(same(x.tolerated, y.tolerated));
+        EXPECT_TRUE(same(x.bracket[0], y.bracket[0]));
+        EXPECT_TRUE(same(x.bracket[1], y.bracket[1]));
+        ASSERT_EQ(x.ncurve, y.ncurve);
+        for (unsigned k = 0; k < x.ncurve; k++) {
+            const struct profile_point &u = x.curve[k], &v = y.curve[k];
+            EXPECT_EQ(u.intensity, v.intensity) << k;
+            EXPECT_EQ(u.value, v.value) << k;
+            EXPECT_EQ(u.solo, v.solo) << k;
+            EXPECT_EQ(u.relative, v.relative) << k;
+            EXPECT_TRUE(same(u.achieved_pct, v.achieved_pct)) << k;
+            EXPECT_EQ(u.meets_qos, v.meets_qos) << k;
+            EXPECT_EQ(u.again, v.again) << k;
+            EXPECT_EQ(u.samples, v.samples) << k;
+        }
+        EXPECT_EQ(x.have_caused, y.have_caused);
+        const struct profile_caused &c = x.caused, &d = y.caused;
+        EXPECT_TRUE(same(c.intensity, d.intensity));
+        EXPECT_STREQ(c.unit, d.unit);
+        EXPECT_STREQ(c.basis, d.basis);
+        EXPECT_TRUE(same(c.value, d.value));
+        EXPECT_TRUE(same(c.se, d.se));
+        EXPECT_EQ(c.distinguishable, d.distinguishable);
+        EXPECT_TRUE(same(c.alone, d.alone));
+        EXPECT_TRUE(same(c.beside, d.beside));
+        EXPECT_TRUE(same(c.cpu_lost_pct, d.cpu_lost_pct));
+        EXPECT_TRUE(same(c.cpu_lost_se, d.cpu_lost_se));
+        EXPECT_EQ(c.unthrottled, d.unthrottled);
+        ASSERT_EQ(c.nrounds, d.nrounds);
+        for (unsigned k = 0; k < c.nrounds; k++)
+            EXPECT_EQ(c.rounds[k], d.rounds[k]);
+        EXPECT_STREQ(c.occupancy_what, d.occupancy_what);
+        EXPECT_TRUE(same(c.occupancy_pct, d.occupancy_pct));
+        EXPECT_STREQ(c.reason, d.reason);
+        EXPECT_EQ(x.have_confidence, y.have_confidence);
+        EXPECT_TRUE(same(x.confidence.tolerated_pts, y.confidence.tolerated_pts));
+        EXPECT_TRUE(same(x.confidence.noise_pct, y.confidence.noise_pct));
+        EXPECT_STREQ(x.confidence.level, y.confidence.level);
+    }
+}
+
+} // namespace
+
+// Every file in profile-bad/ has an expectation here (a new fixture without one fails), and there are at least 20.
+TEST(ProfileFmt, EveryBadFixtureIsListed)
+{
+    std::set<std::string> listed, found;
+    for (const auto &c : kBadCases)
+        listed.insert(std::string(c.file) + ".json");
+    DIR *d = opendir(kBad.c_str());
+    ASSERT_NE(d, nullptr) << kBad;
+    while (struct dirent *e = readdir(d))
+        if (e->d_name[0] != '.')
+            found.insert(e->d_name);
+    closedir(d);
+    EXPECT_EQ(listed, found);
+    EXPECT_GE(found.size(), 22u);
+}
+
+TEST(ProfileFmt, ReaderRefusesEveryBadFixtureNamingTheField)
+{
+    for (const auto &c : kBadCases) {
+        struct profile p;
+        char why[512] = "";
+        const std::string f = path_of(c);
+        EXPECT_EQ(profile_read(f.c_str(), &p, why, sizeof(why)), -EINVAL) << c.file;
+        EXPECT_NE(std::string(why).find(f + c.says), std::string::npos) << c.file << ": " << why;
+        EXPECT_EQ(strchr(why, '\n'), nullptr) << c.file << ": one line: " << why;
+        EXPECT_EQ(p.sois, nullptr) << "nothing to free after an error";
+        profile_free(&p); // harmless
+    }
+}
+
+TEST(ProfileFmt, MissingFileIsENOENT)
+{
+    struct profile p;
+    char why[512] = "";
+    EXPECT_EQ(profile_read((kBad + "no-such-file.json").c_str(), &p, why, sizeof(why)), -ENOENT);
+    EXPECT_NE(std::string(why).find("no-such-file.json: No such file"), std::string::npos) << why;
+}
+
+TEST(ProfileFmt, ShowAndPlotRefuseEveryBadFixtureWithOneLine)
+{
+    TempDir dir("profile_fmt");
+    for (const auto &c : kBadCases)
+        for (const char *cmd : {"show", "plot"}) {
+            Proc p;
+            const std::string png = dir.path() + "/x.png";
+            if (!strcmp(cmd, "plot"))
+                run(p, {cmd, path_of(c), "--out", png});
+            else
+                run(p, {cmd, path_of(c)});
+            EXPECT_EQ(p.exit_code(), 2) << cmd << " " << c.file << ": " << p.err;
+            EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << cmd << " " << c.file << ": " << p.err;
+            EXPECT_EQ(p.err.find("ibench " + std::string(cmd) + ": " + path_of(c) + c.says), 0u)
+                << cmd << " " << c.file << ": " << p.err;
+            EXPECT_EQ(p.out, "") << cmd << " " << c.file;
+            struct stat st;
+            EXPECT_NE(stat(png.c_str(), &st), 0) << "no chart of a bad file";
+        }
+}
+
+TEST(ProfileFmt, Reads11FixtureWithNewFieldsAbsent)
+{
+    struct profile p;
+    char why[512] = "";
+    ASSERT_EQ(profile_read(kMemcached.c_str(), &p, why, sizeof(why)), 0) << why;
+    EXPECT_EQ(p.major, 1);
+    EXPECT_EQ(p.minor, 1);
+    EXPECT_STREQ(p.name, "memcached");
+    EXPECT_EQ(p.pid, 0);
+    EXPECT_EQ(p.ntcpus, 1u);
+    EXPECT_EQ(p.ncaches, 3u);
+    EXPECT_EQ(p.qos, 0.94999999999999996);
+    EXPECT_EQ(p.caused_min_rounds, 0u);
+    EXPECT_TRUE(std::isnan(p.caused_budget_s));
+    EXPECT_EQ(p.nbefore, 5u);
+    ASSERT_EQ(p.nsois, 17u);
+    // tolerated per measured SoI, as recorded
+    const struct {
+        const char *soi;
+        double tolerated, caused;
+    } want[] = {{"mem-cap", 56.25, 0.0},        {"mem-bw", 12.5, 0.0},   {"llc-cap", 31.25, 19.260335077456524},
+                {"llc-bw", 12.5, 0.18998771785737611}, {"disk-cap", 87.5, 0.0}, {"disk-bw", 50.0, 0.0},
+                {"net-bw", 56.25, 0.0}};
+    unsigned measured = 0;
+    for (unsigned i = 0; i < p.nsois; i++) {
+        const struct profile_soi &s = p.sois[i];
+        SCOPED_TRACE(s.soi);
+        if (s.status == PROFILE_SKIPPED) {
+            EXPECT_NE(s.reason, nullptr);
+            EXPECT_TRUE(std::isnan(s.tolerated));
+            continue;
+        }
+        ASSERT_LT(measured, 7u);
+        EXPECT_STREQ(s.soi, want[measured].soi);
+        EXPECT_EQ(s.tolerated, want[measured].tolerated);
+        EXPECT_EQ(s.caused.value, want[measured].caused);
+        measured++;
+        EXPECT_EQ(s.have_caused, 1);
+        EXPECT_STREQ(s.caused.basis, "wall-second") << "what 1.1 measured";
+        EXPECT_TRUE(std::isnan(s.caused.se));
+        EXPECT_EQ(s.caused.distinguishable, -1);
+        EXPECT_EQ(s.caused.unthrottled, -1);
+        EXPECT_TRUE(std::isnan(s.caused.cpu_lost_pct));
+        EXPECT_EQ(s.caused.nrounds, 0u);
+        EXPECT_EQ(s.caused.occupancy_what, nullptr);
+        for (unsigned k = 0; k < s.ncurve; k++)
+            EXPECT_EQ(s.curve[k].samples, 0u) << "not recorded in 1.1";
+    }
+    EXPECT_EQ(measured, 7u);
+    EXPECT_EQ(p.sois[1].have_reach, 1);
+    EXPECT_STREQ(p.sois[1].reach.verdict, "reaches");
+    EXPECT_EQ(p.sois[1].reach.cpu, 0);
+    EXPECT_EQ(p.sois[0].have_reach, 0);
+    EXPECT_EQ(p.sois[0].curve[3].again, 1);
+    profile_free(&p);
+}
+
+TEST(ProfileFmt, ShowOf11PrintsNoNullOrNan)
+{
+    Proc p;
+    run(p, {"show", kMemcached});
+    EXPECT_EQ(p.exit_code(), 0) << p.err;
+    EXPECT_EQ(p.out.find("(null)"), std::string::npos) << p.out;
+    EXPECT_EQ(p.out.find("nan"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("llc-cap            31.2 [31.25, 37.5]    19.3 "), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("profile   memcached (1.1, "), std::string::npos) << p.out;
+    EXPECT_EQ(p.out.find("n.d."), std::string::npos) << "1.1 knows no standard error: nothing is marked";
+}
+
+// A 1.0 profile: the 1.1 fixture without reach and again.
+TEST(ProfileFmt, Reads10)
+{
+    TempDir dir("profile_fmt");
+    json_error_t e;
+    json_t *d = json_load_file(kMemcached.c_str(), 0, &e);
+    ASSERT_NE(d, nullptr) << e.text;
+    json_object_set_new(d, "version", json_string("1.0"));
+    size_t i, k;
+    json_t *s, *pt;
+    json_array_foreach(json_object_get(d, "sois"), i, s)
+    {
+        json_object_del(s, "reach");
+        json_array_foreach(json_object_get(s, "curve"), k, pt)
+            json_object_del(pt, "again");
+    }
+    const std::string f = dir.path() + "/p10.json";
+    ASSERT_EQ(json_dump_file(d, f.c_str(), JSON_INDENT(2)), 0);
+    json_decref(d);
+    struct profile p;
+    char why[512] = "";
+    ASSERT_EQ(profile_read(f.c_str(), &p, why, sizeof(why)), 0) << why;
+    EXPECT_EQ(p.minor, 0);
+    ASSERT_EQ(p.nsois, 17u);
+    for (unsigned j = 0; j < p.nsois; j++) {
+        EXPECT_EQ(p.sois[j].have_reach, 0);
+        for (unsigned c = 0; c < p.sois[j].ncurve; c++)
+            EXPECT_EQ(p.sois[j].curve[c].again, 0);
+    }
+    EXPECT_EQ(p.sois[0].tolerated, 56.25);
+    EXPECT_STREQ(p.sois[0].caused.basis, "wall-second");
+    profile_free(&p);
+    Proc show;
+    run(show, {"show", f});
+    EXPECT_EQ(show.exit_code(), 0) << show.err;
+    EXPECT_NE(show.out.find("(1.0, "), std::string::npos) << show.out;
+    EXPECT_EQ(show.out.find("reach ("), std::string::npos) << "no reach section without reach";
+}
+
+// A 1.2 struct with every field set -> profile_write -> the JSON Schema -> profile_read: equal field by field.
+TEST(ProfileFmt, RoundTrip12)
+{
+    TempDir dir("profile_fmt");
+    struct profile a, b;
+    fill_full(&a);
+    const std::string f = dir.path() + "/p12.json";
+    char why[512] = "";
+    ASSERT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
+    const std::string text = slurp(f);
+    EXPECT_NE(text.find("\"version\": \"1.2\""), std::string::npos);
+    EXPECT_NE(text.find("\"caused\": -3.25"), std::string::npos) << "the raw median, not clamped";
+    EXPECT_EQ(text.find("NaN"), std::string::npos);
+    Proc schema;
+    ASSERT_TRUE(schema.start_cmd({"/usr/bin/python3", IBENCH_SCHEMA_CHECK, f}, {}));
+    ASSERT_TRUE(schema.finish(60));
+    EXPECT_EQ(schema.exit_code(), 0) << schema.err;
+    ASSERT_EQ(profile_read(f.c_str(), &b, why, sizeof(why)), 0) << why;
+    EXPECT_EQ(b.minor, PROFILE_MINOR);
+    expect_equal(a, b);
+    // the point without a self-meter reading stayed absent, and the skipped SoI carries nothing measured
+    EXPECT_TRUE(std::isnan(b.sois[0].curve[2].achieved_pct));
+    EXPECT_EQ(b.sois[1].ncurve, 0u);
+    EXPECT_EQ(b.sois[1].have_caused, 0);
+    // and profile_dumps of either is the same text
+    char *ta = profile_dumps(&a), *tb = profile_dumps(&b);
+    ASSERT_TRUE(ta && tb);
+    EXPECT_STREQ(ta, tb);
+    free(ta);
+    free(tb);
+    profile_free(&a);
+    profile_free(&b);
+}
+
+// profile_write refuses what the reader would refuse, names the field, and leaves no file.
+TEST(ProfileFmt, WriteRefusesAnInvalidStruct)
+{
+    TempDir dir("profile_fmt");
+    struct profile a;
+    fill_full(&a);
+    a.sois[0].tolerated = NAN; // measured without its tolerated
+    const std::string f = dir.path() + "/bad.json";
+    char why[512] = "";
+    EXPECT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), -EINVAL);
+    EXPECT_NE(std::string(why).find("sois[0].tolerated: a number in [0, 100] expected, got null"), std::string::npos)
+        << why;
+    struct stat st;
+    EXPECT_NE(stat(f.c_str(), &st), 0) << "nothing written";
+    a.sois[0].tolerated = 56.25;
+    a.sois[0].caused.value = NAN; // not measurable needs its reason
+    free(a.sois[0].caused.reason);
+    a.sois[0].caused.reason = nullptr;
+    EXPECT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), -EINVAL);
+    EXPECT_NE(std::string(why).find("sois[0].caused_detail.reason: missing"), std::string::npos) << why;
+    a.sois[0].caused.reason = strdup("the SoI completed no whole step");
+    EXPECT_EQ(profile_write((dir.path() + "/no/dir/p.json").c_str(), &a, why, sizeof(why)), -ENOENT);
+    EXPECT_NE(std::string(why).find("/no/dir/p.json: No such file"), std::string::npos) << why;
+    EXPECT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
+    profile_free(&a);
+}
+
+// show on a 1.2 profile: a negative caused within 2 se of 0 prints clamped to 0, with its se, marked n.d.; the caused
+// section shows the CPU lost and the occupancy; a caused that could not be measured prints "-".
+TEST(ProfileFmt, ShowOf12ClampsAndMarksCaused)
+{
+    TempDir dir("profile_fmt");
+    struct profile a;
+    fill_full(&a);
+    a.sois[1].status = PROFILE_MEASURED; // a second measured SoI whose caused is not measurable
+    struct profile_soi &s = a.sois[1];
+    s.cpus[0] = 1;
+    s.ncpus = 1;
+    s.capacity = 1048576;
+    s.capacity_unit = strdup("B");
+    s.capacity_source = strdup("l2 size");
+    s.tolerated = 100;
+    s.bracket[0] = s.bracket[1] = 100;
+    s.curve = (struct profile_point *)calloc(1, sizeof(struct profile_point));
+    s.ncurve = 1;
+    s.curve[0] = {100, 1000, 1000, 1.0, 100.0, 1, 0, 3};
+    s.have_caused = 1;
+    s.caused.intensity = 100;
+    s.caused.unit = strdup("acc/s");
+    s.caused.reason = strdup("the SoI completed no whole step");
+    s.have_confidence = 1;
+    s.confidence = {0, 2.5, strdup("high")};
+    const std::string f = dir.path() + "/p12.json";
+    char why[512] = "";
+    ASSERT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
+    profile_free(&a);
+    Proc p;
+    run(p, {"show", f});
+    EXPECT_EQ(p.exit_code(), 0) << p.err;
+    EXPECT_EQ(p.err, "");
+    EXPECT_EQ(p.out.find("-3"), std::string::npos) << "the raw negative figure is not shown: " << p.out;
+    EXPECT_NE(p.out.find(" 0.0 +- 1.8 n.d. "), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("n.d.: not distinguishable from 0"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("  mem-bw       cpu lost 2.5 +- 0.5 %; target's resident memory 12.5 % of capacity"),
+              std::string::npos)
+        << p.out;
+    EXPECT_NE(p.out.find("l2-cap            100.0    [100, 100]               -  100:1.00"), std::string::npos)
+        << p.out;
+    EXPECT_EQ(p.out.find("(null)"), std::string::npos) << p.out;
+    EXPECT_EQ(p.out.find("nan"), std::string::npos) << p.out;
+}
+
+// show --json: the profile re-emitted as the current version, and nothing else.
+TEST(ProfileFmt, ShowJsonReemitsTheCurrentVersion)
+{
+    Proc p;
+    run(p, {"show", "--json", kMemcached});
+    EXPECT_EQ(p.exit_code(), 0) << p.err;
+    EXPECT_EQ(p.err, "");
+    struct profile q;
+    char why[512] = "";
+    ASSERT_EQ(profile_parse(p.out.c_str(), "stdout", &q, why, sizeof(why)), 0) << why;
+    EXPECT_EQ(q.minor, PROFILE_MINOR);
+    ASSERT_EQ(q.nsois, 17u);
+    EXPECT_EQ(q.sois[2].caused.value, 19.260335077456524);
+    EXPECT_STREQ(q.sois[2].caused.basis, "wall-second") << "a 1.1 figure stays marked as one";
+    profile_free(&q);
+}
