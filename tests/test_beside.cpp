@@ -56,6 +56,7 @@ const struct soi_ops fake_ops = {
     .min_threads = 0,
     .placement = SOI_PLACE_SHARE,
     .io = 0,
+    .occupancy = SOI_OCC_NONE,
 };
 
 struct FakeProbe {
