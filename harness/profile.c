@@ -438,6 +438,8 @@ static int profile_soi(struct machine *m, struct run *r, const struct prof_param
         c->occupancy_what = sdup("resident memory");
     e->have_caused = 1;
     rc = prof_caused(pp, pm, c, why, len);
+    /* lifted only where there was a cap: a footprint SoI's touch or read rate (m_hold's unthrottled) */
+    c->unthrottled = ops->kind == SOI_FOOTPRINT && r->s->rate_cap > 0;
 out:;
     char sw[256] = "";
     work_end(r);
