@@ -633,7 +633,7 @@ void hold_ms(uint64_t ms) { std::this_thread::sleep_for(std::chrono::millisecond
 // of it (its units are exactly what step() returned inside it).
 TEST_F(Engine, BgHeldPointKeepsTheSoiRunningAllAlong)
 {
-    const char *env_ms = getenv("IBENCH_TEST_HOLD_MS");  // valgrind runs a shorter window
+    const char *env_ms = getenv("IBENCH_TEST_HOLD_MS");  // a shorter window for valgrind (no step-count bound)
     const uint64_t hold = env_ms ? strtoull(env_ms, nullptr, 10) : 5000;
     CallLog log;
     g_log = &log;
@@ -657,7 +657,9 @@ TEST_F(Engine, BgHeldPointKeepsTheSoiRunningAllAlong)
     EXPECT_GE(w.wall_ns, hold * kMs);
     EXPECT_LT(w.wall_ns, hold * kMs + 200 * kMs);
     // back to back: 10 000 nominal; each park costs two thread wake-ups, a fraction of a ms on a loaded host
-    EXPECT_GE(w.steps, hold * 4 / 5) << "metering steps back to back";
+    if (!env_ms) {
+        EXPECT_GE(w.steps, hold * 4 / 5) << "metering steps back to back";
+    }
     EXPECT_LE(w.steps, hold * kMs / step + 1);
     EXPECT_GT(next.t0_ns, w.t1_ns);
     uint64_t units = 0, gap = 0, first = 0, last = 0;
@@ -734,7 +736,7 @@ TEST_F(Engine, BgSetChangesTheIntensity)
     // the same level again: no set_intensity, but a new window all the same
     ASSERT_EQ(engine_set(bg.e, 80, why, sizeof why), 0) << why;
     ASSERT_EQ(engine_mark(bg.e, why, sizeof why), 0) << why;
-    hold_ms(100);
+    hold_ms(200);
     ASSERT_EQ(engine_read(bg.e, &same, why, sizeof why), 0) << why;
     EXPECT_EQ(engine_status(bg.e, why, sizeof why), 0) << why;
     EXPECT_EQ(lo.intensity, 20.0);
@@ -745,8 +747,8 @@ TEST_F(Engine, BgSetChangesTheIntensity)
     EXPECT_GE(hi.wall_ns, 400 * kMs);
     EXPECT_GT(hi.t0_ns, lo.t1_ns);
     EXPECT_GT(same.t0_ns, hi.t1_ns);
-    EXPECT_GE(same.wall_ns, 100 * kMs);
-    EXPECT_LT(same.wall_ns, 300 * kMs);
+    EXPECT_GE(same.wall_ns, 200 * kMs);
+    EXPECT_LT(same.wall_ns, 400 * kMs);
     EXPECT_NEAR(same.achieved_pct, 80.0, 15.0);
     EXPECT_EQ(state.set_calls, (std::vector<double>{20, 80}));
 }
@@ -771,7 +773,7 @@ TEST_F(Engine, BgCpuTimeRateAndShare)
     ASSERT_EQ(engine_read(bg.e, &w, why, sizeof why), 0) << why;
     EXPECT_GT(w.cpu_ns, 0u);
     EXPECT_LE((double)w.cpu_ns, (double)w.wall_ns * 2 * 1.05) << "two workers, no more than their CPUs";
-    EXPECT_GE(w.rate_cpu, w.rate) << "CPU seconds never exceed wall seconds for one-thread-per-CPU work";
+    EXPECT_GE(w.rate_cpu * 2 * 1.05, w.rate) << "two workers get no more than two CPU seconds per wall second";
     EXPECT_DOUBLE_EQ(w.rate_cpu, (double)w.units / ((double)w.cpu_ns / 1e9));
     EXPECT_DOUBLE_EQ(w.cpu_share, (double)w.cpu_ns / ((double)w.wall_ns * 2));
     EXPECT_GT(w.cpu_share, 0.0);
@@ -846,16 +848,17 @@ TEST_F(Engine, BgStopFlagWhileACallWaits)
     Bg bg;
     ASSERT_EQ(engine_start(s, 10, nullptr, &stop, &bg.e, why, sizeof why), 0) << why;
     state.set_delay_ms = 400;
+    std::atomic<uint64_t> t_raise{0};
     std::thread raiser([&] {
         hold_ms(50);
+        t_raise = clk_mono_ns();
         stop.store(1);
     });
-    uint64_t t0 = clk_mono_ns();
     EXPECT_EQ(engine_set(bg.e, 20, why, sizeof why), -EINTR);
-    uint64_t dt = clk_mono_ns() - t0;
+    uint64_t t_ret = clk_mono_ns();
     raiser.join();
-    EXPECT_GE(dt, 50 * kMs);
-    EXPECT_LT(dt, 150 * kMs) << "within a few ms of the flag (raised at 50 ms), not after the 400 ms set";
+    EXPECT_GE(t_ret, t_raise.load()) << "it waited for its answer until the flag rose";
+    EXPECT_LT(t_ret - t_raise.load(), 100 * kMs) << "within a few ms of the flag, not after the 400 ms set";
     EXPECT_EQ(engine_stop(bg.e, why, sizeof why), 0) << why;
     bg.e = nullptr;
 }
