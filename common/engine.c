@@ -271,19 +271,21 @@ static int eng_set(struct eng *e, double x, int call_set, char *why, size_t len)
     return 0;
 }
 
-/* Releases the parked workers into a step at the intensity in force; returns when (CLOCK_MONOTONIC). */
+/* Releases the parked workers into a step at the intensity in force; returns when (CLOCK_MONOTONIC), read before
+ * they can run: every step() of this step starts after it, every one of the last step ended before it. */
 static uint64_t eng_release(struct eng *e)
 {
     for (unsigned i = 0; i < e->n; i++)
         e->w[i].units = e->w[i].active_ns = e->w[i].window_ns = e->w[i].cpu_ns = 0;
     pthread_mutex_lock(&e->mu);
+    uint64_t t0 = clk_mono_ns();
     e->nparked = 0;
     e->gen++;
     e->phase = PH_RUN;
     atomic_store(&e->running, 1);
     pthread_cond_broadcast(&e->cv_go);
     pthread_mutex_unlock(&e->mu);
-    return clk_mono_ns();
+    return t0;
 }
 
 /* Naps until `until`; returns early when a worker failed or a request came (0), or the stop flag rose (1). */
@@ -450,14 +452,6 @@ static void acc_window(const struct win_acc *a, double x, unsigned nthreads, str
     w->cpu_share = secs > 0 ? cpu / (secs * nthreads) : 0;
 }
 
-/* Answers every request posted so far with rc (under e.cmu). */
-static void bg_answer(struct engine_bg *b, int rc)
-{
-    b->answered = b->posted;
-    b->req_rc = rc;
-    pthread_cond_broadcast(&b->cv_done);
-}
-
 static void *ctl_main(void *arg)
 {
     struct engine_bg *b = arg;
@@ -465,11 +459,15 @@ static void *ctl_main(void *arg)
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* steps end on time, to the microsecond */
     int rc;
     enum bg_req q;
+    unsigned took = 1; /* the requests acted on (engine_start's is the first), answered once the workers run */
     do {
         uint64_t t0 = eng_release(e);
         pthread_mutex_lock(&e->cmu);
-        if (b->answered != b->posted) /* the request that ended the last step is in force now */
-            bg_answer(b, 0);
+        if (took) { /* answer what the last step's end acted on; a request posted since ends this step */
+            b->answered = took;
+            b->req_rc = 0;
+            pthread_cond_broadcast(&b->cv_done);
+        }
         pthread_mutex_unlock(&e->cmu);
         struct step_result r = {0};
         rc = eng_collect(e, t0, nap_until(e, t0 + b->step_ns), &r, b->why, sizeof(b->why));
@@ -477,6 +475,7 @@ static void *ctl_main(void *arg)
             acc_add(&b->acc, &r, e->units);
         pthread_mutex_lock(&e->cmu);
         q = b->req;
+        took = q != REQ_NONE ? b->posted : 0;
         double x = b->req_x;
         b->req = REQ_NONE;
         e->wake = 0;
@@ -493,7 +492,9 @@ static void *ctl_main(void *arg)
     if (rc < 0) {
         b->err = rc;
         snprintf(b->err_why, sizeof(b->err_why), "%s", b->why);
-        bg_answer(b, rc);
+        b->answered = b->posted;
+        b->req_rc = rc;
+        pthread_cond_broadcast(&b->cv_done);
     }
     while (q != REQ_QUIT && b->req != REQ_QUIT)
         pthread_cond_wait(&e->cv_ctl, &e->cmu);

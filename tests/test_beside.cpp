@@ -5,8 +5,12 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "beside.h"
 #include "clock.h"
@@ -129,6 +133,76 @@ TEST(Beside, SamplesAreClassifiedByStep)
     // stop raised: -EINTR
     atomic_store(&stop, 1);
     EXPECT_EQ(beside_run(s, levels, 2, 2, 40 * kMs, 5 * kMs, probe_cpu, &p, &stop, &r, why, sizeof why), -EINTR);
+    soi_close(s);
+    machine_close(&m);
+}
+
+// The per-cycle ratios behind each level's ratio: one per cycle that gave one, NAN for the rest of the array, and
+// their median is the ratio. More cycles than the array holds are refused.
+TEST(Beside, PerCycleRatios)
+{
+    struct machine m {};
+    char why[256] = "";
+    ASSERT_EQ(machine_open(&m, nullptr, why, sizeof why), 0) << why;
+    const unsigned npus = topo_npus(m.topo);
+    const int soi_cpu = topo_pu_os(m.topo, npus - 1), probe_cpu = topo_pu_os(m.topo, 0);
+    struct soi_env env;
+    memset(&env, 0, sizeof env);
+    env.topo = m.topo;
+    env.cpu = &m.cpu;
+    env.calib = &m.calib;
+    env.mlim = &m.mlim;
+    env.nthreads = 1;
+    env.cpus = &soi_cpu;
+    env.target_cpu = -1;
+    atomic_int stop{0};
+    env.stop = &stop;
+    struct soi *s = nullptr;
+    ASSERT_EQ(soi_open(&fake_ops, &env, &s, why, sizeof why), 0) << why;
+    FakeProbe fp;
+    struct beside_probe p = {"fake", "x", FakeProbe::open, FakeProbe::sample, FakeProbe::close, &fp};
+    const double levels[] = {0, 100, 0};
+    const unsigned cycles = 5;
+    struct beside_result r;
+    ASSERT_EQ(beside_run(s, levels, 3, cycles, 30 * kMs, 5 * kMs, probe_cpu, &p, &stop, &r, why, sizeof why), 0)
+        << why;
+    EXPECT_EQ(r.nsteps, 15u);
+    for (unsigned l = 0; l < 3; l++) {
+        const struct beside_level &bl = r.lv[l];
+        // a ratio is a number, or INFINITY for a step in which the probe was starved (a loaded host); NAN is none
+        std::vector<double> given;
+        std::string all;
+        for (unsigned c = 0; c < BESIDE_MAX_CYCLES; c++) {
+            if (c < cycles)
+                all += std::to_string(bl.cycle_ratio[c]) + " ";
+            if (!std::isnan(bl.cycle_ratio[c])) {
+                EXPECT_LT(c, cycles) << "level " << l;
+                given.push_back(bl.cycle_ratio[c]);
+            }
+        }
+        EXPECT_EQ(given.size(), bl.ncycles) << "level " << l << ": " << all;
+        EXPECT_GE(bl.ncycles, cycles - 1) << "level " << l << ": " << all;
+        ASSERT_FALSE(given.empty());
+        std::sort(given.begin(), given.end());
+        size_t n = given.size();
+        double med = n % 2 ? given[n / 2] : (given[n / 2 - 1] + given[n / 2]) / 2;
+        EXPECT_DOUBLE_EQ(med, bl.ratio) << "level " << l << ": " << all;
+    }
+    // The probe reads 1 while the SoI idles and 2 while it runs, so the solo steps' medians are 1 and every ratio is
+    // between 1 and 2 (not exactly 2: on a loaded host the SoI's CPU may go to others for much of a step).
+    EXPECT_DOUBLE_EQ(r.lv[0].ratio, 1.0);
+    for (unsigned l = 1; l < 3; l++)
+        for (unsigned c = 0; c < cycles; c++)
+            if (std::isfinite(r.lv[l].cycle_ratio[c])) {
+                EXPECT_GE(r.lv[l].cycle_ratio[c], 1.0) << "level " << l << " cycle " << c;
+                EXPECT_LE(r.lv[l].cycle_ratio[c], 2.0) << "level " << l << " cycle " << c;
+            }
+
+    why[0] = 0;
+    EXPECT_EQ(beside_run(s, levels, 3, BESIDE_MAX_CYCLES + 1, 30 * kMs, 5 * kMs, probe_cpu, &p, &stop, &r, why,
+                         sizeof why),
+              -EINVAL);
+    EXPECT_NE(strstr(why, "cycles"), nullptr) << why;
     soi_close(s);
     machine_close(&m);
 }

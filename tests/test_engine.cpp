@@ -63,6 +63,7 @@ struct FakeState {
     std::atomic<int> fail_step{0};       // step() returns this (when nonzero) once intensity > 0
     int fail_set = 0;                    // set_intensity returns this when nonzero
     int fail_measure = 0;                // measure returns this when nonzero
+    unsigned set_delay_ms = 0;           // set_intensity takes this long (a footprint growing)
     std::set<int> cpus_seen;             // sched_getcpu() inside step()
     std::set<unsigned> tids_seen;
 };
@@ -83,6 +84,8 @@ int fake_set(struct soi *, double x, char *why, size_t len)
 {
     std::lock_guard<std::mutex> l(g->mu);
     g->set_calls.push_back(x);
+    if (g->set_delay_ms)
+        std::this_thread::sleep_for(std::chrono::milliseconds(g->set_delay_ms));
     if (g->fail_set)
         return ib_why(why, len, g->fail_set, "fake: no room for %g %%", x);
     g->cur = x;
@@ -564,6 +567,356 @@ TEST_F(Engine, NothingToRun)
     ASSERT_EQ(ramp_hold(&sc.r, 50, kMs), 0);
     EXPECT_EQ(engine_run(s, &sc.r, nullptr, nullptr, nullptr, &ndone, why, sizeof why), -EINVAL);
     EXPECT_EQ(engine_run(nullptr, &sc.r, nullptr, nullptr, &r, &ndone, why, sizeof why), -EINVAL);
+}
+
+// ---- the background engine ----------------------------------------------------------------------------------
+
+namespace {
+
+// A held SoI that logs every step() call (start, end, units) into preallocated arrays: one worker, so no race.
+struct CallLog {
+    static constexpr size_t kCap = 1 << 20;
+    std::vector<uint64_t> t0, t1, units;
+    std::atomic<size_t> n{0};
+    std::atomic<bool> overflow{false};
+    CallLog() : t0(kCap), t1(kCap), units(kCap) {}
+};
+CallLog *g_log;
+
+// DUTY: ~10 us of work per quantum (at 50 % it idles about as long between quanta, so it parks within microseconds
+// of a step's end), a varying number of units (so a sum that drops or doubles a call shows).
+int logged_step(struct soi *, unsigned, uint64_t *units)
+{
+    uint64_t a = clk_mono_ns();
+    spin_ns(10000);
+    size_t i = g_log->n.load();
+    *units = 1000 + i % 7;
+    if (i >= CallLog::kCap) {
+        g_log->overflow = true;
+        return 0;
+    }
+    g_log->t0[i] = a;
+    g_log->t1[i] = clk_mono_ns();
+    g_log->units[i] = *units;
+    g_log->n.store(i + 1);
+    return 0;
+}
+
+soi_ops make_logged_ops()
+{
+    soi_ops o = make_ops("fake-logged", SOI_DUTY);
+    o.step = logged_step;
+    return o;
+}
+const soi_ops kLogged = make_logged_ops();
+
+// DUTY at 100 %: spins all the time.
+soi_ops make_spin_ops()
+{
+    soi_ops o = make_ops("fake-spin", SOI_DUTY);
+    return o;
+}
+const soi_ops kSpin = make_spin_ops();
+
+struct Bg {
+    struct engine_bg *e = nullptr;
+    ~Bg() { engine_stop(e, nullptr, 0); }
+};
+
+void hold_ms(uint64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+}  // namespace
+
+// The acceptance ("a profile point held for 15 minutes keeps the SoI at its intensity all along") in short
+// form: metering steps of 0.5 ms under a 5 s window, i.e. thousands of steps (the old fixed schedule stopped at 3000):
+// the SoI ran all along (no gap between step() calls, none at the window's ends) and the window's figures cover all
+// of it (its units are exactly what step() returned inside it).
+TEST_F(Engine, BgHeldPointKeepsTheSoiRunningAllAlong)
+{
+    const char *env_ms = getenv("IBENCH_TEST_HOLD_MS");  // a shorter window for valgrind (no step-count bound)
+    const uint64_t hold = env_ms ? strtoull(env_ms, nullptr, 10) : 5000;
+    CallLog log;
+    g_log = &log;
+    open(kLogged);
+    const uint64_t step = kMs / 2;
+    struct engine_bg_opts o = {step, 0};
+    Bg bg;
+    ASSERT_EQ(engine_start(s, 50, &o, nullptr, &bg.e, why, sizeof why), 0) << why;
+    ASSERT_EQ(engine_mark(bg.e, why, sizeof why), 0) << why;
+    hold_ms(hold);
+    struct engine_window w, next;
+    ASSERT_EQ(engine_read(bg.e, &w, why, sizeof why), 0) << why;
+    ASSERT_EQ(engine_read(bg.e, &next, why, sizeof why), 0) << why;  // its t0 bounds the calls of w's last step
+    EXPECT_EQ(engine_stop(bg.e, why, sizeof why), 0) << why;
+    bg.e = nullptr;
+    g_log = nullptr;
+    ASSERT_FALSE(log.overflow.load());
+
+    EXPECT_EQ(w.intensity, 50.0);
+    EXPECT_EQ(w.wall_ns, w.t1_ns - w.t0_ns);
+    EXPECT_GE(w.wall_ns, hold * kMs);
+    EXPECT_LT(w.wall_ns, hold * kMs + 200 * kMs);
+    // back to back: 10 000 nominal; each park costs two thread wake-ups, a fraction of a ms on a loaded host
+    if (!env_ms) {
+        EXPECT_GE(w.steps, hold * 4 / 5) << "metering steps back to back";
+    }
+    EXPECT_LE(w.steps, hold * kMs / step + 1);
+    EXPECT_GT(next.t0_ns, w.t1_ns);
+    uint64_t units = 0, gap = 0, first = 0, last = 0;
+    size_t in = 0;
+    for (size_t i = 0; i < log.n.load(); i++) {
+        if (log.t0[i] < w.t0_ns || log.t0[i] >= next.t0_ns)
+            continue;
+        if (in++ == 0)
+            first = log.t0[i];
+        else
+            gap = std::max(gap, log.t0[i] - last);
+        last = log.t1[i];
+        units += log.units[i];
+    }
+    EXPECT_EQ(w.units, units) << "the window's units are what step() returned inside it";
+    EXPECT_GE(in, w.steps) << "every metering step ran the SoI";
+    // A gap is the SoI not running: a schedule that ran out would leave one of seconds. The bound allows for the
+    // scheduler delays of a CPU shared with the rest of a parallel test run.
+    EXPECT_LT(gap, 250 * kMs) << "the SoI ran all along";
+    EXPECT_LT(first - w.t0_ns, 250 * kMs) << "from the window's start";
+    EXPECT_LT(w.t1_ns - std::min(last, w.t1_ns), 250 * kMs) << "to its end";
+    RecordProperty("steps", (int)w.steps);
+    RecordProperty("max_gap_us", (int)(gap / 1000));
+    EXPECT_NEAR(w.achieved_pct, 50.0, 15.0) << "at its intensity all along";
+    EXPECT_DOUBLE_EQ(w.rate, (double)w.units / ((double)w.wall_ns / 1e9));
+    EXPECT_EQ(state.set_calls, std::vector<double>{50}) << "set_intensity once, not at every metering step";
+}
+
+// Requests at any moment against steps far shorter than a scheduler delay: every window is a fresh one, made of
+// the steps between its ends (never the previous window's figures, never an empty one).
+TEST_F(Engine, BgWindowsFollowEachOther)
+{
+    open(kFp);
+    struct engine_bg_opts o = {200000, 0};  // 0.2 ms metering steps
+    Bg bg;
+    ASSERT_EQ(engine_start(s, 30, &o, nullptr, &bg.e, why, sizeof why), 0) << why;
+    struct engine_window prev, w;
+    ASSERT_EQ(engine_read(bg.e, &prev, why, sizeof why), 0) << why;
+    unsigned bad = 0;
+    for (unsigned i = 0; i < 1000 && !bad; i++) {
+        if (i % 3)
+            std::this_thread::sleep_for(std::chrono::microseconds(i % 400));
+        double x = i % 2 ? 30 : 60;
+        if (i % 5 == 0) {
+            ASSERT_EQ(engine_set(bg.e, x, why, sizeof why), 0) << why;
+        }
+        ASSERT_EQ(engine_read(bg.e, &w, why, sizeof why), 0) << why;
+        if (i % 5 == 0) {
+            EXPECT_EQ(w.intensity, x);
+        }
+        bad += w.steps == 0 || w.t0_ns <= prev.t1_ns || w.t1_ns <= w.t0_ns || w.wall_ns != w.t1_ns - w.t0_ns;
+        EXPECT_GE(w.steps, 1u) << "read " << i;
+        EXPECT_GT(w.t0_ns, prev.t1_ns) << "read " << i;
+        EXPECT_GT(w.t1_ns, w.t0_ns) << "read " << i;
+        EXPECT_DOUBLE_EQ(w.achieved_pct, w.intensity) << "read " << i;  // the fake footprint holds exactly x
+        prev = w;
+    }
+}
+
+// engine_set changes the intensity: each window reports the achieved pressure at its own level.
+TEST_F(Engine, BgSetChangesTheIntensity)
+{
+    open(kDuty);
+    struct engine_bg_opts o = {50 * kMs, 0};
+    Bg bg;
+    ASSERT_EQ(engine_start(s, 20, &o, nullptr, &bg.e, why, sizeof why), 0) << why;
+    struct engine_window lo, hi, same;
+    ASSERT_EQ(engine_mark(bg.e, why, sizeof why), 0) << why;
+    hold_ms(400);
+    ASSERT_EQ(engine_read(bg.e, &lo, why, sizeof why), 0) << why;
+    ASSERT_EQ(engine_set(bg.e, 80, why, sizeof why), 0) << why;
+    hold_ms(400);
+    ASSERT_EQ(engine_read(bg.e, &hi, why, sizeof why), 0) << why;
+    // the same level again: no set_intensity, but a new window all the same
+    ASSERT_EQ(engine_set(bg.e, 80, why, sizeof why), 0) << why;
+    ASSERT_EQ(engine_mark(bg.e, why, sizeof why), 0) << why;
+    hold_ms(200);
+    ASSERT_EQ(engine_read(bg.e, &same, why, sizeof why), 0) << why;
+    EXPECT_EQ(engine_status(bg.e, why, sizeof why), 0) << why;
+    EXPECT_EQ(lo.intensity, 20.0);
+    EXPECT_EQ(hi.intensity, 80.0);
+    EXPECT_NEAR(lo.achieved_pct, 20.0, 15.0);
+    EXPECT_NEAR(hi.achieved_pct, 80.0, 15.0);
+    EXPECT_GE(lo.steps, 8u) << "400 ms of 50 ms metering steps";
+    EXPECT_GE(hi.wall_ns, 400 * kMs);
+    EXPECT_GT(hi.t0_ns, lo.t1_ns);
+    EXPECT_GT(same.t0_ns, hi.t1_ns);
+    EXPECT_GE(same.wall_ns, 200 * kMs);
+    EXPECT_LT(same.wall_ns, 400 * kMs);
+    EXPECT_NEAR(same.achieved_pct, 80.0, 15.0);
+    EXPECT_EQ(state.set_calls, (std::vector<double>{20, 80}));
+}
+
+// The workers' own CPU time: in every engine_run step and over a background window.
+TEST_F(Engine, BgCpuTimeRateAndShare)
+{
+    open(kSpin, {0, 1});
+    Sched sc;
+    ASSERT_EQ(ramp_hold(&sc.r, 100, 100 * kMs), 0);
+    struct step_result r;
+    unsigned ndone = 0;
+    ASSERT_EQ(engine_run(s, &sc.r, nullptr, nullptr, &r, &ndone, why, sizeof why), 0) << why;
+    EXPECT_GT(r.cpu_ns, 0u);
+    EXPECT_LE((double)r.cpu_ns, (double)r.wall_ns * 2 * 1.05);
+
+    struct engine_bg_opts o = {20 * kMs, 0};
+    Bg bg;
+    ASSERT_EQ(engine_start(s, 100, &o, nullptr, &bg.e, why, sizeof why), 0) << why;
+    hold_ms(300);
+    struct engine_window w;
+    ASSERT_EQ(engine_read(bg.e, &w, why, sizeof why), 0) << why;
+    EXPECT_GT(w.cpu_ns, 0u);
+    EXPECT_LE((double)w.cpu_ns, (double)w.wall_ns * 2 * 1.05) << "two workers, no more than their CPUs";
+    EXPECT_GE(w.rate_cpu * 2 * 1.05, w.rate) << "two workers get no more than two CPU seconds per wall second";
+    EXPECT_DOUBLE_EQ(w.rate_cpu, (double)w.units / ((double)w.cpu_ns / 1e9));
+    EXPECT_DOUBLE_EQ(w.cpu_share, (double)w.cpu_ns / ((double)w.wall_ns * 2));
+    EXPECT_GT(w.cpu_share, 0.0);
+    EXPECT_LE(w.cpu_share, 1.05);
+}
+
+// unthrottled: a FOOTPRINT SoI's rate cap is off (its work rate must be free to fall, or to rise).
+TEST_F(Engine, BgUnthrottledIgnoresTheRateCap)
+{
+    open(kFp);
+    s->rate_cap = 20000;  // units/s; the fake does ~200 000 (5 us per unit) flat out
+    struct engine_window capped, free_run;
+    for (int unthrottled = 0; unthrottled < 2; unthrottled++) {
+        struct engine_bg_opts o = {50 * kMs, unthrottled};
+        Bg bg;
+        ASSERT_EQ(engine_start(s, 50, &o, nullptr, &bg.e, why, sizeof why), 0) << why;
+        hold_ms(300);
+        ASSERT_EQ(engine_read(bg.e, unthrottled ? &free_run : &capped, why, sizeof why), 0) << why;
+    }
+    EXPECT_LT(capped.rate, 20000 * 1.3) << "capped";
+    EXPECT_GT(capped.rate, 20000 * 0.5) << "and running";
+    EXPECT_GT(free_run.rate, 20000 * 2.0) << "the cap is off";
+    EXPECT_DOUBLE_EQ(capped.achieved_pct, 50.0);  // the fake footprint reports what it holds
+}
+
+// The stop flag: every call returns -EINTR within a few ms of it; engine_stop cleans up.
+TEST_F(Engine, BgStopFlagInterrupts)
+{
+    open(kDuty, {0, 1});
+    atomic_int stop{0};
+    struct engine_bg_opts o = {10000 * kMs, 0};  // one metering step would last 10 s
+    Bg bg;
+    ASSERT_EQ(engine_start(s, 50, &o, &stop, &bg.e, why, sizeof why), 0) << why;
+    std::thread raiser([&] {
+        hold_ms(100);
+        stop.store(1);
+    });
+    uint64_t t_raise = 0;
+    int rc = 0;
+    // a caller blocked nowhere notices at its next call; the control thread parks the workers on its own
+    while ((rc = engine_status(bg.e, why, sizeof why)) == 0)
+        hold_ms(1);
+    t_raise = clk_mono_ns();
+    raiser.join();
+    EXPECT_EQ(rc, -EINTR);
+    struct engine_window w;
+    EXPECT_EQ(engine_read(bg.e, &w, why, sizeof why), -EINTR);
+    EXPECT_NE(strstr(why, "interrupted"), nullptr) << why;
+    EXPECT_EQ(engine_set(bg.e, 10, why, sizeof why), -EINTR);
+    EXPECT_EQ(engine_mark(bg.e, why, sizeof why), -EINTR);
+    EXPECT_LT(clk_mono_ns() - t_raise, 100 * kMs);
+    uint64_t t = clk_mono_ns();
+    EXPECT_EQ(engine_stop(bg.e, why, sizeof why), 0) << why;
+    bg.e = nullptr;
+    EXPECT_LT(clk_mono_ns() - t, 100 * kMs) << "the 10 s step ended at once";
+    uint64_t steps = state.steps.load();
+    hold_ms(20);
+    EXPECT_EQ(state.steps.load(), steps) << "nothing runs after engine_stop";
+
+    // raised before the start: nothing starts
+    struct engine_bg *e2 = reinterpret_cast<struct engine_bg *>(&stop);
+    EXPECT_EQ(engine_start(s, 50, &o, &stop, &e2, why, sizeof why), -EINTR);
+    EXPECT_EQ(e2, nullptr);
+}
+
+// Raised while a caller waits for its answer: the control thread is in a long set_intensity (one that does not
+// poll the stop flag itself); the caller returns within a few ms of the flag all the same.
+TEST_F(Engine, BgStopFlagWhileACallWaits)
+{
+    open(kFp);
+    atomic_int stop{0};
+    Bg bg;
+    ASSERT_EQ(engine_start(s, 10, nullptr, &stop, &bg.e, why, sizeof why), 0) << why;
+    state.set_delay_ms = 400;
+    std::atomic<uint64_t> t_raise{0};
+    std::thread raiser([&] {
+        hold_ms(50);
+        t_raise = clk_mono_ns();
+        stop.store(1);
+    });
+    EXPECT_EQ(engine_set(bg.e, 20, why, sizeof why), -EINTR);
+    uint64_t t_ret = clk_mono_ns();
+    raiser.join();
+    EXPECT_GE(t_ret, t_raise.load()) << "it waited for its answer until the flag rose";
+    EXPECT_LT(t_ret - t_raise.load(), 100 * kMs) << "within a few ms of the flag, not after the 400 ms set";
+    EXPECT_EQ(engine_stop(bg.e, why, sizeof why), 0) << why;
+    bg.e = nullptr;
+}
+
+// An SoI failure halts the engine and is reported, with the SoI's name or its own words, by the next call,
+// engine_status and engine_stop.
+TEST_F(Engine, BgSoiFailureIsReported)
+{
+    open(kFp);
+    struct engine_bg_opts o = {20 * kMs, 0};
+    Bg bg;
+    ASSERT_EQ(engine_start(s, 0, &o, nullptr, &bg.e, why, sizeof why), 0) << why;
+    state.fail_step = -EIO;  // once the intensity is above 0
+    int rc = engine_set(bg.e, 50, why, sizeof why);
+    EXPECT_TRUE(rc == 0 || rc == -EIO) << rc;
+    hold_ms(50);
+    struct engine_window w;
+    why[0] = 0;
+    EXPECT_EQ(engine_read(bg.e, &w, why, sizeof why), -EIO);
+    EXPECT_NE(strstr(why, "fake-fp"), nullptr) << why;
+    EXPECT_NE(strstr(why, strerror(EIO)), nullptr) << why;
+    why[0] = 0;
+    EXPECT_EQ(engine_status(bg.e, why, sizeof why), -EIO);
+    EXPECT_NE(strstr(why, "fake-fp"), nullptr) << why;
+    EXPECT_EQ(engine_mark(bg.e, why, sizeof why), -EIO);
+    why[0] = 0;
+    EXPECT_EQ(engine_stop(bg.e, why, sizeof why), -EIO);
+    EXPECT_NE(strstr(why, strerror(EIO)), nullptr) << why;
+    bg.e = nullptr;
+
+    // set_intensity failing: in engine_set, in the SoI's own words; in engine_start, nothing is left running
+    state.fail_step = 0;
+    ASSERT_EQ(engine_start(s, 10, &o, nullptr, &bg.e, why, sizeof why), 0) << why;
+    state.fail_set = -ENOSPC;
+    EXPECT_EQ(engine_set(bg.e, 20, why, sizeof why), -ENOSPC);
+    EXPECT_NE(strstr(why, "no room for 20"), nullptr) << why;
+    EXPECT_EQ(engine_status(bg.e, why, sizeof why), -ENOSPC);
+    struct engine_bg *e2 = nullptr;
+    EXPECT_EQ(engine_start(s, 30, &o, nullptr, &e2, why, sizeof why), -ENOSPC);
+    EXPECT_EQ(e2, nullptr);
+}
+
+TEST_F(Engine, BgBadArguments)
+{
+    open(kFp);
+    struct engine_bg *e = nullptr;
+    EXPECT_EQ(engine_start(s, 101, nullptr, nullptr, &e, why, sizeof why), -EINVAL);
+    EXPECT_EQ(engine_start(s, NAN, nullptr, nullptr, &e, why, sizeof why), -EINVAL);
+    EXPECT_EQ(engine_start(nullptr, 10, nullptr, nullptr, &e, why, sizeof why), -EINVAL);
+    EXPECT_EQ(e, nullptr);
+    EXPECT_EQ(engine_stop(nullptr, why, sizeof why), 0);
+    EXPECT_EQ(engine_status(nullptr, why, sizeof why), -EINVAL);
+    struct engine_window w;
+    EXPECT_EQ(engine_read(nullptr, &w, why, sizeof why), -EINVAL);
+    Bg bg;
+    ASSERT_EQ(engine_start(s, 10, nullptr, nullptr, &bg.e, why, sizeof why), 0) << why;
+    EXPECT_EQ(engine_set(bg.e, -1, why, sizeof why), -EINVAL);
+    EXPECT_EQ(engine_status(bg.e, why, sizeof why), 0) << "a refused intensity leaves it running";
 }
 
 // ---- chase ----------------------------------------------------------------------------------------------------
