@@ -16,7 +16,7 @@ void prof_params_default(struct prof_params *pp)
 {
     *pp = (struct prof_params){.qos = 0.95, .higher_better = 1, .samples = 3, .bisect_steps = 2,
                                .caused_level = 100, .caused_min_rounds = 3, .caused_max_rounds = 12,
-                               .caused_se_target = 5, .caused_budget_s = 20, .caused_window_ms = 400,
+                               .caused_se_target = 5, .caused_budget_s = 6, .caused_window_ms = 400,
                                .settle_ms = 60, .sequential = 1};
 }
 
@@ -233,10 +233,11 @@ static int caused_rounds(const struct prof_params *pp, struct prof_meter *m, dou
 {
     const unsigned maxr = pp->caused_max_rounds > PROF_MAX_ROUNDS ? PROF_MAX_ROUNDS : pp->caused_max_rounds;
     const unsigned minr = pp->caused_min_rounds < 1 ? 1 : pp->caused_min_rounds;
-    const uint64_t t0 = m->now_ns(m->ctx), budget = (uint64_t)(pp->caused_budget_s * 1e9);
+    const uint64_t budget = (uint64_t)(pp->caused_budget_s * 1e9);
     double alone[PROF_MAX_ROUNDS + 1], ashare[PROF_MAX_ROUNDS + 1];
     struct prof_window w;
     int rc = m->soi_hold(m->ctx, pp->caused_level, 1, why, len);
+    const uint64_t t0 = m->now_ns(m->ctx); /* the budget is the rounds': growing a footprint is not in it */
     if (rc == 0)
         rc = m->wait_ms(m->ctx, pp->settle_ms, why, len);
     if (rc == 0)
