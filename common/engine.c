@@ -1,8 +1,10 @@
-/* engine.c - runs an SoI through a ramp: worker threads bound through hwloc, parked between steps, paced.
+/* engine.c - runs an SoI on worker threads bound through hwloc, parked between steps, paced: through a schedule
+ * (engine_run) or held in the background at an intensity the caller changes (engine_start .. engine_stop).
  *
- * Step protocol (main thread):
- *   workers parked -> set_intensity(x) -> configure pacing -> release workers -> sleep the step (polling the stop
- *   flag every few ms) -> tell workers to park -> wait until all parked -> collect counters -> measure().
+ * Step protocol (the controlling thread: the caller of engine_run, or the background engine's control thread):
+ *   workers parked -> set_intensity(x) when x changes -> configure pacing -> release workers -> nap the step
+ *   (polling the stop flag every few ms; a background request ends it early) -> tell workers to park -> wait until
+ *   all parked -> collect counters -> measure().
  * Workers run step() quanta and sleep to their pacer's absolute deadline in slices of at most 1 ms, so a park
  * request or Ctrl-C is seen within about a millisecond.
  */
@@ -12,9 +14,11 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 
 #include "clock.h"
 #include "ib_err.h"
@@ -30,8 +34,8 @@ struct worker {
     unsigned tid;
     int cpu;
     int started;
-    /* published by the worker before it parks; read by main under the mutex */
-    uint64_t units, active_ns, window_ns;
+    /* published by the worker before it parks; read by the controlling thread under the mutex */
+    uint64_t units, active_ns, window_ns, cpu_ns;
     int err;
 };
 
@@ -45,15 +49,26 @@ struct eng {
     unsigned nparked;
     unsigned n;
     atomic_int running;  /* 1 while a step runs: workers poll it between quanta */
-    /* pacing for the current step, set while workers are parked */
+    /* pacing for the current intensity, set while workers are parked */
+    double x;               /* intensity in force */
+    uint64_t settle_ns;     /* what its set_intensity took */
+    int unthrottled;        /* FOOTPRINT: ignore soi->rate_cap */
     int idle;
     double rate_per_thread; /* units/s, <= 0 unlimited */
     int lead_only;          /* only worker 0 is paced, at rate_per_thread; the others run unpaced */
     double duty;
+    uint64_t units;         /* the last step's units, all workers */
     struct worker *w;
+    /* The controlling side: a nap waits on cv_ctl, so a request (wake) ends the running step at once. The background
+     * engine's request state lives under cmu too. */
+    pthread_mutex_t cmu;
+    pthread_cond_t cv_ctl;
+    int wake;
 };
 
 #define SLICE_NS (1 * IB_NS_PER_MS)
+/* How often a nap or a waiting caller looks at the stop flag (nobody signals it). */
+#define POLL_NS (5 * IB_NS_PER_MS)
 /* Credit a paced worker may bank after falling behind (a slow chunk, a preemption): enough to absorb the
  * millisecond-scale dips of a shared memory system, small against a step. Slices stay sub-millisecond. */
 #define BURST_NS (2 * IB_NS_PER_MS)
@@ -66,7 +81,7 @@ static void worker_step_loop(struct worker *w)
     struct soi *s = e->s;
     struct ib_clock clk;
     clk_init_monotonic(&clk);
-    uint64_t units = 0, active = 0, start = clk_mono_ns();
+    uint64_t units = 0, active = 0, start = clk_mono_ns(), cpu0 = clk_thread_cpu_ns();
     if (e->idle) {
         while (atomic_load(&e->running) && !stopped(e))
             clk.sleep_until_ns(&clk, clk_mono_ns() + SLICE_NS);
@@ -86,7 +101,10 @@ static void worker_step_loop(struct worker *w)
         uint64_t t1 = clk_mono_ns();
         if (rc < 0) {
             w->err = rc;
-            atomic_store(&e->running, 0); /* end the step now: the main thread reports the failure */
+            atomic_store(&e->running, 0); /* end the step now: the controlling thread reports the failure */
+            pthread_mutex_lock(&e->cmu);
+            pthread_cond_broadcast(&e->cv_ctl);
+            pthread_mutex_unlock(&e->cmu);
             break;
         }
         units += u;
@@ -106,6 +124,7 @@ out:
     w->units = units;
     w->active_ns = active;
     w->window_ns = clk_mono_ns() - start;
+    w->cpu_ns = clk_thread_cpu_ns() - cpu0;
 }
 
 static void *worker_main(void *arg)
@@ -153,52 +172,86 @@ static void wait_parked(struct eng *e)
     pthread_mutex_unlock(&e->mu);
 }
 
-static void shutdown_workers(struct eng *e)
+static void cond_init_mono(pthread_cond_t *cv)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &a);
+    pthread_condattr_destroy(&a);
+}
+
+/* Waits on cv (monotonic) until `until` at the latest. */
+static void cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until)
+{
+    struct timespec ts = {.tv_sec = (time_t)(until / IB_NS_PER_S), .tv_nsec = (long)(until % IB_NS_PER_S)};
+    pthread_cond_timedwait(cv, mu, &ts);
+}
+
+/* Starts s's workers and waits until every one is bound and parked: a binding failure is reported before anything
+ * runs. Release with eng_close, also after a failure. */
+static int eng_open(struct eng *e, struct soi *s, const atomic_int *stop, char *why, size_t len)
+{
+    *e = (struct eng){.s = s, .stop = stop, .n = s->env->nthreads, .phase = PH_PARK, .x = NAN};
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv_go, NULL);
+    pthread_cond_init(&e->cv_parked, NULL);
+    pthread_mutex_init(&e->cmu, NULL);
+    cond_init_mono(&e->cv_ctl);
+    e->w = calloc(e->n, sizeof(*e->w));
+    if (!e->w)
+        return ib_why(why, len, -ENOMEM, "engine: out of memory");
+    for (unsigned i = 0; i < e->n; i++) {
+        e->w[i] = (struct worker){.e = e, .tid = i, .cpu = s->env->cpus[i]};
+        int prc = pthread_create(&e->w[i].th, NULL, worker_main, &e->w[i]);
+        if (prc)
+            return ib_why(why, len, -prc, "cannot start worker %u: %s", i, strerror(prc));
+        e->w[i].started = 1;
+    }
+    wait_parked(e);
+    for (unsigned i = 0; i < e->n; i++)
+        if (e->w[i].err)
+            return ib_why(why, len, e->w[i].err, "cannot bind worker %u to CPU %d: %s", i, e->w[i].cpu,
+                          strerror(-e->w[i].err));
+    return 0;
+}
+
+static void eng_close(struct eng *e)
 {
     pthread_mutex_lock(&e->mu);
     e->phase = PH_QUIT;
     pthread_cond_broadcast(&e->cv_go);
     pthread_mutex_unlock(&e->mu);
-    for (unsigned i = 0; i < e->n; i++)
+    for (unsigned i = 0; e->w && i < e->n; i++)
         if (e->w[i].started)
             pthread_join(e->w[i].th, NULL);
+    pthread_cond_destroy(&e->cv_ctl);
+    pthread_mutex_destroy(&e->cmu);
+    pthread_cond_destroy(&e->cv_parked);
+    pthread_cond_destroy(&e->cv_go);
+    pthread_mutex_destroy(&e->mu);
+    free(e->w);
+    e->w = NULL;
 }
 
-/* Sleep until `until` in short slices; returns early (nonzero) when the stop flag rises. */
-static int nap_until(const struct eng *e, uint64_t until)
-{
-    struct ib_clock clk;
-    clk_init_monotonic(&clk);
-    for (;;) {
-        if (stopped(e))
-            return 1;
-        if (!atomic_load(&e->running)) /* a worker failed */
-            return 0;
-        uint64_t now = clk_mono_ns();
-        if (now >= until)
-            return 0;
-        clk.sleep_until_ns(&clk, until - now > 5 * IB_NS_PER_MS ? now + 5 * IB_NS_PER_MS : until);
-    }
-}
-
-static int run_step(struct eng *e, const struct ramp_step *st, struct step_result *r, char *why, size_t len)
+/* Puts intensity x in force with the workers parked: set_intensity (when call_set), then the pacing. */
+static int eng_set(struct eng *e, double x, int call_set, char *why, size_t len)
 {
     struct soi *s = e->s;
     const struct soi_ops *ops = s->ops;
-    double x = st->intensity;
     uint64_t t_set = clk_mono_ns();
-    if (ops->set_intensity) {
+    if (call_set && ops->set_intensity) {
         int rc = ops->set_intensity(s, x, why, len);
         if (rc < 0)
             return rc;
     }
     if (stopped(e))
-        return -EINTR;
-    r->settle_ns = clk_mono_ns() - t_set;
-    r->requested = x;
-    r->target = s->capacity * x / 100.0;
+        return ib_why(why, len, -EINTR, "interrupted");
+    e->settle_ns = clk_mono_ns() - t_set;
+    e->x = x;
     e->idle = x <= 0;
     e->duty = x / 100.0;
+    double target = s->capacity * x / 100.0;
     switch (ops->kind) {
     case SOI_RATE:
         /* Below 100 %: x % of the peak measured with the very same stepping (calib_bw_chunk). At 100 %:
@@ -206,18 +259,23 @@ static int run_step(struct eng *e, const struct ramp_step *st, struct step_resul
          * at the target, slow ones beyond the credit are lost): on this host it held DRAM at ~91 % of the peak in
          * every order of steps, while unthrottled averages to the peak. The self-meter reports what it got. */
         e->lead_only = s->pace_lead_only;
-        e->rate_per_thread = x >= 100.0 ? 0 : r->target / (e->lead_only ? 1 : e->n);
+        e->rate_per_thread = x >= 100.0 ? 0 : target / (e->lead_only ? 1 : e->n);
         break;
     case SOI_FOOTPRINT:
-        e->rate_per_thread = s->rate_cap > 0 ? s->rate_cap / e->n : 0;
+        e->rate_per_thread = s->rate_cap > 0 && !e->unthrottled ? s->rate_cap / e->n : 0;
         break;
     case SOI_DUTY:
         e->rate_per_thread = 0;
         break;
     }
-    for (unsigned i = 0; i < e->n; i++)
-        e->w[i].units = e->w[i].active_ns = e->w[i].window_ns = 0;
+    return 0;
+}
 
+/* Releases the parked workers into a step at the intensity in force; returns when (CLOCK_MONOTONIC). */
+static uint64_t eng_release(struct eng *e)
+{
+    for (unsigned i = 0; i < e->n; i++)
+        e->w[i].units = e->w[i].active_ns = e->w[i].window_ns = e->w[i].cpu_ns = 0;
     pthread_mutex_lock(&e->mu);
     e->nparked = 0;
     e->gen++;
@@ -225,9 +283,33 @@ static int run_step(struct eng *e, const struct ramp_step *st, struct step_resul
     atomic_store(&e->running, 1);
     pthread_cond_broadcast(&e->cv_go);
     pthread_mutex_unlock(&e->mu);
+    return clk_mono_ns();
+}
 
-    uint64_t t0 = clk_mono_ns();
-    int intr = nap_until(e, t0 + st->dur_ns);
+/* Naps until `until`; returns early when a worker failed or a request came (0), or the stop flag rose (1). */
+static int nap_until(struct eng *e, uint64_t until)
+{
+    int intr = 0;
+    pthread_mutex_lock(&e->cmu);
+    for (;;) {
+        if (stopped(e)) {
+            intr = 1;
+            break;
+        }
+        uint64_t now = clk_mono_ns();
+        if (e->wake || !atomic_load(&e->running) || now >= until)
+            break;
+        cond_wait_until(&e->cv_ctl, &e->cmu, until - now > POLL_NS ? now + POLL_NS : until);
+    }
+    pthread_mutex_unlock(&e->cmu);
+    return intr;
+}
+
+/* Ends the step released at t0: parks the workers, then (unless intr) meters it into r. */
+static int eng_collect(struct eng *e, uint64_t t0, int intr, struct step_result *r, char *why, size_t len)
+{
+    struct soi *s = e->s;
+    const struct soi_ops *ops = s->ops;
     atomic_store(&e->running, 0);
     uint64_t t1 = clk_mono_ns();
     pthread_mutex_lock(&e->mu);
@@ -235,12 +317,15 @@ static int run_step(struct eng *e, const struct ramp_step *st, struct step_resul
     pthread_mutex_unlock(&e->mu);
     wait_parked(e);
     if (intr)
-        return -EINTR;
+        return ib_why(why, len, -EINTR, "interrupted");
 
+    r->requested = e->x;
+    r->target = s->capacity * e->x / 100.0;
+    r->settle_ns = e->settle_ns;
     r->t0_ns = t0;
     r->t1_ns = t1;
     struct soi_meter m = {.wall_ns = t1 - t0};
-    uint64_t windows = 0;
+    uint64_t windows = 0, cpu = 0;
     for (unsigned i = 0; i < e->n; i++) {
         windows += e->w[i].window_ns;
         if (e->w[i].err)
@@ -248,7 +333,9 @@ static int run_step(struct eng *e, const struct ramp_step *st, struct step_resul
                           strerror(-e->w[i].err));
         m.units += e->w[i].units;
         m.active_ns += e->w[i].active_ns;
+        cpu += e->w[i].cpu_ns;
     }
+    e->units = m.units;
     double secs = (double)m.wall_ns / 1e9;
     m.secondary = secs > 0 ? (double)m.units / secs : 0;
     switch (ops->kind) {
@@ -273,6 +360,7 @@ static int run_step(struct eng *e, const struct ramp_step *st, struct step_resul
     r->secondary = m.secondary;
     r->load_ns = m.load_ns;
     r->active_frac = windows ? (double)m.active_ns / (double)windows : 0;
+    r->cpu_ns = cpu;
     return 0;
 }
 
@@ -282,39 +370,15 @@ int engine_run(struct soi *s, const struct ramp_sched *sched, const atomic_int *
     *ndone = 0;
     if (!s || !sched || sched->n == 0 || !results)
         return ib_why(why, len, -EINVAL, "nothing to run");
-    struct eng e = {.s = s, .stop = stop, .n = s->env->nthreads, .phase = PH_PARK};
-    e.w = calloc(e.n, sizeof(*e.w));
-    if (!e.w)
-        return -ENOMEM;
-    pthread_mutex_init(&e.mu, NULL);
-    pthread_cond_init(&e.cv_go, NULL);
-    pthread_cond_init(&e.cv_parked, NULL);
-    int rc = 0;
-    for (unsigned i = 0; i < e.n; i++) {
-        e.w[i] = (struct worker){.e = &e, .tid = i, .cpu = s->env->cpus[i]};
-        int prc = pthread_create(&e.w[i].th, NULL, worker_main, &e.w[i]);
-        if (prc) {
-            rc = ib_why(why, len, -prc, "cannot start worker %u: %s", i, strerror(prc));
-            break;
-        }
-        e.w[i].started = 1;
-    }
-    if (rc == 0) {
-        /* wait for every worker to be bound and parked; report a binding failure before running anything */
-        pthread_mutex_lock(&e.mu);
-        while (e.nparked < e.n)
-            pthread_cond_wait(&e.cv_parked, &e.mu);
-        pthread_mutex_unlock(&e.mu);
-        for (unsigned i = 0; i < e.n; i++)
-            if (e.w[i].err) {
-                rc = ib_why(why, len, e.w[i].err, "cannot bind worker %u to CPU %d: %s", i, e.w[i].cpu,
-                            strerror(-e.w[i].err));
-                break;
-            }
-    }
+    struct eng e;
+    int rc = eng_open(&e, s, stop, why, len);
     for (size_t i = 0; rc == 0 && i < sched->n; i++) {
+        const struct ramp_step *st = &sched->steps[i];
         results[i] = (struct step_result){.index = (unsigned)i};
-        rc = run_step(&e, &sched->steps[i], &results[i], why, len);
+        if ((rc = eng_set(&e, st->intensity, 1, why, len)) < 0)
+            break;
+        uint64_t t0 = eng_release(&e);
+        rc = eng_collect(&e, t0, nap_until(&e, t0 + st->dur_ns), &results[i], why, len);
         if (rc == 0) {
             *ndone = (unsigned)i + 1;
             if (cb && cb->on_step)
@@ -323,13 +387,239 @@ int engine_run(struct soi *s, const struct ramp_sched *sched, const atomic_int *
     }
     if (rc == 0 && stopped(&e))
         rc = -EINTR;
-    shutdown_workers(&e);
-    pthread_cond_destroy(&e.cv_parked);
-    pthread_cond_destroy(&e.cv_go);
-    pthread_mutex_destroy(&e.mu);
-    free(e.w);
+    eng_close(&e);
     if (rc == -EINTR)
         ib_why(why, len, -EINTR, "interrupted");
+    return rc;
+}
+
+/* ---- the engine in the background ------------------------------------------------------------------------------
+ * The caller posts one request at a time (under e.cmu) and waits for its answer; the control thread ends the running
+ * step, acts on the request with the workers parked, releases them into the next step and only then answers, so a
+ * window begun by a request starts no later than the request returns. Windows are aggregated on the fly. */
+
+enum bg_req { REQ_NONE = 0, REQ_SET, REQ_MARK, REQ_READ, REQ_QUIT };
+
+struct win_acc {
+    uint64_t t0, t1, units, cpu_ns, wall_sum;
+    unsigned steps;
+    double pct_w, ach_w; /* achieved % and achieved, times the step's wall ns */
+};
+
+struct engine_bg {
+    struct eng e;
+    uint64_t step_ns;
+    pthread_t ctl;
+    int ctl_started;
+    pthread_cond_t cv_done; /* a request was answered */
+    /* under e.cmu */
+    enum bg_req req;
+    double req_x;
+    unsigned posted, answered;
+    int req_rc;
+    int err;                /* the control thread halted: the SoI's -errno, or -EINTR */
+    char err_why[256];
+    struct engine_window win; /* the window a READ ended */
+    /* the control thread's own */
+    struct win_acc acc;
+    char why[256];
+};
+
+static void acc_add(struct win_acc *a, const struct step_result *r, uint64_t units)
+{
+    if (a->steps++ == 0)
+        a->t0 = r->t0_ns;
+    a->t1 = r->t1_ns;
+    a->units += units;
+    a->cpu_ns += r->cpu_ns;
+    a->wall_sum += r->wall_ns;
+    a->pct_w += r->achieved_pct * (double)r->wall_ns;
+    a->ach_w += r->achieved * (double)r->wall_ns;
+}
+
+static void acc_window(const struct win_acc *a, double x, unsigned nthreads, struct engine_window *w)
+{
+    *w = (struct engine_window){.intensity = x, .t0_ns = a->t0, .t1_ns = a->t1, .units = a->units,
+                                .cpu_ns = a->cpu_ns, .steps = a->steps};
+    w->wall_ns = a->t1 - a->t0;
+    double secs = (double)w->wall_ns / 1e9, cpu = (double)a->cpu_ns / 1e9;
+    w->achieved_pct = a->wall_sum ? a->pct_w / (double)a->wall_sum : NAN;
+    w->achieved = a->wall_sum ? a->ach_w / (double)a->wall_sum : NAN;
+    w->rate = secs > 0 ? (double)a->units / secs : 0;
+    w->rate_cpu = cpu > 0 ? (double)a->units / cpu : NAN;
+    w->cpu_share = secs > 0 ? cpu / (secs * nthreads) : 0;
+}
+
+/* Answers every request posted so far with rc (under e.cmu). */
+static void bg_answer(struct engine_bg *b, int rc)
+{
+    b->answered = b->posted;
+    b->req_rc = rc;
+    pthread_cond_broadcast(&b->cv_done);
+}
+
+static void *ctl_main(void *arg)
+{
+    struct engine_bg *b = arg;
+    struct eng *e = &b->e;
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* steps end on time, to the microsecond */
+    int rc;
+    enum bg_req q;
+    do {
+        uint64_t t0 = eng_release(e);
+        pthread_mutex_lock(&e->cmu);
+        if (b->answered != b->posted) /* the request that ended the last step is in force now */
+            bg_answer(b, 0);
+        pthread_mutex_unlock(&e->cmu);
+        struct step_result r = {0};
+        rc = eng_collect(e, t0, nap_until(e, t0 + b->step_ns), &r, b->why, sizeof(b->why));
+        if (rc == 0)
+            acc_add(&b->acc, &r, e->units);
+        pthread_mutex_lock(&e->cmu);
+        q = b->req;
+        double x = b->req_x;
+        b->req = REQ_NONE;
+        e->wake = 0;
+        if (rc == 0 && q == REQ_READ)
+            acc_window(&b->acc, e->x, e->n, &b->win);
+        pthread_mutex_unlock(&e->cmu);
+        if (rc == 0 && q == REQ_SET) /* set_intensity only on a change: mem-cap's grows gigabytes */
+            rc = eng_set(e, x, x != e->x, b->why, sizeof(b->why));
+        if (q != REQ_NONE) /* a new window begins with the next step */
+            b->acc = (struct win_acc){0};
+    } while (rc == 0 && q != REQ_QUIT);
+    /* The workers are parked. Halted (the SoI failed, or the stop flag rose): answer, then wait for engine_stop. */
+    pthread_mutex_lock(&e->cmu);
+    if (rc < 0) {
+        b->err = rc;
+        snprintf(b->err_why, sizeof(b->err_why), "%s", b->why);
+        bg_answer(b, rc);
+    }
+    while (q != REQ_QUIT && b->req != REQ_QUIT)
+        pthread_cond_wait(&e->cv_ctl, &e->cmu);
+    pthread_mutex_unlock(&e->cmu);
+    return NULL;
+}
+
+/* Under e.cmu: -EINTR once the stop flag rose, the halted engine's error, or 0. */
+static int bg_state(struct engine_bg *b, char *why, size_t len)
+{
+    if (stopped(&b->e))
+        return ib_why(why, len, -EINTR, "interrupted");
+    if (b->err < 0)
+        return ib_why(why, len, b->err, "%s", b->err_why);
+    return 0;
+}
+
+/* Under e.cmu: waits until request number `n` is answered, the engine halted, or the stop flag rose. */
+static int bg_wait(struct engine_bg *b, unsigned n, char *why, size_t len)
+{
+    while ((int)(b->answered - n) < 0 && !stopped(&b->e) && b->err == 0)
+        cond_wait_until(&b->cv_done, &b->e.cmu, clk_mono_ns() + POLL_NS);
+    int rc = bg_state(b, why, len);
+    return rc < 0 ? rc : b->req_rc;
+}
+
+static int bg_call(struct engine_bg *b, enum bg_req q, double x, struct engine_window *w, char *why, size_t len)
+{
+    if (!b)
+        return ib_why(why, len, -EINVAL, "engine: not started");
+    struct eng *e = &b->e;
+    pthread_mutex_lock(&e->cmu);
+    int rc = bg_state(b, why, len);
+    if (rc == 0) {
+        b->req = q;
+        b->req_x = x;
+        e->wake = 1;
+        pthread_cond_broadcast(&e->cv_ctl);
+        rc = bg_wait(b, ++b->posted, why, len);
+        if (rc == 0 && w)
+            *w = b->win;
+    }
+    pthread_mutex_unlock(&e->cmu);
+    return rc;
+}
+
+int engine_start(struct soi *s, double x, const struct engine_bg_opts *opts, const atomic_int *stop,
+                 struct engine_bg **out, char *why, size_t len)
+{
+    if (out)
+        *out = NULL;
+    if (!s || !out || !(x >= 0 && x <= 100))
+        return ib_why(why, len, -EINVAL, "engine: bad arguments (intensity %g %%)", x);
+    if (stop && atomic_load(stop))
+        return ib_why(why, len, -EINTR, "interrupted");
+    struct engine_bg *b = calloc(1, sizeof(*b));
+    if (!b)
+        return ib_why(why, len, -ENOMEM, "engine: out of memory");
+    cond_init_mono(&b->cv_done);
+    b->step_ns = opts && opts->step_ns ? opts->step_ns : 200 * IB_NS_PER_MS;
+    int rc = eng_open(&b->e, s, stop, why, len);
+    b->e.unthrottled = opts && opts->unthrottled;
+    if (rc == 0)
+        rc = eng_set(&b->e, x, 1, why, len);
+    if (rc == 0) {
+        b->posted = 1; /* answered once the workers run at x */
+        int prc = pthread_create(&b->ctl, NULL, ctl_main, b);
+        if (prc)
+            rc = ib_why(why, len, -prc, "engine: cannot start the control thread: %s", strerror(prc));
+        b->ctl_started = !prc;
+    }
+    if (rc == 0) {
+        pthread_mutex_lock(&b->e.cmu);
+        rc = bg_wait(b, 1, why, len);
+        pthread_mutex_unlock(&b->e.cmu);
+    }
+    if (rc < 0) {
+        engine_stop(b, NULL, 0);
+        return rc == -EINTR ? ib_why(why, len, -EINTR, "interrupted") : rc;
+    }
+    *out = b;
+    return 0;
+}
+
+int engine_set(struct engine_bg *e, double x, char *why, size_t len)
+{
+    if (!(x >= 0 && x <= 100))
+        return ib_why(why, len, -EINVAL, "engine: intensity %g %% is not in 0..100", x);
+    return bg_call(e, REQ_SET, x, NULL, why, len);
+}
+
+int engine_mark(struct engine_bg *e, char *why, size_t len) { return bg_call(e, REQ_MARK, 0, NULL, why, len); }
+
+int engine_read(struct engine_bg *e, struct engine_window *w, char *why, size_t len)
+{
+    struct engine_window tmp;
+    return bg_call(e, REQ_READ, 0, w ? w : &tmp, why, len);
+}
+
+int engine_status(struct engine_bg *e, char *why, size_t len)
+{
+    if (!e)
+        return ib_why(why, len, -EINVAL, "engine: not started");
+    pthread_mutex_lock(&e->e.cmu);
+    int rc = bg_state(e, why, len);
+    pthread_mutex_unlock(&e->e.cmu);
+    return rc;
+}
+
+int engine_stop(struct engine_bg *b, char *why, size_t len)
+{
+    if (!b)
+        return 0;
+    struct eng *e = &b->e;
+    if (b->ctl_started) {
+        pthread_mutex_lock(&e->cmu);
+        b->req = REQ_QUIT;
+        e->wake = 1;
+        pthread_cond_broadcast(&e->cv_ctl);
+        pthread_mutex_unlock(&e->cmu);
+        pthread_join(b->ctl, NULL);
+    }
+    int rc = b->err < 0 && b->err != -EINTR ? ib_why(why, len, b->err, "%s", b->err_why) : 0;
+    eng_close(e);
+    pthread_cond_destroy(&b->cv_done);
+    free(b);
     return rc;
 }
 

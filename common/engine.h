@@ -61,7 +61,7 @@ struct engine_bg_opts {
 struct engine_window {
     double intensity;     /* % in force (the last engine_set) */
     uint64_t t0_ns, t1_ns; /* CLOCK_MONOTONIC: the window's ends */
-    uint64_t wall_ns;     /* t1 - t0 */
+    uint64_t wall_ns;     /* t1 - t0: its steps and the sub-millisecond parks between them */
     uint64_t units;       /* step units of every worker over the window */
     uint64_t cpu_ns;      /* the workers' own CPU time over the window, summed */
     unsigned steps;       /* metering steps that make it up (whole and cut ones) */
@@ -76,8 +76,9 @@ struct engine_window {
  * or -errno with why. Release with engine_stop on every path. */
 int engine_start(struct soi *s, double x, const struct engine_bg_opts *opts, const atomic_int *stop,
                  struct engine_bg **out, char *why, size_t len);
-/* Change the intensity: the running step ends, set_intensity(x) runs with the workers parked, and they resume at x
- * before this returns. 0, -EINTR, or -errno with why (the SoI failed). */
+/* Change the intensity: the running step ends, set_intensity(x) runs with the workers parked (not when x is the
+ * intensity in force), and they resume at x before this returns; a new window begins. 0, -EINTR, or -errno with why
+ * (the SoI failed). */
 int engine_set(struct engine_bg *e, double x, char *why, size_t len);
 /* Begin a window now. 0, -EINTR, or -errno with why. */
 int engine_mark(struct engine_bg *e, char *why, size_t len);
@@ -86,7 +87,8 @@ int engine_mark(struct engine_bg *e, char *why, size_t len);
 int engine_read(struct engine_bg *e, struct engine_window *w, char *why, size_t len);
 /* 0 while it runs; -EINTR after *stop rose; -errno with why once the SoI failed. */
 int engine_status(struct engine_bg *e, char *why, size_t len);
-/* Stop the workers and free everything (NULL: nothing). 0, or the SoI's error with why. */
+/* Stop the workers and free everything (NULL: nothing), also after a failure or -EINTR. 0, or the SoI's error with
+ * why (a raised stop flag is not one). */
 int engine_stop(struct engine_bg *e, char *why, size_t len);
 
 /* Linearity of achieved % vs requested %: least squares fit, R^2, and the worst distance (points of full scale)

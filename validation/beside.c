@@ -73,29 +73,51 @@ static void *probe_thread(void *arg)
     return NULL;
 }
 
-struct engine_job {
-    struct soi *s;
-    struct ramp_sched *sched;
-    const atomic_int *stop;
-    struct step_result *res;
-    unsigned ndone;
-    int rc;
-    char why[256];
-    atomic_int *done;
-};
-
-static void *engine_thread(void *arg)
-{
-    struct engine_job *j = arg;
-    j->rc = engine_run(j->s, j->sched, j->stop, NULL, j->res, &j->ndone, j->why, sizeof(j->why));
-    atomic_store(j->done, 1);
-    return NULL;
-}
-
 /* ib_median, but 0 (not NAN) for no values: the level fields stay numbers */
 static double beside_median(double *v, size_t n)
 {
     return n ? ib_median(v, n) : 0;
+}
+
+/* Sleeps until `until` in slices of a few ms; nonzero when the stop flag rose. */
+static int nap(const atomic_int *stop, uint64_t until)
+{
+    struct ib_clock clk;
+    clk_init_monotonic(&clk);
+    for (;;) {
+        if (stop && atomic_load(stop))
+            return 1;
+        uint64_t now = clk_mono_ns();
+        if (now >= until)
+            return 0;
+        clk.sleep_until_ns(&clk, until - now > 5 * IB_NS_PER_MS ? now + 5 * IB_NS_PER_MS : until);
+    }
+}
+
+/* The SoI through the background engine: at each step its level is set and a window marked, held step_ns, and read:
+ * win[i] gets step i's window. *ndone: the steps completed. */
+static int run_levels(struct soi *s, const double *levels, unsigned nlevels, size_t nsteps, uint64_t step_ns,
+                      const atomic_int *stop, struct engine_window *win, size_t *ndone, char *why, size_t len)
+{
+    /* a metering step longer than a window: every window is one step, cut at both ends by the requests */
+    struct engine_bg_opts o = {.step_ns = 4 * step_ns};
+    struct engine_bg *e = NULL;
+    int rc = engine_start(s, levels[0], &o, stop, &e, why, len);
+    for (size_t i = 0; rc == 0 && i < nsteps; i++) {
+        if ((rc = engine_set(e, levels[i % nlevels], why, len)) < 0 || (rc = engine_mark(e, why, len)) < 0)
+            break;
+        if (nap(stop, clk_mono_ns() + step_ns)) {
+            rc = ib_why(why, len, -EINTR, "interrupted");
+            break;
+        }
+        if ((rc = engine_read(e, &win[i], why, len)) == 0)
+            *ndone = i + 1;
+    }
+    char w2[256] = "";
+    int src = engine_stop(e, w2, sizeof(w2));
+    if (rc == 0 && src < 0)
+        rc = ib_why(why, len, src, "%s", w2);
+    return rc;
 }
 
 int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned cycles, uint64_t step_ns,
@@ -105,25 +127,20 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
     if (!s || !levels || nlevels == 0 || nlevels > BESIDE_MAX_LEVELS || cycles == 0 || !probe || !probe->sample ||
         settle_ns >= step_ns)
         return ib_why(why, len, -EINVAL, "beside: bad arguments");
+    if (cycles > BESIDE_MAX_CYCLES)
+        return ib_why(why, len, -EINVAL, "beside: %u cycles, at most %u", cycles, BESIDE_MAX_CYCLES);
     memset(out, 0, sizeof(*out));
-    size_t nsteps = (size_t)nlevels * cycles;
-    double *xs = malloc(nsteps * sizeof(double));
-    struct step_result *res = calloc(nsteps, sizeof(*res));
-    struct ramp_sched sched = {0, NULL};
+    size_t nsteps = (size_t)nlevels * cycles, ndone = 0;
+    struct engine_window *res = calloc(nsteps, sizeof(*res));
     atomic_int done = 0;
     struct probe_job pj = {.s = s, .cpu = probe_cpu, .p = probe, .done = &done, .stop = stop};
-    struct engine_job ej = {.s = s, .sched = &sched, .stop = stop, .res = res, .done = &done};
-    double *vals = NULL, *ev = NULL, *od = NULL, *stepmed = NULL, *tmp = NULL;
+    double *vals = NULL, *ev = NULL, *od = NULL, *stepmed = NULL, *tmp = NULL, *ach = NULL;
     int rc = 0;
-    if (!xs || !res) {
+    if (!res) {
         rc = -ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < nsteps; i++)
-        xs[i] = levels[i % nlevels];
-    if ((rc = ramp_list(&sched, xs, nsteps, step_ns)) < 0)
-        goto out;
-    pthread_t pt, et;
+    pthread_t pt;
     if (pthread_create(&pt, NULL, probe_thread, &pj)) {
         rc = ib_why(why, len, -EAGAIN, "beside: cannot start the probe thread");
         goto out;
@@ -138,43 +155,33 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
                     strerror(-pj.err));
         goto out;
     }
-    if (pthread_create(&et, NULL, engine_thread, &ej)) {
-        atomic_store(&done, 1);
-        pthread_join(pt, NULL);
-        rc = ib_why(why, len, -EAGAIN, "beside: cannot start the engine thread");
-        goto out;
-    }
-    pthread_join(et, NULL);
+    rc = run_levels(s, levels, nlevels, nsteps, step_ns, stop, res, &ndone, why, len);
     atomic_store(&done, 1);
     pthread_join(pt, NULL);
-    if (ej.rc < 0) {
-        rc = ej.rc;
-        snprintf(why, len, "%s", ej.why);
+    if (rc < 0)
         goto out;
-    }
     if (pj.err < 0) {
         rc = ib_why(why, len, pj.err, "beside: probe %s failed: %s", probe->name, strerror(-pj.err));
         goto out;
     }
-    out->nsteps = ej.ndone;
+    out->nsteps = (unsigned)ndone;
     out->nlevels = nlevels;
     vals = malloc((pj.n + 1) * sizeof(double));
     ev = malloc((pj.n + 1) * sizeof(double));
     od = malloc((pj.n + 1) * sizeof(double));
-    double *ach = malloc((cycles + 1) * sizeof(double));
+    ach = malloc((cycles + 1) * sizeof(double));
     stepmed = malloc(nsteps * sizeof(double));
     tmp = malloc((pj.n + cycles + 1) * sizeof(double));
     if (!vals || !ev || !od || !ach || !stepmed || !tmp) {
-        free(ach);
         rc = -ENOMEM;
         goto out;
     }
     for (unsigned l = 0; l < nlevels; l++) {
         size_t nv = 0, ne = 0, no = 0, na = 0, k = 0;
         for (unsigned c = 0; c < cycles; c++) {
-            const struct step_result *r = &res[(size_t)c * nlevels + l];
+            const struct engine_window *r = &res[(size_t)c * nlevels + l];
             stepmed[(size_t)c * nlevels + l] = NAN;
-            if ((size_t)c * nlevels + l >= ej.ndone)
+            if ((size_t)c * nlevels + l >= ndone)
                 break;
             ach[na++] = r->achieved_pct;
             uint64_t from = r->t0_ns + settle_ns, to = r->t1_ns;
@@ -208,7 +215,6 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
             out->noise = d > out->noise ? d : out->noise;
         }
         if (nv == 0 && l == 0) {
-            free(ach);
             rc = ib_why(why, len, -EIO, "beside: no probe sample fell inside a %g %% step (steps too short?)",
                         levels[l]);
             goto out;
@@ -219,12 +225,17 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
     for (unsigned l = 0; l < nlevels; l++) { /* paired by cycle (beside.h) */
         struct beside_level *bl = &out->lv[l];
         size_t nr = 0;
+        for (unsigned c = 0; c < BESIDE_MAX_CYCLES; c++)
+            bl->cycle_ratio[c] = NAN;
         for (unsigned c = 0; c < cycles; c++) {
             double a = stepmed[(size_t)c * nlevels + l], b = stepmed[(size_t)c * nlevels];
             if (isfinite(a) && isfinite(b) && b > 0)
                 tmp[nr++] = a / b;
-            else if (!isfinite(a) && isfinite(b) && l > 0 && (size_t)c * nlevels + l < ej.ndone)
+            else if (!isfinite(a) && isfinite(b) && l > 0 && (size_t)c * nlevels + l < ndone)
                 tmp[nr++] = INFINITY; /* starved in this step */
+            else
+                continue;
+            bl->cycle_ratio[c] = tmp[nr - 1];
         }
         bl->ncycles = (unsigned)nr;
         double mean = 0, var = 0;
@@ -239,17 +250,15 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
         bl->ratio = nr ? beside_median(tmp, nr) : (l == 0 ? 1 : NAN);
         bl->ratio_rse = inf ? 0 : ib_median_rse(tmp, nr, bl->ratio); /* one stalled cycle does not swamp it */
     }
-    free(ach);
 out:
+    free(ach);
     free(stepmed);
     free(tmp);
     free(vals);
     free(ev);
     free(od);
     free(pj.smp);
-    ramp_free(&sched);
     free(res);
-    free(xs);
     if (rc < 0 && why && !*why)
         ib_why(why, len, rc, "beside: %s", strerror(-rc));
     return rc;

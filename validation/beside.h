@@ -1,10 +1,11 @@
 /* beside.h - a probe running beside an SoI whose intensity alternates every few tens of milliseconds, in one
  * process, so that "with" and "without" are measured moments apart and the host's slow drift cancels.
  *
- * The SoI runs through the engine on its own CPUs with the schedule levels[0], levels[1], ..., repeated `cycles`
- * times, step_ns each.  A probe thread, bound to probe_cpu, takes back-to-back samples (each one short, ~1 ms)
- * for the whole run.  A sample counts for a step when it started at least settle_ns after the step's workers were
- * released and ended before they were told to park.  Per level: the median of its samples.  Noise: at the first
+ * The SoI runs in the background engine (engine_start) on its own CPUs through levels[0], levels[1], ..., repeated
+ * `cycles` times (at most BESIDE_MAX_CYCLES), step_ns each: per step engine_set, engine_mark, step_ns, engine_read.
+ * A probe thread, bound to probe_cpu, takes back-to-back samples (each one short, ~1 ms) for the whole run.  A sample
+ * counts for a step when it started at least settle_ns after the step's window began (its workers were released)
+ * and ended before the window ended (they were told to park).  Per level: the median of its samples.  Noise: at the first
  * level (the solo one, 0 %, in every caller), the medians over even and odd cycles apart, their relative difference.
  * (At the other levels that difference is not noise: interference itself can be bimodal, e.g. a probe's LLC data
  * evicted in some cycles and not in others.) Per level also the paired ratio: per cycle, the level's median over the
@@ -58,7 +59,7 @@ struct beside_result {
     unsigned nlevels;
     struct beside_level lv[BESIDE_MAX_LEVELS];
     double noise;      /* at the first (solo) level: |med_even - med_odd| / median */
-    unsigned nsteps;   /* engine steps completed */
+    unsigned nsteps;   /* steps (windows) completed */
 };
 
 /* s: an opened SoI (soi_open); probe_cpu: where the probe thread runs (a CPU of this machine). Returns 0, -EINTR
