@@ -326,24 +326,15 @@ struct pool {
     double r[VAL_LEVELS][POOL_MAX];
     double ach[VAL_LEVELS], cost[VAL_LEVELS]; /* cycle-weighted sums */
     unsigned wt[VAL_LEVELS], samples[VAL_LEVELS];
-    int summary;                              /* no per-cycle ratios: the last round's ratio and ratio_se */
-    double sratio[VAL_LEVELS], sse[VAL_LEVELS];
 };
 
 static void pool_add(struct pool *p, const struct beside_result *br, unsigned nl, unsigned cycles)
 {
-    /* the first level's per-cycle ratio is 1 by construction: 0 there means beside did not fill them */
-    p->summary = !(br->lv[0].cycle_ratio[0] > 0);
     for (unsigned l = 0; l < nl; l++) {
         const struct beside_level *bl = &br->lv[l];
-        for (unsigned c = 0; c < cycles && c < BESIDE_MAX_CYCLES && !p->summary; c++)
+        for (unsigned c = 0; c < cycles && c < BESIDE_MAX_CYCLES; c++)
             if (!isnan(bl->cycle_ratio[c]) && p->n[l] < POOL_MAX)
                 p->r[l][p->n[l]++] = bl->cycle_ratio[c];
-        if (p->summary) {
-            p->n[l] = bl->ncycles;
-            p->sratio[l] = bl->ratio;
-            p->sse[l] = bl->ratio_se;
-        }
         p->ach[l] += bl->achieved_pct * bl->ncycles;
         p->cost[l] += bl->median * bl->ncycles;
         p->wt[l] += bl->ncycles;
@@ -355,12 +346,6 @@ static void pool_add(struct pool *p, const struct beside_result *br, unsigned nl
 static void pool_ratio(const struct pool *p, unsigned l, double *ratio, double *se, double *sd_d)
 {
     unsigned n = p->n[l];
-    *sd_d = 0;
-    if (p->summary) {
-        *ratio = p->sratio[l];
-        *se = p->sse[l];
-        return;
-    }
     double v[POOL_MAX], mean = 0, var = 0, md = 0, vd = 0;
     int inf = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -395,8 +380,7 @@ static void ramp_summarise(const struct pool *p, struct val_ramp *r)
         d[l] = lv->d;
         a[l] = lv->achieved_pct;
     }
-    /* the last level's (100 %); without per-cycle ratios, from the standard error */
-    r->cycle_sd_pct = p->summary ? r->lv[nl - 1].se * sqrt(p->n[nl - 1]) : sd;
+    r->cycle_sd_pct = sd; /* the last level's: 100 % */
     struct linfit f = {0};
     linfit_compute(x, d, nl, &f);
     r->slope = f.slope, r->icpt = f.intercept, r->r2 = f.r2;
