@@ -13,7 +13,6 @@
 #include "cli.h"
 #include "config.h"
 #include "ib_err.h"
-#include "machine.h"
 #include "output.h"
 #include "parse.h"
 #include "plot.h"
@@ -23,19 +22,15 @@ static void validate_usage(void)
 {
     printf("usage: ibench validate [--soi NAME|all] [--quick] [--budget S] [--no-overlap] [--json] [--plot DIR]\n"
            "                       [--dir DIR]\n\n"
-           "Measures every SoI from outside (docs/validation.md). For each SoI: its self-meter alone, 0-100 %%\n"
-           "(does the achieved pressure track the requested intensity?); then its probe runs on a CPU that\n"
-           "shares the SoI's resource while the SoI cycles through 0, 25, 50, 75 and 100 %%, in one process:\n"
-           "per level the share of its solo rate the probe lost, paired with 0 %% in the same cycle, with its\n"
-           "standard error over the cycles; a least-squares fit; monotonicity; and a verdict: pass, FAIL with\n"
-           "the reason, or skipped with the reason (never pass). The ramp starts with 60 ms steps (400 ms for\n"
-           "I/O); while the effect at 100 %% is within 3 standard errors of 0 it looks longer (steps 4x longer,\n"
-           "up to 2 s, then more cycles) within --budget S seconds per SoI (default 100; with --quick the first\n"
-           "round only), and the verdict says how long it looked and the noise it saw. Then the overlap matrix:\n"
-           "every SoI at 100 %% against every probe that can run beside it, and the catalogue's overlap claims.\n"
-           "--quick: fewer cycles, shorter I/O cells, mem-cap left out; under 4 min here.\n"
-           "--plot DIR: one chart per SoI and the overlap heat-map, PNG and SVG. --dir: where the disk SoIs and\n"
-           "probes make their files (default $TMPDIR or /var/tmp).\n"
+           "Measures every SoI from outside (docs/validation.md): its self-meter alone, 0-100 %%; then its probe on\n"
+           "a CPU that shares the SoI's resource while the SoI cycles through 0, 25, 50, 75 and 100 %%: per level\n"
+           "the share of its solo rate the probe lost, with its standard error over the cycles, a fit, monotonicity\n"
+           "and a verdict (pass, FAIL or skipped, with the reason). Steps start at 60 ms (400 ms for I/O); while\n"
+           "the effect is within the noise the ramp looks longer (4x longer steps up to ~1 s, then more cycles)\n"
+           "within --budget S seconds per SoI (default 100; --quick: the first round only), and says how long it\n"
+           "looked. Then the overlap matrix (every SoI at 100 %% against every probe) and the catalogue's claims.\n"
+           "--quick: fewer cycles, shorter I/O cells, mem-cap left out; under 4 min here. --plot DIR: charts (PNG,\n"
+           "SVG). --dir: where disk SoIs and probes make their files (default $TMPDIR or /var/tmp).\n"
            "Exit 0 when no verdict is FAIL, 1 otherwise, 2 on bad input, 130 on Ctrl-C.\n");
 }
 
@@ -64,11 +59,9 @@ static json_t *self_json(const struct val_self *s)
 static json_t *soi_json(const struct val_soi *v)
 {
     json_t *r = json_pack("{s:s,s:s}", "soi", v->ops->name, "resource", v->ops->resource);
-    if (v->opened) {
-        json_object_set_new(r, "soi_cpus", json_pack("[i]", v->soi_cpu));
-        json_object_set_new(r, "capacity", json_pack("{s:f,s:s,s:s}", "value", v->capacity, "unit", v->unit,
-                                                     "source", v->capacity_src));
-    }
+    if (v->opened)
+        json_object_update_new(r, json_pack("{s:[i],s:{s:f,s:s,s:s}}", "soi_cpus", v->soi_cpu, "capacity", "value",
+                                            v->capacity, "unit", v->unit, "source", v->capacity_src));
     if (v->self.ran)
         json_object_set_new(r, "self", self_json(&v->self));
     if (v->have_probe) {
@@ -106,12 +99,9 @@ static json_t *overlap_json(const struct val_overlap *ov, json_t **checks)
     json_t *rows = json_array();
     for (unsigned i = 0; i < ov->nrows; i++) {
         const struct val_row *w = &ov->row[i];
-        json_t *r = json_pack("{s:s}", "soi", w->ops->name), *cells = json_object();
-        if (w->skipped) {
-            json_object_set_new(r, "skipped", json_string(w->why));
-            json_decref(cells);
-        } else
-            json_object_set_new(r, "cells", cells);
+        json_t *cells = json_object(), *r = w->skipped ? json_pack("{s:s,s:s}", "soi", w->ops->name, "skipped", w->why)
+                                                       : json_pack("{s:s,s:O}", "soi", w->ops->name, "cells", cells);
+        json_decref(cells);
         for (unsigned k = 0; k < VAL_NPROBES && !w->skipped; k++) {
             const struct val_cell *c = &w->cell[k];
             json_t *o = c->measured ? json_pack("{s:f,s:f,s:f}", "degradation_pct", c->d, "se_pct", c->se,
@@ -143,8 +133,7 @@ static void print_table(const struct val_soi *v, unsigned n, const struct val_ov
         const struct val_self *s = &v[i].self;
         if (!s->ran)
             continue;
-        printf("%-12s %-6s", v[i].ops->name, strstr(s->method, "as % of") ? "duty" : strstr(s->method, "between")
-                                                                                      ? "ref" : "climb");
+        printf("%-12s %-6s", v[i].ops->name, s->tag);
         for (unsigned k = 0; k < VAL_LEVELS; k++)
             if (s->judged && isfinite(s->achieved[k]))
                 printf(" %7.1f", s->achieved[k]);
@@ -156,11 +145,9 @@ static void print_table(const struct val_soi *v, unsigned n, const struct val_ov
             printf(" %7s %6s %6s %7s", "-", "-", "-", "-");
         printf("  %s: %s\n", val_verdict_name(s->verdict), s->reason);
     }
-    printf("\nmethod: climb = 0..100 %% and back; ref = every level between two 100 %% windows (the host moves CPU\n"
-           "and I/O rates within a second); duty = the same, each level as %% of its neighbouring 100 %% windows\n"
-           "(the SoI is active x %% of the time). a@x: achieved %% of the capacity measured when the SoI opened.\n"
-           "worst: the paced level (25-75 %%) furthest from x, points; noise: the largest gap between a level's\n"
-           "readings; calib: what 100 %% read against the capacity measured when the SoI opened.\n\n");
+    printf("\nmethod: climb = 0..100 %% and back; ref = each level between 100 %% windows; duty = the same, as %% of\n"
+           "them. a@x: achieved %% of the capacity measured at open; worst: the paced level furthest from x;\n"
+           "noise: the largest gap between a level's readings; calib: 100 %% against the capacity at open.\n\n");
     printf("%-12s %-11s %9s %9s %9s %9s %7s %7s %7s %7s %6s %7s  %s\n", "SoI", "probe", "d@25%", "d@50%", "d@75%",
            "d@100%", "se@100", "noise", "R2", "R2(a)", "self", "looked", "verdict");
     for (unsigned i = 0; i < n; i++) {
@@ -174,11 +161,10 @@ static void print_table(const struct val_soi *v, unsigned n, const struct val_ov
             printf(" %9s %9s %9s %9s %7s %7s %7s %7s %6s %7s", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-");
         printf("  %s: %s\n", val_verdict_name(v[i].verdict), v[i].reason);
     }
-    printf("\nd@x: the share of its solo rate the probe lost at x %% (from its cost at x %% over its cost at 0 %% in the\n"
-           "same cycle, median over cycles); se@100: standard error of d@100 over the cycles; noise: the solo\n"
-           "probe's even/odd-cycle difference; R2: the degradation's fit against x; R2(a): against the pressure\n"
-           "the SoI achieved beside the probe (the verdict uses R2); self: R2 of the SoI's self-meter over the\n"
-           "same steps, beside the probe; looked: how long the ramp measured (it looks longer while undecided).\n");
+    printf("\nd@x: the share of its solo rate the probe lost at x %% (paired with 0 %% in the same cycle, median over\n"
+           "cycles); se@100: its standard error; noise: the solo probe's even/odd-cycle difference; R2: d against\n"
+           "x (the verdict's); R2(a): against the pressure achieved; self: R2 of the SoI's self-meter beside the\n"
+           "probe; looked: how long the ramp measured (longer while undecided). docs/validation.md says more.\n");
     if (!ov || !ov->nrows)
         return;
     printf("\noverlap: probe degradation (%%) with each SoI at 100 %% on CPU %d, probe on CPU %d\n%-12s", soi_cpu, pcpu,
@@ -206,14 +192,12 @@ static void plots(const char *dir, json_t *sois, json_t *ov)
     size_t i;
     json_t *r;
     json_array_foreach(sois, i, r)
-    {
         for (int svg = 0; svg < 2 && json_object_get(r, "probe"); svg++) {
             snprintf(path, sizeof(path), "%s/%s.%s", dir, json_string_value(json_object_get(r, "soi")),
                      svg ? "svg" : "png");
             if (plot_validate_ramp(path, r, why, sizeof(why)) < 0)
                 fprintf(stderr, "ibench validate: warning: %s\n", why);
         }
-    }
     for (int svg = 0; svg < 2 && ov; svg++) {
         snprintf(path, sizeof(path), "%s/overlap.%s", dir, svg ? "svg" : "png");
         if (plot_heatmap(path, ov, val_mprobes, VAL_NPROBES, why, sizeof(why)) < 0)
@@ -224,11 +208,10 @@ static void plots(const char *dir, json_t *sois, json_t *ov)
 
 int cmd_validate(int argc, char **argv)
 {
-    static const struct option lo[] = {{"soi", required_argument, 0, 's'},  {"quick", no_argument, 0, 'q'},
-                                       {"json", no_argument, 0, 'j'},       {"plot", required_argument, 0, 'p'},
-                                       {"no-overlap", no_argument, 0, 'n'}, {"dir", required_argument, 0, 'd'},
-                                       {"budget", required_argument, 0, 'b'}, {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+    static const struct option lo[] = {
+        {"soi", required_argument, 0, 's'}, {"quick", no_argument, 0, 'q'},      {"json", no_argument, 0, 'j'},
+        {"plot", required_argument, 0, 'p'}, {"no-overlap", no_argument, 0, 'n'}, {"dir", required_argument, 0, 'd'},
+        {"budget", required_argument, 0, 'b'}, {"help", no_argument, 0, 'h'},     {0, 0, 0, 0}};
     struct val_opts o = {.budget_s = -1, .stop = &cli_stop};
     const char *soi = NULL, *plotdir = NULL;
     int json = 0, overlap = 1, c;
@@ -268,12 +251,11 @@ int cmd_validate(int argc, char **argv)
     struct machine m;
     struct val_ctx *vc = NULL;
     struct val_soi *v = calloc(VAL_MAX_SOIS, sizeof(*v));
-    struct val_overlap *ov = overlap ? calloc(1, sizeof(*ov)) : NULL;
-    if (!v || (overlap && !ov)) {
-        free(v);
-        return cli_fail(IB_EXIT_FAIL, "validate", "out of memory");
-    }
-    if (machine_open(&m, NULL, why, sizeof(why)) < 0) {
+    struct val_overlap *ov = calloc(1, sizeof(*ov));
+    int rc = v && ov ? machine_open(&m, NULL, why, sizeof(why)) : ib_why(why, sizeof(why), -ENOMEM, "out of memory");
+    if (rc == 0 && (rc = val_open(&vc, &m, &o, why, sizeof(why))) < 0)
+        machine_close(&m);
+    if (rc < 0) {
         free(v);
         free(ov);
         return cli_fail(IB_EXIT_FAIL, "validate", "%s", why);
@@ -281,28 +263,19 @@ int cmd_validate(int argc, char **argv)
     cli_signals_install();
     int failed = 0;
     unsigned n = 0;
-    if (val_open(&vc, &m, &o, why, sizeof(why)) == 0) {
-        if (!m.calib.have_caches) {
-            out_progress("validate", "measuring this machine's caches once");
-            calib_measure_caches(&m.calib, m.topo, val_soi_cpu(vc), &cli_stop, NULL, NULL, why, sizeof(why));
+    for (unsigned i = 0; i < soi_count() && n < VAL_MAX_SOIS && !atomic_load(&cli_stop); i++)
+        if (!only || soi_at(i) == only) {
+            val_soi_run(vc, soi_at(i), &v[n]);
+            failed |= v[n].verdict == VAL_FAIL || v[n].self.verdict == VAL_FAIL;
+            n++;
         }
-        for (unsigned i = 0; i < soi_count() && n < VAL_MAX_SOIS && !atomic_load(&cli_stop); i++)
-            if (!only || soi_at(i) == only) {
-                val_soi_run(vc, soi_at(i), &v[n]);
-                failed |= v[n].verdict == VAL_FAIL || v[n].self.verdict == VAL_FAIL;
-                n++;
-            }
-        if (ov && !atomic_load(&cli_stop))
-            failed |= val_overlap_run(vc, only, ov) > 0;
-        else if (ov)
-            ov->nrows = 0;
-    } else
-        failed = 1, fprintf(stderr, "ibench validate: %s\n", why);
+    if (overlap && !atomic_load(&cli_stop))
+        failed |= val_overlap_run(vc, only, ov) > 0;
     out_progress_done();
     int intr = atomic_load(&cli_stop);
     json_t *doc = json_pack("{s:s,s:s,s:b,s:i,s:i}", "ibench", IBENCH_VERSION, "validate", "v1", "quick", o.quick,
-                            "soi_cpu", vc ? val_soi_cpu(vc) : -1, "probe_cpu", vc ? val_probe_cpu(vc) : -1);
-    json_t *sois = json_array(), *checks = NULL, *ovj = ov && ov->nrows ? overlap_json(ov, &checks) : NULL;
+                            "soi_cpu", val_soi_cpu(vc), "probe_cpu", val_probe_cpu(vc));
+    json_t *sois = json_array(), *checks = NULL, *ovj = ov->nrows ? overlap_json(ov, &checks) : NULL;
     for (unsigned i = 0; i < n; i++)
         json_array_append_new(sois, soi_json(&v[i]));
     json_object_set_new(doc, "sois", sois);
@@ -316,7 +289,7 @@ int cmd_validate(int argc, char **argv)
     if (json)
         out_json(stdout, doc);
     else
-        print_table(v, n, ovj ? ov : NULL, vc ? val_soi_cpu(vc) : -1, vc ? val_probe_cpu(vc) : -1);
+        print_table(v, n, ovj ? ov : NULL, val_soi_cpu(vc), val_probe_cpu(vc));
     json_decref(doc);
     cli_signals_restore();
     val_close(vc);

@@ -162,6 +162,10 @@ int val_open(struct val_ctx **out, struct machine *m, const struct val_opts *o, 
     c->other_cpu = npus > 1 ? topo_pu_os(m->topo, 0) : -1;
     c->meter = (struct val_meter){real_open, real_close, real_beside, real_unshared, c};
     *out = c;
+    if (!m->calib.have_caches) { /* the probes' sizes come from the effective caches */
+        out_progress("validate", "measuring this machine's caches once");
+        calib_measure_caches(&m->calib, m->topo, c->soi_cpu, o->stop, NULL, NULL, why, len);
+    }
     return 0;
 }
 
@@ -216,6 +220,7 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
     o->ran = 1;
     o->method = duty ? "levels between 100 % windows, as % of them" : ref ? "levels between 100 % windows"
                                                                           : "climb and descend";
+    o->tag = duty ? "duty" : ref ? "ref" : "climb";
     o->step_ms = (double)step / IB_NS_PER_MS;
     int rc = ramp_list(&sc, xs, n, step);
     if (rc == 0) {
@@ -342,25 +347,23 @@ static void pool_add(struct pool *p, const struct beside_result *br, unsigned nl
     }
 }
 
-/* median and standard error (sample sd / sqrt n; 0 with a starved cycle or fewer than 2) of a level's pool */
+/* A level's pool: the median ratio, its robust standard error (from the median absolute deviation, ib_median_rse:
+ * one stalled or starved cycle does not swamp it; 0 with fewer than 2 cycles) and the robust spread of the
+ * per-cycle degradations (1.4826 MAD, in points). */
 static void pool_ratio(const struct pool *p, unsigned l, double *ratio, double *se, double *sd_d)
 {
     unsigned n = p->n[l];
-    double v[POOL_MAX], mean = 0, var = 0, md = 0, vd = 0;
-    int inf = 0;
+    double v[POOL_MAX], dd[POOL_MAX];
     for (unsigned i = 0; i < n; i++) {
         v[i] = p->r[l][i];
-        inf |= isinf(v[i]);
-        mean += v[i] / n;
-        md += (1 - 1 / v[i]) * 100 / n;
+        dd[i] = (1 - 1 / v[i]) * 100;
     }
-    for (unsigned i = 0; i < n && !inf; i++) {
-        var += (v[i] - mean) * (v[i] - mean);
-        vd += ((1 - 1 / v[i]) * 100 - md) * ((1 - 1 / v[i]) * 100 - md);
-    }
-    *se = n > 1 && !inf ? sqrt(var / (n - 1) / n) : 0;
-    *sd_d = n > 1 && !inf ? sqrt(vd / (n - 1)) : 0;
     *ratio = n ? ib_median(v, n) : (l == 0 ? 1 : NAN);
+    *se = *sd_d = 0;
+    if (n < 2 || !isfinite(*ratio))
+        return;
+    *se = ib_median_rse(v, n, *ratio);
+    *sd_d = ib_median_rse(dd, n, ib_median(dd, n)) * sqrt(n) / 1.2533;
 }
 
 static void ramp_summarise(const struct pool *p, struct val_ramp *r)

@@ -52,6 +52,7 @@ struct val_meter {
 struct val_self {
     int ran;
     const char *method;          /* "climb and descend", "levels between 100 % windows", "... as % of them" */
+    const char *tag;             /* the method in a word: "climb", "ref", "duty" */
     double step_ms;
     unsigned fit_levels;         /* 4 for a rate SoI (its 100 % is unpaced), else 5 */
     double level[VAL_LEVELS], achieved[VAL_LEVELS]; /* achieved % (NAN: the level has no reading) */
@@ -64,13 +65,14 @@ struct val_self {
 };
 
 /* ---- the probe ramp ---------------------------------------------------------------------------------------------
- * Adaptive dwell (docs/validation.md, "How long a ramp looks"): the first round is step_ns x cycles (today's 60 ms
- * steps); while the verdict is undecided -- |d(100)| within 3 standard errors of 0 (its se over a third of it) and
- * |d(100)| + 3 se not under 1 %, or an effect whose shape fails (R^2 < 0.9 or not monotone) with its se over an
- * eighth of it (noise alone can fail the shape then) -- the dwell grows 4x up to max_step_ns, each new dwell starting a new pool (a
- * longer step is another measurement: a large footprint may need it to fill), with `more_cycles` cycles; at the
- * longest dwell further rounds add cycles to its pool. Every round must fit what is left of budget_s (cycles cut to
- * fit, at least 4 for a new dwell, 2 more for the pool); budget_s 0 runs the first round only. */
+ * Adaptive dwell (docs/validation.md, "How long a ramp looks"): the first round is step_ns x cycles (60 ms steps).
+ * The verdict is undecided while |d(100)| is within 3 standard errors of 0 (widened for few cycles: a t statistic)
+ * and |d(100)| + 3 se is not under 1 %, or while an effect's shape fails (R^2 < 0.9 or not monotone) with some
+ * level's se over a twelfth of d(100) (noise that large can fail the shape alone). While undecided the dwell grows
+ * 4x up to max_step_ns, each new dwell starting a new pool of per-cycle ratios (a longer step is another
+ * measurement: a large footprint may need it to fill), with more_cycles cycles; at the longest dwell further rounds
+ * add cycles to its pool. Every round must fit what is left of budget_s (cycles cut to fit: at least 4 for a new
+ * dwell, 2 more for the pool); budget_s 0 runs the first round only. */
 struct val_ramp_cfg {
     const char *probe;
     int probe_cpu;
@@ -197,7 +199,8 @@ struct val_opts {
 
 struct val_ctx; /* validate.c */
 
-/* The SoI on the highest-numbered CPU, probes on the lowest. 0 or -errno with why. */
+/* The SoI on the highest-numbered CPU, probes on the lowest; the caches measured once when the calibration cache
+ * has none (the probes' sizes come from them). 0 or -errno with why. */
 int val_open(struct val_ctx **out, struct machine *m, const struct val_opts *o, char *why, size_t len);
 int val_soi_cpu(const struct val_ctx *c);
 int val_probe_cpu(const struct val_ctx *c);
