@@ -641,10 +641,12 @@ int val_cell_measure(const struct val_meter *m, const char *probe, int probe_cpu
     return rc;
 }
 
+/* the row of SoI `soi` (a name from the tables in vprobe.c), by its ops (soi_find) */
 static struct val_row *row_of(struct val_overlap *ov, const char *soi)
 {
-    for (unsigned i = 0; i < ov->nrows; i++)
-        if (ov->row[i].ops && !strcmp(ov->row[i].ops->name, soi))
+    const struct soi_ops *ops = soi_find(soi);
+    for (unsigned i = 0; i < ov->nrows && ops; i++)
+        if (ov->row[i].ops == ops)
             return &ov->row[i];
     return NULL;
 }
@@ -745,7 +747,7 @@ int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *n
         ck->claim = cl;
         if (cl->kind == CLAIM_SMALL) {
             const char *ps[1 + CLAIM_MAX_OTHERS] = {cl->probe, cl->other[0], cl->other[1]};
-            const char *wp = "-";
+            const char *wp = NULL;
             double worst = 0, wse = 0;
             int any = 0;
             ck->verdict = VAL_PASS;
@@ -758,14 +760,14 @@ int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *n
                     ck->verdict = VAL_FAIL;
                     BAD(rb, cb);
                 }
-                if (fabs(x->d) > fabs(worst) || !strcmp(wp, "-")) {
+                if (!wp || fabs(x->d) > fabs(worst)) {
                     worst = x->d, wse = x->se, wp = ps[j];
                 }
             }
             if (!any)
                 continue;
             snprintf(ck->text, sizeof(ck->text), "%s at 100 %%: %s move at most %+.1f +- %.1f %% (%s; bar: under "
-                     "%.0f %% + twice the standard error)", cl->soi, cl->what, worst, wse, wp, cl->factor);
+                     "%.0f %% + twice the standard error)", cl->soi, cl->what, worst, wse, wp ? wp : "-", cl->factor);
             for (unsigned j = 0; j < 1 + CLAIM_MAX_OTHERS; j++)
                 if (ps[j] && (b = claim_cell(ov, cl->soi, ps[j], &rb, &cb)) != NULL)
                     note_first(b, cl->soi, ps[j], ck->text, sizeof(ck->text));
