@@ -15,6 +15,8 @@
 //    run skipped must say why (llc-bw when the two CPUs' LLC bandwidth measured no shared bottleneck, net-bw with
 //    fewer than 4 CPUs); the R^2 of each fit is printed, not asserted (the bar, R^2 >= 0.9, is not met on
 //    this host for all five: docs/validation.md says why);
+//  - every probe ramp says how long it looked (seconds, dwell, cycles, in its JSON and its reason); under --quick
+//    it has no budget to look longer than its first round (so the run keeps its length);
 //  - the overlap claims: mem-bw takes no memory capacity (the page-cache probe stays within its noise) and hurts
 //    it by less than half of what it does to the bandwidth probe; llc-cap does not hurt the streaming probe more
 //    than the half-LLC chase beyond their noise (when either was hurt at all); int, fp and simd move the cache probes by less than 5 % + twice
@@ -216,6 +218,29 @@ TEST(Validation, ProbeTrends)
             EXPECT_GT(d[4], 2 * se[4] + 1) << name << ": no effect at 100 % beyond the noise";
         }
     }
+}
+
+TEST(Validation, EveryRampSaysHowLongItLooked)
+{
+    ASSERT_NE(g_doc, nullptr);
+    size_t i;
+    json_t *r;
+    int ramps = 0;
+    json_array_foreach(json_object_get(g_doc, "sois"), i, r)
+    {
+        if (!json_object_get(r, "probe"))
+            continue;
+        ramps++;
+        json_t *lk = json_object_get(r, "looked");
+        ASSERT_NE(lk, nullptr) << str(r, "soi");
+        printf("looked %-10s %5.1f s, %2.0f cycles of %4.0f ms, se@100 %5.1f %%, per cycle %5.1f %%  %s\n",
+               str(r, "soi"), num(lk, "seconds"), num(lk, "cycles"), num(lk, "dwell_ms"), num(lk, "se100_pct"),
+               num(lk, "cycle_sd_pct"), str(r, "verdict"));
+        EXPECT_GT(num(lk, "seconds"), 0) << str(r, "soi");
+        EXPECT_EQ(json_array_size(json_object_get(lk, "rounds")), 1u) << str(r, "soi") << ": --quick looked longer";
+        EXPECT_NE(strstr(str(r, "reason"), "looked "), nullptr) << str(r, "reason");
+    }
+    EXPECT_GE(ramps, 3);
 }
 
 TEST(Validation, OverlapClaims)

@@ -27,16 +27,31 @@
 
 enum vkind { VK_CHASE = 0, VK_STREAM, VK_TLB, VK_OPS, VK_PAGECACHE, VK_DISK_RAND, VK_DISK_SEQ, VK_NET };
 
+/* Designated initialisers: the validation fields are rare. */
+#define VM(s, p, w, bw, pl) .soi = s, .probe = p, .where = w, .bwkind = bw, .placed = pl
 const struct vprobe_map vprobe_maps[] = {
-    {"mem-cap", "pagecache", TOPO_SCOPE_NUMA, NULL, 0},    {"mem-bw", "stream-dram", TOPO_SCOPE_NUMA, "dram", 1},
-    {"llc-cap", "chase-llc", TOPO_SCOPE_LLC, NULL, 1},     {"llc-bw", "stream-llc", TOPO_SCOPE_LLC, "llc", 1},
-    {"l2-cap", "chase-l2", TOPO_SCOPE_L2, NULL, 0},        {"l2-bw", "chase-l2", TOPO_SCOPE_L2, NULL, 0},
-    {"l1d", "chase-l1", TOPO_SCOPE_CORE, NULL, 0},         {"tlb", "tlb", TOPO_SCOPE_CORE, NULL, 0},
-    {"int", "ops-int", TOPO_SCOPE_CORE, NULL, 0},          {"fp", NULL, TOPO_SCOPE_CORE, NULL, 0},
-    {"simd", NULL, TOPO_SCOPE_CORE, NULL, 0},              {"l1i", NULL, TOPO_SCOPE_CORE, NULL, 0},
-    {"prefetch", "stream-llc", TOPO_SCOPE_CORE, NULL, 0},  {"interconnect", NULL, TOPO_SCOPE_MACHINE, NULL, 0},
-    {"disk-cap", "disk-rand", TOPO_SCOPE_MACHINE, NULL, 0}, {"disk-bw", "disk-seq", TOPO_SCOPE_MACHINE, NULL, 0},
-    {"net-bw", "net", TOPO_SCOPE_MACHINE, NULL, 0},
+    {VM("mem-cap", "pagecache", TOPO_SCOPE_NUMA, NULL, 0),
+     .quick_skip = "--quick: mem-cap's footprint (all the memory the machine can spare) takes seconds to grow and "
+                   "shrink at every step"},
+    {VM("mem-bw", "stream-dram", TOPO_SCOPE_NUMA, "dram", 1)},
+    {VM("llc-cap", "chase-llc", TOPO_SCOPE_LLC, NULL, 1)},
+    {VM("llc-bw", "stream-llc", TOPO_SCOPE_LLC, "llc", 1)},
+    {VM("l2-cap", "chase-l2", TOPO_SCOPE_L2, NULL, 0)},
+    {VM("l2-bw", "chase-l2", TOPO_SCOPE_L2, NULL, 0)},
+    {VM("l1d", "chase-l1", TOPO_SCOPE_CORE, NULL, 0)},
+    {VM("tlb", "tlb", TOPO_SCOPE_CORE, NULL, 0)},
+    {VM("int", "ops-int", TOPO_SCOPE_CORE, NULL, 0)},
+    {VM("fp", NULL, TOPO_SCOPE_CORE, NULL, 0)},
+    {VM("simd", NULL, TOPO_SCOPE_CORE, NULL, 0)},
+    {VM("l1i", NULL, TOPO_SCOPE_CORE, NULL, 0)},
+    {VM("prefetch", "stream-llc", TOPO_SCOPE_CORE, NULL, 0)},
+    {VM("interconnect", NULL, TOPO_SCOPE_MACHINE, NULL, 0), .min_cpus = 4,
+     .cpus_why = "2 for the SoI, 2 for a ping-pong probe"},
+    {VM("disk-cap", "disk-rand", TOPO_SCOPE_MACHINE, NULL, 0), .vparam = "max-bytes", .vvalue = 2.0 * IB_GIB},
+    {VM("disk-bw", "disk-seq", TOPO_SCOPE_MACHINE, NULL, 0)},
+    {VM("net-bw", "net", TOPO_SCOPE_MACHINE, NULL, 0), .min_cpus = 4,
+     .cpus_why = "with fewer, net-bw, its sink, the probe and the probe's sink all share them: the probe measures CPU "
+                 "sharing and vCPU wake-ups, not the path (it ran faster beside net-bw on 2 CPUs)"},
 };
 const size_t vprobe_nmaps = sizeof(vprobe_maps) / sizeof(vprobe_maps[0]);
 
@@ -47,6 +62,20 @@ const struct vprobe_map *vprobe_map_of(const char *soi)
             return &vprobe_maps[i];
     return NULL;
 }
+
+const struct overlap_claim overlap_claims[] = {
+    {"mem-bw", CLAIM_UNDER, "pagecache", "memory-capacity probe", {"stream-dram"}, "bandwidth probe", 0.5,
+     "mem-bw degrades the memory-capacity probe by less than half of what it does to the bandwidth probe"},
+    {"llc-cap", CLAIM_ABOVE, "chase-llc", "half-LLC chase", {"stream-dram"}, "streaming-bandwidth probe", 0,
+     "llc-cap degrades the half-LLC chase more than the streaming probe"},
+    {"int", CLAIM_SMALL, "chase-llc", "cache probes", {"stream-llc", "chase-l2"}, NULL, 5.0,
+     "int moves the cache probes by less than 5 % + twice the standard error"},
+    {"fp", CLAIM_SMALL, "chase-llc", "cache probes", {"stream-llc", "chase-l2"}, NULL, 5.0,
+     "fp moves the cache probes by less than 5 % + twice the standard error"},
+    {"simd", CLAIM_SMALL, "chase-llc", "cache probes", {"stream-llc", "chase-l2"}, NULL, 5.0,
+     "simd moves the cache probes by less than 5 % + twice the standard error"},
+};
+const size_t overlap_nclaims = sizeof(overlap_claims) / sizeof(overlap_claims[0]);
 
 const char *const vprobe_names[] = {"chase-l1",  "chase-l2",  "chase-llc", "chase-dram", "stream-llc", "stream-dram",
                                     "tlb",       "ops-int",   "pagecache", "disk-rand",  "disk-seq",   "net",

@@ -67,11 +67,37 @@ struct vprobe_map {
                             * once); measured by validate after a ramp that showed no effect (bw_unshared) */
     int placed;            /* 1: whether the SoI reaches another CPU rests on which CPUs hwloc says share `where`
                             * (a cache or memory path), so a profile checks it from the target's CPU first */
+    /* validation only (ibench validate) */
+    unsigned min_cpus;     /* the probe can only measure the path with this many CPUs (0: any) ... */
+    const char *cpus_why;  /* ... and why, for the skip reason */
+    const char *quick_skip; /* --quick leaves this SoI out, for this reason */
+    const char *vparam;    /* a parameter validation sets (NULL: none), to keep the SoI quick and safe ... */
+    double vvalue;         /* ... to this value */
 };
 extern const struct vprobe_map vprobe_maps[];
 extern const size_t vprobe_nmaps;
 /* The entry for SoI `soi`, or NULL. */
 const struct vprobe_map *vprobe_map_of(const char *soi);
+
+/* The catalogue's overlap claims (SOIS.md): what an SoI at 100 % must and must not do to probes other than its own,
+ * judged on the overlap matrix by validation/validate.c (val_claims_eval), one evaluator per kind. d(p): the
+ * degradation of probe p with the SoI at 100 %, se(p) its standard error. */
+enum overlap_kind {
+    CLAIM_UNDER = 0, /* d(probe) < factor x d(other[0]); undecidable when other[0] was not hurt (d <= 2 se + 1) */
+    CLAIM_ABOVE,     /* d(probe) > d(other[0]); undecidable when neither was hurt */
+    CLAIM_SMALL,     /* |d(p)| < factor + 2 se(p) for p = probe and every other[]; never undecidable */
+};
+#define CLAIM_MAX_OTHERS 2
+struct overlap_claim {
+    const char *soi;
+    enum overlap_kind kind;
+    const char *probe, *what;                      /* the probe the claim is about, and its words */
+    const char *other[CLAIM_MAX_OTHERS], *other_what; /* the probe(s) it is compared with (NULL-padded) */
+    double factor;
+    const char *text;                              /* the claim, one line */
+};
+extern const struct overlap_claim overlap_claims[];
+extern const size_t overlap_nclaims;
 
 /* Names of every probe, NULL-terminated. */
 extern const char *const vprobe_names[];

@@ -1,0 +1,333 @@
+// test_validate.cpp - the validation method (validation/validate.h) on fakes, without the machine: the probe ramp's
+// verdict and its adaptive dwell against a fake meter with seeded noise, and each overlap-claim kind on synthetic
+// matrices (pass, FAIL, undecidable), with the re-measure-once rule.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "validate.h"
+
+namespace {
+
+// A probe beside an SoI whose true degradation at x % is shape(x) (%), measured with per-cycle noise: each cycle's
+// ratio is the true one times (1 + sd x N(0,1)), sd = sd60 x sqrt(60 ms / dwell) (a step's median over more samples).
+struct FakeRamp {
+    std::mt19937_64 rng;
+    double (*shape)(double x, double effect);
+    double effect, sd60;
+    double stall = 0; // the chance that a cycle's step stalls (the probe descheduled): its ratio x4
+    unsigned calls = 0;
+    double looked_s = 0;
+};
+
+double linear(double x, double effect) { return effect * x / 100; }
+double cliff(double x, double effect) { return x >= 100 ? effect : 0; }
+
+int fake_beside(void *ctx, const char *, int, const double *levels, unsigned nl, unsigned cycles, uint64_t step_ns,
+                uint64_t, struct beside_result *out, char *, size_t)
+{
+    FakeRamp *f = static_cast<FakeRamp *>(ctx);
+    std::normal_distribution<double> g(0, 1);
+    double sd = f->sd60 * std::sqrt(60e6 / (double)step_ns);
+    memset(out, 0, sizeof(*out));
+    out->nlevels = nl;
+    out->nsteps = nl * cycles;
+    out->noise = 0.01;
+    for (unsigned l = 0; l < nl; l++) {
+        struct beside_level *bl = &out->lv[l];
+        double truth = 1 / (1 - f->shape(levels[l], f->effect) / 100), sum = 0;
+        for (unsigned c = 0; c < cycles; c++) {
+            double r = l == 0 ? 1 : std::max(0.05, truth * (1 + sd * g(f->rng)));
+            if (l > 0 && std::uniform_real_distribution<double>(0, 1)(f->rng) < f->stall)
+                r *= 4;
+            bl->cycle_ratio[c] = r;
+            sum += r;
+        }
+        bl->level = levels[l];
+        bl->ratio = sum / cycles;
+        bl->median = 100 * bl->ratio;
+        bl->achieved_pct = levels[l];
+        bl->ncycles = cycles;
+        bl->nsamples = 10 * cycles;
+    }
+    f->calls++;
+    f->looked_s += (double)out->nsteps * (double)step_ns / 1e9;
+    return 0;
+}
+
+struct val_ramp_cfg cfg_with(double budget)
+{
+    struct val_ramp_cfg c = {};
+    c.probe = "chase-llc";
+    c.step_ns = 60000000ULL;
+    c.settle_ns = 8000000ULL;
+    c.cycles = 16;
+    c.max_step_ns = 960000000ULL;
+    c.more_cycles = 8;
+    c.budget_s = budget;
+    return c;
+}
+
+// One ramp on the fake: its verdict, with the ramp in *r.
+enum val_verdict ramp_once(FakeRamp &f, double budget, struct val_ramp *r, std::string *reason)
+{
+    struct val_meter m = {nullptr, nullptr, fake_beside, nullptr, &f};
+    struct val_ramp_cfg c = cfg_with(budget);
+    char why[256] = "", rs[640] = "";
+    EXPECT_EQ(val_probe_ramp(&m, &c, r, why, sizeof(why)), 0) << why;
+    enum val_verdict v = val_ramp_verdict(r, &m, nullptr, 0, 100, 0, rs, sizeof(rs));
+    *reason = rs;
+    return v;
+}
+
+} // namespace
+
+// +20 % at 100 %, with per-cycle noise (30 % at 60 ms) that 16 cycles of 60 ms cannot resolve (se ~7.5 points): the
+// ramp lengthens its dwell and passes within its 100 s budget; with no budget (the first round only) it cannot.
+TEST(ValidateRamp, AdaptiveDwellFindsAnEffectThatShortStepsHide)
+{
+    const int runs = 100;
+    int pass = 0, pass_short = 0, longer = 0;
+    double worst_looked = 0;
+    for (int seed = 0; seed < runs; seed++) {
+        FakeRamp f{std::mt19937_64(seed), linear, 20, 0.30};
+        struct val_ramp r;
+        std::string why;
+        enum val_verdict v = ramp_once(f, 100, &r, &why);
+        pass += v == VAL_PASS;
+        longer += r.dwell_ms > 60;
+        worst_looked = std::max(worst_looked, r.looked_s);
+        EXPECT_LE(r.looked_s, 100 + 1e-9) << "seed " << seed;
+        EXPECT_NEAR(r.looked_s, f.looked_s, 1e-9);
+        EXPECT_NE(why.find("looked "), std::string::npos) << why;
+        if (seed == 0 || (getenv("IB_TEST_VERBOSE") && v != VAL_PASS))
+            printf("seed %d: %s: %s\n", seed, val_verdict_name(v), why.c_str());
+        FakeRamp s{std::mt19937_64(1000 + seed), linear, 20, 0.30};
+        pass_short += ramp_once(s, 0, &r, &why) == VAL_PASS;
+        EXPECT_EQ(s.calls, 1u);
+        EXPECT_EQ(r.dwell_ms, 60);
+    }
+    printf("true +20 %%: pass %d/%d with a 100 s budget (looked at most %.0f s, longer steps in %d), %d/%d with 60 ms "
+           "steps only\n", pass, runs, worst_looked, longer, pass_short, runs);
+    EXPECT_GE(pass, 90);
+    EXPECT_GE(longer, 70);
+    EXPECT_LE(pass_short, 30);
+}
+
+// No effect, the same noise: FAIL (no effect beyond the noise), saying how long it looked and what noise it saw.
+TEST(ValidateRamp, NoEffectFailsAndSaysHowLongItLooked)
+{
+    const int runs = 100;
+    int fail_none = 0;
+    for (int seed = 0; seed < runs; seed++) {
+        FakeRamp f{std::mt19937_64(seed), linear, 0, 0.30};
+        struct val_ramp r;
+        std::string why;
+        enum val_verdict v = ramp_once(f, 100, &r, &why);
+        fail_none += v == VAL_FAIL && why.find("no effect beyond the noise") != std::string::npos;
+        EXPECT_LE(r.looked_s, 100 + 1e-9);
+        EXPECT_NE(why.find("looked "), std::string::npos) << why;
+        EXPECT_NE(why.find("noise: se "), std::string::npos) << why;
+        if (seed == 0 || (getenv("IB_TEST_VERBOSE") && v != VAL_FAIL))
+            printf("seed %d: %s: %s\n", seed, val_verdict_name(v), why.c_str());
+    }
+    printf("no effect: FAIL/no effect %d/%d\n", fail_none, runs);
+    EXPECT_GE(fail_none, 95);
+}
+
+// One stalled step in ten (its ratio x4) does not swamp the standard error: the effect is still found.
+TEST(ValidateRamp, StalledCyclesDoNotHideAnEffect)
+{
+    const int runs = 100;
+    int pass = 0;
+    for (int seed = 0; seed < runs; seed++) {
+        FakeRamp f{std::mt19937_64(seed), linear, 20, 0.05};
+        f.stall = 0.1;
+        struct val_ramp r;
+        std::string why;
+        pass += ramp_once(f, 100, &r, &why) == VAL_PASS;
+        if (seed == 0)
+            printf("seed 0: %s\n", why.c_str());
+    }
+    printf("true +20 %% with stalls: pass %d/%d\n", pass, runs);
+    EXPECT_GE(pass, 90);
+}
+
+// A resolved effect with the wrong shape (a cliff at 100 %) is FAIL, not linear, decided in the first round.
+TEST(ValidateRamp, ACliffIsNotLinear)
+{
+    FakeRamp f{std::mt19937_64(7), cliff, 30, 0.02};
+    struct val_ramp r;
+    std::string why;
+    EXPECT_EQ(ramp_once(f, 100, &r, &why), VAL_FAIL);
+    EXPECT_NE(why.find("not linear"), std::string::npos) << why;
+    EXPECT_TRUE(r.decided);
+    EXPECT_EQ(f.calls, 1u);
+}
+
+// A bandwidth ramp with no effect asks whether the bandwidth is shared at all: skipped when it is not.
+TEST(ValidateRamp, NoEffectOnAnUnsharedBandwidthIsSkipped)
+{
+    FakeRamp f{std::mt19937_64(3), linear, 0, 0.01};
+    struct val_meter m = {nullptr, nullptr, fake_beside, nullptr, &f};
+    m.unshared = [](void *, const char *kind, int, char *why, size_t len) {
+        snprintf(why, len, "%s: both at once 98 %% of twice one", kind);
+        return 1;
+    };
+    struct val_ramp_cfg c = cfg_with(0);
+    struct val_ramp r;
+    char why[256] = "", rs[640];
+    ASSERT_EQ(val_probe_ramp(&m, &c, &r, why, sizeof(why)), 0);
+    EXPECT_EQ(val_ramp_verdict(&r, &m, "dram", 0, 100, 1, rs, sizeof(rs)), VAL_SKIPPED) << rs;
+    EXPECT_EQ(val_ramp_verdict(&r, &m, nullptr, 0, 100, 1, rs, sizeof(rs)), VAL_FAIL) << rs;
+}
+
+// ---- the overlap claims ------------------------------------------------------------------------------------------
+
+namespace {
+
+int col(const char *probe)
+{
+    for (int k = 0; k < VAL_NPROBES; k++)
+        if (!strcmp(val_mprobes[k], probe))
+            return k;
+    ADD_FAILURE() << "no probe " << probe;
+    return 0;
+}
+
+struct Matrix {
+    struct val_overlap ov = {};
+    struct val_row *row(const char *soi)
+    {
+        for (unsigned i = 0; i < ov.nrows; i++)
+            if (!strcmp(ov.row[i].ops->name, soi))
+                return &ov.row[i];
+        struct val_row *r = &ov.row[ov.nrows++];
+        r->ops = soi_find(soi);
+        EXPECT_NE(r->ops, nullptr) << soi;
+        return r;
+    }
+    void set(const char *soi, const char *probe, double d, double se)
+    {
+        struct val_cell *c = &row(soi)->cell[col(probe)];
+        c->measured = 1;
+        c->d = d;
+        c->se = se;
+    }
+    const struct val_check *check(const char *soi)
+    {
+        for (unsigned i = 0; i < ov.nchecks; i++)
+            if (!strcmp(ov.check[i].claim->soi, soi))
+                return &ov.check[i];
+        return nullptr;
+    }
+};
+
+enum val_verdict judge(Matrix &m, const char *soi)
+{
+    val_claims_eval(&m.ov, nullptr, nullptr, 0);
+    const struct val_check *c = m.check(soi);
+    EXPECT_NE(c, nullptr) << soi;
+    return c ? c->verdict : VAL_INTERRUPTED;
+}
+
+} // namespace
+
+TEST(ValidateClaims, UnderAFractionOfAnother)
+{
+    Matrix a, b, c;
+    a.set("mem-bw", "pagecache", 0.0, 0.1);
+    a.set("mem-bw", "stream-dram", 30, 3);
+    EXPECT_EQ(judge(a, "mem-bw"), VAL_PASS);
+    b.set("mem-bw", "pagecache", 20, 1);
+    b.set("mem-bw", "stream-dram", 30, 3);
+    EXPECT_EQ(judge(b, "mem-bw"), VAL_FAIL);
+    c.set("mem-bw", "pagecache", 0, 0.1);
+    c.set("mem-bw", "stream-dram", 2, 1.5); // the bandwidth probe not hurt: nothing to compare with
+    EXPECT_EQ(judge(c, "mem-bw"), VAL_UNDECIDABLE);
+}
+
+TEST(ValidateClaims, AboveAnother)
+{
+    Matrix a, b, c;
+    a.set("llc-cap", "chase-llc", 10, 1);
+    a.set("llc-cap", "stream-dram", 2, 1);
+    EXPECT_EQ(judge(a, "llc-cap"), VAL_PASS);
+    b.set("llc-cap", "chase-llc", 2, 0.3);
+    b.set("llc-cap", "stream-dram", 10, 1);
+    EXPECT_EQ(judge(b, "llc-cap"), VAL_FAIL);
+    c.set("llc-cap", "chase-llc", 0.5, 1);
+    c.set("llc-cap", "stream-dram", 0.8, 1);
+    EXPECT_EQ(judge(c, "llc-cap"), VAL_UNDECIDABLE);
+}
+
+TEST(ValidateClaims, SmallOnEveryProbe)
+{
+    Matrix a, b;
+    for (const char *p : {"chase-llc", "stream-llc", "chase-l2"}) {
+        a.set("simd", p, 1, 1);
+        b.set("simd", p, 1, 1);
+    }
+    EXPECT_EQ(judge(a, "simd"), VAL_PASS);
+    b.set("simd", "stream-llc", -9, 1); // a move either way counts
+    EXPECT_EQ(judge(b, "simd"), VAL_FAIL);
+    EXPECT_NE(strstr(b.check("simd")->text, "stream-llc"), nullptr) << b.check("simd")->text;
+    // a claim whose cells were not measured is not judged
+    Matrix none;
+    none.set("mem-bw", "pagecache", 0, 0.1);
+    EXPECT_EQ(val_claims_eval(&none.ov, nullptr, nullptr, 0), 0);
+    EXPECT_EQ(none.ov.nchecks, 0u);
+}
+
+namespace {
+// The second measurement of any cell reads `second` (d, se 0.5).
+struct FakeCells {
+    double second;
+    unsigned opens = 0, besides = 0;
+};
+int fc_open(void *ctx, const struct soi_ops *, int, char *, size_t)
+{
+    static_cast<FakeCells *>(ctx)->opens++;
+    return 0;
+}
+int fc_beside(void *ctx, const char *, int, const double *, unsigned nl, unsigned, uint64_t, uint64_t,
+              struct beside_result *out, char *, size_t)
+{
+    FakeCells *f = static_cast<FakeCells *>(ctx);
+    f->besides++;
+    memset(out, 0, sizeof(*out));
+    out->nlevels = nl;
+    out->lv[0].ratio = 1;
+    out->lv[1].ratio = 1 / (1 - f->second / 100);
+    out->lv[1].ratio_se = 0.005;
+    return 0;
+}
+} // namespace
+
+// A cell that fails a claim is measured once more and the claim judged on the second figure; never a third time.
+TEST(ValidateClaims, FailingCellsAreMeasuredOnceMore)
+{
+    Matrix m;
+    m.set("llc-cap", "chase-llc", 1, 0.3);
+    m.set("llc-cap", "stream-dram", 6, 0.5);
+    FakeCells f{9.0};
+    struct val_meter mt = {fc_open, nullptr, fc_beside, nullptr, &f};
+    EXPECT_EQ(val_claims_check(&m.ov, &mt, 0, 1, nullptr), 1); // both cells now read 9 %: 9 > 9 fails ...
+    const struct val_check *c = m.check("llc-cap");
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(f.besides, 2u);
+    EXPECT_EQ(c->verdict, VAL_FAIL);
+    EXPECT_NE(strstr(c->text, "first read +1.0 %"), nullptr) << c->text;
+    const struct val_cell *cl = &m.row("llc-cap")->cell[col("chase-llc")];
+    EXPECT_TRUE(cl->remeasured);
+    EXPECT_NEAR(cl->first_d, 1, 1e-9);
+    EXPECT_NEAR(cl->d, 9, 1e-6);
+    val_claims_check(&m.ov, &mt, 0, 1, nullptr); // ... and is not measured a third time
+    EXPECT_EQ(f.besides, 2u);
+    EXPECT_EQ(f.opens, 2u);
+}

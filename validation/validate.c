@@ -1,0 +1,836 @@
+/* validate.c - the validation method (validate.h, docs/validation.md). */
+#define _GNU_SOURCE
+#include "validate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib.h"
+#include "engine.h"
+#include "ib_err.h"
+#include "output.h"
+#include "stats.h"
+
+const char *val_verdict_name(enum val_verdict v)
+{
+    static const char *const n[] = {"pass", "FAIL", "skipped", "undecidable", "interrupted"};
+    return (unsigned)v < 5 ? n[v] : "?";
+}
+
+const char *const val_mprobes[VAL_NPROBES] = {"pagecache", "stream-dram", "chase-dram", "chase-llc", "stream-llc",
+                                              "chase-l2",  "ops-int",     "disk-rand",  "disk-seq",  "net"};
+/* the probes that count wall time on an I/O path: their cells need longer steps */
+static const unsigned char mprobe_io[VAL_NPROBES] = {0, 0, 0, 0, 0, 0, 0, 1, 1, 1};
+
+static int mprobe_index(const char *name)
+{
+    for (unsigned i = 0; i < VAL_NPROBES; i++)
+        if (!strcmp(val_mprobes[i], name))
+            return (int)i;
+    return -1;
+}
+
+static int stopped(const atomic_int *stop) { return stop && atomic_load(stop); }
+
+/* ---- the real meter: beside_run on the open SoI and the probes ------------------------------------------------- */
+
+struct val_ctx {
+    struct machine *m;
+    struct val_opts o;
+    int soi_cpu, other_cpu;
+    struct vprobe probes[VAL_NPROBES];
+    int probe_ok[VAL_NPROBES];
+    char probe_why[VAL_NPROBES][160];
+    struct soi *s; /* the open SoI */
+    int cpus[SOI_MAX_THREADS];
+    struct soi_env env;
+    struct val_meter meter;
+};
+
+/* The probe, initialised once (its data is built on first use and kept until val_close). */
+static struct vprobe *get_probe(struct val_ctx *c, const char *name, char *why, size_t len)
+{
+    int i = mprobe_index(name);
+    if (i < 0) { /* a probe outside the matrix (a ramp's own): kept in no slot, so not cached */
+        ib_why(why, len, -ENOENT, "no probe %s in the matrix", name);
+        return NULL;
+    }
+    if (c->probe_ok[i] == 0) {
+        int rc = vprobe_init(&c->probes[i], name, &c->m->calib, &c->m->mlim, c->o.dir, NULL, c->other_cpu,
+                             c->probe_why[i], sizeof(c->probe_why[i]));
+        c->probe_ok[i] = rc < 0 ? -1 : 1;
+    }
+    if (c->probe_ok[i] < 0) {
+        snprintf(why, len, "%s", c->probe_why[i]);
+        return NULL;
+    }
+    return &c->probes[i];
+}
+
+/* Ramp probes not in the matrix (chase-l1, tlb): one at a time, released with the SoI. */
+static struct vprobe *ramp_probe(struct val_ctx *c, const char *name, struct vprobe *own, int *owned, char *why,
+                                 size_t len)
+{
+    *owned = 0;
+    if (mprobe_index(name) >= 0)
+        return get_probe(c, name, why, len);
+    if (vprobe_init(own, name, &c->m->calib, &c->m->mlim, c->o.dir, NULL, c->other_cpu, why, len) < 0)
+        return NULL;
+    *owned = 1;
+    return own;
+}
+
+/* Open an SoI on soi_cpu with settings that keep it quick and safe (files of 256 MiB, the table's override). */
+static int real_open(void *ctx, const struct soi_ops *ops, int fresh, char *why, size_t len)
+{
+    struct val_ctx *c = ctx;
+    const struct vprobe_map *vm = vprobe_map_of(ops->name);
+    unsigned n = ops->min_threads > 1 ? ops->min_threads : 1;
+    if (ops->placement == SOI_PLACE_SPREAD)
+        topo_spread(c->m->topo, c->soi_cpu, n, c->cpus);
+    else
+        for (unsigned i = 0; i < n; i++)
+            c->cpus[i] = c->soi_cpu;
+    c->env = (struct soi_env){.topo = c->m->topo, .cpu = &c->m->cpu, .calib = &c->m->calib, .mlim = &c->m->mlim,
+                              .nthreads = n, .cpus = c->cpus, .target_cpu = c->other_cpu, .stop = c->o.stop,
+                              .cached_capacity = !fresh, .dir = c->o.dir};
+    soi_param_defaults(ops, c->env.param);
+    int k;
+    if ((k = soi_param_index(ops, "file-size")) >= 0)
+        c->env.param[k] = 256.0 * IB_MIB;
+    if (vm && vm->vparam && (k = soi_param_index(ops, vm->vparam)) >= 0)
+        c->env.param[k] = vm->vvalue;
+    return soi_open(ops, &c->env, &c->s, why, len);
+}
+
+static void real_close(void *ctx)
+{
+    struct val_ctx *c = ctx;
+    soi_close(c->s);
+    c->s = NULL;
+}
+
+static int real_beside(void *ctx, const char *probe, int probe_cpu, const double *levels, unsigned nlevels,
+                       unsigned cycles, uint64_t step_ns, uint64_t settle_ns, struct beside_result *out, char *why,
+                       size_t len)
+{
+    struct val_ctx *c = ctx;
+    struct vprobe own;
+    int owned;
+    struct vprobe *p = ramp_probe(c, probe, &own, &owned, why, len);
+    if (!p)
+        return -ENOTSUP;
+    int rc = beside_run(c->s, levels, nlevels, cycles, step_ns, settle_ns, probe_cpu, &p->bp, c->o.stop, out, why,
+                        len);
+    if (owned)
+        vprobe_fini(&own);
+    return rc;
+}
+
+/* Is this bandwidth a shared bottleneck of the two CPUs at all? Both streaming at once against one alone, measured
+ * now, back to back: 1 when two CPUs get at least 90 % of twice one (nothing for a probe to feel). The host moves
+ * this within minutes (the same two vCPUs measured 75 % and 96 %), so it only explains a ramp that showed no effect;
+ * it never replaces one. */
+static int real_unshared(void *ctx, const char *kind, int pcpu, char *why, size_t len)
+{
+    struct val_ctx *c = ctx;
+    int one[1] = {c->soi_cpu}, two[2] = {pcpu, c->soi_cpu};
+    double b1 = 0, b2 = 0;
+    char w[256];
+    out_progress("validate", "is %s bandwidth shared by CPUs %d and %d?", kind, pcpu, c->soi_cpu);
+    if (calib_measure_bw(&c->m->calib, c->m->topo, &c->m->mlim, kind, one, 1, c->o.stop, &b1, w, sizeof(w)) < 0 ||
+        calib_measure_bw(&c->m->calib, c->m->topo, &c->m->mlim, kind, two, 2, c->o.stop, &b2, w, sizeof(w)) < 0 ||
+        b1 <= 0)
+        return -1;
+    snprintf(why, len, "%s bandwidth is no shared bottleneck of CPUs %d and %d now: both at once stream %.1f GB/s, "
+             "%.0f %% of twice one (%.1f GB/s)", kind, pcpu, c->soi_cpu, b2 / 1e9, 100 * b2 / (2 * b1), b1 / 1e9);
+    return b2 >= 0.9 * 2 * b1;
+}
+
+int val_open(struct val_ctx **out, struct machine *m, const struct val_opts *o, char *why, size_t len)
+{
+    struct val_ctx *c = calloc(1, sizeof(*c));
+    if (!c)
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    c->m = m;
+    c->o = *o;
+    unsigned npus = topo_npus(m->topo);
+    c->soi_cpu = topo_pu_os(m->topo, npus - 1);
+    c->other_cpu = npus > 1 ? topo_pu_os(m->topo, 0) : -1;
+    c->meter = (struct val_meter){real_open, real_close, real_beside, real_unshared, c};
+    *out = c;
+    if (!m->calib.have_caches) { /* the probes' sizes come from the effective caches */
+        out_progress("validate", "measuring this machine's caches once");
+        calib_measure_caches(&m->calib, m->topo, c->soi_cpu, o->stop, NULL, NULL, why, len);
+    }
+    return 0;
+}
+
+int val_soi_cpu(const struct val_ctx *c) { return c->soi_cpu; }
+int val_probe_cpu(const struct val_ctx *c) { return c->other_cpu; }
+const struct val_meter *val_real_meter(struct val_ctx *c) { return &c->meter; }
+
+void val_close(struct val_ctx *c)
+{
+    if (!c)
+        return;
+    if (c->s)
+        real_close(c);
+    for (unsigned k = 0; k < VAL_NPROBES; k++)
+        if (c->probe_ok[k] > 0)
+            vprobe_fini(&c->probes[k]);
+    free(c);
+}
+
+/* ---- the self-meter ramp ---------------------------------------------------------------------------------------
+ * Footprint SoIs climb 0..100 % and come back down: two readings per level. Rate and duty SoIs (CPU and I/O rates,
+ * which this shared host moves by tens of % within a second) visit every level between two 100 % windows
+ * (100, 0, 100, 25, 100, 50, 100, 75, 100, twice), so the capacity of the moment is known next to every reading.
+ * Readings are achieved % of the capacity measured when the SoI opened. A paced level (25-75 %) must read x; a duty
+ * SoI's (active x % of the time) x % of what its neighbouring 100 % windows did. A reading whose neighbouring 100 %
+ * windows fell below x + 5 % could not reach its target and is left out; a level left with no reading makes the
+ * verdict "undecidable". 100 % is unpaced: what it reads is how far the capacity moved, reported, not judged.
+ * Noise: the largest gap between a level's two readings. Pass: every paced level within 5 points + the noise of x
+ * and R^2 >= 0.98 (over 0-75 % for a rate SoI); when readings disagree by more than 5 points, the bound decides. */
+static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const atomic_int *stop, struct val_self *o)
+{
+    static const double lv[VAL_LEVELS] = {0, 25, 50, 75, 100};
+    const int ref = ops->kind != SOI_FOOTPRINT, duty = ops->kind == SOI_DUTY;
+    const uint64_t step = (ops->io ? 200 : quick ? 80 : 150) * IB_NS_PER_MS;
+    double xs[2 * 9];
+    unsigned n = 0;
+    for (unsigned cy = 0; cy < 2; cy++) {
+        if (ref) {
+            for (unsigned i = 0; i < VAL_LEVELS - 1; i++) {
+                xs[n++] = 100;
+                xs[n++] = lv[i];
+            }
+            xs[n++] = 100;
+        } else {
+            for (unsigned i = 0; i < VAL_LEVELS; i++)
+                xs[n++] = cy ? lv[VAL_LEVELS - 1 - i] : lv[i];
+        }
+    }
+    struct ramp_sched sc = {0, NULL};
+    struct step_result res[2 * 9];
+    unsigned nd = 0;
+    o->ran = 1;
+    o->method = duty ? "levels between 100 % windows, as % of them" : ref ? "levels between 100 % windows"
+                                                                          : "climb and descend";
+    o->tag = duty ? "duty" : ref ? "ref" : "climb";
+    o->step_ms = (double)step / IB_NS_PER_MS;
+    int rc = ramp_list(&sc, xs, n, step);
+    if (rc == 0) {
+        out_progress("validate", "%s: self-meter ramp, alone", ops->name);
+        rc = engine_run(s, &sc, stop, NULL, res, &nd, o->reason, sizeof(o->reason));
+    }
+    ramp_free(&sc);
+    if (rc < 0 || nd != n) {
+        o->verdict = rc == -EINTR ? VAL_INTERRUPTED : VAL_FAIL;
+        if (!o->reason[0])
+            snprintf(o->reason, sizeof(o->reason), "%s", strerror(rc < 0 ? -rc : EIO));
+        return;
+    }
+    double rd[VAL_LEVELS][4], lo100 = INFINITY, hi100 = 0, sum100 = 0;
+    unsigned k[VAL_LEVELS] = {0}, n100 = 0, limited = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned l = (unsigned)(xs[i] / 25);
+        double v = res[i].achieved_pct;
+        if (xs[i] == 100) {
+            lo100 = fmin(lo100, v);
+            hi100 = fmax(hi100, v);
+            sum100 += v;
+            n100++;
+            if (duty)
+                continue;
+        } else if (duty && xs[i] > 0) { /* active x % of the time: x % of what 100 % did next to it */
+            double m = 0.5 * (res[i - 1].achieved_pct + res[i + 1].achieved_pct);
+            v = m > 0 ? 100 * v / m : 0;
+        } else if (ref && xs[i] > 0 && 0.5 * (res[i - 1].achieved_pct + res[i + 1].achieved_pct) < xs[i] + 5) {
+            limited++; /* the capacity of the moment was below the target */
+            continue;
+        }
+        if (k[l] < 4)
+            rd[l][k[l]++] = v;
+    }
+    double y[VAL_LEVELS], noise = 0, worst = 0;
+    int missing = 0;
+    for (unsigned l = 0; l < VAL_LEVELS; l++) {
+        o->level[l] = lv[l];
+        y[l] = 0;
+        for (unsigned j = 0; j < k[l]; j++)
+            y[l] += rd[l][j] / k[l];
+        if (l < VAL_LEVELS - 1 && k[l] >= 2)
+            noise = fmax(noise, fabs(rd[l][0] - rd[l][1]));
+        if (l > 0 && l < VAL_LEVELS - 1)
+            worst = fmax(worst, fabs(y[l] - lv[l]));
+        missing |= k[l] == 0 && l < VAL_LEVELS - 1; /* 100 % has its own windows */
+        o->achieved[l] = k[l] ? y[l] : NAN;
+        o->readings[l] = k[l];
+    }
+    o->calib_pct = n100 ? sum100 / n100 : 0;
+    y[VAL_LEVELS - 1] = duty ? 100 : o->calib_pct; /* every 100 % window (a duty SoI's own reference) */
+    o->achieved[VAL_LEVELS - 1] = y[VAL_LEVELS - 1];
+    o->readings[VAL_LEVELS - 1] = n100;
+    /* a rate SoI's 100 % is unpaced (where the host's capacity is now): the fit is over the levels it paces */
+    o->fit_levels = ref && !duty ? VAL_LEVELS - 1 : VAL_LEVELS;
+    struct linfit lf = {0};
+    linfit_compute(lv, y, o->fit_levels, &lf);
+    o->slope = lf.slope;
+    o->r2 = lf.r2;
+    o->worst_pts = worst;
+    o->noise_pts = noise;
+    o->capacity_limited = limited;
+    o->calib_lo = lo100;
+    o->calib_hi = hi100;
+    o->judged = 1;
+    if (missing) {
+        o->verdict = VAL_UNDECIDABLE;
+        snprintf(o->reason, sizeof(o->reason), "the host took the capacity below the targets: 100 %% windows read "
+                 "%.0f-%.0f %% of the calibration, %u readings could not reach theirs", lo100, hi100, limited);
+    } else if ((lf.r2 < 0.98 && noise <= 5) || worst > 5 + noise) {
+        o->verdict = VAL_FAIL;
+        snprintf(o->reason, sizeof(o->reason), "a paced level is %.1f points from x, R^2 %.3f (bar: <= %.1f, R^2 >= "
+                 "0.98)", worst, lf.r2, 5 + noise);
+    } else {
+        o->verdict = VAL_PASS;
+        snprintf(o->reason, sizeof(o->reason), "paced levels within %.1f points of x (noise %.1f), R^2 %.4f; 100 %% "
+                 "read %.0f-%.0f %% of the calibration", worst, noise, lf.r2, lo100, hi100);
+    }
+}
+
+/* ---- the probe ramp ---------------------------------------------------------------------------------------------- */
+
+/* A degradation from a paired ratio r (cost at the level over cost at 0 % in the same cycle): d = 1 - 1/r, the share
+ * of its solo rate the probe lost (0-100 %; a starved probe is 100 %), and its standard error se(r) / r^2. */
+static void deg_of(double ratio, double ratio_se, double *d, double *se)
+{
+    if (isinf(ratio)) {
+        *d = 100;
+        *se = 0;
+    } else if (ratio > 0 && isfinite(ratio)) {
+        *d = (1 - 1 / ratio) * 100;
+        *se = ratio_se / (ratio * ratio) * 100;
+    } else {
+        *d = 0;
+        *se = 0;
+    }
+}
+
+/* How far d may fall from one level to the next and still count as monotone: twice the standard error of the
+ * difference, and half a point. */
+static double mono_tol(double se_a, double se_b) { return 2 * sqrt(se_a * se_a + se_b * se_b) + 0.5; }
+
+#define POOL_MAX 512
+/* The per-cycle ratios at one dwell, pooled over the rounds run at it. */
+struct pool {
+    unsigned n[VAL_LEVELS];
+    double r[VAL_LEVELS][POOL_MAX];
+    double ach[VAL_LEVELS], cost[VAL_LEVELS]; /* cycle-weighted sums */
+    unsigned wt[VAL_LEVELS], samples[VAL_LEVELS];
+};
+
+static void pool_add(struct pool *p, const struct beside_result *br, unsigned nl, unsigned cycles)
+{
+    for (unsigned l = 0; l < nl; l++) {
+        const struct beside_level *bl = &br->lv[l];
+        for (unsigned c = 0; c < cycles && c < BESIDE_MAX_CYCLES; c++)
+            if (!isnan(bl->cycle_ratio[c]) && p->n[l] < POOL_MAX)
+                p->r[l][p->n[l]++] = bl->cycle_ratio[c];
+        p->ach[l] += bl->achieved_pct * bl->ncycles;
+        p->cost[l] += bl->median * bl->ncycles;
+        p->wt[l] += bl->ncycles;
+        p->samples[l] += bl->nsamples;
+    }
+}
+
+/* A level's pool: the median ratio, its robust standard error (from the median absolute deviation, ib_median_rse:
+ * one stalled or starved cycle does not swamp it; 0 with fewer than 2 cycles) and the robust spread of the
+ * per-cycle degradations (1.4826 MAD, in points). */
+static void pool_ratio(const struct pool *p, unsigned l, double *ratio, double *se, double *sd_d)
+{
+    unsigned n = p->n[l];
+    double v[POOL_MAX], dd[POOL_MAX];
+    for (unsigned i = 0; i < n; i++) {
+        v[i] = p->r[l][i];
+        dd[i] = (1 - 1 / v[i]) * 100;
+    }
+    *ratio = n ? ib_median(v, n) : (l == 0 ? 1 : NAN);
+    *se = *sd_d = 0;
+    if (n < 2 || !isfinite(*ratio))
+        return;
+    *se = ib_median_rse(v, n, *ratio);
+    *sd_d = ib_median_rse(dd, n, ib_median(dd, n)) * sqrt(n) / 1.2533;
+}
+
+static void ramp_summarise(const struct pool *p, struct val_ramp *r)
+{
+    double x[VAL_LEVELS], d[VAL_LEVELS], a[VAL_LEVELS], sd = 0;
+    const unsigned nl = r->nlevels;
+    for (unsigned l = 0; l < nl; l++) {
+        struct val_level *lv = &r->lv[l];
+        double ratio, rse;
+        pool_ratio(p, l, &ratio, &rse, &sd);
+        deg_of(ratio, rse, &lv->d, &lv->se);
+        lv->achieved_pct = p->wt[l] ? p->ach[l] / p->wt[l] : 0;
+        lv->probe_cost = !isfinite(ratio) ? INFINITY : p->wt[l] ? p->cost[l] / p->wt[l] : 0;
+        lv->samples = p->samples[l];
+        lv->cycles = p->n[l];
+        x[l] = lv->level;
+        d[l] = lv->d;
+        a[l] = lv->achieved_pct;
+    }
+    r->cycle_sd_pct = sd; /* the last level's: 100 % */
+    struct linfit f = {0};
+    linfit_compute(x, d, nl, &f);
+    r->slope = f.slope, r->icpt = f.intercept, r->r2 = f.r2;
+    linfit_compute(a, d, nl, &f);
+    r->a_slope = f.slope, r->a_icpt = f.intercept, r->a_r2 = f.r2;
+    linfit_compute(x, a, nl, &f);
+    r->self_slope = f.slope, r->self_r2 = f.r2;
+    r->monotone = 1;
+    for (unsigned l = 1; l < nl; l++)
+        if (d[l] < d[l - 1] - mono_tol(r->lv[l].se, r->lv[l - 1].se))
+            r->monotone = 0;
+    const struct val_level *top = &r->lv[nl - 1];
+    /* decided: an effect beyond 3 standard errors (se under a third of it) whose shape passes, or with every
+     * level's se under a twelfth of it (noise that small keeps R^2 of a straight line over 5 levels near 0.95: a
+     * failing shape is real); or whatever is there is under 1 %; or the probe starved */
+    double se_max = 0, n = top->cycles;
+    for (unsigned l = 1; l < nl; l++)
+        se_max = fmax(se_max, r->lv[l].se);
+    /* 3 standard errors, widened for few cycles (a t statistic's spread: sqrt((n-1)/(n-3))) */
+    int effect = n > 3 && fabs(top->d) > 3 * sqrt((n - 1) / (n - 3)) * top->se;
+    int shape = r->r2 >= 0.9 && r->monotone;
+    r->decided = isinf(top->probe_cost) || (effect && (top->d < 0 || shape || se_max <= top->d / 12)) ||
+                 fabs(top->d) + 3 * top->se < 1.0;
+}
+
+int val_probe_ramp(const struct val_meter *m, const struct val_ramp_cfg *cfg, struct val_ramp *r, char *why,
+                   size_t len)
+{
+    static const double levels[VAL_LEVELS] = {0, 25, 50, 75, 100};
+    memset(r, 0, sizeof(*r));
+    r->nlevels = VAL_LEVELS;
+    r->budget_s = cfg->budget_s;
+    for (unsigned l = 0; l < VAL_LEVELS; l++)
+        r->lv[l].level = levels[l];
+    if (!m || !m->beside || !cfg->step_ns || !cfg->cycles)
+        return ib_why(why, len, -EINVAL, "validate: bad probe-ramp arguments");
+    struct pool *p = calloc(1, sizeof(*p));
+    struct beside_result *br = malloc(sizeof(*br));
+    int rc = 0;
+    if (!p || !br) {
+        rc = ib_why(why, len, -ENOMEM, "out of memory");
+        goto out;
+    }
+    uint64_t step = cfg->step_ns, pool_step = 0;
+    unsigned cycles = cfg->cycles;
+    for (unsigned k = 0; k < VAL_MAX_ROUNDS; k++) {
+        if (k > 0) { /* undecided: look longer, within the budget (validate.h) */
+            if (r->decided || cfg->budget_s <= 0 || stopped(cfg->stop))
+                break;
+            int grow = cfg->max_step_ns > step;
+            if (grow)
+                step = step * 4 < cfg->max_step_ns ? step * 4 : cfg->max_step_ns;
+            double left = cfg->budget_s - r->looked_s, per = VAL_LEVELS * (double)step / 1e9;
+            cycles = cfg->more_cycles;
+            if (left < cycles * per)
+                cycles = left > 0 ? (unsigned)(left / per) : 0;
+            if (cycles < (grow ? 4u : 2u))
+                break;
+        }
+        uint64_t settle = (uint64_t)((double)cfg->settle_ns * (double)step / (double)cfg->step_ns);
+        if (k > 0)
+            out_progress("validate", "%s: undecided (%+.1f +- %.1f %%), %u cycles of %.0f ms", cfg->probe,
+                         r->lv[VAL_LEVELS - 1].d, r->lv[VAL_LEVELS - 1].se, cycles, (double)step / 1e6);
+        rc = m->beside(m->ctx, cfg->probe, cfg->probe_cpu, levels, VAL_LEVELS, cycles, step, settle, br, why, len);
+        if (rc < 0)
+            break;
+        if (step != pool_step) { /* a new dwell is another measurement: a new pool */
+            memset(p, 0, sizeof(*p));
+            pool_step = step;
+        }
+        pool_add(p, br, VAL_LEVELS, cycles);
+        r->looked_s += (double)br->nsteps * (double)step / 1e9;
+        r->noise_pct = br->noise * 100;
+        r->dwell_ms = (double)step / 1e6;
+        ramp_summarise(p, r);
+        r->cycles = r->lv[VAL_LEVELS - 1].cycles;
+        r->round[r->nrounds++] = (struct val_round){r->dwell_ms, cycles, r->lv[VAL_LEVELS - 1].d,
+                                                    r->lv[VAL_LEVELS - 1].se};
+    }
+out:
+    free(p);
+    free(br);
+    return rc;
+}
+
+void val_looked_text(const struct val_ramp *r, char *out, size_t len)
+{
+    size_t n = (size_t)snprintf(out, len, "looked %.0f s: %u cycles of %.0f ms", r->looked_s, r->cycles, r->dwell_ms);
+    for (unsigned k = 0; k < r->nrounds && r->nrounds > 1 && n < len; k++)
+        n += (size_t)snprintf(out + n, len - n, "%s%u x %.0f", k ? ", " : " (rounds: ", r->round[k].cycles,
+                              r->round[k].dwell_ms);
+    if (r->nrounds > 1 && n < len)
+        n += (size_t)snprintf(out + n, len - n, " ms)");
+    if (n < len)
+        n += (size_t)snprintf(out + n, len - n, "; noise: se %.1f %%, per cycle %.1f %%, solo %.1f %%",
+                              r->lv[r->nlevels - 1].se, r->cycle_sd_pct, r->noise_pct);
+    if (!r->decided && r->nrounds && n < len)
+        snprintf(out + n, len - n, r->budget_s > 0 ? "; still undecided when the %.0f s budget ran out"
+                                                   : "; undecided, with no budget to look longer", r->budget_s);
+}
+
+enum val_verdict val_ramp_verdict(const struct val_ramp *r, const struct val_meter *m, const char *bwkind,
+                                  int probe_cpu, double alone_pct, int rate_soi, char *reason, size_t len)
+{
+    const struct val_level *top = &r->lv[r->nlevels - 1];
+    char looked[400], bwhy[256] = "";
+    val_looked_text(r, looked, sizeof(looked));
+    enum val_verdict v;
+    int none = top->d <= 2 * top->se || top->d < 1.0;
+    if (none && bwkind && m && m->unshared && m->unshared(m->ctx, bwkind, probe_cpu, bwhy, sizeof(bwhy)) == 1) {
+        v = VAL_SKIPPED;
+        snprintf(reason, len, "no effect (%.1f +- %.1f %% at 100 %%), and no shared bottleneck to feel: %s; %s",
+                 top->d, top->se, bwhy, looked);
+    } else if (none) {
+        v = VAL_FAIL;
+        snprintf(reason, len, "no effect beyond the noise: %.1f +- %.1f %% at 100 %%%s; %s", top->d, top->se,
+                 alone_pct > 0 && top->achieved_pct >= 0.95 * alone_pct && rate_soi
+                     ? "; the probe did not slow the SoI either (100 % read as much beside it as alone): they "
+                       "shared no bottleneck during this ramp"
+                     : "",
+                 looked);
+    } else if (r->r2 < 0.9) {
+        v = VAL_FAIL;
+        snprintf(reason, len, "degradation not linear in x: R^2 %.3f (%+.1f +- %.1f %% at 100 %%); %s", r->r2, top->d,
+                 top->se, looked);
+    } else if (!r->monotone) {
+        v = VAL_FAIL;
+        snprintf(reason, len, "degradation falls between levels by more than twice their standard error; %s",
+                 looked);
+    } else {
+        v = VAL_PASS;
+        snprintf(reason, len, "+%.1f +- %.1f %% at 100 %%, R^2 %.3f, monotone within the noise; %s", top->d,
+                 top->se, r->r2, looked);
+    }
+    return v;
+}
+
+/* ---- one SoI ----------------------------------------------------------------------------------------------------- */
+
+/* Where the probe for this SoI must run; -1 with why when this machine has no such CPU. */
+static int probe_cpu_for(struct val_ctx *c, const struct soi_ops *ops, const struct vprobe_map *vm, char *why,
+                         size_t len)
+{
+    unsigned npus = topo_npus(c->m->topo);
+    if (vm && vm->min_cpus > npus)
+        return ib_why(why, len, -ENOTSUP, "needs %u CPUs (%s); this machine has %u", vm->min_cpus,
+                      vm->cpus_why ? vm->cpus_why : "for the SoI and its probe", npus), -1;
+    if (!vm || !vm->probe)
+        return ib_why(why, len, -ENOTSUP, "no independent probe for %s yet (docs/validation.md)", ops->name), -1;
+    if (vm->where == TOPO_SCOPE_MACHINE)
+        return c->other_cpu >= 0 ? c->other_cpu : c->soi_cpu;
+    int *set = NULL, cpu = -1;
+    unsigned n = 0;
+    topo_sharing(c->m->topo, vm->where, c->soi_cpu, &set, &n);
+    for (unsigned i = 0; i < n && cpu < 0; i++)
+        if (set[i] != c->soi_cpu)
+            cpu = set[i];
+    free(set);
+    if (cpu < 0)
+        ib_why(why, len, -ENOTSUP, "the %s probe must share the %s with CPU %d, and no other CPU does here%s",
+               vm->probe, topo_scope_name(vm->where), c->soi_cpu,
+               vm->where == TOPO_SCOPE_CORE ? " (no SMT): on the same CPU the two would only time-share it" : "");
+    return cpu;
+}
+
+int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->ops = ops;
+    out->soi_cpu = c->soi_cpu;
+    const struct vprobe_map *vm = vprobe_map_of(ops->name);
+    if (c->o.quick && vm && vm->quick_skip) {
+        out->verdict = VAL_SKIPPED;
+        snprintf(out->reason, sizeof(out->reason), "%s", vm->quick_skip);
+        return 0;
+    }
+    char pwhy[320] = "";
+    int pcpu = probe_cpu_for(c, ops, vm, pwhy, sizeof(pwhy));
+    out_progress("validate", "%s: opening", ops->name);
+    int rc = real_open(c, ops, 1, out->reason, sizeof(out->reason));
+    if (rc < 0) {
+        out->verdict = rc == -EINTR ? VAL_INTERRUPTED : VAL_SKIPPED;
+        return rc == -EINTR ? rc : 0;
+    }
+    out->opened = 1;
+    out->soi_cpu = c->cpus[0];
+    out->capacity = c->s->capacity;
+    snprintf(out->unit, sizeof(out->unit), "%s", c->s->unit);
+    snprintf(out->capacity_src, sizeof(out->capacity_src), "%s", c->s->capacity_src);
+    self_ramp(c->s, ops, c->o.quick, c->o.stop, &out->self);
+    out->alone_100 = out->self.calib_pct;
+    struct vprobe *p = NULL;
+    if (pcpu >= 0 && !stopped(c->o.stop)) {
+        struct vprobe own;
+        int owned;
+        if ((p = ramp_probe(c, vm->probe, &own, &owned, pwhy, sizeof(pwhy))) != NULL) {
+            out->have_probe = 1;
+            out->probe_cpu = pcpu;
+            snprintf(out->probe, sizeof(out->probe), "%s", p->name);
+            snprintf(out->probe_unit, sizeof(out->probe_unit), "%s", p->unit);
+            snprintf(out->probe_what, sizeof(out->probe_what), "%s", p->what);
+            if (owned)
+                vprobe_fini(&own);
+        }
+    }
+    if (!out->have_probe) { /* no probe here: the self-meter ramp alone, then the reason */
+        real_close(c);
+        out->verdict = stopped(c->o.stop) ? VAL_INTERRUPTED : VAL_SKIPPED;
+        snprintf(out->reason, sizeof(out->reason), "%s", pwhy);
+        return stopped(c->o.stop) ? -EINTR : 0;
+    }
+    const int io = ops->io != 0; /* a probe's request waits behind the SoI's I/O queue for tens of ms */
+    struct val_ramp_cfg cfg = {.probe = vm->probe, .probe_cpu = pcpu, .step_ns = (io ? 400 : 60) * IB_NS_PER_MS,
+                               .settle_ns = (io ? 20 : 8) * IB_NS_PER_MS,
+                               .cycles = io ? (c->o.quick ? 4 : 8) : (c->o.quick ? 8 : 16),
+                               .max_step_ns = (io ? 1600 : 960) * IB_NS_PER_MS, .more_cycles = 8,
+                               .budget_s = c->o.budget_s >= 0 ? c->o.budget_s : c->o.quick ? 0 : 100,
+                               .stop = c->o.stop};
+    out_progress("validate", "%s: ramp beside the %s probe on CPU %d", ops->name, vm->probe, pcpu);
+    rc = val_probe_ramp(&c->meter, &cfg, &out->ramp, out->reason, sizeof(out->reason));
+    real_close(c);
+    if (rc < 0) {
+        out->have_probe = 0;
+        out->verdict = rc == -EINTR ? VAL_INTERRUPTED : VAL_FAIL;
+        return rc == -EINTR ? rc : 0;
+    }
+    out->beside_100 = out->ramp.lv[VAL_LEVELS - 1].achieved_pct;
+    out->verdict = val_ramp_verdict(&out->ramp, &c->meter, vm->bwkind, pcpu, out->alone_100,
+                                    ops->kind != SOI_FOOTPRINT, out->reason, sizeof(out->reason));
+    return 0;
+}
+
+/* ---- the overlap matrix ------------------------------------------------------------------------------------------ */
+
+int val_cell_measure(const struct val_meter *m, const char *probe, int probe_cpu, int io_soi, int quick,
+                     struct val_cell *cell, char *why, size_t len)
+{
+    static const double levels[] = {0, 100};
+    int k = mprobe_index(probe);
+    /* I/O cells need longer steps; --quick halves them: the matrix is 17 x 10 cells, a third of them I/O */
+    const int io = io_soi || (k >= 0 && mprobe_io[k]);
+    const uint64_t step = (io ? (quick ? 200 : 400) : 60) * IB_NS_PER_MS;
+    struct beside_result *br = malloc(sizeof(*br));
+    if (!br)
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    int rc = m->beside(m->ctx, probe, probe_cpu, levels, 2, quick ? 4 : 8, step, (io ? 20 : 8) * IB_NS_PER_MS, br,
+                       why, len);
+    if (rc == 0) {
+        memset(cell, 0, sizeof(*cell));
+        cell->measured = 1;
+        deg_of(br->lv[1].ratio, br->lv[1].ratio_se, &cell->d, &cell->se);
+        cell->noise = br->noise * 100;
+    }
+    free(br);
+    return rc;
+}
+
+/* the row of SoI `soi` (a name from the tables in vprobe.c), by its ops (soi_find) */
+static struct val_row *row_of(struct val_overlap *ov, const char *soi)
+{
+    const struct soi_ops *ops = soi_find(soi);
+    for (unsigned i = 0; i < ov->nrows && ops; i++)
+        if (ov->row[i].ops == ops)
+            return &ov->row[i];
+    return NULL;
+}
+
+void val_normalise(struct val_overlap *ov)
+{
+    for (unsigned k = 0; k < VAL_NPROBES; k++) {
+        const char *own = NULL;
+        for (size_t i = 0; i < vprobe_nmaps && !own; i++)
+            if (vprobe_maps[i].probe && !strcmp(vprobe_maps[i].probe, val_mprobes[k]))
+                own = vprobe_maps[i].soi;
+        struct val_row *orow = own ? row_of(ov, own) : NULL;
+        const struct val_cell *oc = orow ? &orow->cell[k] : NULL;
+        for (unsigned i = 0; i < ov->nrows; i++) {
+            struct val_cell *cl = &ov->row[i].cell[k];
+            cl->has_norm = oc && oc->measured && oc->d > 0.5 && cl->measured;
+            cl->normalised = cl->has_norm ? cl->d / oc->d : 0;
+        }
+    }
+}
+
+int val_overlap_run(struct val_ctx *c, const struct soi_ops *only, struct val_overlap *ov)
+{
+    memset(ov, 0, sizeof(*ov));
+    for (unsigned i = 0; i < soi_count() && ov->nrows < VAL_MAX_SOIS && !stopped(c->o.stop); i++) {
+        const struct soi_ops *ops = soi_at(i);
+        if (only && ops != only)
+            continue;
+        struct val_row *row = &ov->row[ov->nrows++];
+        row->ops = ops;
+        const struct vprobe_map *vm = vprobe_map_of(ops->name);
+        if (c->o.quick && vm && vm->quick_skip) {
+            row->skipped = 1;
+            snprintf(row->why, sizeof(row->why), "%s", vm->quick_skip);
+            continue;
+        }
+        if (real_open(c, ops, 0, row->why, sizeof(row->why)) < 0) {
+            row->skipped = 1;
+            continue;
+        }
+        for (unsigned k = 0; k < VAL_NPROBES && !stopped(c->o.stop); k++) {
+            int used = 0;
+            for (unsigned t = 0; t < c->env.nthreads; t++)
+                used |= c->cpus[t] == c->other_cpu;
+            if (c->other_cpu < 0 || used) {
+                snprintf(row->cell[k].why, sizeof(row->cell[k].why), "the SoI uses every CPU");
+                continue;
+            }
+            out_progress("validate", "overlap: %s at 100 %% against %s", ops->name, val_mprobes[k]);
+            val_cell_measure(&c->meter, val_mprobes[k], c->other_cpu, ops->io != 0, c->o.quick, &row->cell[k],
+                             row->cell[k].why, sizeof(row->cell[k].why));
+        }
+        real_close(c);
+    }
+    val_normalise(ov);
+    return val_claims_check(ov, &c->meter, c->other_cpu, c->o.quick, c->o.stop);
+}
+
+/* ---- the claims -------------------------------------------------------------------------------------------------- */
+
+static struct val_cell *claim_cell(struct val_overlap *ov, const char *soi, const char *probe, unsigned *row,
+                                   unsigned *col)
+{
+    struct val_row *r = row_of(ov, soi);
+    int k = probe ? mprobe_index(probe) : -1;
+    if (!r || k < 0 || !r->cell[k].measured)
+        return NULL;
+    *row = (unsigned)(r - ov->row);
+    *col = (unsigned)k;
+    return &r->cell[k];
+}
+
+/* "; SOI x PROBE first read D %" when that cell was measured twice */
+static void note_first(const struct val_cell *cl, const char *soi, const char *probe, char *msg, size_t size)
+{
+    size_t n = strlen(msg);
+    if (cl->remeasured && n < size)
+        snprintf(msg + n, size - n, "; %s x %s first read %+.1f %%", soi, probe, cl->first_d);
+}
+
+static int hurt(const struct val_cell *c) { return c->d > 2 * c->se + 1; }
+
+int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *nbad, unsigned maxbad)
+{
+    int failed = 0;
+    unsigned nb = 0;
+    ov->nchecks = 0;
+#define BAD(r_, c_)                                                                                                    \
+    do {                                                                                                               \
+        if (bad && nb < maxbad)                                                                                        \
+            bad[nb++] = (struct val_cellref){r_, c_};                                                                  \
+    } while (0)
+    for (size_t i = 0; i < overlap_nclaims && ov->nchecks < VAL_MAX_CHECKS; i++) {
+        const struct overlap_claim *cl = &overlap_claims[i];
+        struct val_check *ck = &ov->check[ov->nchecks];
+        unsigned ra, ca, rb, cb;
+        struct val_cell *a = claim_cell(ov, cl->soi, cl->probe, &ra, &ca), *b;
+        ck->claim = cl;
+        if (cl->kind == CLAIM_SMALL) {
+            const char *ps[1 + CLAIM_MAX_OTHERS] = {cl->probe, cl->other[0], cl->other[1]};
+            const char *wp = NULL;
+            double worst = 0, wse = 0;
+            int any = 0;
+            ck->verdict = VAL_PASS;
+            for (unsigned j = 0; j < 1 + CLAIM_MAX_OTHERS; j++) {
+                struct val_cell *x = claim_cell(ov, cl->soi, ps[j], &rb, &cb);
+                if (!x)
+                    continue;
+                any = 1;
+                if (fabs(x->d) >= cl->factor + 2 * x->se) {
+                    ck->verdict = VAL_FAIL;
+                    BAD(rb, cb);
+                }
+                if (!wp || fabs(x->d) > fabs(worst)) {
+                    worst = x->d, wse = x->se, wp = ps[j];
+                }
+            }
+            if (!any)
+                continue;
+            snprintf(ck->text, sizeof(ck->text), "%s at 100 %%: %s move at most %+.1f +- %.1f %% (%s; bar: under "
+                     "%.0f %% + twice the standard error)", cl->soi, cl->what, worst, wse, wp ? wp : "-", cl->factor);
+            for (unsigned j = 0; j < 1 + CLAIM_MAX_OTHERS; j++)
+                if (ps[j] && (b = claim_cell(ov, cl->soi, ps[j], &rb, &cb)) != NULL)
+                    note_first(b, cl->soi, ps[j], ck->text, sizeof(ck->text));
+        } else {
+            b = claim_cell(ov, cl->soi, cl->other[0], &rb, &cb);
+            if (!a || !b)
+                continue;
+            if (cl->kind == CLAIM_UNDER) {
+                ck->verdict = !hurt(b) ? VAL_UNDECIDABLE : a->d < cl->factor * b->d ? VAL_PASS : VAL_FAIL;
+                snprintf(ck->text, sizeof(ck->text), "%s at 100 %%: %s %+.1f %% vs %s %+.1f +- %.1f %% (must be "
+                         "under %.0f %% of it)%s%s", cl->soi, cl->what, a->d, cl->other_what, b->d, b->se,
+                         100 * cl->factor, ck->verdict == VAL_UNDECIDABLE ? ": the " : "",
+                         ck->verdict == VAL_UNDECIDABLE ? "second probe was not hurt in this run" : "");
+            } else {
+                ck->verdict = !hurt(a) && !hurt(b) ? VAL_UNDECIDABLE : a->d > b->d ? VAL_PASS : VAL_FAIL;
+                snprintf(ck->text, sizeof(ck->text), "%s at 100 %%: %s %+.1f +- %.1f %% vs %s %+.1f %% (must be "
+                         "larger)%s", cl->soi, cl->what, a->d, a->se, cl->other_what, b->d,
+                         ck->verdict == VAL_UNDECIDABLE ? ": neither probe was hurt in this run" : "");
+            }
+            note_first(a, cl->soi, cl->probe, ck->text, sizeof(ck->text));
+            note_first(b, cl->soi, cl->other[0], ck->text, sizeof(ck->text));
+            if (ck->verdict != VAL_PASS) {
+                BAD(ra, ca);
+                BAD(rb, cb);
+            }
+        }
+        failed |= ck->verdict == VAL_FAIL;
+        ov->nchecks++;
+    }
+#undef BAD
+    if (nbad)
+        *nbad = nb;
+    return failed;
+}
+
+/* A cell that fails a check, or leaves it undecidable, is measured once more and the check judged on the second
+ * figure (both are printed): the host changes what the two vCPUs share within seconds, and a claim should fail on
+ * what repeats. */
+int val_claims_check(struct val_overlap *ov, const struct val_meter *m, int probe_cpu, int quick,
+                     const atomic_int *stop)
+{
+    struct val_cellref bad[3 * VAL_MAX_CHECKS];
+    unsigned nbad = 0;
+    int failed = val_claims_eval(ov, bad, &nbad, IB_ARRAY_SIZE(bad));
+    if (!nbad || stopped(stop))
+        return failed;
+    for (unsigned i = 0; i < nbad && !stopped(stop); i++) {
+        struct val_row *row = &ov->row[bad[i].row];
+        struct val_cell *old = &row->cell[bad[i].col], now;
+        char why[256] = "";
+        if (old->remeasured || !m->open || m->open(m->ctx, row->ops, 0, why, sizeof(why)) < 0)
+            continue;
+        out_progress("validate", "overlap: %s against %s, once more", row->ops->name, val_mprobes[bad[i].col]);
+        if (val_cell_measure(m, val_mprobes[bad[i].col], probe_cpu, row->ops->io != 0, quick, &now, why,
+                             sizeof(why)) == 0) {
+            now.remeasured = 1;
+            now.first_d = old->d;
+            now.first_se = old->se;
+            *old = now;
+        }
+        if (m->close)
+            m->close(m->ctx);
+    }
+    val_normalise(ov);
+    return val_claims_eval(ov, NULL, NULL, 0);
+}

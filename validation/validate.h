@@ -1,0 +1,220 @@
+/* validate.h - the validation method (docs/validation.md) as a library: every SoI measured from outside by an
+ * independent probe, and the overlap matrix with the catalogue's claims. Results are plain C structs; `ibench
+ * validate` (cli/cmd_validate.c) parses arguments and renders them. Nothing here prints (progress goes through
+ * out_progress) or exits.
+ *
+ * The probe ramp and the overlap cells take their beside measurements through struct val_meter, so a test can pass
+ * a fake with seeded noise; val_open's context brings the real one (beside_run on the real SoI and probe).
+ */
+#ifndef IB_VALIDATE_H
+#define IB_VALIDATE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "beside.h"
+#include "ib_atomic.h"
+#include "machine.h"
+#include "soi.h"
+#include "vprobe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum val_verdict { VAL_PASS = 0, VAL_FAIL, VAL_SKIPPED, VAL_UNDECIDABLE, VAL_INTERRUPTED };
+const char *val_verdict_name(enum val_verdict v); /* "pass", "FAIL", "skipped", "undecidable", "interrupted" */
+
+#define VAL_LEVELS 5      /* 0, 25, 50, 75, 100 % */
+#define VAL_MAX_ROUNDS 8
+#define VAL_NPROBES 10
+#define VAL_MAX_SOIS 32
+#define VAL_MAX_CHECKS 16
+
+/* The probes of the overlap matrix, in column order: those that can run on another CPU than the SoI's. */
+extern const char *const val_mprobes[VAL_NPROBES];
+
+/* ---- how beside measurements are taken ------------------------------------------------------------------------ */
+struct val_meter {
+    /* Make `ops` the SoI measured (fresh: measure its peak rates now, else take the cached ones). 0 or -errno. */
+    int (*open)(void *ctx, const struct soi_ops *ops, int fresh, char *why, size_t len);
+    void (*close)(void *ctx);
+    /* The open SoI through levels x cycles, step_ns each, beside probe `probe` on probe_cpu (beside_run): out gets
+     * per level the paired ratios (beside_level.cycle_ratio). 0, -EINTR, or -errno with why. */
+    int (*beside)(void *ctx, const char *probe, int probe_cpu, const double *levels, unsigned nlevels, unsigned cycles,
+                  uint64_t step_ns, uint64_t settle_ns, struct beside_result *out, char *why, size_t len);
+    /* Bandwidth `kind` measured now: 1 when the two CPUs share no bottleneck in it (why says what was measured),
+     * 0 when they do, -1 when unknown. NULL: never asked. */
+    int (*unshared)(void *ctx, const char *kind, int probe_cpu, char *why, size_t len);
+    void *ctx;
+};
+
+/* ---- the self-meter ramp, the SoI alone ----------------------------------------------------------------------- */
+struct val_self {
+    int ran;
+    const char *method;          /* "climb and descend", "levels between 100 % windows", "... as % of them" */
+    const char *tag;             /* the method in a word: "climb", "ref", "duty" */
+    double step_ms;
+    unsigned fit_levels;         /* 4 for a rate SoI (its 100 % is unpaced), else 5 */
+    double level[VAL_LEVELS], achieved[VAL_LEVELS]; /* achieved % (NAN: the level has no reading) */
+    unsigned readings[VAL_LEVELS];
+    double slope, r2, worst_pts, noise_pts, calib_pct, calib_lo, calib_hi;
+    unsigned capacity_limited;   /* readings left out: the capacity of the moment was below the target */
+    int judged;                  /* the figures above are set (the ramp completed) */
+    enum val_verdict verdict;
+    char reason[320];
+};
+
+/* ---- the probe ramp ---------------------------------------------------------------------------------------------
+ * Adaptive dwell (docs/validation.md, "How long a ramp looks"): the first round is step_ns x cycles (60 ms steps).
+ * The verdict is undecided while |d(100)| is within 3 standard errors of 0 (widened for few cycles: a t statistic)
+ * and |d(100)| + 3 se is not under 1 %, or while an effect's shape fails (R^2 < 0.9 or not monotone) with some
+ * level's se over a twelfth of d(100) (noise that large can fail the shape alone). While undecided the dwell grows
+ * 4x up to max_step_ns, each new dwell starting a new pool of per-cycle ratios (a longer step is another
+ * measurement: a large footprint may need it to fill), with more_cycles cycles; at the longest dwell further rounds
+ * add cycles to its pool. Every round must fit what is left of budget_s (cycles cut to fit: at least 4 for a new
+ * dwell, 2 more for the pool); budget_s 0 runs the first round only. */
+struct val_ramp_cfg {
+    const char *probe;
+    int probe_cpu;
+    uint64_t step_ns, settle_ns; /* the first round; settle grows with the step */
+    unsigned cycles;             /* the first round */
+    uint64_t max_step_ns;
+    unsigned more_cycles;        /* cycles per later round */
+    double budget_s;             /* for every round together (dwell x steps) */
+    const atomic_int *stop;
+};
+
+struct val_level {
+    double level, achieved_pct, probe_cost; /* achieved: the SoI's self-meter beside the probe; probe_cost: median */
+    double d, se;                           /* degradation % (1 - 1/ratio) and its standard error */
+    unsigned samples, cycles;
+};
+
+struct val_round {
+    double dwell_ms;
+    unsigned cycles;
+    double d100, se100;          /* on the pool at this dwell, after this round */
+};
+
+struct val_ramp {
+    unsigned nlevels;
+    struct val_level lv[VAL_LEVELS];
+    double slope, icpt, r2;      /* d against the requested x (the verdict's) */
+    double a_slope, a_icpt, a_r2; /* d against the pressure achieved beside the probe */
+    double self_slope, self_r2;  /* achieved against x, beside the probe */
+    double noise_pct;            /* the solo level's even/odd-cycle difference, last round */
+    double cycle_sd_pct;         /* spread (sample standard deviation) of d(100) over the pooled cycles */
+    int monotone;
+    /* how long it looked: the verdict is on the pool at dwell_ms (cycles cycles); looked_s counts every round */
+    double dwell_ms, looked_s, budget_s;
+    unsigned cycles, nrounds;
+    int decided;                 /* 0: the budget ran out with the effect still within the noise */
+    struct val_round round[VAL_MAX_ROUNDS];
+};
+
+/* Run the ramp through m (open SoI) per cfg; fill r's figures. 0, -EINTR (figures of the rounds done), -errno. */
+int val_probe_ramp(const struct val_meter *m, const struct val_ramp_cfg *cfg, struct val_ramp *r, char *why,
+                   size_t len);
+/* The probe ramp's verdict (docs/validation.md): no effect (d(100) <= 2 se or under 1 %: FAIL, or skipped when
+ * unshared() says the bandwidth is no shared bottleneck), not linear (R^2 < 0.9), not monotone, or pass. The
+ * reason says how long it looked and the noise it saw. alone_pct / rate_soi: the SoI's 100 % alone and whether its
+ * 100 % reading beside the probe means anything (not a footprint). */
+enum val_verdict val_ramp_verdict(const struct val_ramp *r, const struct val_meter *m, const char *bwkind,
+                                  int probe_cpu, double alone_pct, int rate_soi, char *reason, size_t len);
+/* "looked 96 s: 6 cycles of 1920 ms (after 16 x 60, 6 x 240, 6 x 960 ms); noise: se 1.2 %, per cycle 3.0 %" */
+void val_looked_text(const struct val_ramp *r, char *out, size_t len);
+
+/* ---- one SoI --------------------------------------------------------------------------------------------------- */
+struct val_soi {
+    const struct soi_ops *ops;
+    int soi_cpu;
+    int opened;                  /* capacity fields are set */
+    double capacity;
+    char unit[16], capacity_src[256];
+    struct val_self self;
+    int have_probe;              /* the probe fields and the ramp are set */
+    char probe[16], probe_unit[16], probe_what[160];
+    int probe_cpu;
+    struct val_ramp ramp;
+    double alone_100, beside_100; /* the SoI at 100 %: alone (self-meter ramp) and beside the probe */
+    enum val_verdict verdict;
+    char reason[640];
+};
+
+/* ---- the overlap matrix and the claims ----------------------------------------------------------------------- */
+struct val_cell {
+    int measured;                /* 1: d, se, noise set; 0: skipped (why) or not run (why empty) */
+    double d, se, noise;
+    int has_norm;
+    double normalised;           /* d over what the probe's own SoI does to it */
+    int remeasured;              /* measured twice: first_* is the first figure */
+    double first_d, first_se;
+    char why[160];
+};
+
+struct val_row {
+    const struct soi_ops *ops;
+    int skipped;
+    char why[320];
+    struct val_cell cell[VAL_NPROBES];
+};
+
+struct val_check {
+    const struct overlap_claim *claim;
+    enum val_verdict verdict;    /* pass, FAIL or undecidable */
+    char text[400];
+};
+
+struct val_overlap {
+    unsigned nrows, nchecks;
+    struct val_row row[VAL_MAX_SOIS];
+    struct val_check check[VAL_MAX_CHECKS];
+};
+
+/* Which cells a claim's verdict rests on, for re-measuring. */
+struct val_cellref {
+    unsigned row, col;
+};
+
+/* Judge every claim in overlap_claims whose cells were measured (none: no check). bad/nbad (may be NULL): the cells
+ * of checks that are FAIL or undecidable, at most maxbad. Returns 1 when some check is FAIL, else 0. */
+int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *nbad, unsigned maxbad);
+/* val_claims_eval, then every cell a FAIL or undecidable check rests on measured once more through m (never a
+ * third time) and the claims judged again on the second figures. Returns 1 when some check is FAIL. */
+int val_claims_check(struct val_overlap *ov, const struct val_meter *m, int probe_cpu, int quick,
+                     const atomic_int *stop);
+/* Measure one cell through m (the SoI open): 0/100 % beside the probe. 0 or -errno with why. */
+int val_cell_measure(const struct val_meter *m, const char *probe, int probe_cpu, int io_soi, int quick,
+                     struct val_cell *cell, char *why, size_t len);
+/* d over what the probe's own SoI (vprobe_maps) does to it, where that is over 0.5 %. */
+void val_normalise(struct val_overlap *ov);
+
+/* ---- the whole run on this machine ----------------------------------------------------------------------------- */
+struct val_opts {
+    int quick;
+    double budget_s;             /* per probe ramp; < 0: the default (first round only with quick, else 100 s) */
+    const char *dir;             /* where disk SoIs and probes make their files (NULL: fs_default_dir()) */
+    const atomic_int *stop;
+};
+
+struct val_ctx; /* validate.c */
+
+/* The SoI on the highest-numbered CPU, probes on the lowest; the caches measured once when the calibration cache
+ * has none (the probes' sizes come from them). 0 or -errno with why. */
+int val_open(struct val_ctx **out, struct machine *m, const struct val_opts *o, char *why, size_t len);
+int val_soi_cpu(const struct val_ctx *c);
+int val_probe_cpu(const struct val_ctx *c);
+/* The real meter over c (beside_run on c's open SoI and probes). */
+const struct val_meter *val_real_meter(struct val_ctx *c);
+void val_close(struct val_ctx *c);
+
+/* Validate one SoI: self-meter ramp, probe ramp and verdict. 0, or -EINTR (out says how far it got). */
+int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *out);
+/* The overlap matrix for SoI `only` (NULL: every SoI), normalised, with the claims checked (cells re-measured
+ * once). Returns 1 when a check is FAIL, else 0. */
+int val_overlap_run(struct val_ctx *c, const struct soi_ops *only, struct val_overlap *ov);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
