@@ -50,7 +50,7 @@ static void profile_usage(void)
            "                       lie far beyond QoS stops early unless --no-sequential); --baselines N solo\n"
            "                       samples before and after (default 5)\n"
            "  --caused-rounds N    at least N alone/beside rounds (default 3; more while the standard error is\n"
-           "                       above 5 points, within --caused-budget S seconds, default 6)\n"
+           "                       above 5 points, within --caused-budget S seconds, default 4)\n"
            "  --timeout S          one sample's limit in seconds (default 60); --warmup MS after starting a service\n"
            "                       (default 500)\n"
            "  --no-reach-check     ramp llc-cap, llc-bw and mem-bw even where their probe on the target's CPU does\n"

@@ -105,13 +105,19 @@ static int m_sample(void *ctx, double *v, char *why, size_t len)
 
 /* ---- the SoI, held through the background engine -------------------------------------------------------------- */
 
-/* 0 % is the SoI stopped (no thread of it left on its CPUs): solo is solo. A change of throttling restarts it. */
+/* 0 % is the SoI's footprint released (set_intensity(0)) and the SoI stopped, no thread of it left on its CPUs:
+ * solo is solo. A change of throttling restarts it. */
 static int m_hold(void *ctx, double x, int unthrottled, char *why, size_t len)
 {
     struct run *r = ctx;
     if (r->eng && (x <= 0 || unthrottled != r->unthrottled)) {
-        char w[256] = "";
-        int rc = engine_stop(r->eng, w, sizeof(w));
+        char w[256] = "", ws[256] = "";
+        int rc = x <= 0 ? engine_set(r->eng, 0, w, sizeof(w)) : 0;
+        int sr = engine_stop(r->eng, ws, sizeof(ws));
+        if (rc == 0 && sr < 0) {
+            rc = sr;
+            snprintf(w, sizeof(w), "%s", ws);
+        }
         r->eng = NULL;
         if (rc < 0)
             return ib_why(why, len, rc, "the SoI failed: %s", w);

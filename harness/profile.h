@@ -3,7 +3,8 @@
  * this is its adapter to real targets (a service left running, or a batch job run once per sample) and real SoIs.
  *
  * Each SoI runs on CPUs that share its resource with the target (never on the target's own CPUs), held through the
- * background engine (engine.h) for as long as a point or a caused window lasts; 0 % is the SoI stopped.
+ * background engine (engine.h) for as long as a point or a caused window lasts; 0 % is the SoI's footprint released
+ * and the SoI stopped (no thread of it left): solo is solo.
  * Caused: the target's work (its batch job or load generator) runs in its own process group, paused with SIGSTOP
  * for the alone windows and resumed with SIGCONT for the beside ones, and started again whenever a run finishes.
  * Baselines (solo samples) come before and after; their drift is reported and a profile whose baselines moved by

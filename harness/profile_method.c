@@ -16,8 +16,8 @@ void prof_params_default(struct prof_params *pp)
 {
     *pp = (struct prof_params){.qos = 0.95, .higher_better = 1, .samples = 3, .bisect_steps = 2,
                                .caused_level = 100, .caused_min_rounds = 3, .caused_max_rounds = 12,
-                               .caused_se_target = 5, .caused_budget_s = 6, .caused_window_ms = 400,
-                               .settle_ms = 60, .sequential = 1};
+                               .caused_se_target = 5, .caused_budget_s = 4, .caused_window_ms = 300,
+                               .settle_ms = 40, .sequential = 1};
 }
 
 static void say(struct prof_meter *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -85,7 +85,7 @@ struct prof_params {
     int sequential;         /* 1: the early stop above */
 };
 /* The defaults: qos 0.95, 3 samples, 2 bisection steps, caused at 100 % with 3..12 rounds, se target 5 points,
- * budget 6 s (about 6 rounds), 400 ms windows, 60 ms settle, sequential. */
+ * budget 4 s of rounds (about 6), 300 ms windows, 40 ms settle, sequential. */
 void prof_params_default(struct prof_params *pp);
 
 /* n solo samples with the SoI idle (the caller holds none): values in v[0..n-1], their median. */
