@@ -66,6 +66,19 @@ int prof_baseline(const struct prof_params *pp, struct prof_meter *m, unsigned n
     return 0;
 }
 
+/* relative standard deviation of v[0..n-1] */
+static double rsd(const double *v, unsigned n)
+{
+    if (n < 2)
+        return 0;
+    double mean = 0, ss = 0;
+    for (unsigned i = 0; i < n; i++)
+        mean += v[i] / n;
+    for (unsigned i = 0; i < n; i++)
+        ss += (v[i] - mean) * (v[i] - mean);
+    return mean > 0 ? sqrt(ss / (n - 1)) / mean : 0;
+}
+
 double prof_noise(const double *v, unsigned n)
 {
     if (n < 3 || n > PROF_MAX_SAMPLES)
@@ -77,7 +90,10 @@ double prof_noise(const double *v, unsigned n)
         return 0;
     for (unsigned i = 0; i < n; i++)
         t[i] = fabs(v[i] - med);
-    return 1.4826 * ib_median(t, n) / med;
+    double robust = 1.4826 * ib_median(t, n) / med;
+    /* the larger of the robust and the plain estimate: from a handful of samples either can come out far too low,
+     * and an early stop on too small a noise figure is a wrong decision, while a stop missed costs one sample */
+    return fmax(robust, rsd(v, n));
 }
 
 /* One point (profile_method.h, "Tolerated"). */
@@ -87,12 +103,18 @@ static int point(const struct prof_params *pp, struct prof_meter *m, double x, d
     const unsigned n = pp->samples < 1 ? 1 : pp->samples > PROF_MAX_SAMPLES ? PROF_MAX_SAMPLES : pp->samples;
     double solo[PROF_MAX_SAMPLES], bes[PROF_MAX_SAMPLES], t[PROF_MAX_SAMPLES];
     int rc = m->soi_hold(m->ctx, 0, 0, why, len);
-    for (unsigned i = 0; rc == 0 && i < n; i++)
-        rc = sample1(m, &solo[i], why, len);
+    unsigned ns = 0;
+    while (rc == 0 && ns < n) {
+        rc = sample1(m, &solo[ns++], why, len);
+        /* two solo samples that agree within the noise of one are the local baseline already */
+        if (rc == 0 && ns == 2 && n > 2 && pp->sequential && pp->noise > 0 &&
+            fabs(solo[0] - solo[1]) <= pp->noise * 0.5 * (solo[0] + solo[1]))
+            break;
+    }
     if (rc < 0)
         return rc;
-    memcpy(t, solo, n * sizeof(double));
-    double sm = ib_median(t, n);
+    memcpy(t, solo, ns * sizeof(double));
+    double sm = ib_median(t, ns);
     if (!(sm > 0) || !isfinite(sm))
         sm = base;
     if ((rc = m->soi_hold(m->ctx, x, 0, why, len)) < 0 || (rc = m->soi_mark(m->ctx, why, len)) < 0)
@@ -202,19 +224,6 @@ double prof_rounds_se(const double *v, unsigned n)
         ss += (v[i] - mean) * (v[i] - mean);
     double sd = sqrt(ss / (n - 1));
     return 1.2533 * sd / sqrt((double)n) * t975(n - 1) / 1.96 * sqrt(1 + (double)(n - 1) / (3.0 * n));
-}
-
-/* relative standard deviation of v[0..n-1] */
-static double rsd(const double *v, unsigned n)
-{
-    if (n < 2)
-        return 0;
-    double mean = 0, ss = 0;
-    for (unsigned i = 0; i < n; i++)
-        mean += v[i] / n;
-    for (unsigned i = 0; i < n; i++)
-        ss += (v[i] - mean) * (v[i] - mean);
-    return mean > 0 ? sqrt(ss / (n - 1)) / mean : 0;
 }
 
 /* One window of the SoI: wait, read. */

@@ -9,7 +9,8 @@
  * solo median. A point that breaks QoS (ramp or bisection) is measured once more and counts only when it breaks
  * twice: one noisy set of samples must not decide the search.
  * Sequential stop: once 2 samples beside the SoI are in, and the noise of one sample is known (from the baseline),
- * a point stops early when every relative so far lies beyond qos by more than 3 noise, on the same side.
+ * a point stops early when every relative so far lies beyond qos by more than 3 noise, on the same side; and the
+ * solo samples stop at 2 when those two agree within the noise of one sample.
  * tolerated = the last intensity that met QoS (0 when 25 % broke and bisection found nothing that met it; 100 when
  * nothing broke it).
  *
@@ -91,7 +92,9 @@ void prof_params_default(struct prof_params *pp);
 /* n solo samples with the SoI idle (the caller holds none): values in v[0..n-1], their median. */
 int prof_baseline(const struct prof_params *pp, struct prof_meter *m, unsigned n, double *v, double *median,
                   char *why, size_t len);
-/* Relative standard deviation of one sample from a set of solo samples (1.4826 MAD / median); 0 with < 3. */
+/* Relative standard deviation of one sample from a set of solo samples: the larger of 1.4826 MAD / median and
+ * sd / mean (either can come out far too low from a handful; a low figure would stop points early on noise); 0 with
+ * fewer than 3. */
 double prof_noise(const double *v, unsigned n);
 
 struct prof_tol_result {

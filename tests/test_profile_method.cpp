@@ -280,6 +280,9 @@ TEST(ProfileMethod, SequentialStopSavesSamplesOnClearPoints)
     EXPECT_EQ(t.tolerated, 56.25);
     for (unsigned i = 0; i < t.ncurve; i++)
         EXPECT_EQ(t.curve[i].samples, 5u);
+    // solo samples too: two that agree within the noise are the local baseline (1 % noise: most pairs do)
+    printf("samples drawn: %u sequential, %u without\n", f.samples, g.samples);
+    EXPECT_LT(f.samples, g.samples * 65 / 100);
 }
 
 struct profile_caused caused(Fake &f, struct prof_params pp, int *rc = nullptr)
@@ -431,8 +434,11 @@ TEST(ProfileMethod, RoundsStandardError)
 TEST(ProfileMethod, NoiseFromTheBaseline)
 {
     const double v[] = {100, 102, 98, 101, 99};
-    // MAD 1, median 100: 1.4826 %
-    EXPECT_NEAR(prof_noise(v, 5), 0.014826, 1e-9);
+    // MAD 1, median 100: 1.4826 %; sd sqrt(10 / 4) = 1.5811 % of the mean 100: the larger
+    EXPECT_NEAR(prof_noise(v, 5), std::sqrt(2.5) / 100, 1e-9);
+    // one wild sample: the plain sd is the larger
+    const double w[] = {100, 100, 100, 100, 150};
+    EXPECT_NEAR(prof_noise(w, 5), std::sqrt((4 * 100.0 + 1600) / 4) / 110, 1e-9);
     EXPECT_EQ(prof_noise(v, 2), 0);
 }
 
