@@ -439,7 +439,11 @@ static int profile_soi(struct machine *m, struct run *r, const struct prof_param
     struct profile_caused *c = &e->caused;
     *c = (struct profile_caused){.intensity = pp->caused_level, .occupancy_pct = NAN, .cpu_lost_pct = NAN,
                                  .cpu_lost_se = NAN, .se = NAN, .value = NAN, .distinguishable = -1};
-    c->unit = sdup(r->s->secondary_unit[0] ? r->s->secondary_unit : "step units/s");
+    /* the engine's rate is step units per second: a rate SoI's own unit; the others' secondary figure, unless their
+     * self-meter replaces it */
+    c->unit = sdup(ops->kind == SOI_RATE         ? r->s->unit
+                   : r->s->secondary_unit[0] ? r->s->secondary_unit
+                                             : "step units/s");
     if (ops->occupancy == SOI_OCC_RSS)
         c->occupancy_what = sdup("resident memory");
     e->have_caused = 1;
