@@ -66,17 +66,24 @@ int prof_baseline(const struct prof_params *pp, struct prof_meter *m, unsigned n
     return 0;
 }
 
+/* sample standard deviation of v[0..n-1] (n >= 2), and their mean in *mean */
+static double sd_of(const double *v, unsigned n, double *mean)
+{
+    double m = 0, ss = 0;
+    for (unsigned i = 0; i < n; i++)
+        m += v[i] / n;
+    for (unsigned i = 0; i < n; i++)
+        ss += (v[i] - m) * (v[i] - m);
+    *mean = m;
+    return sqrt(ss / (n - 1));
+}
+
 /* relative standard deviation of v[0..n-1] */
 static double rsd(const double *v, unsigned n)
 {
-    if (n < 2)
-        return 0;
-    double mean = 0, ss = 0;
-    for (unsigned i = 0; i < n; i++)
-        mean += v[i] / n;
-    for (unsigned i = 0; i < n; i++)
-        ss += (v[i] - mean) * (v[i] - mean);
-    return mean > 0 ? sqrt(ss / (n - 1)) / mean : 0;
+    double mean = 0;
+    double sd = n < 2 ? 0 : sd_of(v, n, &mean);
+    return mean > 0 ? sd / mean : 0;
 }
 
 double prof_noise(const double *v, unsigned n)
@@ -217,12 +224,8 @@ double prof_rounds_se(const double *v, unsigned n)
 {
     if (n < 2)
         return 0;
-    double mean = 0, ss = 0;
-    for (unsigned i = 0; i < n; i++)
-        mean += v[i] / n;
-    for (unsigned i = 0; i < n; i++)
-        ss += (v[i] - mean) * (v[i] - mean);
-    double sd = sqrt(ss / (n - 1));
+    double mean;
+    double sd = sd_of(v, n, &mean);
     return 1.2533 * sd / sqrt((double)n) * t975(n - 1) / 1.96 * sqrt(1 + (double)(n - 1) / (3.0 * n));
 }
 
