@@ -82,28 +82,42 @@ struct FakeProbe {
 
 }  // namespace
 
-TEST(Beside, SamplesAreClassifiedByStep)
-{
+// The fake SoI opened on the highest CPU of this machine, the fake probe for the lowest.
+class Beside : public ::testing::Test {
+protected:
     struct machine m {};
     char why[256] = "";
-    ASSERT_EQ(machine_open(&m, nullptr, why, sizeof why), 0) << why;
-    const unsigned npus = topo_npus(m.topo);
-    const int soi_cpu = topo_pu_os(m.topo, npus - 1), probe_cpu = topo_pu_os(m.topo, 0);
-    struct soi_env env;
-    memset(&env, 0, sizeof env);
-    env.topo = m.topo;
-    env.cpu = &m.cpu;
-    env.calib = &m.calib;
-    env.mlim = &m.mlim;
-    env.nthreads = 1;
-    env.cpus = &soi_cpu;
-    env.target_cpu = -1;
+    int soi_cpu = -1, probe_cpu = -1;
+    struct soi_env env {};
     atomic_int stop{0};
-    env.stop = &stop;
     struct soi *s = nullptr;
-    ASSERT_EQ(soi_open(&fake_ops, &env, &s, why, sizeof why), 0) << why;
     FakeProbe fp;
     struct beside_probe p = {"fake", "x", FakeProbe::open, FakeProbe::sample, FakeProbe::close, &fp};
+    void SetUp() override
+    {
+        ASSERT_EQ(machine_open(&m, nullptr, why, sizeof why), 0) << why;
+        const unsigned npus = topo_npus(m.topo);
+        soi_cpu = topo_pu_os(m.topo, npus - 1);
+        probe_cpu = topo_pu_os(m.topo, 0);
+        env.topo = m.topo;
+        env.cpu = &m.cpu;
+        env.calib = &m.calib;
+        env.mlim = &m.mlim;
+        env.nthreads = 1;
+        env.cpus = &soi_cpu;
+        env.target_cpu = -1;
+        env.stop = &stop;
+        ASSERT_EQ(soi_open(&fake_ops, &env, &s, why, sizeof why), 0) << why;
+    }
+    void TearDown() override
+    {
+        soi_close(s);
+        machine_close(&m);
+    }
+};
+
+TEST_F(Beside, SamplesAreClassifiedByStep)
+{
     const double levels[] = {0, 100};
     struct beside_result r;
     // 6 cycles of 40 ms steps; samples in the first 5 ms of a step are dropped
@@ -133,34 +147,12 @@ TEST(Beside, SamplesAreClassifiedByStep)
     // stop raised: -EINTR
     atomic_store(&stop, 1);
     EXPECT_EQ(beside_run(s, levels, 2, 2, 40 * kMs, 5 * kMs, probe_cpu, &p, &stop, &r, why, sizeof why), -EINTR);
-    soi_close(s);
-    machine_close(&m);
 }
 
 // The per-cycle ratios behind each level's ratio: one per cycle that gave one, NAN for the rest of the array, and
 // their median is the ratio. More cycles than the array holds are refused.
-TEST(Beside, PerCycleRatios)
+TEST_F(Beside, PerCycleRatios)
 {
-    struct machine m {};
-    char why[256] = "";
-    ASSERT_EQ(machine_open(&m, nullptr, why, sizeof why), 0) << why;
-    const unsigned npus = topo_npus(m.topo);
-    const int soi_cpu = topo_pu_os(m.topo, npus - 1), probe_cpu = topo_pu_os(m.topo, 0);
-    struct soi_env env;
-    memset(&env, 0, sizeof env);
-    env.topo = m.topo;
-    env.cpu = &m.cpu;
-    env.calib = &m.calib;
-    env.mlim = &m.mlim;
-    env.nthreads = 1;
-    env.cpus = &soi_cpu;
-    env.target_cpu = -1;
-    atomic_int stop{0};
-    env.stop = &stop;
-    struct soi *s = nullptr;
-    ASSERT_EQ(soi_open(&fake_ops, &env, &s, why, sizeof why), 0) << why;
-    FakeProbe fp;
-    struct beside_probe p = {"fake", "x", FakeProbe::open, FakeProbe::sample, FakeProbe::close, &fp};
     const double levels[] = {0, 100, 0};
     const unsigned cycles = 5;
     struct beside_result r;
@@ -203,6 +195,4 @@ TEST(Beside, PerCycleRatios)
                          sizeof why),
               -EINVAL);
     EXPECT_NE(strstr(why, "cycles"), nullptr) << why;
-    soi_close(s);
-    machine_close(&m);
 }
