@@ -39,6 +39,7 @@ struct run_opts {
     unsigned nparams;
     const char *topology; /* hidden: a synthetic/XML topology instead of this machine */
     int cached_capacity;  /* rate SoIs: trust the cached peak */
+    uint64_t quantum_ns;  /* duty SoIs: --quantum, one on/off cycle (0: chosen from the measured wake-up cost) */
     const char *plot;     /* --plot FILE (.png/.svg) */
     const char *dir;      /* disk SoIs: --dir DIR */
     const char *device;   /* disk-bw: --device PATH (with --force) */

@@ -24,6 +24,10 @@
 #define DEF_STEPS 11
 #define DEF_STEP_NS (300 * IB_NS_PER_MS)
 #define DEF_HOLD_NS (2 * IB_NS_PER_S)
+/* --quantum: a step() quantum of the core SoIs is ~20 us; a worker sleeps at most one quantum at once, so the longest
+ * bounds how late it parks */
+#define QUANTUM_MIN_NS (20 * IB_NS_PER_US)
+#define QUANTUM_MAX_NS (100 * IB_NS_PER_MS)
 
 static void run_help(FILE *f)
 {
@@ -32,7 +36,7 @@ static void run_help(FILE *f)
             "                  | --levels LIST [--step-ms D]) [--duration D] [--cpus LIST | --near CPU]\n"
             "                  [--threads N] [--param NAME=VALUE]... [--max-bytes SIZE] [--json | --csv]\n"
             "                  [--dir DIR] [--rw read|write|mix] [--bs SIZE] [--qd N] [--device PATH --force]\n"
-            "                  [--target ADDR:PORT]\n\n"
+            "                  [--target ADDR:PORT] [--quantum D]\n\n"
             "Runs one SoI and reports, for every step, the requested intensity, the pressure achieved in the\n"
             "resource's own units, and that pressure as %% of the capacity measured on this machine.\n\n"
             "  -s, --soi NAME        the SoI (ibench list)\n"
@@ -55,6 +59,9 @@ static void run_help(FILE *f)
             "      --device PATH --force  disk-bw: read a raw block device instead (reads only)\n"
             "      --target ADDR:PORT  net-bw: the ibench sink to send to (default: a sink of its own on\n"
             "                        127.0.0.1); numeric addresses only, nothing else is contacted\n"
+            "      --quantum D       duty SoIs (int, fp, simd, prefetch): one on/off cycle of the pacer, e.g. 2ms\n"
+            "                        (default: the shortest whose sleep and wake-up cost under 2 %% of a CPU,\n"
+            "                        measured at start; the header shows both)\n"
             "      --json, --csv     machine-readable output instead of the table\n"
             "      --plot FILE       also draw the ramp with gnuplot (FILE ends in .png or .svg)\n\n"
             "Without --cpus/--near the SoI runs on the highest-numbered CPUs; interconnect spreads its threads\n"
@@ -66,7 +73,7 @@ static void run_help(FILE *f)
 
 enum {
     O_FROM = 256, O_TO, O_STEPS, O_STEPMS, O_LEVELS, O_JSON, O_CSV, O_TABLE, O_MAXB, O_TOPO, O_CACHED, O_PLOT,
-    O_DIR, O_DEVICE, O_FORCE, O_TARGET, O_RW, O_BS, O_QD,
+    O_DIR, O_DEVICE, O_FORCE, O_TARGET, O_RW, O_BS, O_QD, O_QUANTUM,
 };
 
 static const struct option run_long[] = {
@@ -83,7 +90,7 @@ static const struct option run_long[] = {
     {"dir", required_argument, 0, O_DIR},    {"device", required_argument, 0, O_DEVICE},
     {"force", no_argument, 0, O_FORCE},      {"target", required_argument, 0, O_TARGET},
     {"rw", required_argument, 0, O_RW},      {"bs", required_argument, 0, O_BS},
-    {"qd", required_argument, 0, O_QD},
+    {"qd", required_argument, 0, O_QD},      {"quantum", required_argument, 0, O_QUANTUM},
     {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
 };
 
@@ -249,6 +256,13 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, char *why, size_t l
         case O_QD:
             rc = add_param(o, "qd", 2, optarg, why, len);
             break;
+        case O_QUANTUM:
+            if (o->quantum_ns)
+                rc = ib_why(why, len, -EINVAL, "--quantum given twice");
+            else if (parse_duration_ns(optarg, 0, &o->quantum_ns) < 0 || o->quantum_ns < QUANTUM_MIN_NS ||
+                     o->quantum_ns > QUANTUM_MAX_NS)
+                rc = ib_why(why, len, -EINVAL, "--quantum '%s' is not a duration from 20us to 100ms", optarg);
+            break;
         case O_JSON:
         case O_CSV:
         case O_TABLE:
@@ -334,12 +348,16 @@ static void on_step(void *arg, const struct step_result *r, unsigned nsteps)
 
 static json_t *step_json(const struct soi *s, const struct step_result *r)
 {
-    json_t *o = json_pack("{s:i,s:f,s:f,s:f,s:s,s:f,s:f,s:s,s:f,s:f,s:f}", "step", (int)r->index + 1,
+    json_t *o = json_pack("{s:i,s:f,s:f,s:f,s:s,s:f,s:f,s:s,s:f,s:f,s:f,s:f}", "step", (int)r->index + 1,
                           "requested_pct", r->requested, "target", r->target, "achieved", r->achieved, "unit",
                           s->unit, "achieved_pct", r->achieved_pct, "rate", r->secondary, "rate_unit",
-                          s->secondary_unit, "active_pct", r->active_frac * 100.0, "wall_s",
-                          (double)r->wall_ns / 1e9, "settle_s", (double)r->settle_ns / 1e9);
+                          s->secondary_unit, "active_pct", r->active_frac * 100.0, "on_cpu_pct",
+                          r->cpu_frac * 100.0, "wall_s", (double)r->wall_ns / 1e9, "settle_s",
+                          (double)r->settle_ns / 1e9);
     json_object_set_new(o, "load_ns", r->load_ns > 0 ? json_real(r->load_ns) : json_null());
+    /* duty SoIs: the quantum the workers ended the step with, and what their wake-ups cost meanwhile */
+    json_object_set_new(o, "quantum_s", r->period_ns ? json_real((double)r->period_ns / 1e9) : json_null());
+    json_object_set_new(o, "wake_cpu_s", r->wake_ns > 0 ? json_real(r->wake_ns / 1e9) : json_null());
     return o;
 }
 
@@ -354,6 +372,7 @@ static void print_table(const struct soi *s, json_t *doc, json_t *steps)
         {"achieved_pct", "achieved %", OUT_K_NUM, 1, NULL},
         {"rate", "rate", OUT_K_RATE, 0, s->secondary_unit},
         {"active_pct", "active %", OUT_K_NUM, 1, NULL},
+        {"on_cpu_pct", "on-CPU %", OUT_K_NUM, 1, NULL},
         {"load_ns", "ns/load", OUT_K_NUM, 1, NULL},
         {"wall_s", "time s", OUT_K_NUM, 2, NULL},
     };
@@ -379,6 +398,19 @@ static void print_table(const struct soi *s, json_t *doc, json_t *steps)
     else
         snprintf(cap, sizeof(cap), "%.0f %s", s->capacity, s->unit);
     printf("capacity  %s = %s\n", cap, s->capacity_src);
+    json_t *pc = json_object_get(doc, "pacing");
+    if (json_is_object(pc)) {
+        printf("pacing    duty quantum %.2f ms (%s): a sleep and wake-up cost %.1f us of CPU at start, %.1f %% of "
+               "a CPU\n",
+               json_real_value(json_object_get(pc, "quantum_s")) * 1e3,
+               json_string_value(json_object_get(pc, "quantum_from")),
+               json_real_value(json_object_get(pc, "wake_cpu_s")) * 1e6, json_real_value(json_object_get(pc, "wake_pct")));
+        json_t *run = json_object_get(pc, "running_wake_cpu_s");
+        if (json_is_real(run))
+            printf("          while running they cost %.1f us on average (the quantum follows: %.2f-%.2f ms)\n",
+                   json_real_value(run) * 1e6, json_real_value(json_object_get(pc, "running_quantum_min_s")) * 1e3,
+                   json_real_value(json_object_get(pc, "running_quantum_max_s")) * 1e3);
+    }
     if (*s->note)
         printf("note      %s\n", s->note);
     const char *missing = json_string_value(json_object_get(json_object_get(doc, "counters"), "missing"));
@@ -461,6 +493,11 @@ int cmd_run(int argc, char **argv)
                                                                                                       : "--target");
         goto out;
     }
+    if (o.quantum_ns && ops->kind != SOI_DUTY) {
+        code = cli_fail(IB_EXIT_USAGE, "run", "--quantum paces duty SoIs; %s is a %s SoI", ops->name,
+                        soi_kind_name(ops->kind));
+        goto out;
+    }
     soi_param_defaults(ops, env.param);
     for (unsigned i = 0; i < o.nparams; i++)
         if (soi_param_set(ops, env.param, o.pname[i], o.pvalue[i], why, sizeof(why)) < 0) {
@@ -525,7 +562,7 @@ int cmd_run(int argc, char **argv)
     env = (struct soi_env){.topo = m.topo, .cpu = &m.cpu, .calib = &m.calib, .mlim = &m.mlim, .nthreads = n,
                            .cpus = cpus, .target_cpu = o.have_near ? o.near : -1, .stop = &cli_stop,
                            .cached_capacity = o.cached_capacity, .dir = o.dir, .device = o.device,
-                           .force = o.force, .target = o.target};
+                           .force = o.force, .target = o.target, .duty_period_ns = o.quantum_ns};
     soi_param_defaults(ops, env.param);
     for (unsigned i = 0; i < o.nparams; i++)
         soi_param_set(ops, env.param, o.pname[i], o.pvalue[i], why, sizeof(why));
@@ -578,6 +615,26 @@ int cmd_run(int argc, char **argv)
                             json_pack("{s:f,s:f,s:f,s:f}", "l1d", m.calib.plateau_ns[CALIB_L1], "l2",
                                       m.calib.plateau_ns[CALIB_L2], "llc", m.calib.plateau_ns[CALIB_LLC], "dram",
                                       m.calib.plateau_ns[CALIB_NLEVELS]));
+    if (ops->kind == SOI_DUTY && s->duty_period_ns) { /* the on/off cycle and what one wake-up costs, this host */
+        json_t *pc = json_pack("{s:f,s:f,s:f,s:s}", "quantum_s", (double)s->duty_period_ns / 1e9, "wake_cpu_s",
+                               (double)s->duty_wake_ns / 1e9, "wake_pct",
+                               100.0 * (double)s->duty_wake_ns / (double)s->duty_period_ns, "quantum_from",
+                               o.quantum_ns ? "--quantum" : "the shortest under 2 % of a CPU");
+        double wsum = 0, qlo = INFINITY, qhi = 0;
+        unsigned nw = 0;
+        for (unsigned i = 0; i < ndone; i++)
+            if (res[i].wake_ns > 0) {
+                wsum += res[i].wake_ns;
+                nw++;
+                qlo = fmin(qlo, (double)res[i].period_ns);
+                qhi = fmax(qhi, (double)res[i].period_ns);
+            }
+        json_object_set_new(pc, "running_wake_cpu_s", nw ? json_real(wsum / nw / 1e9) : json_null());
+        json_object_set_new(pc, "running_quantum_min_s", nw ? json_real(qlo / 1e9) : json_null());
+        json_object_set_new(pc, "running_quantum_max_s", nw ? json_real(qhi / 1e9) : json_null());
+        json_object_set_new(doc, "pacing", pc);
+    } else
+        json_object_set_new(doc, "pacing", json_null());
     if (*s->note)
         json_object_set_new(doc, "note", json_string(s->note));
     if (*s->load_meaning)
@@ -618,7 +675,8 @@ int cmd_run(int argc, char **argv)
             {"target", "", OUT_K_NUM, 6, NULL},           {"achieved", "", OUT_K_NUM, 6, NULL},
             {"unit", "", OUT_K_STR, 0, NULL},             {"achieved_pct", "", OUT_K_NUM, 6, NULL},
             {"rate", "", OUT_K_NUM, 6, NULL},             {"rate_unit", "", OUT_K_STR, 0, NULL},
-            {"active_pct", "", OUT_K_NUM, 6, NULL},       {"load_ns", "", OUT_K_NUM, 6, NULL},
+            {"active_pct", "", OUT_K_NUM, 6, NULL},       {"on_cpu_pct", "", OUT_K_NUM, 6, NULL},
+            {"load_ns", "", OUT_K_NUM, 6, NULL},
             {"wall_s", "", OUT_K_NUM, 6, NULL},
         };
         out_rows(stdout, OUT_CSV, steps, cols, IB_ARRAY_SIZE(cols));

@@ -145,9 +145,10 @@ static void print_table(const struct val_soi *v, unsigned n, const struct val_ov
             printf(" %7s %6s %6s %7s", "-", "-", "-", "-");
         printf("  %s: %s\n", val_verdict_name(s->verdict), s->reason);
     }
-    printf("\nmethod: climb = 0..100 %% and back; ref = each level between 100 %% windows; duty = the same, as %% of\n"
-           "them. a@x: achieved %% of the capacity measured at open; worst: the paced level furthest from x;\n"
-           "noise: the largest gap between a level's readings; calib: 100 %% against the capacity at open.\n\n");
+    printf("\nmethod: climb = 0..100 %% and back; ref = each level between 100 %% windows; duty = the same, read as\n"
+           "on-CPU %%. a@x: achieved %% of the capacity measured at open (duty: the workers' on-CPU %%, their own\n"
+           "CPU time); worst: the paced level furthest from x; noise: the largest gap between a level's readings;\n"
+           "calib: what the 100 %% windows read.\n\n");
     printf("%-12s %-11s %9s %9s %9s %9s %7s %7s %7s %7s %6s %7s  %s\n", "SoI", "probe", "d@25%", "d@50%", "d@75%",
            "d@100%", "se@100", "noise", "R2", "R2(a)", "self", "looked", "verdict");
     for (unsigned i = 0; i < n; i++) {

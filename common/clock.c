@@ -25,6 +25,26 @@ uint64_t clk_thread_cpu_ns(void)
     return ts_to_ns(&ts);
 }
 
+uint64_t clk_wake_cost_ns(void)
+{
+    enum { BATCHES = 3, SLEEPS = 8 };
+    const uint64_t nap = 100000;
+    uint64_t cost[BATCHES];
+    for (int b = 0; b < BATCHES; b++) {
+        uint64_t c0 = clk_thread_cpu_ns();
+        for (int i = 0; i < SLEEPS; i++) {
+            uint64_t dl = clk_mono_ns() + nap;
+            struct timespec ts = {.tv_sec = (time_t)(dl / 1000000000ULL), .tv_nsec = (long)(dl % 1000000000ULL)};
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                ;
+        }
+        cost[b] = (clk_thread_cpu_ns() - c0) / SLEEPS;
+    }
+    /* median of three */
+    uint64_t lo = cost[0] < cost[1] ? cost[0] : cost[1], hi = cost[0] < cost[1] ? cost[1] : cost[0];
+    return cost[2] < lo ? lo : cost[2] > hi ? hi : cost[2];
+}
+
 static uint64_t mono_now(struct ib_clock *c)
 {
     (void)c;

@@ -36,14 +36,23 @@ struct worker {
     int started;
     /* published by the worker before it parks; read by the controlling thread under the mutex */
     uint64_t units, active_ns, window_ns, cpu_ns;
+    uint64_t sleeps, wake_sum, period_ns; /* duty SoIs, the last step: its sleeps, what they cost, the last period */
     int err;
+    /* the worker's own: duty SoIs keep their pacer from step to step while the intensity stays (a metering step may
+     * be shorter than a period); its clock reads the thread's CPU time since dw_cpu0 */
+    uint64_t wake_ns;    /* what a sleep and wake-up cost this worker's CPU time, measured at start */
+    struct ib_clock clk;
+    struct pace_dw dw;
+    double dw_duty;      /* the duty dw paces (NAN: none yet) */
+    uint64_t dw_cpu0;    /* dw's CPU time starts here (moved on by the CPU time spent parked) */
+    uint64_t park_ns, park_cpu; /* when the worker last left a step: clocks of the wall and of its CPU */
 };
 
 struct eng {
     struct soi *s;
     const atomic_int *stop;
     pthread_mutex_t mu;
-    pthread_cond_t cv_go, cv_parked;
+    pthread_cond_t cv_go, cv_parked, cv_end; /* cv_end: the step ends (idle and sleeping duty workers wait on it) */
     enum phase phase;
     unsigned gen;        /* bumped each time workers are released */
     unsigned nparked;
@@ -69,9 +78,26 @@ struct eng {
 #define SLICE_NS (1 * IB_NS_PER_MS)
 /* How often a nap or a waiting caller looks at the stop flag (nobody signals it). */
 #define POLL_NS (5 * IB_NS_PER_MS)
+#define IDLE_GUARD_NS (100 * IB_NS_PER_MS)
 /* Credit a paced worker may bank after falling behind (a slow chunk, a preemption): enough to absorb the
  * millisecond-scale dips of a shared memory system, small against a step. Slices stay sub-millisecond. */
 #define BURST_NS (2 * IB_NS_PER_MS)
+
+static void cond_init_mono(pthread_cond_t *cv)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &a);
+    pthread_condattr_destroy(&a);
+}
+
+/* Waits on cv (monotonic) until `until` at the latest. */
+static void cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until)
+{
+    struct timespec ts = {.tv_sec = (time_t)(until / IB_NS_PER_S), .tv_nsec = (long)(until % IB_NS_PER_S)};
+    pthread_cond_timedwait(cv, mu, &ts);
+}
 
 static int stopped(const struct eng *e) { return e->stop && atomic_load(e->stop); }
 
@@ -79,37 +105,63 @@ static void worker_step_loop(struct worker *w)
 {
     struct eng *e = w->e;
     struct soi *s = e->s;
-    struct ib_clock clk;
-    clk_init_monotonic(&clk);
     uint64_t units = 0, active = 0, start = clk_mono_ns(), cpu0 = clk_thread_cpu_ns();
     if (e->idle) {
-        while (atomic_load(&e->running) && !stopped(e))
-            clk.sleep_until_ns(&clk, clk_mono_ns() + SLICE_NS);
+        /* 0 %: no wake-ups at all (each costs CPU time an observer sees) until the step ends, which signals cv_end;
+         * the timeout only guards against a lost signal */
+        pthread_mutex_lock(&e->mu);
+        while (atomic_load(&e->running) && e->phase == PH_RUN && !stopped(e))
+            cond_wait_until(&e->cv_end, &e->mu, clk_mono_ns() + IDLE_GUARD_NS);
+        pthread_mutex_unlock(&e->mu);
         goto out;
     }
     struct pace_bucket b;
-    struct pace_duty d;
+    struct pace_dw *d = &w->dw;
     int duty = s->ops->kind == SOI_DUTY;
-    uint64_t burst = s->pace_burst_ns ? s->pace_burst_ns : BURST_NS;
-    if (duty)
-        pace_duty_init(&d, &clk, e->duty, burst);
-    else
-        pace_bucket_init(&b, &clk, e->lead_only && w->tid ? 0 : e->rate_per_thread, burst);
+    uint64_t burst = s->pace_burst_ns ? s->pace_burst_ns : BURST_NS, sleeps0 = d->sleeps, wake0 = d->wake_sum;
+    if (duty && w->dw_duty != e->duty) { /* a new intensity: no credit or debt carried over */
+        pace_dw_init(d, &w->clk, e->duty, burst, w->dw_duty == w->dw_duty ? d->wake_ns : w->wake_ns,
+                     s->env->duty_period_ns);
+        w->dw_duty = e->duty;
+        w->dw_cpu0 = cpu0;
+        sleeps0 = wake0 = 0;
+    } else if (duty) { /* the same intensity: time and CPU time spent parked are not the pacer's */
+        pace_dw_skip(d, start - w->park_ns);
+        w->dw_cpu0 += cpu0 - w->park_cpu;
+    } else {
+        pace_bucket_init(&b, &w->clk, e->lead_only && w->tid ? 0 : e->rate_per_thread, burst);
+    }
     while (atomic_load(&e->running) && !stopped(e)) {
-        uint64_t u = 0, t0 = clk_mono_ns();
-        int rc = s->ops->step(s, w->tid, &u);
-        uint64_t t1 = clk_mono_ns();
-        if (rc < 0) {
-            w->err = rc;
-            atomic_store(&e->running, 0); /* end the step now: the controlling thread reports the failure */
-            pthread_mutex_lock(&e->cmu);
-            pthread_cond_broadcast(&e->cv_ctl);
-            pthread_mutex_unlock(&e->cmu);
-            break;
+        /* a duty sleep the last step's end cut short is finished first: the pacer's cycle spans metering steps */
+        uint64_t deadline = duty ? d->due : 0;
+        if (!deadline) {
+            uint64_t u = 0, t0 = clk_mono_ns();
+            int rc = s->ops->step(s, w->tid, &u);
+            uint64_t t1 = clk_mono_ns();
+            if (rc < 0) {
+                w->err = rc;
+                atomic_store(&e->running, 0); /* end the step now: the controlling thread reports the failure */
+                pthread_mutex_lock(&e->cmu);
+                pthread_cond_broadcast(&e->cv_ctl);
+                pthread_mutex_unlock(&e->cmu);
+                break;
+            }
+            units += u;
+            active += t1 - t0;
+            deadline = duty ? pace_dw_worked(d, t1 - t0) : pace_bucket_charge(&b, (double)u);
         }
-        units += u;
-        active += t1 - t0;
-        uint64_t deadline = duty ? pace_duty_charge(&d, t1 - t0) : pace_bucket_charge(&b, (double)u);
+        if (duty && deadline && !s->pace_spin) {
+            /* A duty worker sleeps once a period, in one piece (a wake-up per slice would cost CPU time) but on
+             * cv_end, so the step's end wakes it: it parks at once and finishes the sleep in the next step. */
+            pthread_mutex_lock(&e->mu);
+            while (atomic_load(&e->running) && e->phase == PH_RUN && !stopped(e) && clk_mono_ns() < deadline)
+                cond_wait_until(&e->cv_end, &e->mu, deadline);
+            pthread_mutex_unlock(&e->mu);
+            if (clk_mono_ns() >= deadline)
+                pace_dw_woke(d, clk_thread_cpu_ns() - w->dw_cpu0);
+            continue;
+        }
+        /* a rate worker (or a spinning one) waits in slices of at most a millisecond, so it parks within one */
         while (deadline && atomic_load(&e->running) && !stopped(e)) {
             uint64_t now = clk_mono_ns();
             if (now >= deadline)
@@ -117,14 +169,23 @@ static void worker_step_loop(struct worker *w)
             if (s->pace_spin)
                 __builtin_ia32_pause();
             else
-                clk.sleep_until_ns(&clk, deadline - now > SLICE_NS ? now + SLICE_NS : deadline);
+                w->clk.sleep_until_ns(&w->clk, deadline - now > SLICE_NS ? now + SLICE_NS : deadline);
         }
+        if (duty)
+            d->due = 0; /* a spinning wait is CPU time by design: it budgets step() alone */
+    }
+    if (duty) {
+        w->sleeps = d->sleeps - sleeps0;
+        w->wake_sum = d->wake_sum - wake0;
+        w->period_ns = pace_dw_period(d);
     }
 out:
+    w->park_ns = clk_mono_ns();
+    w->park_cpu = clk_thread_cpu_ns();
     w->units = units;
     w->active_ns = active;
-    w->window_ns = clk_mono_ns() - start;
-    w->cpu_ns = clk_thread_cpu_ns() - cpu0;
+    w->window_ns = w->park_ns - start;
+    w->cpu_ns = w->park_cpu - cpu0;
 }
 
 static void *worker_main(void *arg)
@@ -132,11 +193,16 @@ static void *worker_main(void *arg)
     struct worker *w = arg;
     struct eng *e = w->e;
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* sub-millisecond sleeps need a tight timer slack */
+    char name[16];
+    snprintf(name, sizeof(name), "ib-%.8s-%u", e->s->ops->name, w->tid % 100);
+    pthread_setname_np(pthread_self(), name); /* an observer (top -H, /proc/PID/task) can tell the workers apart */
     if (topo_is_this_machine(e->s->env->topo)) {
         int rc = topo_bind_thread(e->s->env->topo, w->cpu);
         if (rc < 0)
             w->err = rc;
     }
+    if (e->s->ops->kind == SOI_DUTY && !w->err && !e->s->pace_spin)
+        w->wake_ns = clk_wake_cost_ns(); /* where it runs, as it will sleep */
     unsigned seen = 0;
     pthread_mutex_lock(&e->mu);
     for (;;) {
@@ -172,22 +238,6 @@ static void wait_parked(struct eng *e)
     pthread_mutex_unlock(&e->mu);
 }
 
-static void cond_init_mono(pthread_cond_t *cv)
-{
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(cv, &a);
-    pthread_condattr_destroy(&a);
-}
-
-/* Waits on cv (monotonic) until `until` at the latest. */
-static void cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until)
-{
-    struct timespec ts = {.tv_sec = (time_t)(until / IB_NS_PER_S), .tv_nsec = (long)(until % IB_NS_PER_S)};
-    pthread_cond_timedwait(cv, mu, &ts);
-}
-
 /* Starts s's workers and waits until every one is bound and parked: a binding failure is reported before anything
  * runs. Release with eng_close, also after a failure. */
 static int eng_open(struct eng *e, struct soi *s, const atomic_int *stop, char *why, size_t len)
@@ -196,23 +246,33 @@ static int eng_open(struct eng *e, struct soi *s, const atomic_int *stop, char *
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv_go, NULL);
     pthread_cond_init(&e->cv_parked, NULL);
+    cond_init_mono(&e->cv_end);
     pthread_mutex_init(&e->cmu, NULL);
     cond_init_mono(&e->cv_ctl);
     e->w = calloc(e->n, sizeof(*e->w));
     if (!e->w)
         return ib_why(why, len, -ENOMEM, "engine: out of memory");
     for (unsigned i = 0; i < e->n; i++) {
-        e->w[i] = (struct worker){.e = e, .tid = i, .cpu = s->env->cpus[i]};
+        e->w[i] = (struct worker){.e = e, .tid = i, .cpu = s->env->cpus[i], .dw_duty = NAN};
+        clk_init_monotonic(&e->w[i].clk);
         int prc = pthread_create(&e->w[i].th, NULL, worker_main, &e->w[i]);
         if (prc)
             return ib_why(why, len, -prc, "cannot start worker %u: %s", i, strerror(prc));
         e->w[i].started = 1;
     }
     wait_parked(e);
-    for (unsigned i = 0; i < e->n; i++)
+    uint64_t wake = 0;
+    for (unsigned i = 0; i < e->n; i++) {
         if (e->w[i].err)
             return ib_why(why, len, e->w[i].err, "cannot bind worker %u to CPU %d: %s", i, e->w[i].cpu,
                           strerror(-e->w[i].err));
+        if (e->w[i].wake_ns > wake)
+            wake = e->w[i].wake_ns;
+    }
+    if (s->ops->kind == SOI_DUTY) { /* the start: each worker then follows its own wake-ups (pace_dw) */
+        s->duty_wake_ns = wake;
+        s->duty_period_ns = s->env->duty_period_ns ? s->env->duty_period_ns : pace_duty_period_for(wake);
+    }
     return 0;
 }
 
@@ -228,6 +288,7 @@ static void eng_close(struct eng *e)
     pthread_cond_destroy(&e->cv_ctl);
     pthread_mutex_destroy(&e->cmu);
     pthread_cond_destroy(&e->cv_parked);
+    pthread_cond_destroy(&e->cv_end);
     pthread_cond_destroy(&e->cv_go);
     pthread_mutex_destroy(&e->mu);
     free(e->w);
@@ -276,7 +337,8 @@ static int eng_set(struct eng *e, double x, int call_set, char *why, size_t len)
 static uint64_t eng_release(struct eng *e)
 {
     for (unsigned i = 0; i < e->n; i++)
-        e->w[i].units = e->w[i].active_ns = e->w[i].window_ns = e->w[i].cpu_ns = 0;
+        e->w[i].units = e->w[i].active_ns = e->w[i].window_ns = e->w[i].cpu_ns = e->w[i].sleeps =
+            e->w[i].wake_sum = e->w[i].period_ns = 0;
     pthread_mutex_lock(&e->mu);
     uint64_t t0 = clk_mono_ns();
     e->nparked = 0;
@@ -316,6 +378,7 @@ static int eng_collect(struct eng *e, uint64_t t0, int intr, struct step_result 
     uint64_t t1 = clk_mono_ns();
     pthread_mutex_lock(&e->mu);
     e->phase = PH_PARK;
+    pthread_cond_broadcast(&e->cv_end);
     pthread_mutex_unlock(&e->mu);
     wait_parked(e);
     if (intr)
@@ -327,9 +390,14 @@ static int eng_collect(struct eng *e, uint64_t t0, int intr, struct step_result 
     r->t0_ns = t0;
     r->t1_ns = t1;
     struct soi_meter m = {.wall_ns = t1 - t0};
-    uint64_t windows = 0, cpu = 0;
+    uint64_t windows = 0, cpu = 0, sleeps = 0, wake = 0;
+    r->period_ns = 0;
     for (unsigned i = 0; i < e->n; i++) {
         windows += e->w[i].window_ns;
+        sleeps += e->w[i].sleeps;
+        wake += e->w[i].wake_sum;
+        if (e->w[i].period_ns > r->period_ns)
+            r->period_ns = e->w[i].period_ns;
         if (e->w[i].err)
             return ib_why(why, len, e->w[i].err, "%s: worker %u on CPU %d failed: %s", ops->name, i, e->w[i].cpu,
                           strerror(-e->w[i].err));
@@ -344,8 +412,8 @@ static int eng_collect(struct eng *e, uint64_t t0, int intr, struct step_result 
     case SOI_RATE:
         m.achieved = m.secondary;
         break;
-    case SOI_DUTY:
-        m.achieved = m.wall_ns ? (double)m.active_ns / ((double)m.wall_ns * e->n) : 0;
+    case SOI_DUTY: /* the share of their CPUs the workers held, as an observer counts it */
+        m.achieved = m.wall_ns ? (double)cpu / ((double)m.wall_ns * e->n) : 0;
         break;
     case SOI_FOOTPRINT:
         m.achieved = 0;
@@ -362,7 +430,9 @@ static int eng_collect(struct eng *e, uint64_t t0, int intr, struct step_result 
     r->secondary = m.secondary;
     r->load_ns = m.load_ns;
     r->active_frac = windows ? (double)m.active_ns / (double)windows : 0;
+    r->cpu_frac = windows ? (double)cpu / (double)windows : 0;
     r->cpu_ns = cpu;
+    r->wake_ns = sleeps ? (double)wake / (double)sleeps : 0;
     return 0;
 }
 

@@ -25,12 +25,16 @@ struct step_result {
     double achieved_pct;  /* achieved / capacity * 100 */
     double secondary;     /* step units per second */
     double active_frac;   /* fraction of wall time the workers were inside step() */
+    double cpu_frac;      /* fraction of wall time the workers were on their CPUs (their own CPU time: what top or
+                           * schedstat show, pacing sleeps' wake-ups included); a duty SoI's pacer holds it at x */
     double load_ns;       /* chase SoIs: ns per dependent load during the step (0: not a chase SoI) */
     uint64_t wall_ns;
     uint64_t settle_ns;   /* time set_intensity took (growing a footprint) */
     uint64_t t0_ns, t1_ns; /* CLOCK_MONOTONIC when the workers were released and told to park: what ran beside the
                             * SoI between the two ran beside this step */
     uint64_t cpu_ns;      /* the workers' own CPU time during the step (CLOCK_THREAD_CPUTIME_ID), summed */
+    double wake_ns;       /* duty SoIs: the CPU time a pacing sleep and wake-up cost, mean over the step's (0: none) */
+    uint64_t period_ns;   /* duty SoIs: the duty quantum at the step's end (the largest over workers; 0: not paced) */
 };
 
 struct engine_cb {

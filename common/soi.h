@@ -71,6 +71,8 @@ struct soi_env {
     double param[SOI_MAX_PARAMS]; /* values for ops->params, in table order */
     const atomic_int *stop;  /* set on SIGINT/SIGTERM: long prepare/set_intensity work must poll it */
     int cached_capacity;     /* 1: trust cached peak rates; 0 (default): re-measure them now, in this run */
+    uint64_t duty_period_ns; /* duty SoIs: the duty quantum, one on/off cycle (0: the engine picks the shortest
+                              * whose wake-up costs under 2 % of a CPU, pace_duty_period_for) */
     /* I/O SoIs (NULL / 0 when not given) */
     const char *dir;         /* disk SoIs: where their files go (NULL: fs_default_dir()) */
     const char *device;      /* disk-bw: read a raw block device instead (only with force) */
@@ -94,13 +96,16 @@ struct soi {
                                * returns within a quantum when there is nothing to serve) */
     uint64_t pace_burst_ns;   /* credit a paced worker may bank after falling behind (0: the engine's 2 ms); I/O
                                * SoIs, whose path stalls for tens of ms, take more so a stall is made up */
+    uint64_t duty_wake_ns;    /* filled by the engine when its workers start (duty SoIs): the CPU time a sleep and
+                               * wake-up cost there (clk_wake_cost_ns, the largest over the workers) */
+    uint64_t duty_period_ns;  /* ... and the duty quantum it paces with (env->duty_period_ns, or chosen from it) */
     int pace_spin;            /* wait out pacing deadlines by spinning (pause) instead of sleeping: for SoIs whose
                                * CPUs are busy anyway and whose pressure suffers when a CPU idles (on a VM an idle
                                * vCPU halts, and the hypervisor may move it before it runs again) */
 };
 
-/* Per-step self-meter. The engine fills elapsed/units/active; measure() sets `achieved` for FOOTPRINT SoIs
- * (RATE: engine computes units/s; DUTY: active fraction) and may add detail. */
+/* Per-step self-meter. The engine fills elapsed/units/active; measure() sets `achieved` for FOOTPRINT SoIs (RATE:
+ * engine computes units/s; DUTY: the workers' on-CPU share, their CPU time over the wall time) and may add detail. */
 struct soi_meter {
     uint64_t wall_ns;     /* step wall time */
     uint64_t units;       /* sum of step() units over all threads */

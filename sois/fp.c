@@ -1,6 +1,7 @@
 /* fp.c - SoI12, scalar floating-point issue: 12 independent chains of scalar double addsd/mulsd (ib_fp_kernel in
- * core_kernels.S, no packed instructions), active x % of the time in ~20 us quanta, so the issue rate is x % of the
- * peak measured on the same CPUs.  Self-meter: instructions issued per second, counted by the kernel loop. */
+ * core_kernels.S, no packed instructions) in ~20 us quanta, on its CPU x % of the time (the duty pacer), so the issue
+ * rate is x % of the peak measured on the same CPUs, less the pacer's wake-ups.  Self-meter: instructions issued per
+ * second, counted by the kernel loop. */
 #include "peak.h"
 
 uint64_t ib_fp_kernel(uint64_t iters);

@@ -1,6 +1,7 @@
 /* int.c - SoI11, integer ALU issue: 8 independent chains of add/xor on general-purpose registers
- * (ib_int_kernel in core_kernels.S), active x % of the time in ~20 us quanta, so the issue rate is x % of the peak
- * measured on the same CPUs.  Self-meter: instructions issued per second, counted by the kernel loop. */
+ * (ib_int_kernel in core_kernels.S) in ~20 us quanta, on its CPU x % of the time (the duty pacer), so the issue rate
+ * is x % of the peak measured on the same CPUs, less the pacer's wake-ups.  Self-meter: instructions issued per
+ * second, counted by the kernel loop. */
 #include "peak.h"
 
 uint64_t ib_int_kernel(uint64_t iters);

@@ -14,8 +14,8 @@
  *     barrier.  The arms have different shapes (and the barrier forbids if-conversion), so they stay conditional
  *     jumps (tests/test_l1i_prefetch.cpp checks pf_kernel's disassembly) and the direction predictor is wrong about
  *     half the time, flushing and polluting its tables and the BTB.
- * The engine's duty-cycle pacing keeps a worker active x % of the time; the self-meter is that active fraction
- * (the engine's), with accesses per second as the secondary figure.
+ * The engine's duty-cycle pacing keeps a worker on its CPU x % of the time (its own CPU time, wake-ups included); the
+ * self-meter is that share (the engine's), with accesses per second as the secondary figure.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -111,10 +111,11 @@ static int pf_prepare(struct soi *s, char *why, size_t len)
         t->quantum = 1000;
     }
     s->capacity = 1.0;
-    snprintf(s->unit, sizeof(s->unit), "active");
+    snprintf(s->unit, sizeof(s->unit), "on-CPU");
     snprintf(s->secondary_unit, sizeof(s->secondary_unit), "acc/s");
     snprintf(s->capacity_src, sizeof(s->capacity_src),
-             "duty cycle: fraction of time active (random-stride accesses over %d KiB, random branches)",
+             "duty cycle: share of the CPU held, as its own CPU time (random-stride accesses over %d KiB, "
+             "random branches)",
              PF_BUF / 1024);
     return 0;
 }

@@ -1,8 +1,9 @@
 /* simd.c - SoI15, vector (SIMD) issue: packed double FMA or add/mul on the widest registers this CPU and OS support
  * (AVX-512F zmm, else AVX2+FMA ymm, else SSE2 xmm; kernels in core_kernels.S, all always built), 12 independent
- * chains, active x % of the time in ~20 us quanta, so the issue rate is x % of the peak measured on the same CPUs
- * with the same ISA.  Parameter isa forces a narrower one (0 auto, 1 sse, 2 avx2, 3 avx512); forcing one that is
- * absent is refused.  Self-meter: instructions issued per second, counted by the kernel loop. */
+ * chains in ~20 us quanta, on its CPU x % of the time (the duty pacer), so the issue rate is x % of the peak measured on
+ * the same CPUs with the same ISA, less the pacer's wake-ups.  Parameter isa forces a narrower one (0 auto, 1 sse,
+ * 2 avx2, 3 avx512); forcing one that is absent is refused.  Self-meter: instructions issued per second, counted by
+ * the kernel loop. */
 #include <errno.h>
 
 #include "cpuinfo.h"

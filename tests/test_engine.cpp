@@ -376,11 +376,18 @@ TEST_F(Engine, DutySoiReportsItsActiveFraction)
     unsigned ndone = 0;
     ASSERT_EQ(engine_run(s, &sc.r, nullptr, nullptr, res, &ndone, why, sizeof why), 0) << why;
     ASSERT_EQ(ndone, 2u);
-    EXPECT_EQ(res[0].achieved_pct, 0.0);
+    // a duty SoI's achieved is its workers' on-CPU share: at 0 % the idle worker waits on a condition variable, so
+    // its share is its wake-up at the step's end, far under a point
+    EXPECT_EQ(res[0].active_frac, 0.0);
+    EXPECT_LT(res[0].achieved_pct, 0.5);
+    EXPECT_NEAR(res[1].achieved_pct, res[1].cpu_frac * 100.0, 2.0) << "over the step's wall time, or its workers'";
     EXPECT_GT(res[1].achieved, 0.0);
     EXPECT_LE(res[1].achieved, 1.0);
     EXPECT_DOUBLE_EQ(res[1].achieved_pct, res[1].achieved * 100.0);  // capacity 1
-    EXPECT_LT(res[1].achieved_pct, 70.0);  // 40 % duty plus 2 ms of credit (and a preempted quantum): generous
+    // 40 % of the CPU; the fake's quanta (~50 us, a spin) are mostly CPU time. Generous: the host is shared.
+    EXPECT_GT(res[1].achieved_pct, 25.0);
+    EXPECT_LT(res[1].achieved_pct, 55.0);
+    EXPECT_GT(res[1].cpu_frac, res[1].active_frac) << "on-CPU counts the pacer's wake-ups beside step()";
 }
 
 TEST_F(Engine, TwoWorkersBothRun)

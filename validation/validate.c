@@ -189,8 +189,9 @@ void val_close(struct val_ctx *c)
  * Footprint SoIs climb 0..100 % and come back down: two readings per level. Rate and duty SoIs (CPU and I/O rates,
  * which this shared host moves by tens of % within a second) visit every level between two 100 % windows
  * (100, 0, 100, 25, 100, 50, 100, 75, 100, twice), so the capacity of the moment is known next to every reading.
- * Readings are achieved % of the capacity measured when the SoI opened. A paced level (25-75 %) must read x; a duty
- * SoI's (active x % of the time) x % of what its neighbouring 100 % windows did. A reading whose neighbouring 100 %
+ * Readings are achieved % of the capacity measured when the SoI opened; a duty SoI's are its workers' on-CPU % (their
+ * own CPU time over the wall time: what an observer sees, and what its pacer holds at x). A paced level (25-75 %) must
+ * read x. A rate SoI's reading whose neighbouring 100 %
  * windows fell below x + 5 % could not reach its target and is left out; a level left with no reading makes the
  * verdict "undecidable". 100 % is unpaced: what it reads is how far the capacity moved, reported, not judged.
  * Noise: the largest gap between a level's two readings. Pass: every paced level within 5 points + the noise of x
@@ -218,8 +219,8 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
     struct step_result res[2 * 9];
     unsigned nd = 0;
     o->ran = 1;
-    o->method = duty ? "levels between 100 % windows, as % of them" : ref ? "levels between 100 % windows"
-                                                                          : "climb and descend";
+    o->method = duty ? "levels between 100 % windows, on-CPU %" : ref ? "levels between 100 % windows"
+                                                                      : "climb and descend";
     o->tag = duty ? "duty" : ref ? "ref" : "climb";
     o->step_ms = (double)step / IB_NS_PER_MS;
     int rc = ramp_list(&sc, xs, n, step);
@@ -234,22 +235,19 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
             snprintf(o->reason, sizeof(o->reason), "%s", strerror(rc < 0 ? -rc : EIO));
         return;
     }
-    double rd[VAL_LEVELS][4], lo100 = INFINITY, hi100 = 0, sum100 = 0;
+    double rd[VAL_LEVELS][4], lo100 = INFINITY, hi100 = 0, sum100 = 0, ach100 = 0;
     unsigned k[VAL_LEVELS] = {0}, n100 = 0, limited = 0;
     for (unsigned i = 0; i < n; i++) {
         unsigned l = (unsigned)(xs[i] / 25);
-        double v = res[i].achieved_pct;
+        double v = duty ? res[i].cpu_frac * 100 : res[i].achieved_pct;
         if (xs[i] == 100) {
             lo100 = fmin(lo100, v);
             hi100 = fmax(hi100, v);
             sum100 += v;
+            ach100 += res[i].achieved_pct;
             n100++;
-            if (duty)
-                continue;
-        } else if (duty && xs[i] > 0) { /* active x % of the time: x % of what 100 % did next to it */
-            double m = 0.5 * (res[i - 1].achieved_pct + res[i + 1].achieved_pct);
-            v = m > 0 ? 100 * v / m : 0;
-        } else if (ref && xs[i] > 0 && 0.5 * (res[i - 1].achieved_pct + res[i + 1].achieved_pct) < xs[i] + 5) {
+        } else if (ref && !duty && xs[i] > 0 &&
+                   0.5 * (res[i - 1].achieved_pct + res[i + 1].achieved_pct) < xs[i] + 5) {
             limited++; /* the capacity of the moment was below the target */
             continue;
         }
@@ -272,7 +270,8 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
         o->readings[l] = k[l];
     }
     o->calib_pct = n100 ? sum100 / n100 : 0;
-    y[VAL_LEVELS - 1] = duty ? 100 : o->calib_pct; /* every 100 % window (a duty SoI's own reference) */
+    o->alone_pct = n100 ? ach100 / n100 : 0;
+    y[VAL_LEVELS - 1] = o->calib_pct; /* every 100 % window */
     o->achieved[VAL_LEVELS - 1] = y[VAL_LEVELS - 1];
     o->readings[VAL_LEVELS - 1] = n100;
     /* a rate SoI's 100 % is unpaced (where the host's capacity is now): the fit is over the levels it paces */
@@ -574,7 +573,7 @@ int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *ou
     snprintf(out->unit, sizeof(out->unit), "%s", c->s->unit);
     snprintf(out->capacity_src, sizeof(out->capacity_src), "%s", c->s->capacity_src);
     self_ramp(c->s, ops, c->o.quick, c->o.stop, &out->self);
-    out->alone_100 = out->self.calib_pct;
+    out->alone_100 = out->self.alone_pct;
     struct vprobe *p = NULL;
     if (pcpu >= 0 && !stopped(c->o.stop)) {
         struct vprobe own;

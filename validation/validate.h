@@ -57,7 +57,8 @@ struct val_self {
     unsigned fit_levels;         /* 4 for a rate SoI (its 100 % is unpaced), else 5 */
     double level[VAL_LEVELS], achieved[VAL_LEVELS]; /* achieved % (NAN: the level has no reading) */
     unsigned readings[VAL_LEVELS];
-    double slope, r2, worst_pts, noise_pts, calib_pct, calib_lo, calib_hi;
+    double slope, r2, worst_pts, noise_pts, calib_pct, calib_lo, calib_hi; /* calib: the 100 % readings */
+    double alone_pct;            /* achieved % of the capacity at 100 %, mean of those windows */
     unsigned capacity_limited;   /* readings left out: the capacity of the moment was below the target */
     int judged;                  /* the figures above are set (the ramp completed) */
     enum val_verdict verdict;
