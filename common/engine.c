@@ -487,6 +487,7 @@ struct engine_bg {
     /* under e.cmu */
     enum bg_req req;
     double req_x;
+    uint64_t req_ns;        /* when it was posted */
     unsigned posted, answered;
     int req_rc;
     int err;                /* the control thread halted: the SoI's -errno, or -EINTR */
@@ -545,12 +546,19 @@ static void *ctl_main(void *arg)
             acc_add(&b->acc, &r, e->units);
         pthread_mutex_lock(&e->cmu);
         q = b->req;
-        took = q != REQ_NONE ? b->posted : 0;
         double x = b->req_x;
-        b->req = REQ_NONE;
-        e->wake = 0;
-        if (rc == 0 && q == REQ_READ)
-            acc_window(&b->acc, e->x, e->n, &b->win);
+        if (rc == 0 && q != REQ_NONE && b->req_ns > r.t1_ns) {
+            /* posted while this step's workers parked: a window ended here would end before its request; the next
+             * step (ended at once: wake stays set) is the request's */
+            q = REQ_NONE;
+            took = 0;
+        } else {
+            took = q != REQ_NONE ? b->posted : 0;
+            b->req = REQ_NONE;
+            e->wake = 0;
+            if (rc == 0 && q == REQ_READ)
+                acc_window(&b->acc, e->x, e->n, &b->win);
+        }
         pthread_mutex_unlock(&e->cmu);
         if (rc == 0 && q == REQ_SET) /* set_intensity only on a change: mem-cap's grows gigabytes */
             rc = eng_set(e, x, x != e->x, b->why, sizeof(b->why));
@@ -601,6 +609,7 @@ static int bg_call(struct engine_bg *b, enum bg_req q, double x, struct engine_w
     if (rc == 0) {
         b->req = q;
         b->req_x = x;
+        b->req_ns = clk_mono_ns();
         e->wake = 1;
         pthread_cond_broadcast(&e->cv_ctl);
         rc = bg_wait(b, ++b->posted, why, len);

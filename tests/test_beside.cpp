@@ -133,7 +133,7 @@ TEST_F(Beside, SamplesAreClassifiedByStep)
     EXPECT_EQ(r.lv[0].median, 1.0) << "samples while the SoI idled";
     EXPECT_EQ(r.lv[1].median, 2.0) << "samples while the SoI ran";
     EXPECT_LT(r.noise, 0.5) << "even and odd cycles agree (a preempted SoI could flip a few samples, not a median)";
-    EXPECT_EQ(r.lv[0].achieved_pct, 0.0);
+    EXPECT_LT(r.lv[0].achieved_pct, 0.5) << "a duty SoI's 0 %: its idle worker's wake-ups at the steps' ends";
     EXPECT_GT(r.lv[1].achieved_pct, 20.0);
 
     // bad arguments
