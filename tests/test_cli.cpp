@@ -276,6 +276,14 @@ TEST(CliParse, BadNumbers)
     expect_error({"--soi", "l1d", "--ramp", "-P", "chains"}, {"NAME=VALUE"});
     expect_error({"--soi", "l1d", "--ramp", "-P", "=4"}, {"NAME=VALUE"});
     expect_error({"--soi", "l1d", "--ramp", "-P", "chains="}, {"NAME=VALUE"});
+    expect_error({"--soi", "int", "--ramp", "--quantum", "0"}, {"--quantum", "'0'", "20us"});
+    expect_error({"--soi", "int", "--ramp", "--quantum", "19us"}, {"--quantum", "'19us'"});
+    expect_error({"--soi", "int", "--ramp", "--quantum", "101ms"}, {"--quantum", "100ms"});
+    expect_error({"--soi", "int", "--ramp", "--quantum", "soon"}, {"--quantum", "'soon'"});
+    expect_error({"--soi", "int", "--ramp", "--quantum", "2ms", "--quantum", "3ms"}, {"--quantum", "twice"});
+    Parsed q({"--soi", "int", "--ramp", "--quantum", "2.5ms"});
+    EXPECT_EQ(q.rc, 0) << q.why;
+    EXPECT_EQ(q.o.quantum_ns, 2500000u);
 }
 
 TEST(CliParse, UnknownRepeatedAndStray)
@@ -408,6 +416,7 @@ TEST_F(Bin, BadInputExitsTwoWithOneLine)
                        {"interconnect", "at least 2 threads"});
     expect_usage_error({"run", "--soi", "interconnect", "--intensity", "10", "--cpus", "0"},
                        {"interconnect", "at least 2 threads"});
+    expect_usage_error({"run", "--soi", "l1d", "--intensity", "5", "--quantum", "2ms"}, {"--quantum", "duty", "l1d"});
     expect_usage_error({"frobnicate"}, {"unknown command", "'frobnicate'"});
     expect_usage_error({"probe", "nope"}, {"unknown probe", "'nope'"});
     expect_usage_error({"validate", "--soi", "nope"}, {"validate", "unknown SoI", "'nope'"});
@@ -607,7 +616,13 @@ TEST_F(Bin, ShortRampJsonCsvTable)
         EXPECT_GE(a, 0.0);
         EXPECT_LE(a, 110.0);
         EXPECT_GE(json_number_value(json_object_get(st, "wall_s")), 0.05);
+        double on = json_number_value(json_object_get(st, "on_cpu_pct")); // every SoI: its workers' CPU time
+        EXPECT_GE(on, 0.0);
+        EXPECT_LE(on, 105.0);
+        EXPECT_TRUE(json_is_null(json_object_get(st, "quantum_s"))) << "not a duty SoI";
     }
+    EXPECT_GT(json_number_value(json_object_get(json_array_get(steps, 2), "on_cpu_pct")), 50.0) << "l1d at 100 %";
+    EXPECT_TRUE(json_is_null(json_object_get(doc, "pacing"))) << "not a duty SoI";
     EXPECT_EQ(json_number_value(json_object_get(json_array_get(steps, 0), "achieved_pct")), 0.0);
     EXPECT_TRUE(json_is_object(json_object_get(doc, "linearity")));
     json_t *pl = json_object_get(doc, "placement");
@@ -647,6 +662,7 @@ TEST_F(Bin, ShortRampJsonCsvTable)
     };
     int c_req = col("requested_pct"), c_unit = col("unit"), c_pct = col("achieved_pct"), c_wall = col("wall_s");
     ASSERT_TRUE(c_req >= 0 && c_unit >= 0 && c_pct >= 0 && c_wall >= 0);
+    EXPECT_GE(col("on_cpu_pct"), 0);
     for (unsigned i = 1; i <= 3; i++) {
         SCOPED_TRACE(lines[i]);
         auto f = fields(lines[i]);
@@ -666,6 +682,40 @@ TEST_F(Bin, ShortRampJsonCsvTable)
     EXPECT_NE(t.out.find("SoI       l1d"), std::string::npos) << t.out;
     EXPECT_NE(t.out.find("placement 1 thread(s) on CPU 0"), std::string::npos) << t.out;
     EXPECT_NE(t.out.find("capacity"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("on-CPU %"), std::string::npos) << t.out;
+    EXPECT_EQ(t.out.find("pacing"), std::string::npos) << "no duty quantum for a footprint SoI:\n" << t.out;
+}
+
+// A duty SoI: its run says what its quantum is and where it came from (--quantum here), and what wake-ups cost.
+TEST_F(Bin, DutyRunReportsItsQuantum)
+{
+    Proc p;
+    run(p, {"run", "--soi", "int", "--levels", "0,50", "--step-ms", "150", "--quantum", "3ms", "--cpus", "0",
+            "--json"}, 120);
+    ASSERT_EQ(p.exit_code(), 0) << p.err;
+    json_t *doc = parse_json(p.out);
+    ASSERT_NE(doc, nullptr);
+    json_t *pc = json_object_get(doc, "pacing");
+    ASSERT_TRUE(json_is_object(pc)) << p.out;
+    EXPECT_DOUBLE_EQ(json_number_value(json_object_get(pc, "quantum_s")), 0.003);
+    EXPECT_STREQ(json_string_value(json_object_get(pc, "quantum_from")), "--quantum");
+    double wake = json_number_value(json_object_get(pc, "wake_cpu_s"));
+    EXPECT_GT(wake, 0.0) << "measured at start";
+    EXPECT_LT(wake, 0.003);
+    EXPECT_NEAR(json_number_value(json_object_get(pc, "wake_pct")), 100 * wake / 0.003, 1e-9);
+    json_t *st = json_array_get(json_object_get(doc, "steps"), 1);
+    EXPECT_DOUBLE_EQ(json_number_value(json_object_get(st, "quantum_s")), 0.003) << "a forced quantum stays";
+    EXPECT_GT(json_number_value(json_object_get(st, "wake_cpu_s")), 0.0) << "it slept, and it cost";
+    // the share of the CPU at 50 %: loose, the CPU may be shared with another test
+    EXPECT_GT(json_number_value(json_object_get(st, "on_cpu_pct")), 25.0);
+    EXPECT_LT(json_number_value(json_object_get(st, "on_cpu_pct")), 65.0);
+    json_decref(doc);
+
+    Proc t;
+    run(t, {"run", "--soi", "int", "--intensity", "30", "--duration", "0.3", "--cpus", "0", "--cached-capacity"}, 60);
+    ASSERT_EQ(t.exit_code(), 0) << t.err;
+    EXPECT_NE(t.out.find("pacing    duty quantum"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("the shortest under 2 % of a CPU"), std::string::npos) << t.out;
 }
 
 namespace {

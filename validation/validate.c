@@ -297,7 +297,7 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
     } else {
         o->verdict = VAL_PASS;
         snprintf(o->reason, sizeof(o->reason), "paced levels within %.1f points of x (noise %.1f), R^2 %.4f; 100 %% "
-                 "read %.0f-%.0f %% of the calibration", worst, noise, lf.r2, lo100, hi100);
+                 "read %.0f-%.0f %% %s", worst, noise, lf.r2, lo100, hi100, duty ? "on-CPU" : "of the calibration");
     }
 }
 
