@@ -164,10 +164,11 @@ int plot_run(const char *path, json_t *doc, char *why, size_t len)
     {
         json_t *l = json_object_get(st, "load_ns");
         chase |= json_is_number(l);
-        fprintf(f, "%.6f %.6f %.6f %.6f\n", json_number_value(json_object_get(st, "requested_pct")),
+        json_t *on = json_object_get(st, "on_cpu_pct"); /* -1: a run saved before it was reported */
+        fprintf(f, "%.6f %.6f %.6f %.6f %.6f\n", json_number_value(json_object_get(st, "requested_pct")),
                 json_number_value(json_object_get(st, "achieved_pct")),
                 json_is_number(l) ? json_number_value(l) : 0.0,
-                json_number_value(json_object_get(st, "active_pct")));
+                json_number_value(json_object_get(st, "active_pct")), json_is_number(on) ? json_number_value(on) : -1.0);
     }
     fclose(f);
     const char *name = json_string_value(json_object_get(json_object_get(doc, "soi"), "name"));
@@ -210,14 +211,22 @@ int plot_run(const char *path, json_t *doc, char *why, size_t len)
                        "tc rgb '#d62728' font ',8'\n",
                        llc, llc, llc, json_number_value(json_object_get(pl, "dram")), llc);
     } else {
-        fprintf(f, "set y2label 'active time (%%)'\nset y2range [0:110]\nset y2tics\nset ytics nomirror\n");
+        /* the same scale on both sides: a duty SoI's achieved is its on-CPU share */
+        fprintf(f, "set y2label 'the workers: share of their wall time (%%)'\nset yrange [0:105<*]\nset link y2\n"
+                   "set y2tics\nset ytics nomirror\n");
     }
     fprintf(f, "plot x with lines dashtype 2 lc rgb '#888888' title 'ideal (achieved = requested)', ");
     gq(f, pf.dat);
     fprintf(f, " using 1:2 with linespoints pt 7 lc rgb '#1f77b4' lw 2 title 'achieved (self-meter)', ");
     gq(f, pf.dat);
-    fprintf(f, chase ? " using 1:($3>0?$3:1/0) axes x1y2 with linespoints pt 5 lc rgb '#d62728' title 'ns/load'\n"
-                     : " using 1:4 axes x1y2 with linespoints pt 5 lc rgb '#2ca02c' title 'active %%'\n");
+    if (chase) {
+        fprintf(f, " using 1:($3>0?$3:1/0) axes x1y2 with linespoints pt 5 lc rgb '#d62728' title 'ns/load'\n");
+    } else {
+        fprintf(f, " using 1:4 axes x1y2 with linespoints pt 5 lc rgb '#2ca02c' title 'active %% (inside step())', ");
+        gq(f, pf.dat);
+        fprintf(f, " using 1:($5>=0?$5:1/0) axes x1y2 with linespoints pt 9 lc rgb '#9467bd' title 'on-CPU %% "
+                   "(own CPU time)'\n");
+    }
     fclose(f);
     return plot_end(&pf, path, 0, why, len);
 }
