@@ -43,7 +43,7 @@ struct worker {
     uint64_t wake_ns;    /* what a sleep and wake-up cost this worker's CPU time, measured at start */
     struct ib_clock clk;
     struct pace_dw dw;
-    double dw_duty;      /* the duty dw paces (NAN: none yet) */
+    double dw_duty;      /* the duty dw paces (NAN: none yet; -1: none since an idle step) */
     uint64_t dw_cpu0;    /* dw's CPU time starts here (moved on by the CPU time spent parked) */
     uint64_t park_ns, park_cpu; /* when the worker last left a step: clocks of the wall and of its CPU */
 };
@@ -113,6 +113,8 @@ static void worker_step_loop(struct worker *w)
         while (atomic_load(&e->running) && e->phase == PH_RUN && !stopped(e))
             cond_wait_until(&e->cv_end, &e->mu, clk_mono_ns() + IDLE_GUARD_NS);
         pthread_mutex_unlock(&e->mu);
+        if (w->dw_duty == w->dw_duty)
+            w->dw_duty = -1; /* the next paced step starts afresh (keeping what wake-ups were found to cost) */
         goto out;
     }
     struct pace_bucket b;

@@ -542,6 +542,49 @@ TEST(DutyWorkerModel, TheThreadClockCorrectsWhatTheWallClockCannotSee)
     }
 }
 
+TEST(DutyWorkerModel, TimeAwayIsNotIdleCredit)
+{
+    // Metering steps of 1 ms with 0.4 ms parked between them (a busy engine): the pacer carries over, and the parked
+    // time earns no credit, so within the steps the share is x. Without the skip it would spend the parks' credit.
+    for (bool skip : {true, false}) {
+        ib_clock c;
+        clk_init_fake(&c, kStart);
+        pace_dw w;
+        ASSERT_EQ(pace_dw_init(&w, &c, 0.3, 2 * kMs, 40 * kUs, 0), 0);
+        uint64_t in_steps = 0, cpu = 0;
+        for (int step = 0; step < 1000; step++) {
+            uint64_t end = c.fake_ns + kMs, t0 = c.fake_ns;
+            while (c.fake_ns < end) {
+                uint64_t dl = w.due;
+                if (!dl) {
+                    clk_fake_advance(&c, 20 * kUs);
+                    cpu += 20 * kUs;
+                    dl = pace_dw_worked(&w, 20 * kUs);
+                }
+                if (dl) {
+                    if (dl > end) { // the step ends first: the sleep is cut short, finished in the next step
+                        c.sleep_until_ns(&c, end);
+                        break;
+                    }
+                    c.sleep_until_ns(&c, dl);
+                    clk_fake_advance(&c, 40 * kUs);
+                    cpu += 40 * kUs;
+                    pace_dw_woke(&w, cpu);
+                }
+            }
+            in_steps += c.fake_ns - t0;
+            clk_fake_advance(&c, 400 * kUs); // parked
+            if (skip)
+                pace_dw_skip(&w, 400 * kUs);
+        }
+        double share = (double)cpu / (double)in_steps;
+        if (skip)
+            EXPECT_NEAR(share * 100, 30.0, 1.0);
+        else
+            EXPECT_GT(share * 100, 38.0) << "the parked time was spent as credit";
+    }
+}
+
 TEST(DutyWorkerModel, ForcedPeriodStaysAndOneAtFullDutyNeverSleeps)
 {
     ib_clock c;
