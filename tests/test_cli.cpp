@@ -621,7 +621,9 @@ TEST_F(Bin, ShortRampJsonCsvTable)
         EXPECT_LE(on, 105.0);
         EXPECT_TRUE(json_is_null(json_object_get(st, "quantum_s"))) << "not a duty SoI";
     }
-    EXPECT_GT(json_number_value(json_object_get(json_array_get(steps, 2), "on_cpu_pct")), 50.0) << "l1d at 100 %";
+    // l1d at 100 % runs flat out, at 0 % its worker waits: apart, however much of the CPU another test takes
+    EXPECT_GT(json_number_value(json_object_get(json_array_get(steps, 2), "on_cpu_pct")),
+              json_number_value(json_object_get(json_array_get(steps, 0), "on_cpu_pct")) + 15.0);
     EXPECT_TRUE(json_is_null(json_object_get(doc, "pacing"))) << "not a duty SoI";
     EXPECT_EQ(json_number_value(json_object_get(json_array_get(steps, 0), "achieved_pct")), 0.0);
     EXPECT_TRUE(json_is_object(json_object_get(doc, "linearity")));
