@@ -406,10 +406,16 @@ static void print_table(const struct soi *s, json_t *doc, json_t *steps)
                json_string_value(json_object_get(pc, "quantum_from")),
                json_real_value(json_object_get(pc, "wake_cpu_s")) * 1e6, json_real_value(json_object_get(pc, "wake_pct")));
         json_t *run = json_object_get(pc, "running_wake_cpu_s");
+        double qlo = json_real_value(json_object_get(pc, "running_quantum_min_s")) * 1e3,
+               qhi = json_real_value(json_object_get(pc, "running_quantum_max_s")) * 1e3;
+        char q[48];
+        if (qhi - qlo < 0.005)
+            snprintf(q, sizeof(q), "%.2f ms", qhi);
+        else
+            snprintf(q, sizeof(q), "%.2f-%.2f ms", qlo, qhi);
         if (json_is_real(run))
-            printf("          while running they cost %.1f us on average (the quantum follows: %.2f-%.2f ms)\n",
-                   json_real_value(run) * 1e6, json_real_value(json_object_get(pc, "running_quantum_min_s")) * 1e3,
-                   json_real_value(json_object_get(pc, "running_quantum_max_s")) * 1e3);
+            printf("          while running they cost %.1f us on average (the quantum follows: %s at the steps' "
+                   "ends)\n", json_real_value(run) * 1e6, q);
     }
     if (*s->note)
         printf("note      %s\n", s->note);
