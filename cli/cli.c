@@ -108,6 +108,7 @@ int ibench_main(int argc, char **argv)
             }
         return cli_fail(IB_EXIT_USAGE, "help", "unknown command '%s'", argv[2]);
     }
+    render_progress_install(); /* the lower layers report progress through it; they never print */
     for (size_t i = 0; i < IB_ARRAY_SIZE(commands); i++)
         if (!strcmp(commands[i].name, name))
             return commands[i].fn(argc - 1, argv + 1);

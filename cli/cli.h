@@ -6,6 +6,7 @@
 
 #include "ib_atomic.h"
 #include "output.h"
+#include "render.h"
 
 #ifdef __cplusplus
 extern "C" {

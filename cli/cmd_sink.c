@@ -26,6 +26,13 @@ static void sink_usage(void)
            SINK_DEFAULT_PORT);
 }
 
+static void report_closed(void *arg, uint64_t bytes, double secs)
+{
+    (void)arg;
+    fprintf(stderr, "ibench sink: connection closed: %llu bytes in %.2f s (%.3g B/s)\n", (unsigned long long)bytes, secs,
+            secs > 0 ? (double)bytes / secs : 0);
+}
+
 int cmd_sink(int argc, char **argv)
 {
     static const struct option lo[] = {{"listen", required_argument, 0, 'l'}, {"cpu", required_argument, 0, 'c'},
@@ -61,7 +68,8 @@ int cmd_sink(int argc, char **argv)
         return cli_fail(IB_EXIT_USAGE, "sink", "--listen %s", why);
     struct sink *s = NULL;
     cli_signals_install();
-    if (sink_start(addr, cpu, !quiet, &s, why, sizeof(why)) < 0) {
+    struct sink_report rep = {.closed = report_closed};
+    if (sink_start(addr, cpu, quiet ? NULL : &rep, &s, why, sizeof(why)) < 0) {
         cli_signals_restore();
         return cli_fail(IB_EXIT_FAIL, "sink", "%s", why);
     }

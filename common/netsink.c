@@ -92,7 +92,7 @@ struct sink {
     int lfd;
     int cpu;            /* bind the threads here when >= 0 */
     int wake[2];        /* a pipe: closing the write end wakes every poll */
-    int verbose;
+    struct sink_report rep; /* rep.closed NULL: nobody to tell */
     pthread_t acc;
     char addr[80];
     pthread_mutex_t mu;
@@ -173,9 +173,8 @@ static void *conn_main(void *arg)
         free(buf);
     }
     double secs = (double)(clk_mono_ns() - t0) / 1e9;
-    if (s->verbose)
-        fprintf(stderr, "ibench sink: connection closed: %llu bytes in %.2f s (%.3g B/s)\n", (unsigned long long)got,
-                secs, secs > 0 ? (double)got / secs : 0);
+    if (s->rep.closed)
+        s->rep.closed(s->rep.arg, got, secs);
     close(c->fd);
     pthread_mutex_lock(&s->mu);
     s->active--;
@@ -239,7 +238,7 @@ static void *accept_main(void *arg)
     return NULL;
 }
 
-int sink_start(const char *addr, int cpu, int verbose, struct sink **out, char *why, size_t len)
+int sink_start(const char *addr, int cpu, const struct sink_report *rep, struct sink **out, char *why, size_t len)
 {
     struct sockaddr_storage sa;
     unsigned salen = 0;
@@ -249,7 +248,8 @@ int sink_start(const char *addr, int cpu, int verbose, struct sink **out, char *
     struct sink *s = calloc(1, sizeof(*s));
     if (!s)
         return -ENOMEM;
-    s->verbose = verbose;
+    if (rep)
+        s->rep = *rep;
     s->cpu = cpu;
     s->wake[0] = s->wake[1] = -1;
     pthread_mutex_init(&s->mu, NULL);

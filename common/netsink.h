@@ -32,10 +32,15 @@ struct sink_stats {
     unsigned active;       /* open now */
 };
 
+/* Told of every closed connection: what it carried and for how long (called from the sink's threads). */
+struct sink_report {
+    void (*closed)(void *arg, uint64_t bytes, double secs);
+    void *arg;
+};
 /* Listen on addr (port 0: any free one) and serve in background threads, bound to CPU `cpu` when cpu >= 0 (so a
- * sink in the same process as its sender stays off the sender's CPUs). verbose: one line on stderr per closed
+ * sink in the same process as its sender stays off the sender's CPUs). rep (NULL: none) hears of each closed
  * connection. 0 or -errno with why. */
-int sink_start(const char *addr, int cpu, int verbose, struct sink **out, char *why, size_t len);
+int sink_start(const char *addr, int cpu, const struct sink_report *rep, struct sink **out, char *why, size_t len);
 /* The bound address as "ADDR:PORT". */
 const char *sink_address(const struct sink *s);
 void sink_get_stats(struct sink *s, struct sink_stats *st);

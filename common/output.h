@@ -1,43 +1,22 @@
-/* output.h - one result document, three renderings: a human table (default), JSON, CSV.
- *
- * Results are built as a jansson document: { ..., "<rows key>": [ {col: value, ...}, ... ] }.  The JSON rendering
- * is the document itself; CSV and the table render the rows array using a column spec (key, header, format).
- */
+/* output.h - result files written atomically, and progress through a sink: the lower layers never print; the front
+ * end installs the sink (cli/render.h: a line on a terminal), and without one progress goes nowhere. */
 #ifndef IB_OUTPUT_H
 #define IB_OUTPUT_H
 #include <jansson.h>
-#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum out_fmt { OUT_TABLE = 0, OUT_JSON, OUT_CSV };
-
-enum out_kind {
-    OUT_K_STR = 0,  /* string as is */
-    OUT_K_NUM,      /* number with `prec` decimals */
-    OUT_K_BYTES,    /* number of bytes, shown as KiB/MiB/GiB in the table, raw in CSV */
-    OUT_K_RATE,     /* per-second figure, shown with k/M/G prefix + unit in the table, raw in CSV */
-    OUT_K_INT,      /* integer */
-};
-
-struct out_col {
-    const char *key;     /* key in each row object */
-    const char *header;  /* table/CSV header */
-    enum out_kind kind;
-    int prec;            /* decimals for OUT_K_NUM */
-    const char *unit;    /* for OUT_K_RATE ("B/s" -> "GB/s"), may be NULL */
-};
-
-/* Render `rows` (a JSON array of objects). Missing keys / null values render as "-" (table) or "" (CSV).
- * Table: right-aligned columns, header underlined.  CSV: RFC 4180 quoting, header line first. */
-int out_rows(FILE *f, enum out_fmt fmt, json_t *rows, const struct out_col *cols, unsigned ncols);
-/* Whole document as pretty JSON with a trailing newline. */
-int out_json(FILE *f, json_t *doc);
+/* How ibench writes JSON: indented, reals to the last digit (they read back exactly). */
+#define OUT_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY)
 /* Write `doc` as JSON to `path` atomically (temp file in the same directory, fsync, rename). */
 int out_json_file_atomic(const char *path, json_t *doc);
-/* Progress line on stderr, only when stderr is a terminal (or IBENCH_PROGRESS=1): "\r[label] text" */
+/* Progress: out_progress formats "text" and hands it, with its label (may be NULL), to the installed sink;
+ * out_progress_done says the progress is over (a line is finished). Thread-safe; no sink: nothing. */
+typedef void (*out_progress_line_fn)(const char *label, const char *text);
+typedef void (*out_progress_done_fn)(void);
+void out_progress_sink(out_progress_line_fn line, out_progress_done_fn done);
 void out_progress(const char *label, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void out_progress_done(void);
 

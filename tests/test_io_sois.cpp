@@ -4,6 +4,8 @@
 // between two network namespaces joined by a veth pair, made and removed by the test itself.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <dirent.h>
 #include <netinet/in.h>
 #include <sys/mount.h>
@@ -363,7 +365,18 @@ TEST(Sink, AddressesAndHandshake)
     EXPECT_EQ(sink_parse_addr("", 1, &sa, &len, why, sizeof why), -EINVAL);
 
     struct sink *s = nullptr;
-    ASSERT_EQ(sink_start("127.0.0.1:0", -1, 0, &s, why, sizeof why), 0) << why;
+    // the sink tells its owner of each closed connection (it never prints itself)
+    struct Closed {
+        std::atomic<uint64_t> bytes{0};
+        std::atomic<int> n{0};
+    } closed;
+    struct sink_report rep = {[](void *arg, uint64_t bytes, double secs) {
+                                  auto *c = static_cast<Closed *>(arg);
+                                  c->bytes += bytes;
+                                  c->n += secs >= 0;
+                              },
+                              &closed};
+    ASSERT_EQ(sink_start("127.0.0.1:0", -1, &rep, &s, why, sizeof why), 0) << why;
     std::string addr = sink_address(s);
     EXPECT_EQ(addr.rfind("127.0.0.1:", 0), 0u) << addr;
     int fd = -1;
@@ -383,6 +396,10 @@ TEST(Sink, AddressesAndHandshake)
     }
     EXPECT_EQ(st.bytes, data.size());
     EXPECT_EQ(st.connections, 1u);
+    for (int i = 0; i < 200 && closed.n.load() == 0; i++)
+        usleep(5000);
+    EXPECT_EQ(closed.n.load(), 1);
+    EXPECT_EQ(closed.bytes.load(), data.size()) << "what the connection carried after the handshake";
     sink_stop(s);
 
     // a server that is not a sink: refused before anything is streamed

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "output.h"
+#include "render.h"
 
 namespace {
 
@@ -423,6 +424,7 @@ template <typename Fn> std::string capture_stderr(Fn fn)
 TEST(Output, ProgressSilentWhenNotATerminal)
 {
     unsetenv("IBENCH_PROGRESS");
+    render_progress_install(); // stderr is not a terminal here: installs nothing
     std::string s = capture_stderr([] {
         out_progress("run", "%d/%d", 1, 10);
         out_progress("run", "%d/%d", 2, 10);
@@ -434,6 +436,7 @@ TEST(Output, ProgressSilentWhenNotATerminal)
 TEST(Output, ProgressForced)
 {
     setenv("IBENCH_PROGRESS", "1", 1);
+    render_progress_install();
     std::string s = capture_stderr([] {
         out_progress_done(); // nothing displayed yet: no newline
         out_progress("stream", "%d/%d", 1, 10);
@@ -442,5 +445,29 @@ TEST(Output, ProgressForced)
         out_progress_done(); // already finished: no second newline
     });
     unsetenv("IBENCH_PROGRESS");
+    out_progress_sink(nullptr, nullptr);
     EXPECT_EQ(s, "\r\033[K[stream] 1/10\r\033[K[stream] 2/10\n");
+}
+
+// The lower layers report progress to whatever sink the front end installed, and never print themselves.
+TEST(Output, ProgressGoesToTheInstalledSinkOnly)
+{
+    static std::string seen;
+    static int dones;
+    seen.clear();
+    dones = 0;
+    out_progress_sink(nullptr, nullptr);
+    std::string s = capture_stderr([] { out_progress("x", "%d", 1); });
+    EXPECT_EQ(s, "") << "no sink: nothing printed";
+    out_progress_sink([](const char *label, const char *text) { seen += std::string(label ? label : "-") + ":" + text + ";"; },
+                      [] { dones++; });
+    s = capture_stderr([] {
+        out_progress("profile", "%s at %d %%", "mem-bw", 50);
+        out_progress(nullptr, "plain");
+        out_progress_done();
+    });
+    out_progress_sink(nullptr, nullptr);
+    EXPECT_EQ(s, "");
+    EXPECT_EQ(seen, "profile:mem-bw at 50 %;-:plain;");
+    EXPECT_EQ(dones, 1);
 }

@@ -1,0 +1,342 @@
+/* render.c - one result document, three renderings: a human table (default), JSON, CSV (render.h); and the
+ * terminal's progress line, installed as common/'s progress sink.
+ *
+ * Table: numbers right-aligned, text left-aligned, every column as wide as its widest cell (header included, width
+ *        counted in UTF-8 code points), columns separated by two spaces, a line of dashes under the headers, no
+ *        trailing blanks. OUT_K_BYTES cells read "1.50 MiB" (binary units), OUT_K_RATE cells "28.0 GB/s" (decimal
+ *        prefixes), OUT_K_NUM cells have `prec` decimals, OUT_K_INT cells are whole numbers; null or missing is "-".
+ * CSV:   header line of column keys (machine friendly; the human headers are for the table), then one line per
+ *        row with raw values: integers as integers, reals in the shortest form that reads back to the same
+ *        double, strings quoted per RFC 4180 when they hold a comma, quote, CR or LF; null or missing is an
+ *        empty field.  Lines end in "\n".
+ * JSON:  out_rows(OUT_JSON) prints the rows array itself, as out_json() does.
+ */
+#define _GNU_SOURCE
+#include "render.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "output.h"
+
+/* ---- scalar formatting ------------------------------------------------------------------------------------ */
+
+/* Shortest "%.Ng" (N = 15..17) that reads back as exactly `v`. */
+static void fmt_real_raw(double v, char *buf, size_t len)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+/* "512 B", "1.50 KiB", "1.50 MiB", ... */
+static void fmt_bytes_h(double b, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    const unsigned last = (unsigned)(sizeof(units) / sizeof(units[0])) - 1;
+    if (fabs(b) < 1024.0) {
+        snprintf(buf, len, "%.0f B", b);
+        return;
+    }
+    double v = b;
+    unsigned i = 0;
+    while (fabs(v) >= 1024.0 && i < last) {
+        v /= 1024.0;
+        i++;
+    }
+    if (fabs(v) >= 1023.995 && i < last) { /* would print as "1024.00" */
+        v /= 1024.0;
+        i++;
+    }
+    snprintf(buf, len, "%.2f %s", v, units[i]);
+}
+
+/* "28.0 GB/s", "512.0 B/s", "1.5 k" (unit NULL) ... */
+static void fmt_rate_h(double r, const char *unit, char *buf, size_t len)
+{
+    static const char *const prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+    const unsigned last = (unsigned)(sizeof(prefixes) / sizeof(prefixes[0])) - 1;
+    double v = r;
+    unsigned i = 0;
+    while (fabs(v) >= 999.95 && i < last) { /* 999.95 would print as "1000.0" */
+        v /= 1000.0;
+        i++;
+    }
+    if (!unit)
+        unit = "";
+    if (!prefixes[i][0] && !unit[0])
+        snprintf(buf, len, "%.1f", v);
+    else
+        snprintf(buf, len, "%.1f %s%s", v, prefixes[i], unit);
+}
+
+/* Any JSON value as text, raw: integers as integers, reals round-trippable, strings as is.
+ * Returns a malloc'd string or NULL (no memory). */
+static char *value_raw(const json_t *v)
+{
+    char buf[64];
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        return strdup(json_string_value(v));
+    case JSON_INTEGER:
+        snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return strdup(buf);
+    case JSON_REAL:
+        fmt_real_raw(json_real_value(v), buf, sizeof(buf));
+        return strdup(buf);
+    case JSON_TRUE:
+        return strdup("true");
+    case JSON_FALSE:
+        return strdup("false");
+    case JSON_NULL:
+        return strdup("");
+    default: /* object or array: compact JSON */
+        return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    }
+}
+
+/* A table cell (malloc'd), or NULL when out of memory. */
+static char *cell_human(const json_t *v, const struct out_col *col)
+{
+    char buf[96];
+    if (!v || json_is_null(v))
+        return strdup("-");
+    if (!json_is_number(v))
+        return value_raw(v); /* strings as is, whatever the column kind */
+    double d = json_number_value(v);
+    switch (col->kind) {
+    case OUT_K_NUM: {
+        int prec = col->prec < 0 ? 0 : col->prec > 30 ? 30 : col->prec;
+        snprintf(buf, sizeof(buf), "%.*f", prec, d);
+        return strdup(buf);
+    }
+    case OUT_K_BYTES:
+        fmt_bytes_h(d, buf, sizeof(buf));
+        return strdup(buf);
+    case OUT_K_RATE:
+        fmt_rate_h(d, col->unit, buf, sizeof(buf));
+        return strdup(buf);
+    case OUT_K_INT:
+        if (json_is_integer(v))
+            snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        else
+            snprintf(buf, sizeof(buf), "%.0f", d);
+        return strdup(buf);
+    case OUT_K_STR:
+    default:
+        return value_raw(v);
+    }
+}
+
+/* ---- table ------------------------------------------------------------------------------------------------ */
+
+/* Display width: UTF-8 code points. */
+static size_t text_width(const char *s)
+{
+    size_t w = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if ((*p & 0xC0) != 0x80)
+            w++;
+    return w;
+}
+
+static void put_repeat(FILE *f, int c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fputc(c, f);
+}
+
+static int render_table(FILE *f, json_t *rows, const struct out_col *cols, unsigned ncols)
+{
+    size_t nrows = json_array_size(rows);
+    size_t ncells = (nrows + 1) * ncols;
+    char **cell = calloc(ncells, sizeof(*cell));
+    size_t *width = calloc(ncols, sizeof(*width));
+    int ret = 0;
+    if (!cell || !width) {
+        ret = -ENOMEM;
+        goto out;
+    }
+    for (unsigned c = 0; c < ncols; c++) {
+        const char *h = cols[c].header ? cols[c].header : cols[c].key ? cols[c].key : "";
+        cell[c] = strdup(h);
+    }
+    for (size_t r = 0; r < nrows; r++) {
+        json_t *row = json_array_get(rows, r);
+        for (unsigned c = 0; c < ncols; c++) {
+            json_t *v = cols[c].key ? json_object_get(row, cols[c].key) : NULL;
+            cell[(r + 1) * ncols + c] = cell_human(v, &cols[c]);
+        }
+    }
+    for (size_t i = 0; i < ncells; i++) {
+        if (!cell[i]) {
+            ret = -ENOMEM;
+            goto out;
+        }
+        size_t w = text_width(cell[i]);
+        if (w > width[i % ncols])
+            width[i % ncols] = w;
+    }
+    for (size_t r = 0; r < nrows + 1; r++) {
+        for (unsigned c = 0; c < ncols; c++) {
+            const char *s = cell[r * ncols + c];
+            if (c)
+                fputs("  ", f);
+            if (cols[c].kind == OUT_K_STR) { /* text reads left-aligned; no trailing blanks on the last column */
+                fputs(s, f);
+                if (c + 1 < ncols)
+                    put_repeat(f, ' ', width[c] - text_width(s));
+            } else {
+                put_repeat(f, ' ', width[c] - text_width(s));
+                fputs(s, f);
+            }
+        }
+        fputc('\n', f);
+        if (r == 0) { /* dashes under the headers */
+            for (unsigned c = 0; c < ncols; c++) {
+                if (c)
+                    fputs("  ", f);
+                put_repeat(f, '-', width[c]);
+            }
+            fputc('\n', f);
+        }
+    }
+out:
+    if (cell)
+        for (size_t i = 0; i < ncells; i++)
+            free(cell[i]);
+    free(cell);
+    free(width);
+    return ret;
+}
+
+/* ---- CSV -------------------------------------------------------------------------------------------------- */
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static int render_csv(FILE *f, json_t *rows, const struct out_col *cols, unsigned ncols)
+{
+    for (unsigned c = 0; c < ncols; c++) {
+        if (c)
+            fputc(',', f);
+        csv_field(f, cols[c].key ? cols[c].key : "");
+    }
+    fputc('\n', f);
+    size_t r;
+    json_t *row;
+    json_array_foreach(rows, r, row)
+    {
+        for (unsigned c = 0; c < ncols; c++) {
+            if (c)
+                fputc(',', f);
+            json_t *v = cols[c].key ? json_object_get(row, cols[c].key) : NULL;
+            if (!v || json_is_null(v))
+                continue;
+            char *s = value_raw(v);
+            if (!s)
+                return -ENOMEM;
+            csv_field(f, s);
+            free(s);
+        }
+        fputc('\n', f);
+    }
+    return 0;
+}
+
+/* ---- public ----------------------------------------------------------------------------------------------- */
+
+static int finish(FILE *f, int ret)
+{
+    if (fflush(f) != 0 || ferror(f))
+        return ret ? ret : -EIO;
+    return ret;
+}
+
+int out_rows(FILE *f, enum out_fmt fmt, json_t *rows, const struct out_col *cols, unsigned ncols)
+{
+    if (!f || !json_is_array(rows))
+        return -EINVAL;
+    if (fmt == OUT_JSON)
+        return out_json(f, rows);
+    if (!cols || !ncols || (fmt != OUT_TABLE && fmt != OUT_CSV))
+        return -EINVAL;
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        if (!json_is_object(row))
+            return -EINVAL;
+    }
+    int ret = fmt == OUT_CSV ? render_csv(f, rows, cols, ncols) : render_table(f, rows, cols, ncols);
+    return finish(f, ret);
+}
+
+/* 17 significant digits (jansson's default precision, spelled out): every double reads back exactly. */
+int out_json(FILE *f, json_t *doc)
+{
+    if (!f || !doc)
+        return -EINVAL;
+    if (json_dumpf(doc, f, OUT_JSON_FLAGS) != 0)
+        return finish(f, -EIO);
+    fputc('\n', f);
+    return finish(f, 0);
+}
+
+/* ---- the terminal's progress line ---------------------------------------------------------------------------- */
+
+static atomic_bool progress_displayed;
+
+/* IBENCH_PROGRESS=1 forces progress on, IBENCH_PROGRESS=0 forces it off, otherwise only on a terminal. */
+static bool progress_enabled(void)
+{
+    const char *e = getenv("IBENCH_PROGRESS");
+    if (e && strcmp(e, "1") == 0)
+        return true;
+    if (e && strcmp(e, "0") == 0)
+        return false;
+    return isatty(STDERR_FILENO) == 1;
+}
+
+static void term_line(const char *label, const char *text)
+{
+    if (label)
+        fprintf(stderr, "\r\033[K[%s] %s", label, text);
+    else
+        fprintf(stderr, "\r\033[K%s", text);
+    fflush(stderr);
+    atomic_store(&progress_displayed, true);
+}
+
+static void term_done(void)
+{
+    if (atomic_exchange(&progress_displayed, false)) {
+        fputc('\n', stderr);
+        fflush(stderr);
+    }
+}
+
+void render_progress_install(void)
+{
+    if (progress_enabled())
+        out_progress_sink(term_line, term_done);
+}
