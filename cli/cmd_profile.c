@@ -112,6 +112,9 @@ static int check(struct profile_opts *o, struct machine *m, const char *cpus, co
                             "--load)", metric_kind_name(o->metric.kind));
     } else if ((o->metric.kind == MK_THROUGHPUT || o->metric.kind == MK_LATENCY) && !o->load_cmd) {
         return cli_fail(IB_EXIT_USAGE, "profile", "--metric %s needs --load", metric_kind_name(o->metric.kind));
+    } else if (o->metric.kind == MK_IPC && !o->target_cmd && !(o->pid > 0 && o->load_cmd)) {
+        return cli_fail(IB_EXIT_USAGE, "profile", "--metric ipc counts a batch --target's run, or a service (--target "
+                        "or --pid) while --load runs");
     } else if (o->load_cmd && o->metric.kind == MK_COMMAND) {
         return cli_fail(IB_EXIT_USAGE, "profile", "--load is read by throughput/latency metrics; command:CMD is its "
                         "own sample");
@@ -225,9 +228,6 @@ int cmd_profile(int argc, char **argv)
         return cli_fail(IB_EXIT_FAIL, "profile", "%s", why);
     }
     if ((rc = check(&o, &m, cpus, out)) != 0) {
-    } else if (o.metric.kind == MK_IPC) {
-        rc = cli_fail(IB_EXIT_SKIP, "profile", "--metric ipc needs hardware counters; this machine has none "
-                      "(/sys/bus/event_source/devices/cpu missing): use runtime, throughput, latency or command");
     } else {
         cli_signals_install();
         /* orphans of the target's shell come back to ibench, so that stopping a child reaps them too */
@@ -255,6 +255,8 @@ int cmd_profile(int argc, char **argv)
             free(p);
         } else if (prc == -EINTR || atomic_load(&cli_stop)) {
             rc = cli_fail(IB_EXIT_INTR, "profile", "interrupted; no profile written");
+        } else if (prc == -ENOTSUP) { /* the metric cannot be read here (ipc without counters) */
+            rc = cli_fail(IB_EXIT_SKIP, "profile", "%s; no profile written", why);
         } else {
             rc = cli_fail(IB_EXIT_FAIL, "profile", "%s; no profile written", why);
         }

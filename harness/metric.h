@@ -7,7 +7,9 @@
  *   latency[:REGEX]       the same, lower is better
  *   command:CMD           the first number CMD prints on stdout (run once per sample); higher is better
  *   command-lower:CMD     the same, lower is better
- *   ipc                   instructions per cycle of the target, through libpfm4: needs a PMU
+ *   ipc                   instructions per cycle of the target (user space): a batch --target's run, or a service
+ *                         (--target or --pid, every thread of its process tree) while --load runs; counted with
+ *                         perf_event_open (common/taskcount.h), so it needs a PMU; higher is better
  *
  * REGEX is a POSIX extended regular expression whose first parenthesised group captures the number; the last
  * match in the output counts. Without REGEX, throughput and latency use the adapter of the load generator named by

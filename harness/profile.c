@@ -24,6 +24,7 @@
 #include "profile_method.h"
 #include "stats.h"
 #include "target.h"
+#include "taskcount.h"
 #include "vprobe.h"
 
 /* ---- the target ---------------------------------------------------------------------------------------------- */
@@ -55,10 +56,34 @@ static int target_alive(struct run *r, char *why, size_t len)
     return 0;
 }
 
-/* The command one sample runs: the batch target itself, the load generator, or the metric command. */
+/* The command one sample runs: the batch target itself, the load generator, or the metric command. ipc counts a
+ * batch target's run, or a service (--target or --pid) while the load generator runs. */
 static int batch(const struct profile_opts *o)
 {
-    return o->metric.kind == MK_RUNTIME || o->metric.kind == MK_CPUTIME;
+    return o->metric.kind == MK_RUNTIME || o->metric.kind == MK_CPUTIME ||
+           (o->metric.kind == MK_IPC && !o->load_cmd);
+}
+
+/* ipc: count what the sample runs (a batch target: this thread and what it starts from now on), or the service's
+ * process tree as it is now. */
+static int ipc_open(const struct run *r, struct taskcount *tc, char *why, size_t len)
+{
+    tc_init(tc, NULL);
+    if (batch(r->o))
+        return tc_open_self(tc, why, len);
+    return tc_open_tree(tc, r->have_svc ? r->svc.pid : r->o->pid, why, len);
+}
+
+static int ipc_value(struct taskcount *tc, double *v, char *why, size_t len)
+{
+    double ins = 0, cyc = 0;
+    int rc = tc_read(tc, &ins, &cyc, why, len);
+    tc_close(tc);
+    if (rc == 0 && !(cyc > 0 && ins > 0))
+        rc = ib_why(why, len, -EIO, "the target ran no counted cycles during the sample");
+    if (rc == 0)
+        *v = ins / cyc;
+    return rc;
 }
 
 static const char *sample_cmd(const struct profile_opts *o)
@@ -82,7 +107,16 @@ static int m_sample(void *ctx, double *v, char *why, size_t len)
     uint64_t wall = 0;
     double cpu = 0;
     const char *cmd = sample_cmd(o);
+    struct taskcount tc;
+    if (o->metric.kind == MK_IPC && (rc = ipc_open(r, &tc, why, len)) < 0)
+        return rc;
     rc = child_run(cmd, o->tcpus, o->ntcpus, o->timeout_s * 1000, r->stop, &out, &st, &wall, &cpu, why, len);
+    if (o->metric.kind == MK_IPC) {
+        char w2[256];
+        int irc = ipc_value(&tc, v, w2, sizeof(w2));
+        if (rc == 0 && irc < 0)
+            rc = ib_why(why, len, irc, "%s", w2);
+    }
     if (rc < 0)
         return rc;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -95,7 +129,7 @@ static int m_sample(void *ctx, double *v, char *why, size_t len)
         *v = (double)wall / 1e9;
     else if (o->metric.kind == MK_CPUTIME)
         *v = cpu > 0 ? cpu : 1e-6; /* a run too short to be charged a tick still counts, as almost nothing */
-    else
+    else if (o->metric.kind != MK_IPC) /* ipc: counted above */
         rc = metric_read(&o->metric, out, v, why, len);
     free(out);
     if (rc == 0)
@@ -533,9 +567,15 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
                 char *why, size_t len)
 {
     *out = NULL;
-    if (o->metric.kind == MK_IPC)
-        return ib_why(why, len, -ENOTSUP, "--metric ipc needs hardware counters, and this machine has none (%s)",
-                      "/sys/bus/event_source/devices/cpu missing");
+    if (o->metric.kind == MK_IPC) { /* refused only when the counters cannot be opened, saying why */
+        struct taskcount tc;
+        char w[256];
+        tc_init(&tc, NULL);
+        int rc = tc_open_self(&tc, w, sizeof(w));
+        tc_close(&tc);
+        if (rc < 0)
+            return ib_why(why, len, -ENOTSUP, "--metric ipc: %s", w);
+    }
     struct profile *p = calloc(1, sizeof(*p));
     if (!p)
         return ib_why(why, len, -ENOMEM, "out of memory");
