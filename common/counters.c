@@ -13,6 +13,8 @@
 
 #include "counters.h"
 
+#include "ib_err.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -69,17 +71,6 @@ static int pfm_ready(void)
 }
 #endif
 
-static void set_why(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_why(char *why, size_t len, const char *fmt, ...)
-{
-    if (!why || !len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, len, fmt, ap);
-    va_end(ap);
-}
-
 /* A core PMU is registered with perf: "cpu" on x86, "cpu_core"/"cpu_atom" on hybrid Intel parts. */
 static bool core_pmu_present(void)
 {
@@ -108,17 +99,17 @@ static void explain_open_error(const struct std_event *se, int err, char *why, s
 {
     if (se->hardware && (err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL) &&
         !core_pmu_present()) {
-        set_why(why, len, "no PMU: %s missing", PMU_SYSFS_CPU);
+        ib_why(why, len, 0, "no PMU: %s missing", PMU_SYSFS_CPU);
     } else if (err == EACCES || err == EPERM) {
         int par = read_paranoid();
         if (par != -100)
-            set_why(why, len, "%s (kernel.perf_event_paranoid=%d)", strerror(err), par);
+            ib_why(why, len, 0, "%s (kernel.perf_event_paranoid=%d)", strerror(err), par);
         else
-            set_why(why, len, "%s", strerror(err));
+            ib_why(why, len, 0, "%s", strerror(err));
     } else if (err == ENOSYS) {
-        set_why(why, len, "perf_event_open not supported by this kernel");
+        ib_why(why, len, 0, "perf_event_open not supported by this kernel");
     } else {
-        set_why(why, len, "perf_event_open: %s", strerror(err));
+        ib_why(why, len, 0, "perf_event_open: %s", strerror(err));
     }
 }
 
@@ -137,11 +128,11 @@ static int open_std_event(const struct std_event *se, char *why, size_t len)
         arg.size = sizeof(arg);
         int r = pfm_get_os_event_encoding(se->pfm, PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
         if (r != PFM_SUCCESS) {
-            set_why(why, len, "libpfm4: %s: %s", se->pfm, pfm_strerror(r));
+            ib_why(why, len, 0, "libpfm4: %s: %s", se->pfm, pfm_strerror(r));
             return -1;
         }
     } else if (se->hardware) {
-        set_why(why, len, "libpfm4 initialisation failed: %s", pfm_strerror(pr));
+        ib_why(why, len, 0, "libpfm4 initialisation failed: %s", pfm_strerror(pr));
         return -1;
     } else {
         attr.type = se->type;
@@ -149,7 +140,7 @@ static int open_std_event(const struct std_event *se, char *why, size_t len)
     }
 #else
     if (se->hardware) {
-        set_why(why, len, "built without libpfm4");
+        ib_why(why, len, 0, "built without libpfm4");
         return -1;
     }
     attr.type = se->type;
@@ -177,10 +168,10 @@ bool pmu_hw_available(char *why, size_t len)
     int fd = open_std_event(&std_events[0], buf, sizeof(buf)); /* "cycles" */
     if (fd >= 0) {
         close(fd);
-        set_why(why, len, "%s", "");
+        ib_why(why, len, 0, "%s", "");
         return true;
     }
-    set_why(why, len, "%s", buf[0] ? buf : "cycles event cannot be opened");
+    ib_why(why, len, 0, "%s", buf[0] ? buf : "cycles event cannot be opened");
     return false;
 }
 
