@@ -33,6 +33,7 @@
 #include "kernels.h"
 #include "parse.h"
 #include "peak.h"
+#include "uring_kit.h"
 
 enum { RW_READ = 0, RW_WRITE, RW_MIX };
 enum { P_RW = 0, P_BS, P_QD, P_FILE };
@@ -59,6 +60,7 @@ struct dbw_thread {
     unsigned free_slot[256];
     unsigned nfree;
     uint64_t done_bytes; /* completed since the last set_intensity/measure */
+    uint64_t drained;    /* bytes of the requests the last drain reaped */
     char path[4200];
 };
 
@@ -71,24 +73,31 @@ struct dbw {
     struct dbw_thread *t;
 };
 
-/* Wait for everything in flight; returns the bytes those requests moved. */
+/* A device may stall for seconds; one stuck for longer than this does not hold a teardown (or Ctrl-C) for ever. */
+#define DBW_DRAIN_NS (5 * IB_NS_PER_S)
+#define DBW_CANCEL_NS (1 * IB_NS_PER_S)
+
+static void dbw_reaped(void *arg, struct io_uring_cqe *cqe)
+{
+    struct dbw_thread *t = arg;
+    if (cqe->res > 0)
+        t->drained += (uint64_t)cqe->res;
+    t->free_slot[t->nfree++] = (unsigned)io_uring_cqe_get_data64(cqe);
+}
+
+/* Wait for everything in flight, at most DBW_DRAIN_NS, then cancel it; returns the bytes those requests moved. A
+ * ring left with requests in flight is not used again (ring_ok = 0). */
 static uint64_t dbw_drain(struct dbw_thread *t)
 {
-    uint64_t got = 0;
-    while (t->ring_ok && t->inflight) {
-        struct io_uring_cqe *cqe;
-        int rc = io_uring_wait_cqe(&t->ring, &cqe);
-        if (rc == -EINTR)
-            continue;
-        if (rc < 0)
-            break;
-        if (cqe->res > 0)
-            got += (uint64_t)cqe->res;
-        t->free_slot[t->nfree++] = (unsigned)io_uring_cqe_get_data64(cqe);
-        io_uring_cqe_seen(&t->ring, cqe);
-        t->inflight--;
+    if (!t->ring_ok || !t->inflight)
+        return 0;
+    t->drained = 0;
+    t->inflight = uring_drain(&t->ring, t->inflight, clk_mono_ns() + DBW_DRAIN_NS, DBW_CANCEL_NS, dbw_reaped, t);
+    if (t->inflight) {
+        io_uring_queue_exit(&t->ring); /* the kernel ends them in the background */
+        t->ring_ok = 0;
     }
-    return got;
+    return t->drained;
 }
 
 static void dbw_teardown(struct soi *s)
@@ -363,6 +372,8 @@ fail:
 static int dbw_step(struct soi *s, unsigned tid, uint64_t *units)
 {
     struct dbw *p = s->priv;
+    if (!p->t[tid].ring_ok) /* a drain gave up on a stuck device */
+        return -EIO;
     int rc = dbw_run(p, &p->t[tid], DBW_STEP_NS, units);
     return rc < 0 ? rc : 0;
 }
