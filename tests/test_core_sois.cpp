@@ -40,6 +40,7 @@ constexpr uint64_t kMs = 1000000ULL;
 ::testing::Environment *const g_cache_env = ::testing::AddGlobalTestEnvironment(new ib_test::PrivateCacheEnv("core"));
 
 struct Insn {
+    uint64_t addr;
     std::string mnem, ops;
 };
 
@@ -54,7 +55,7 @@ std::vector<Insn> disasm(const std::string &sym)
     char line[512];
     bool in = false;
     const std::string start = "<" + sym + ">:", end = "<" + sym + "_end>:";
-    static const std::regex insn(R"(^\s*[0-9a-f]+:\s+(.*\S)\s*$)");
+    static const std::regex insn(R"(^\s*([0-9a-f]+):\s+(.*\S)\s*$)");
     while (fgets(line, sizeof line, p)) {
         std::string l(line);
         if (l.find(start) != std::string::npos) {
@@ -68,10 +69,11 @@ std::vector<Insn> disasm(const std::string &sym)
         std::smatch mt;
         if (!std::regex_match(l, mt, insn))
             continue;
-        std::string text = mt[1];
+        std::string text = mt[2];
         // drop prefixes objdump prints for padding nops ("data16 cs nopw ...", "cs nopw ...")
         size_t sp;
         Insn i;
+        i.addr = std::stoull(mt[1], nullptr, 16);
         for (;;) {
             sp = text.find_first_of(" \t");
             i.mnem = text.substr(0, sp);
@@ -97,24 +99,68 @@ bool has(const std::vector<Insn> &v, const std::string &mnem)
 
 bool is_nop(const Insn &i) { return i.mnem.find("nop") != std::string::npos || i.mnem == "xchg"; }
 
-}  // namespace
-
 // ---- the kernels themselves ------------------------------------------------------------------------------------------
+
+// The instructions of the kernel's loop: from the target of its back edge (the last conditional jump, which must
+// jump backwards) to that jump, padding nops excluded. Empty when there is no such loop.
+std::vector<Insn> loop_body(const std::vector<Insn> &v)
+{
+    for (size_t j = v.size(); j-- > 0;) {
+        if (v[j].mnem != "jne" && v[j].mnem != "jnz")
+            continue;
+        uint64_t target = std::stoull(v[j].ops, nullptr, 16);
+        std::vector<Insn> body;
+        for (size_t i = 0; i <= j; i++)
+            if (v[i].addr >= target && !is_nop(v[i]))
+                body.push_back(v[i]);
+        return target < v[j].addr ? body : std::vector<Insn>{};
+    }
+    return {};
+}
+
+uint64_t mono_ns()
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+// A kernel's count is iters times its loop's instructions, and the loop does run iters times. The count is
+// computed before the loop, so both are checked against the loop itself: the disassembled body (dec + jnz closing
+// it) has as many instructions as the count per iteration, and `iters` iterations take at least the time no x86
+// core can beat (kMaxIps: 8 instructions per cycle at 8 GHz, above any core; load only makes it slower).
+void expect_counts_its_loop(const char *sym, uint64_t (*kernel)(uint64_t), uint64_t per_iter)
+{
+    SCOPED_TRACE(sym);
+    EXPECT_EQ(kernel(0), 0u);
+    EXPECT_EQ(kernel(1000), 1000 * per_iter);
+    const std::vector<Insn> body = loop_body(disasm(sym));
+    ASSERT_GE(body.size(), 2u) << "no backward loop in " << sym << " (" << IBENCH_SOIS_LIB << ")";
+    EXPECT_EQ(body.size(), per_iter) << "the loop's instructions against the count per iteration";
+    EXPECT_EQ(body[body.size() - 2].mnem + " " + body[body.size() - 2].ops, "dec %rdi") << "counts down iters";
+    constexpr double kMaxIps = 8 * 8e9;
+    constexpr uint64_t kIters = 4000000;
+    uint64_t t0 = mono_ns();
+    uint64_t n = kernel(kIters);
+    double s = (double)(mono_ns() - t0) / 1e9;
+    EXPECT_EQ(n, kIters * per_iter);
+    EXPECT_GE(s, (double)n / kMaxIps) << "the loop cannot have run " << kIters << " times in " << s * 1e3 << " ms";
+}
+
+}  // namespace
 
 TEST(CoreKernels, CountInstructions)
 {
-    EXPECT_EQ(ib_int_kernel(0), 0u);
-    EXPECT_EQ(ib_int_kernel(1000), 18000u);
-    EXPECT_EQ(ib_fp_kernel(0), 0u);
-    EXPECT_EQ(ib_fp_kernel(1000), 26000u);
-    EXPECT_EQ(ib_simd_sse_kernel(1000), 26000u);
+    expect_counts_its_loop("ib_int_kernel", ib_int_kernel, 18);
+    expect_counts_its_loop("ib_fp_kernel", ib_fp_kernel, 26);
+    expect_counts_its_loop("ib_simd_sse_kernel", ib_simd_sse_kernel, 26);
     struct cpu_info ci;
     ASSERT_EQ(cpuinfo_read(&ci), 0);
     if (ci.avx2 && ci.fma) {
-        EXPECT_EQ(ib_simd_avx2_kernel(1000), 14000u);
+        expect_counts_its_loop("ib_simd_avx2_kernel", ib_simd_avx2_kernel, 14);
     }
     if (ci.avx512f) {
-        EXPECT_EQ(ib_simd_avx512_kernel(1000), 14000u);
+        expect_counts_its_loop("ib_simd_avx512_kernel", ib_simd_avx512_kernel, 14);
     }
 }
 
