@@ -1,7 +1,7 @@
 // test_core_sois.cpp - the core SoIs (int, fp, simd): their assembly kernels disassembled (each issues only its
 // kind of instruction), the simd ISA selection and its forced fallbacks run through the engine, and the calibrated
-// int peak against a plain C throughput loop written here (an order-of-magnitude bar: the host is shared; the tight
-// 10 % comparison is validation/bench-core).
+// int peak against a plain C throughput loop written here (0.6-1.6, cycles interleaved: the host is shared; the
+// tight 10 % comparison is validation/bench-core).
 #include <gtest/gtest.h>
 
 #include <ftw.h>
@@ -23,6 +23,7 @@
 #include "peak.h"
 #include "ramp.h"
 #include "soi.h"
+#include "stats.h"
 #include "test_support.h"
 
 extern "C" {
@@ -442,19 +443,30 @@ TEST(CoreCalibration, IntPeakMatchesAPlainLoop)
     CPU_SET(0, &one);
     ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
     plain_int_rate(20 * kMs);  // warm up
-    double ref1 = plain_int_rate(100 * kMs);
+    // Interleaved as validation/core_ref --interleave does: each cycle is the plain loop, the calibration (5 x 100 ms,
+    // median) and the plain loop again, so each ratio compares figures taken moments apart; the median over cycles
+    // drops a cycle that another process or the hypervisor disturbed.
+    constexpr int kCycles = 5;
     const int cpu0[] = {0};
-    double peak = 0;
-    int rc = peak_measure(mc.topo, cpu0, 1, ib_int_kernel, nullptr, &peak, nullptr, why, sizeof why);
-    double ref2 = plain_int_rate(100 * kMs);
+    double ratio[kCycles];
+    int rc = 0;
+    for (int c = 0; c < kCycles && rc == 0; c++) {
+        double ref1 = plain_int_rate(100 * kMs), peak = 0;
+        rc = peak_measure(mc.topo, cpu0, 1, ib_int_kernel, nullptr, &peak, nullptr, why, sizeof why);
+        double ref2 = plain_int_rate(100 * kMs);
+        ratio[c] = peak / ((ref1 + ref2) / 2);
+        printf("CPU 0 cycle %d: ib_int_kernel calibrated %.3g instr/s, plain C loop %.3g and %.3g: ratio %.3f\n", c,
+               peak, ref1, ref2, ratio[c]);
+    }
     sched_setaffinity(0, sizeof old, &old);
     machine_close(&mc);
     ASSERT_EQ(rc, 0) << why;
-    const double ref = (ref1 + ref2) / 2;
-    printf("CPU 0: ib_int_kernel calibrated %.3g instr/s, plain C loop %.3g instr/s (%.3g, %.3g): ratio %.3f\n", peak,
-           ref, ref1, ref2, peak / ref);
-    // Order of magnitude only: it catches a kernel whose instruction count is wrong, not host noise (under a
-    // loaded ctest the int peak here moved between 7.1 and 13.5 G/s). The 10 % figure is validation/bench-core's.
-    EXPECT_GT(peak / ref, 0.2);
-    EXPECT_LT(peak / ref, 5.0);
+    const double med = ib_median(ratio, kCycles);
+    printf("median ratio %.3f\n", med);
+    // Same instructions, so ~1. The bound is what holds on a loaded 2-CPU guest: with other builds running, single
+    // cycles ranged 0.72-1.98 and the median of 5 0.85-1.21 (docs/validation.md, "Bounds of the unit tests"). It
+    // catches a peak off by 1.7x or more (a count per iteration of 8 instead of 18 gave 0.51, a mistimed window, a
+    // units slip); the 10 % figure is validation/bench-core's, measured alone.
+    EXPECT_GT(med, 0.6);
+    EXPECT_LT(med, 1.6);
 }
