@@ -388,7 +388,9 @@ TEST_F(CoreSoi, IntAndFpRunAndCacheTheirPeak)
         EXPECT_EQ(m->calib.nbw, nbw);
         soi_close(s);
         printf("%s at 100 %%: %.1f %% of its peak (the >= 90 %% figure is validation/bench-core's)\n", name, pct);
-        EXPECT_GT(pct, 5.0); // it ran flat out at 100 %: not idle, not a units mix-up; the rest is host noise
+        // it ran flat out at 100 %: 83-154 % beside other tests here. The floor is half a CPU (one busy neighbour)
+        // times the 0.43 the host's int rate moved by between windows (docs/validation.md): 0.2, rounded down.
+        EXPECT_GT(pct, 15.0);
     }
 }
 
