@@ -272,7 +272,7 @@ protected:
         return e;
     }
     // prepare -> {0, 100} % through the engine -> close; returns capacity_src
-    std::string short_run(const soi_ops *ops, struct soi_env &e, double *pct100)
+    std::string short_run(const soi_ops *ops, struct soi_env &e, double *pct100, double *on_cpu100 = nullptr)
     {
         struct soi *s = nullptr;
         int rc = soi_open(ops, &e, &s, why, sizeof why);
@@ -294,6 +294,8 @@ protected:
             EXPECT_GT(res[1].achieved, 0.0);
             EXPECT_GT(res[1].active_frac, 0.5);
             *pct100 = res[1].achieved_pct;
+            if (on_cpu100)
+                *on_cpu100 = res[1].cpu_frac * 100;
         }
         ramp_free(&r);
         soi_close(s);
@@ -372,8 +374,8 @@ TEST_F(CoreSoi, IntAndFpRunAndCacheTheirPeak)
         EXPECT_EQ(ops->kind, SOI_DUTY);
         EXPECT_EQ(ops->scope, TOPO_SCOPE_CORE);
         struct soi_env e = env(ops, &m->cpu, 0);
-        double pct = 0;
-        std::string src = short_run(ops, e, &pct);
+        double pct = 0, on_cpu = 0;
+        std::string src = short_run(ops, e, &pct, &on_cpu);
         EXPECT_NE(src.find("measured now"), std::string::npos) << src;
         const calib_bw *c = calib_bw_find(&m->calib, name, cpus, 1);
         ASSERT_NE(c, nullptr) << "the peak is cached under kind " << name;
@@ -387,10 +389,14 @@ TEST_F(CoreSoi, IntAndFpRunAndCacheTheirPeak)
         EXPECT_NE(strstr(s->capacity_src, "cached"), nullptr) << s->capacity_src;
         EXPECT_EQ(m->calib.nbw, nbw);
         soi_close(s);
-        printf("%s at 100 %%: %.1f %% of its peak (the >= 90 %% figure is validation/bench-core's)\n", name, pct);
-        // it ran flat out at 100 %: 83-154 % beside other tests here. The floor is half a CPU (one busy neighbour)
-        // times the 0.43 the host's int rate moved by between windows (docs/validation.md): 0.2, rounded down.
-        EXPECT_GT(pct, 15.0);
+        printf("%s at 100 %%: %.1f %% of its peak on %.1f %% of a CPU (>= 90 %% alone: validation/bench-core)\n",
+               name, pct, on_cpu);
+        // it ran flat out at 100 %: whatever share of its CPU the host gave it, it issued at about its peak while
+        // on it (the peak itself was measured on a shared CPU). An absolute floor does not hold (14 % of the peak
+        // once under ctest -j2); % of the peak over % of a CPU read 0.62-3.3 alone and beside other tests here
+        // (docs/validation.md), so the floor is 0.25: a kernel issuing a quarter of what it counts fails.
+        EXPECT_GT(on_cpu, 0.0);
+        EXPECT_GT(pct, 0.25 * on_cpu);
     }
 }
 
