@@ -303,8 +303,9 @@ TEST_F(IoSoi, DiskBwPacesReadWriteMixAndCleansUp)
         EXPECT_GT(res[1].achieved, 0.0);
         // paced: a 30 % step stays near its target; a generous bound (the credit is 25 ms of a 150 ms step)
         EXPECT_LT(res[1].achieved_pct, 30 * 1.6);
-        // and not far under it: 30 % leaves the disk 70 % for anyone else (29.9-31.6 % beside other tests here)
-        EXPECT_GT(res[1].achieved_pct, 30 * 0.5);
+        // No lower bound holds: the disk is shared with whatever else runs (30 % read 29.9-31.6 % mostly, and once
+        // 11.7 %, with 100 % lower still). The 25 ms of credit that makes up the path's stalls is checked on the
+        // fake clock: Bucket.IoStallShorterThanItsCreditIsMadeUpWithinTheStep in test_pace.
         EXPECT_GT(res[2].achieved, res[1].achieved) << "unthrottled beats 30 %";
         soi_close(s);
         EXPECT_TRUE(entries(d.path).empty()) << "files removed";
