@@ -2,22 +2,49 @@
 """check_profile_schema.py - validate ibench profiles against docs/schema/profile-v1.schema.json (python3-jsonschema).
 
     tests/check_profile_schema.py PROFILE...      exit 0 when every file is valid, 1 with the first error otherwise
+
+Exit 1 means "checked and invalid" (a schema error, or a file that is not JSON) and nothing else: anything that
+keeps the check from running (no jsonschema module, an unreadable file or schema, no argument) exits 2, so a test
+that expects a rejection cannot pass on a checker that never ran.
 """
 import json
 import os
 import sys
 
-import jsonschema
 
+def cannot_check(msg):
+    print(f"check_profile_schema: cannot check: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+try:
+    import jsonschema
+except ImportError as e:
+    cannot_check(f"{e} (install python3-jsonschema)")
+
+if len(sys.argv) < 2:
+    cannot_check("usage: check_profile_schema.py PROFILE...")
 here = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(here, "..", "docs", "schema", "profile-v1.schema.json")) as f:
-    schema = json.load(f)
-jsonschema.Draft202012Validator.check_schema(schema)
+try:
+    with open(os.path.join(here, "..", "docs", "schema", "profile-v1.schema.json")) as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+except (OSError, ValueError, jsonschema.exceptions.SchemaError) as e:
+    cannot_check(f"the schema: {e}")
 validator = jsonschema.Draft202012Validator(schema)
 bad = 0
 for path in sys.argv[1:]:
-    with open(path) as f:
-        doc = json.load(f)
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        cannot_check(str(e))
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        print(f"{path}: invalid: not JSON: {e}", file=sys.stderr)
+        bad = 1
+        continue
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
     if errors:
         e = errors[0]

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -607,6 +608,7 @@ TEST_F(Bin, ShortRampJsonCsvTable)
     json_t *steps = json_object_get(doc, "steps");
     ASSERT_EQ(json_array_size(steps), 3u);
     const double req[] = {0, 50, 100};
+    const double capv = json_number_value(json_object_get(cap, "value"));
     for (size_t i = 0; i < 3; i++) {
         SCOPED_TRACE("step " + std::to_string(i + 1));
         json_t *st = json_array_get(steps, i);
@@ -615,6 +617,13 @@ TEST_F(Bin, ShortRampJsonCsvTable)
         double a = json_number_value(json_object_get(st, "achieved_pct"));
         EXPECT_GE(a, 0.0);
         EXPECT_LE(a, 110.0);
+        // the target is x % of the capacity, achieved % is achieved over the capacity, and a footprint SoI holds
+        // its bytes whatever the host does: achieved within a point of the target
+        const double target = json_number_value(json_object_get(st, "target"));
+        const double achieved = json_number_value(json_object_get(st, "achieved"));
+        EXPECT_DOUBLE_EQ(target, capv * req[i] / 100);
+        EXPECT_NEAR(a, 100 * achieved / capv, 1e-9);
+        EXPECT_NEAR(achieved, target, capv / 100);
         EXPECT_GE(json_number_value(json_object_get(st, "wall_s")), 0.05);
         double on = json_number_value(json_object_get(st, "on_cpu_pct")); // every SoI: its workers' CPU time
         EXPECT_GE(on, 0.0);
@@ -626,11 +635,25 @@ TEST_F(Bin, ShortRampJsonCsvTable)
               json_number_value(json_object_get(json_array_get(steps, 0), "on_cpu_pct")) + 15.0);
     EXPECT_TRUE(json_is_null(json_object_get(doc, "pacing"))) << "not a duty SoI";
     EXPECT_EQ(json_number_value(json_object_get(json_array_get(steps, 0), "achieved_pct")), 0.0);
-    EXPECT_TRUE(json_is_object(json_object_get(doc, "linearity")));
+    // linearity is the least-squares line of achieved % on requested % over these steps
+    json_t *lin = json_object_get(doc, "linearity");
+    ASSERT_TRUE(json_is_object(lin));
+    {
+        double sx = 0, sy = 0, sxx = 0, sxy = 0, worst = 0;
+        for (size_t i = 0; i < 3; i++) {
+            double x = req[i], y = json_number_value(json_object_get(json_array_get(steps, i), "achieved_pct"));
+            sx += x, sy += y, sxx += x * x, sxy += x * y;
+            worst = std::max(worst, std::fabs(y - x));
+        }
+        const double slope = (3 * sxy - sx * sy) / (3 * sxx - sx * sx), icpt = (sy - slope * sx) / 3;
+        EXPECT_NEAR(json_number_value(json_object_get(lin, "slope")), slope, 1e-9);
+        EXPECT_NEAR(json_number_value(json_object_get(lin, "intercept")), icpt, 1e-7);
+        EXPECT_NEAR(json_number_value(json_object_get(lin, "worst_dev_ideal")), worst, 1e-9);
+        EXPECT_EQ(json_integer_value(json_object_get(lin, "n")), 3);
+    }
     json_t *pl = json_object_get(doc, "placement");
     EXPECT_EQ(json_integer_value(json_object_get(pl, "threads")), 1);
     EXPECT_EQ(json_array_size(json_object_get(pl, "cpus")), 1u);
-    json_decref(doc);
     EXPECT_EQ(cache_files(), 1u) << "the measured cache sizes were saved";
 
     Proc c;
@@ -677,6 +700,22 @@ TEST_F(Bin, ShortRampJsonCsvTable)
         EXPECT_LE(pct, 110.0);
         EXPECT_GE(atof(f[(size_t)c_wall].c_str()), 0.05);
     }
+    // The CSV is the JSON's steps in columns: every column is a step field of the JSON, and what a footprint SoI
+    // repeats exactly (capacity from the cache, bytes held) is equal in both runs, row by row.
+    for (size_t k = 0; k < head.size(); k++)
+        EXPECT_NE(json_object_get(json_array_get(steps, 0), head[k].c_str()), nullptr) << "CSV column " << head[k];
+    for (unsigned i = 1; i <= 3; i++) {
+        SCOPED_TRACE(lines[i]);
+        auto f = fields(lines[i]);
+        json_t *st = json_array_get(steps, i - 1);
+        for (const char *name : {"step", "requested_pct", "target", "achieved", "achieved_pct"}) {
+            int k = col(name);
+            ASSERT_GE(k, 0);
+            EXPECT_DOUBLE_EQ(atof(f[(size_t)k].c_str()), json_number_value(json_object_get(st, name))) << name;
+        }
+        EXPECT_EQ(f[(size_t)c_unit], json_string_value(json_object_get(st, "unit")));
+    }
+    json_decref(doc);
 
     Proc t;
     run(t, {"run", "--soi", "l1d", "--levels", "0,100", "--step-ms", "30", "--cpus", "0"}, 60);

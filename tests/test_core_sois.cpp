@@ -1,7 +1,7 @@
 // test_core_sois.cpp - the core SoIs (int, fp, simd): their assembly kernels disassembled (each issues only its
 // kind of instruction), the simd ISA selection and its forced fallbacks run through the engine, and the calibrated
-// int peak against a plain C throughput loop written here (an order-of-magnitude bar: the host is shared; the tight
-// 10 % comparison is validation/bench-core).
+// int peak against a plain C throughput loop written here (0.6-1.6, cycles interleaved: the host is shared; the
+// tight 10 % comparison is validation/bench-core).
 #include <gtest/gtest.h>
 
 #include <ftw.h>
@@ -23,6 +23,7 @@
 #include "peak.h"
 #include "ramp.h"
 #include "soi.h"
+#include "stats.h"
 #include "test_support.h"
 
 extern "C" {
@@ -40,6 +41,7 @@ constexpr uint64_t kMs = 1000000ULL;
 ::testing::Environment *const g_cache_env = ::testing::AddGlobalTestEnvironment(new ib_test::PrivateCacheEnv("core"));
 
 struct Insn {
+    uint64_t addr;
     std::string mnem, ops;
 };
 
@@ -54,7 +56,7 @@ std::vector<Insn> disasm(const std::string &sym)
     char line[512];
     bool in = false;
     const std::string start = "<" + sym + ">:", end = "<" + sym + "_end>:";
-    static const std::regex insn(R"(^\s*[0-9a-f]+:\s+(.*\S)\s*$)");
+    static const std::regex insn(R"(^\s*([0-9a-f]+):\s+(.*\S)\s*$)");
     while (fgets(line, sizeof line, p)) {
         std::string l(line);
         if (l.find(start) != std::string::npos) {
@@ -68,10 +70,11 @@ std::vector<Insn> disasm(const std::string &sym)
         std::smatch mt;
         if (!std::regex_match(l, mt, insn))
             continue;
-        std::string text = mt[1];
+        std::string text = mt[2];
         // drop prefixes objdump prints for padding nops ("data16 cs nopw ...", "cs nopw ...")
         size_t sp;
         Insn i;
+        i.addr = std::stoull(mt[1], nullptr, 16);
         for (;;) {
             sp = text.find_first_of(" \t");
             i.mnem = text.substr(0, sp);
@@ -97,24 +100,68 @@ bool has(const std::vector<Insn> &v, const std::string &mnem)
 
 bool is_nop(const Insn &i) { return i.mnem.find("nop") != std::string::npos || i.mnem == "xchg"; }
 
-}  // namespace
-
 // ---- the kernels themselves ------------------------------------------------------------------------------------------
+
+// The instructions of the kernel's loop: from the target of its back edge (the last conditional jump, which must
+// jump backwards) to that jump, padding nops excluded. Empty when there is no such loop.
+std::vector<Insn> loop_body(const std::vector<Insn> &v)
+{
+    for (size_t j = v.size(); j-- > 0;) {
+        if (v[j].mnem != "jne" && v[j].mnem != "jnz")
+            continue;
+        uint64_t target = std::stoull(v[j].ops, nullptr, 16);
+        std::vector<Insn> body;
+        for (size_t i = 0; i <= j; i++)
+            if (v[i].addr >= target && !is_nop(v[i]))
+                body.push_back(v[i]);
+        return target < v[j].addr ? body : std::vector<Insn>{};
+    }
+    return {};
+}
+
+uint64_t mono_ns()
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+// A kernel's count is iters times its loop's instructions, and the loop does run iters times. The count is
+// computed before the loop, so both are checked against the loop itself: the disassembled body (dec + jnz closing
+// it) has as many instructions as the count per iteration, and `iters` iterations take at least the time no x86
+// core can beat (kMaxIps: 8 instructions per cycle at 8 GHz, above any core; load only makes it slower).
+void expect_counts_its_loop(const char *sym, uint64_t (*kernel)(uint64_t), uint64_t per_iter)
+{
+    SCOPED_TRACE(sym);
+    EXPECT_EQ(kernel(0), 0u);
+    EXPECT_EQ(kernel(1000), 1000 * per_iter);
+    const std::vector<Insn> body = loop_body(disasm(sym));
+    ASSERT_GE(body.size(), 2u) << "no backward loop in " << sym << " (" << IBENCH_SOIS_LIB << ")";
+    EXPECT_EQ(body.size(), per_iter) << "the loop's instructions against the count per iteration";
+    EXPECT_EQ(body[body.size() - 2].mnem + " " + body[body.size() - 2].ops, "dec %rdi") << "counts down iters";
+    constexpr double kMaxIps = 8 * 8e9;
+    constexpr uint64_t kIters = 4000000;
+    uint64_t t0 = mono_ns();
+    uint64_t n = kernel(kIters);
+    double s = (double)(mono_ns() - t0) / 1e9;
+    EXPECT_EQ(n, kIters * per_iter);
+    EXPECT_GE(s, (double)n / kMaxIps) << "the loop cannot have run " << kIters << " times in " << s * 1e3 << " ms";
+}
+
+}  // namespace
 
 TEST(CoreKernels, CountInstructions)
 {
-    EXPECT_EQ(ib_int_kernel(0), 0u);
-    EXPECT_EQ(ib_int_kernel(1000), 18000u);
-    EXPECT_EQ(ib_fp_kernel(0), 0u);
-    EXPECT_EQ(ib_fp_kernel(1000), 26000u);
-    EXPECT_EQ(ib_simd_sse_kernel(1000), 26000u);
+    expect_counts_its_loop("ib_int_kernel", ib_int_kernel, 18);
+    expect_counts_its_loop("ib_fp_kernel", ib_fp_kernel, 26);
+    expect_counts_its_loop("ib_simd_sse_kernel", ib_simd_sse_kernel, 26);
     struct cpu_info ci;
     ASSERT_EQ(cpuinfo_read(&ci), 0);
     if (ci.avx2 && ci.fma) {
-        EXPECT_EQ(ib_simd_avx2_kernel(1000), 14000u);
+        expect_counts_its_loop("ib_simd_avx2_kernel", ib_simd_avx2_kernel, 14);
     }
     if (ci.avx512f) {
-        EXPECT_EQ(ib_simd_avx512_kernel(1000), 14000u);
+        expect_counts_its_loop("ib_simd_avx512_kernel", ib_simd_avx512_kernel, 14);
     }
 }
 
@@ -225,7 +272,7 @@ protected:
         return e;
     }
     // prepare -> {0, 100} % through the engine -> close; returns capacity_src
-    std::string short_run(const soi_ops *ops, struct soi_env &e, double *pct100)
+    std::string short_run(const soi_ops *ops, struct soi_env &e, double *pct100, double *on_cpu100 = nullptr)
     {
         struct soi *s = nullptr;
         int rc = soi_open(ops, &e, &s, why, sizeof why);
@@ -247,6 +294,8 @@ protected:
             EXPECT_GT(res[1].achieved, 0.0);
             EXPECT_GT(res[1].active_frac, 0.5);
             *pct100 = res[1].achieved_pct;
+            if (on_cpu100)
+                *on_cpu100 = res[1].cpu_frac * 100;
         }
         ramp_free(&r);
         soi_close(s);
@@ -325,8 +374,8 @@ TEST_F(CoreSoi, IntAndFpRunAndCacheTheirPeak)
         EXPECT_EQ(ops->kind, SOI_DUTY);
         EXPECT_EQ(ops->scope, TOPO_SCOPE_CORE);
         struct soi_env e = env(ops, &m->cpu, 0);
-        double pct = 0;
-        std::string src = short_run(ops, e, &pct);
+        double pct = 0, on_cpu = 0;
+        std::string src = short_run(ops, e, &pct, &on_cpu);
         EXPECT_NE(src.find("measured now"), std::string::npos) << src;
         const calib_bw *c = calib_bw_find(&m->calib, name, cpus, 1);
         ASSERT_NE(c, nullptr) << "the peak is cached under kind " << name;
@@ -340,8 +389,14 @@ TEST_F(CoreSoi, IntAndFpRunAndCacheTheirPeak)
         EXPECT_NE(strstr(s->capacity_src, "cached"), nullptr) << s->capacity_src;
         EXPECT_EQ(m->calib.nbw, nbw);
         soi_close(s);
-        printf("%s at 100 %%: %.1f %% of its peak (the >= 90 %% figure is validation/bench-core's)\n", name, pct);
-        EXPECT_GT(pct, 5.0); // it ran flat out at 100 %: not idle, not a units mix-up; the rest is host noise
+        printf("%s at 100 %%: %.1f %% of its peak on %.1f %% of a CPU (>= 90 %% alone: validation/bench-core)\n",
+               name, pct, on_cpu);
+        // it ran flat out at 100 %: whatever share of its CPU the host gave it, it issued at about its peak while
+        // on it (the peak itself was measured on a shared CPU). An absolute floor does not hold (14 % of the peak
+        // once under ctest -j2); % of the peak over % of a CPU read 0.62-3.3 alone and beside other tests here
+        // (docs/validation.md), so the floor is 0.25: a kernel issuing a quarter of what it counts fails.
+        EXPECT_GT(on_cpu, 0.0);
+        EXPECT_GT(pct, 0.25 * on_cpu);
     }
 }
 
@@ -396,19 +451,30 @@ TEST(CoreCalibration, IntPeakMatchesAPlainLoop)
     CPU_SET(0, &one);
     ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
     plain_int_rate(20 * kMs);  // warm up
-    double ref1 = plain_int_rate(100 * kMs);
+    // Interleaved as validation/core_ref --interleave does: each cycle is the plain loop, the calibration (5 x 100 ms,
+    // median) and the plain loop again, so each ratio compares figures taken moments apart; the median over cycles
+    // drops a cycle that another process or the hypervisor disturbed.
+    constexpr int kCycles = 5;
     const int cpu0[] = {0};
-    double peak = 0;
-    int rc = peak_measure(mc.topo, cpu0, 1, ib_int_kernel, nullptr, &peak, nullptr, why, sizeof why);
-    double ref2 = plain_int_rate(100 * kMs);
+    double ratio[kCycles];
+    int rc = 0;
+    for (int c = 0; c < kCycles && rc == 0; c++) {
+        double ref1 = plain_int_rate(100 * kMs), peak = 0;
+        rc = peak_measure(mc.topo, cpu0, 1, ib_int_kernel, nullptr, &peak, nullptr, why, sizeof why);
+        double ref2 = plain_int_rate(100 * kMs);
+        ratio[c] = peak / ((ref1 + ref2) / 2);
+        printf("CPU 0 cycle %d: ib_int_kernel calibrated %.3g instr/s, plain C loop %.3g and %.3g: ratio %.3f\n", c,
+               peak, ref1, ref2, ratio[c]);
+    }
     sched_setaffinity(0, sizeof old, &old);
     machine_close(&mc);
     ASSERT_EQ(rc, 0) << why;
-    const double ref = (ref1 + ref2) / 2;
-    printf("CPU 0: ib_int_kernel calibrated %.3g instr/s, plain C loop %.3g instr/s (%.3g, %.3g): ratio %.3f\n", peak,
-           ref, ref1, ref2, peak / ref);
-    // Order of magnitude only: it catches a kernel whose instruction count is wrong, not host noise (under a
-    // loaded ctest the int peak here moved between 7.1 and 13.5 G/s). The 10 % figure is validation/bench-core's.
-    EXPECT_GT(peak / ref, 0.2);
-    EXPECT_LT(peak / ref, 5.0);
+    const double med = ib_median(ratio, kCycles);
+    printf("median ratio %.3f\n", med);
+    // Same instructions, so ~1. The bound is what holds on a loaded 2-CPU guest: with other builds running, single
+    // cycles ranged 0.72-1.98 and the median of 5 0.85-1.21 (docs/validation.md, "Bounds of the unit tests"). It
+    // catches a peak off by 1.7x or more (a count per iteration of 8 instead of 18 gave 0.51, a mistimed window, a
+    // units slip); the 10 % figure is validation/bench-core's, measured alone.
+    EXPECT_GT(med, 0.6);
+    EXPECT_LT(med, 1.6);
 }

@@ -177,6 +177,10 @@ TEST_F(InterconnectRun, RampIsPacedAndSelfMetered)
     // paced below 100 %: the hub's bucket allows no more than the target (plus its 2 ms of credit per 150 ms step)
     EXPECT_LT(res[1].achieved_pct, 20 * 1.2);
     EXPECT_LT(res[2].achieved_pct, 50 * 1.2);
+    // No lower bound holds here: the hub reached 5-8 % at 20 %, and 0.34-0.80 of what its own round trips allowed
+    // (2 messages per load_ns, capped at the target), beside other tests (docs/validation.md). The pacer's share of
+    // what the round trips allow is checked on the fake clock: Bucket.RoundTripQuanta* and Bucket.SlowSpells* in
+    // test_pace.
     // and it does send: a trend, not a timing bar (the host is shared)
     EXPECT_GT(res[1].achieved, 0.0);
     EXPECT_GT(res[2].achieved, res[1].achieved);

@@ -300,10 +300,14 @@ TEST_F(IoSoi, DiskBwPacesReadWriteMixAndCleansUp)
         EXPECT_GT(s->capacity, 0);
         EXPECT_NE(strstr(s->capacity_src, "O_DIRECT io_uring"), nullptr);
         auto res = ramp(s, {0, 30, 100}, 150 * kMs);
+        printf("30 %% -> %.2f %%, 100 %% -> %.2f %%\n", res[1].achieved_pct, res[2].achieved_pct);
         EXPECT_EQ(res[0].achieved, 0.0);
         EXPECT_GT(res[1].achieved, 0.0);
         // paced: a 30 % step stays near its target; a generous bound (the credit is 25 ms of a 150 ms step)
         EXPECT_LT(res[1].achieved_pct, 30 * 1.6);
+        // No lower bound holds: the disk is shared with whatever else runs (30 % read 29.9-31.6 % mostly, and once
+        // 11.7 %, with 100 % lower still). The 25 ms of credit that makes up the path's stalls is checked on the
+        // fake clock: Bucket.IoStallShorterThanItsCreditIsMadeUpWithinTheStep in test_pace.
         EXPECT_GT(res[2].achieved, res[1].achieved) << "unthrottled beats 30 %";
         soi_close(s);
         EXPECT_TRUE(entries(d.path).empty()) << "files removed";
@@ -429,9 +433,12 @@ TEST_F(IoSoi, NetBwOverLoopbackGrowsSizeAndRate)
     printf("%s\n%s\n", s->capacity_src, s->note);
     EXPECT_NE(strstr(s->note, "a sink of its own at 127.0.0.1:"), nullptr) << s->note;
     auto res = ramp(s, {0, 25, 100}, 150 * kMs);
+    printf("25 %% -> %.2f %%, 100 %% -> %.2f %%\n", res[1].achieved_pct, res[2].achieved_pct);
     EXPECT_NEAR(res[0].achieved_pct, 0.0, 0.5);
     EXPECT_GT(res[1].achieved, 0.0);
     EXPECT_LT(res[1].achieved_pct, 25 * 1.6) << "paced";
+    // and not far under: 25 % of the loopback's rate is reached with half the CPUs taken (25.1-25.3 % here)
+    EXPECT_GT(res[1].achieved_pct, 25 * 0.5) << "paced, not starved";
     EXPECT_GT(res[2].achieved, res[1].achieved);
     // request size grows with x (sqrt): bytes per request at 100 % exceed those at 25 %
     double per_req25 = res[1].achieved / res[1].secondary, per_req100 = res[2].achieved / res[2].secondary;

@@ -12,8 +12,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "metric.h"
 #include "profile.h"
@@ -69,6 +71,109 @@ protected:
     std::string target_bin() const { return IBENCH_TARGET_BIN; }
 };
 
+
+double num(json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+
+double median_of(json_t *arr)
+{
+    std::vector<double> v;
+    for (size_t i = 0; i < json_array_size(arr); i++)
+        v.push_back(json_number_value(json_array_get(arr, i)));
+    return v.empty() ? NAN : ib_median(v.data(), v.size());
+}
+
+// A profile's figures follow from its measurements by fixed rules, whatever the host's noise: each median is the
+// median of its samples, each point's relative is solo over value (or value over solo) and meets QoS by it, the
+// tolerated level and its bracket are where the documented search (25 % steps, a break counting when it repeats,
+// then bisection) ends on those points, and caused is the median of its rounds. Checked on every measured SoI.
+void expect_figures_follow_from_samples(json_t *d)
+{
+    const bool higher = json_is_true(json_object_get(json_object_get(d, "metric"), "higher_is_better"));
+    auto rel = [higher](double v, double base) { return higher ? v / base : base / v; };
+    const double qos = num(d, "qos");
+    json_t *method = json_object_get(d, "method"), *bl = json_object_get(d, "baseline");
+    const size_t nbase = (size_t)json_integer_value(json_object_get(method, "baseline_samples"));
+    for (const char *when : {"before", "after"}) {
+        SCOPED_TRACE(std::string("baseline ") + when);
+        json_t *b = json_object_get(bl, when);
+        EXPECT_EQ(json_array_size(json_object_get(b, "samples")), nbase);
+        EXPECT_DOUBLE_EQ(num(b, "median"), median_of(json_object_get(b, "samples")));
+    }
+    const double before = num(json_object_get(bl, "before"), "median");
+    const double after = num(json_object_get(bl, "after"), "median");
+    EXPECT_NEAR(num(bl, "drift_pct"), 100 * (rel(after, before) - 1), 1e-9);
+    json_t *sois = json_object_get(d, "sois");
+    for (size_t k = 0; k < json_array_size(sois); k++) {
+        json_t *s = json_array_get(sois, k);
+        if (strcmp(json_string_value(json_object_get(s, "status")), "measured"))
+            continue;
+        SCOPED_TRACE(json_string_value(json_object_get(s, "soi")));
+        json_t *curve = json_object_get(s, "curve");
+        const size_t n = json_array_size(curve);
+        for (size_t i = 0; i < n; i++) {
+            json_t *pt = json_array_get(curve, i);
+            SCOPED_TRACE("point " + std::to_string(i));
+            EXPECT_NEAR(num(pt, "relative"), rel(num(pt, "value"), num(pt, "solo")), 1e-12 * num(pt, "relative"));
+            EXPECT_EQ(json_is_true(json_object_get(pt, "meets_qos")), num(pt, "relative") >= qos);
+        }
+        // replay the search on the recorded points: each decision is the point's, or its repeat's when it broke
+        size_t i = 0;
+        auto decide = [&](double x, bool *ok) {
+            json_t *pt = json_array_get(curve, i);
+            if (!pt) {
+                ADD_FAILURE() << "the curve ends before the search does (at " << x << " %)";
+                return false;
+            }
+            EXPECT_EQ(num(pt, "intensity"), x) << "point " << i;
+            EXPECT_FALSE(json_is_true(json_object_get(pt, "again"))) << "point " << i;
+            bool pass = json_is_true(json_object_get(pt, "meets_qos"));
+            i++;
+            if (!pass) {
+                json_t *again = json_array_get(curve, i);
+                if (!again || !json_is_true(json_object_get(again, "again")) || num(again, "intensity") != x) {
+                    ADD_FAILURE() << "a break at " << x << " % was not measured again (point " << i << ")";
+                    return false;
+                }
+                pass = json_is_true(json_object_get(again, "meets_qos"));
+                i++;
+            }
+            *ok = pass;
+            return true;
+        };
+        double lo = 0, hi = -1;
+        bool pass = false;
+        for (double x = 25; x <= 100; x += 25) {
+            if (!decide(x, &pass))
+                return;
+            if (!pass) {
+                hi = x;
+                break;
+            }
+            lo = x;
+        }
+        while (hi > 0 && i < n) {
+            const double x = 0.5 * (lo + hi);
+            if (!decide(x, &pass))
+                return;
+            (pass ? lo : hi) = x;
+        }
+        EXPECT_EQ(i, n) << "points beyond where the search ends";
+        EXPECT_EQ(num(s, "tolerated"), hi < 0 ? 100 : lo);
+        json_t *br = json_object_get(s, "tolerated_bracket");
+        EXPECT_EQ(json_number_value(json_array_get(br, 0)), lo);
+        EXPECT_EQ(json_number_value(json_array_get(br, 1)), hi < 0 ? 100 : hi);
+        // caused: the median of its rounds, distinguishable when beyond twice its standard error
+        json_t *cd = json_object_get(s, "caused_detail");
+        json_t *rounds = json_object_get(cd, "rounds");
+        if (json_is_number(json_object_get(s, "caused"))) {
+            const size_t min_rounds = (size_t)json_integer_value(json_object_get(method, "caused_min_rounds"));
+            EXPECT_GE(json_array_size(rounds), min_rounds);
+            EXPECT_DOUBLE_EQ(num(s, "caused"), median_of(rounds));
+            EXPECT_EQ(json_is_true(json_object_get(cd, "distinguishable")),
+                      std::fabs(num(s, "caused")) > 2 * num(cd, "se"));
+        }
+    }
+}
 } // namespace
 
 TEST_F(Profile, ServiceThatExitsEarlyFailsWithoutAProfile)
@@ -269,6 +374,7 @@ TEST_F(Profile, ShortRealProfileIsWrittenAndReadBack)
         EXPECT_GE(json_array_size(json_object_get(s, "curve")), 1u);
         EXPECT_TRUE(json_is_object(json_object_get(s, "confidence")));
     }
+    expect_figures_follow_from_samples(d);
     json_decref(d);
     Proc schema; // the file validates against docs/schema/profile-v1.schema.json
     ASSERT_TRUE(schema.start_cmd({"/usr/bin/python3", IBENCH_SCHEMA_CHECK, out()}, {}));
@@ -293,6 +399,32 @@ TEST_F(Profile, ShortRealProfileIsWrittenAndReadBack)
     run(fplot, {"plot", std::string(IBENCH_FIXTURES) + "/profile-memcached.json", "--out", dir.path() + "/m.svg"}, 60);
     EXPECT_EQ(fplot.exit_code(), 0) << fplot.err;
     EXPECT_TRUE(exists(dir.path() + "/m.svg"));
+}
+
+// The same on a profile whose SoI is measured whatever the host: llc-cap ramped without its reach check (on this
+// VM the check may find the LLC unshared and skip it). A footprint SoI holds its bytes, so each point's achieved %
+// is its intensity.
+TEST_F(Profile, MeasuredFiguresFollowFromTheirSamples)
+{
+    Proc p;
+    run(p, {"profile", "--name", "t", "--target", target_bin() + " chase 1048576 2000000", "--metric", "runtime",
+            "--sois", "llc-cap", "--no-reach-check", "--samples", "1", "--baselines", "2", "--out", out()},
+        240);
+    ASSERT_EQ(p.exit_code(), 0) << p.err;
+    json_error_t e;
+    json_t *d = json_load_file(out().c_str(), 0, &e);
+    ASSERT_NE(d, nullptr) << e.text;
+    json_t *s = json_array_get(json_object_get(d, "sois"), 0);
+    ASSERT_STREQ(json_string_value(json_object_get(s, "status")), "measured");
+    json_t *curve = json_object_get(s, "curve");
+    ASSERT_GE(json_array_size(curve), 1u);
+    for (size_t i = 0; i < json_array_size(curve); i++) {
+        json_t *pt = json_array_get(curve, i);
+        EXPECT_NEAR(num(pt, "achieved_pct"), num(pt, "intensity"), 1.0) << "point " << i;
+        EXPECT_EQ(json_integer_value(json_object_get(pt, "samples")), 1) << "--samples 1";
+    }
+    expect_figures_follow_from_samples(d);
+    json_decref(d);
 }
 
 TEST(MetricAdapter, MemcslapOutputGivesKeysPerSecond)
