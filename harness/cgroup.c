@@ -166,6 +166,18 @@ static int is_fs(const char *path, long magic)
     return statfs(path, &f) == 0 && (long)f.f_type == magic;
 }
 
+/* v2 before Linux 5.14 has no cgroup.kill (a root cgroup never has one; its children do): not used then */
+static int has_kill(struct cg_root *r, char *why, size_t len)
+{
+    char k[CG_PATH_MAX + 16];
+    snprintf(k, sizeof(k), "%s/cgroup.kill", r->dir);
+    if (access(k, F_OK) == 0)
+        return 1;
+    snprintf(why, len, "%s has no cgroup.kill", r->dir);
+    r->kind = CG_NONE;
+    return 0;
+}
+
 int cg_root_find(struct cg_root *r, char *why, size_t len)
 {
     *r = (struct cg_root){.kind = CG_NONE};
@@ -180,19 +192,30 @@ int cg_root_find(struct cg_root *r, char *why, size_t len)
         {CG_V2, "/sys/fs/cgroup/unified", CGROUP2_SUPER_MAGIC},
     };
     char last[CG_PATH_MAX + 64] = "no cgroup hierarchy mounted under /sys/fs/cgroup";
+    /* v2: first under ibench's own cgroup (delegated to a user, or a service's), so that the children stay within
+     * its limits; a cgroup with processes has no domain controllers enabled below it, so this is always allowed */
+    char own[CG_PATH_MAX + 300] = "";
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (f) {
+        char line[CG_PATH_MAX + 8];
+        while (fgets(line, sizeof(line), f))
+            if (!strncmp(line, "0::/", 4) && line[4] != '\n') {
+                line[strcspn(line, "\n")] = 0;
+                snprintf(own, sizeof(own), "/sys/fs/cgroup%s", line + 3);
+            }
+        fclose(f);
+    }
     for (size_t i = 0; i < IB_ARRAY_SIZE(cand); i++) {
         if (!is_fs(cand[i].path, cand[i].magic))
             continue;
+        if (i == 0 && own[0]) { /* pure v2: its own cgroup, else the root */
+            if (prepare(r, CG_V2, own, last, sizeof(last)) == 0 && has_kill(r, last, sizeof(last)))
+                return 0;
+        }
         if (prepare(r, cand[i].kind, cand[i].path, last, sizeof(last)) < 0)
             continue;
-        /* v2 before Linux 5.14 has no cgroup.kill (a root cgroup never has one; its children do) */
-        char k[CG_PATH_MAX + 16];
-        snprintf(k, sizeof(k), "%s/cgroup.kill", r->dir);
-        if (cand[i].kind == CG_V2 && access(k, F_OK) != 0) {
-            snprintf(last, sizeof(last), "%s has no cgroup.kill", r->dir);
-            r->kind = CG_NONE;
+        if (cand[i].kind == CG_V2 && !has_kill(r, last, sizeof(last)))
             continue;
-        }
         return 0;
     }
     return ib_why(why, len, -ENOTSUP, "%s", last);

@@ -23,8 +23,9 @@ struct cg_root {
     char dir[CG_PATH_MAX]; /* <hierarchy>/ibench: where this machine's ibench cgroups live */
 };
 
-/* The hierarchy to use: cgroup v2 mounted at /sys/fs/cgroup; else a v1 freezer or pids hierarchy; else the v2 one of
- * a hybrid layout (/sys/fs/cgroup/unified); each only when <it>/ibench can be made and written. 0, or -errno with
+/* The hierarchy to use: cgroup v2 mounted at /sys/fs/cgroup (under ibench's own cgroup, else at the root); else a
+ * v1 freezer or pids hierarchy; else the v2 one of a hybrid layout (/sys/fs/cgroup/unified); each only when
+ * <it>/ibench can be made and written. 0, or -errno with
  * why when none is usable (then r->kind is CG_NONE). */
 int cg_root_find(struct cg_root *r, char *why, size_t len);
 /* The given hierarchy (tests: a real one, or a plain directory standing for one). 0 or -errno with why. */
