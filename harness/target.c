@@ -260,7 +260,8 @@ void child_stop(struct child *c, unsigned grace_ms)
             }
         }
         kill(-c->pid, SIGKILL); /* whatever of its group is left (the leader is gone: ESRCH is fine) */
-        /* with ibench a subreaper (profile_run), the group's orphans are ours to reap: no zombie outlives it */
+        /* with ibench a subreaper (cmd_profile sets it around profile_run), the group's orphans are ours to reap:
+         * no zombie outlives it */
         int st;
         for (int i = 0; i < 1000 && waitpid(-c->pid, &st, WNOHANG) > 0; i++)
             ;

@@ -41,7 +41,8 @@ void child_containment_set(const struct cg_root *r);
 void child_kill_all(void);
 
 /* Start `sh -c cmd` pinned to cpus[0..ncpus-1] (none: inherit), stdin from /dev/null, stdout captured when
- * capture, else /dev/null; stderr to /dev/null unless show_err. 0 or -errno with why. */
+ * capture, else /dev/null; stderr to /dev/null unless show_err. 0 or -errno with why. Call it from a thread that
+ * outlives the child: PR_SET_PDEATHSIG fires when the thread that forked ends. */
 int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, int show_err, struct child *c,
                 char *why, size_t len);
 /* Reaps it if it has exited (non-blocking): 1 exited, 0 running. */

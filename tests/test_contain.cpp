@@ -251,7 +251,7 @@ TEST(Contain, WatchdogCleansUpAfterASigkill)
     closedir(dd);
 }
 
-// A clean exit: the watchdog goes with ibench and removes nothing that is still in use.
+// A clean exit: the watchdog ends with ibench (reaped: no process and no zombie left).
 TEST(Contain, WatchdogStopsWithIbench)
 {
     ib_test::TempDir t("contain");
@@ -264,8 +264,7 @@ TEST(Contain, WatchdogStopsWithIbench)
     watchdog_stop();
     EXPECT_EQ(watchdog_pid(), -1);
     EXPECT_EQ(kill(w, 0), -1) << "the watchdog is still there (or unreaped)";
-    // the directory was never removed by ibench, and ibench ended normally: the caller owns it; the watchdog did
-    // clean it because it was still listed; either way nothing named ibench-* outlives a clean exit
+    // a directory ibench did not remove is still listed: the watchdog removes it as it ends, whatever the exit
     struct stat s;
     EXPECT_NE(stat(dir, &s), 0) << dir << " left behind";
 }
