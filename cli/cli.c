@@ -9,15 +9,22 @@
 #include <string.h>
 
 #include "config.h"
+#include "fsguard.h"
 #include "ib_err.h"
+#include "target.h"
+#include "watchdog.h"
 
 atomic_int cli_stop;
-static struct sigaction old_int, old_term;
+/* SIGHUP (the terminal closed) and SIGQUIT end a run as SIGTERM does: every child stopped, every file removed */
+static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+static struct sigaction old_sa[IB_ARRAY_SIZE(stop_sigs)];
+static int installed;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    atomic_store(&cli_stop, 1);
+    /* Ctrl-C again while stopping: the children may be what does not stop */
+    if (atomic_exchange(&cli_stop, 1) && sig == SIGINT)
+        child_kill_all();
 }
 
 void cli_signals_install(void)
@@ -27,14 +34,18 @@ void cli_signals_install(void)
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    for (size_t i = 0; i < IB_ARRAY_SIZE(stop_sigs); i++)
+        sigaction(stop_sigs[i], &sa, &old_sa[i]);
+    installed = 1;
 }
 
 void cli_signals_restore(void)
 {
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    if (!installed)
+        return;
+    for (size_t i = 0; i < IB_ARRAY_SIZE(stop_sigs); i++)
+        sigaction(stop_sigs[i], &old_sa[i], NULL);
+    installed = 0;
 }
 
 int cli_fail(int code, const char *cmd, const char *fmt, ...)
@@ -110,8 +121,16 @@ int ibench_main(int argc, char **argv)
     }
     render_progress_install(); /* the lower layers report progress through it; they never print */
     for (size_t i = 0; i < IB_ARRAY_SIZE(commands); i++)
-        if (!strcmp(commands[i].name, name))
-            return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(commands[i].name, name)) {
+            /* what a killed ibench left in the scratch dir goes; what this one leaves if killed, its watchdog
+             * removes (without a watchdog, the next ibench's sweep does) */
+            fs_remove_stale_dirs(fs_default_dir());
+            char why[256];
+            watchdog_start(why, sizeof(why));
+            int rc = commands[i].fn(argc - 1, argv + 1);
+            watchdog_stop();
+            return rc;
+        }
     fprintf(stderr, "ibench: unknown command '%s' (ibench --help lists them)\n", name);
     return IB_EXIT_USAGE;
 }

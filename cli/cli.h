@@ -66,7 +66,9 @@ int cmd_profile(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
-/* The stop flag raised by SIGINT/SIGTERM (reset with cli_signals_install). */
+/* The stop flag raised by SIGINT, SIGTERM, SIGHUP and SIGQUIT (reset with cli_signals_install); a second SIGINT
+ * (Ctrl-C twice) also SIGKILLs the children (child_kill_all). cli_signals_restore restores only what
+ * cli_signals_install installed. */
 extern atomic_int cli_stop;
 void cli_signals_install(void);
 void cli_signals_restore(void);

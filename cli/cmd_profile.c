@@ -230,6 +230,10 @@ int cmd_profile(int argc, char **argv)
     if ((rc = check(&o, &m, cpus, out)) != 0) {
     } else {
         cli_signals_install();
+        char cw[512];
+        if (child_containment(cw, sizeof(cw)) == CG_NONE)
+            fprintf(stderr, "ibench profile: note: children contained by %s: a daemon the target starts outlives "
+                    "it\n", cw);
         /* orphans of the target's shell come back to ibench, so that stopping a child reaps them too */
         int was = 0;
         prctl(PR_GET_CHILD_SUBREAPER, &was);

@@ -13,7 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fsguard.h"
 #include "ib_err.h"
+#include "watchdog.h"
 
 extern char **environ;
 
@@ -82,14 +84,16 @@ static void gq(FILE *f, const char *s)
 
 /* A private temp directory with data and script paths, and the temporary output beside the target. */
 struct plotfiles {
-    char dir[64], dat[96], gp[96], out[1100];
+    char dir[4096], dat[4112], gp[4112], out[1100];
 };
 
 static int plot_begin(struct plotfiles *pf, const char *path, char *why, size_t len)
 {
-    snprintf(pf->dir, sizeof(pf->dir), "/tmp/ibench-plot-XXXXXX");
-    if (!mkdtemp(pf->dir))
-        return ib_why(why, len, -errno, "mkdtemp: %s", strerror(errno));
+    /* a scratch directory like the SoIs': named with the pid, removed by the watchdog or the next ibench if this
+     * one is killed */
+    int rc = fs_make_private_dir(fs_default_dir(), "plot", pf->dir, sizeof(pf->dir), why, len);
+    if (rc < 0)
+        return rc;
     snprintf(pf->dat, sizeof(pf->dat), "%s/data.dat", pf->dir);
     snprintf(pf->gp, sizeof(pf->gp), "%s/plot.gp", pf->dir);
     snprintf(pf->out, sizeof(pf->out), "%s.tmp.%d", path, (int)getpid());
@@ -105,11 +109,10 @@ static int plot_end(struct plotfiles *pf, const char *path, int rc, char *why, s
     unlink(pf->out);
     if (rc < 0 && getenv("IBENCH_PLOT_KEEP")) { /* debugging: keep the data and the script */
         fprintf(stderr, "ibench: kept %s and %s\n", pf->dat, pf->gp);
+        watchdog_note('D', 0, pf->dir); /* kept: not the watchdog's to remove */
         return rc;
     }
-    unlink(pf->dat);
-    unlink(pf->gp);
-    rmdir(pf->dir);
+    fs_remove_private_dir(pf->dir);
     return rc;
 }
 

@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,14 +63,69 @@ int fs_check_dir(const char *dir, char *why, size_t len)
     return 0;
 }
 
+static void (*_Atomic dir_hook)(int made, const char *path);
+
+void fs_set_dir_hook(void (*hook)(int made, const char *path))
+{
+    atomic_store(&dir_hook, hook);
+}
+
 int fs_make_private_dir(const char *dir, const char *tag, char *out, size_t outlen, char *why, size_t len)
 {
-    int n = snprintf(out, outlen, "%s/ibench-%s.XXXXXX", dir, tag);
+    int n = snprintf(out, outlen, "%s/ibench-%s-%d.XXXXXX", dir, tag, (int)getpid());
     if (n < 0 || (size_t)n >= outlen)
         return ib_why(why, len, -ENAMETOOLONG, "--dir %s: path too long", dir);
     if (!mkdtemp(out))
         return ib_why(why, len, -errno, "cannot make a directory in %s: %s", dir, strerror(errno));
+    void (*hook)(int, const char *) = atomic_load(&dir_hook);
+    if (hook)
+        hook(1, out);
     return 0;
+}
+
+long fs_private_dir_pid(const char *name)
+{
+    if (strncmp(name, "ibench-", 7) != 0)
+        return 0;
+    const char *dot = strrchr(name, '.');
+    if (!dot || strlen(dot + 1) != 6) /* mkdtemp's XXXXXX */
+        return 0;
+    const char *p = dot;
+    while (p > name + 7 && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    /* at least one digit, after a '-' that ends a non-empty tag */
+    if (p == dot || p - 1 <= name + 7 || p[-1] != '-' || dot - p > 10 || (dot - p > 1 && *p == '0'))
+        return 0;
+    long pid = 0;
+    for (const char *q = p; q < dot; q++)
+        pid = pid * 10 + (*q - '0');
+    return pid;
+}
+
+int fs_remove_stale_dirs(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long pid = fs_private_dir_pid(e->d_name);
+        if (pid <= 0 || pid == (long)getpid())
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != getuid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* its owner is alive (or not ours to signal) */
+        char path[4096];
+        int n = snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (n > 0 && (size_t)n < sizeof(path) && fs_remove_private_dir(path) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
 }
 
 int fs_remove_private_dir(const char *path)
@@ -93,6 +150,9 @@ int fs_remove_private_dir(const char *path)
     closedir(d);
     if (rmdir(path) != 0 && rc == 0)
         rc = -errno;
+    void (*hook)(int, const char *) = atomic_load(&dir_hook);
+    if (hook)
+        hook(0, path);
     return rc;
 }
 

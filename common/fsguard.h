@@ -4,7 +4,8 @@
  *  - never fill a filesystem: the spare space is what is available to unprivileged users (statvfs f_bavail) less a
  *    margin of max(5 % of the filesystem, 1 GiB); nothing starts, and nothing grows, past it;
  *  - write only inside the directory given: every file lives in a private directory made there with mkdtemp
- *    ("ibench-<soi>.XXXXXX"), removed with its files on every exit path;
+ *    ("ibench-<soi>-<pid>.XXXXXX"), removed with its files on every exit path; one whose pid is gone (its ibench
+ *    was killed) is removed by the next ibench that starts (fs_remove_stale_dirs);
  *  - a raw block device is refused as a directory; a device is used only through --device PATH with --force.
  */
 #ifndef IB_FSGUARD_H
@@ -35,11 +36,19 @@ uint64_t fs_spare(const struct fs_space *s);
  * making and removing one, so root on a read-only mount is caught too). 0, -ENOENT, -ENOTDIR, -EROFS/-EACCES/...,
  * with a one-line reason. */
 int fs_check_dir(const char *dir, char *why, size_t len);
-/* A private directory inside dir: "<dir>/ibench-<tag>.XXXXXX" into out. 0 or -errno. */
+/* A private directory inside dir: "<dir>/ibench-<tag>-<pid>.XXXXXX" into out. 0 or -errno. */
 int fs_make_private_dir(const char *dir, const char *tag, char *out, size_t outlen, char *why, size_t len);
 /* Removes the regular files directly inside a private directory made above, then the directory itself.
  * Refuses (-EINVAL) a path whose last component does not start with "ibench-". 0 or -errno. */
 int fs_remove_private_dir(const char *path);
+/* Called with each private directory made (made = 1) and removed (made = 0); NULL: none. The harness's watchdog
+ * listens here, so that the directories of a killed ibench are removed too. */
+void fs_set_dir_hook(void (*hook)(int made, const char *path));
+/* The pid in a private directory's name ("ibench-<tag>-<pid>.XXXXXX"), 0 when the name is not of that form. */
+long fs_private_dir_pid(const char *name);
+/* Removes the private directories directly in dir whose ibench is gone: only names of the form above, only
+ * directories (not symbolic links) owned by this user, only when no process has that pid. How many were removed. */
+int fs_remove_stale_dirs(const char *dir);
 
 /* 1 when path is on a memory filesystem (tmpfs, ramfs): its "disk" is RAM and its O_DIRECT is the page cache. */
 int fs_is_memory(const char *path);

@@ -1,4 +1,5 @@
-/* target.c - children of a profile: spawned in their own process group, pinned, always taken down (target.h). */
+/* target.c - children of a profile: spawned in their own process group and cgroup, pinned, always taken down
+ * (target.h). */
 #define _GNU_SOURCE
 #include "target.h"
 
@@ -6,12 +7,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -19,18 +23,145 @@
 
 #include "clock.h"
 #include "ib_err.h"
+#include "watchdog.h"
 
 extern char **environ;
+
+static pthread_mutex_t cont_mu = PTHREAD_MUTEX_INITIALIZER;
+static int cont_known;
+static struct cg_root cont_root;
+static char cont_why[256];
+
+/* The live children, for child_kill_all in a signal handler: a slot's cgroup is written before its pid is published
+ * and the pid cleared before the slot is reused. */
+#define KILL_SLOTS 64
+static struct {
+    atomic_int pid;
+    char cg[CG_PATH_MAX];
+} slots[KILL_SLOTS];
+
+static void cont_find_locked(void)
+{
+    if (cont_known)
+        return;
+    cont_known = 1;
+    if (cg_root_find(&cont_root, cont_why, sizeof(cont_why)) == 0)
+        cg_sweep_stale(&cont_root); /* left by an ibench that died before its watchdog could act */
+}
+
+enum cg_kind child_containment(char *desc, size_t len)
+{
+    pthread_mutex_lock(&cont_mu);
+    cont_find_locked();
+    enum cg_kind k = cont_root.kind;
+    if (desc && len) {
+        if (k != CG_NONE)
+            snprintf(desc, len, "%s (%s)", cg_kind_name(k), cont_root.dir);
+        else
+            snprintf(desc, len, "process group + PR_SET_PDEATHSIG (no cgroup: %s)", cont_why);
+    }
+    pthread_mutex_unlock(&cont_mu);
+    return k;
+}
+
+void child_containment_set(const struct cg_root *r)
+{
+    pthread_mutex_lock(&cont_mu);
+    cont_known = 1;
+    if (r) {
+        cont_root = *r;
+    } else {
+        cont_root = (struct cg_root){.kind = CG_NONE};
+        snprintf(cont_why, sizeof(cont_why), "turned off");
+    }
+    pthread_mutex_unlock(&cont_mu);
+}
+
+void child_kill_all(void)
+{
+    for (int i = 0; i < KILL_SLOTS; i++) {
+        int pid = atomic_load(&slots[i].pid);
+        if (pid <= 0)
+            continue;
+        kill(-pid, SIGKILL);
+        if (slots[i].cg[0])
+            cg_kill(slots[i].cg);
+    }
+}
+
+/* A slot for c (-1 when all are taken: then only child_stop reaches it) */
+static int slot_take(const struct child *c)
+{
+    for (int i = 0; i < KILL_SLOTS; i++) {
+        int z = 0;
+        if (atomic_compare_exchange_strong(&slots[i].pid, &z, -1)) {
+            memcpy(slots[i].cg, c->cg, sizeof(slots[i].cg));
+            atomic_store(&slots[i].pid, (int)c->pid);
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void slot_free(struct child *c)
+{
+    if (c->slot >= 0)
+        atomic_store(&slots[c->slot].pid, 0);
+    c->slot = -1;
+}
+
+/* SIGKILL to everything left in c's cgroup, reaping those that came back to ibench (a subreaper) as orphans, and
+ * the cgroup removed. */
+static void cg_drop(struct child *c)
+{
+    if (!c->cg[0])
+        return;
+    pid_t pids[256];
+    int n = 0;
+    char p[CG_PATH_MAX + 16];
+    snprintf(p, sizeof(p), "%s/cgroup.procs", c->cg);
+    FILE *f = fopen(p, "re");
+    if (f) {
+        int v;
+        while (n < (int)IB_ARRAY_SIZE(pids) && fscanf(f, "%d", &v) == 1)
+            pids[n++] = v;
+        fclose(f);
+    }
+    cg_remove(c->cg);
+    for (int i = 0; i < n; i++) {
+        int st;
+        for (int k = 0; k < 100 && waitpid(pids[i], &st, WNOHANG) == 0; k++) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    watchdog_note('C', 0, c->cg);
+    c->cg[0] = 0;
+}
 
 int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, int show_err, struct child *c,
                 char *why, size_t len)
 {
-    *c = (struct child){.pid = -1, .out_fd = -1};
+    *c = (struct child){.pid = -1, .out_fd = -1, .slot = -1};
     if (!cmd || !*cmd)
         return ib_why(why, len, -EINVAL, "empty command");
+    pthread_mutex_lock(&cont_mu);
+    cont_find_locked();
+    struct cg_root root = cont_root;
+    pthread_mutex_unlock(&cont_mu);
+    char cw[256];
+    /* no cgroup for this one (cannot make it): it is still contained as where there are none */
+    if (root.kind != CG_NONE && cg_make(&root, c->cg, sizeof(c->cg), cw, sizeof(cw)) < 0)
+        c->cg[0] = 0;
+    if (c->cg[0])
+        watchdog_note('C', 1, c->cg);
     int pfd[2] = {-1, -1};
-    if (capture && pipe2(pfd, O_CLOEXEC) < 0)
-        return ib_why(why, len, -errno, "pipe: %s", strerror(errno));
+    if (capture && pipe2(pfd, O_CLOEXEC) < 0) {
+        int e = errno;
+        cg_drop(c);
+        return ib_why(why, len, -e, "pipe: %s", strerror(e));
+    }
+    pid_t parent = getpid();
     /* fork rather than posix_spawn: the child pins itself and makes its own group before exec */
     pid_t pid = fork();
     if (pid < 0) {
@@ -39,10 +170,19 @@ int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, i
             close(pfd[0]);
             close(pfd[1]);
         }
+        cg_drop(c);
         return ib_why(why, len, -e, "fork: %s", strerror(e));
     }
     if (pid == 0) {
         setpgid(0, 0);
+        /* in its cgroup before exec, so that nothing it starts is outside it */
+        if (c->cg[0])
+            cg_enter(c->cg);
+        /* dies with ibench even where no cgroup holds it (spawned from the main thread: the signal follows the
+         * thread that forked); ibench may already be gone */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(125);
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
@@ -71,7 +211,10 @@ int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, i
         _exit(127);
     }
     setpgid(pid, pid); /* both sides, so no race with an early signal */
+    if (c->cg[0])
+        cg_add(c->cg, pid);
     c->pid = pid;
+    c->slot = slot_take(c);
     c->t0_ns = clk_mono_ns();
     if (capture) {
         close(pfd[1]);
@@ -117,11 +260,14 @@ void child_stop(struct child *c, unsigned grace_ms)
             }
         }
         kill(-c->pid, SIGKILL); /* whatever of its group is left (the leader is gone: ESRCH is fine) */
-        /* with ibench a subreaper (profile_run), the group's orphans are ours to reap: no zombie outlives it */
+        /* with ibench a subreaper (cmd_profile sets it around profile_run), the group's orphans are ours to reap:
+         * no zombie outlives it */
         int st;
         for (int i = 0; i < 1000 && waitpid(-c->pid, &st, WNOHANG) > 0; i++)
             ;
+        slot_free(c);
     }
+    cg_drop(c); /* what left the group (setsid, a daemon) is still in the cgroup */
     if (c->out_fd >= 0)
         close(c->out_fd);
     c->out_fd = -1;

@@ -1,13 +1,19 @@
 /* target.h - the programs a profile runs: the target (a service left running, or a batch job run once per sample),
  * its load generator, a metric command. Each child runs `sh -c CMD` in a process group of its own, pinned to the
  * given CPUs before exec, so Ctrl-C reaches ibench only and ibench takes the whole group down (SIGTERM, then
- * SIGKILL after a grace period) on every exit path. */
+ * SIGKILL after a grace period) on every exit path.
+ *
+ * Containment: a process group does not hold a daemon (setsid, `memcached -d`), so where the machine allows it each
+ * child also runs in a cgroup of its own (cgroup.h), killed as a whole and removed when the child is stopped, and
+ * known to the watchdog (watchdog.h), which kills it if ibench dies without stopping it. Elsewhere the child gets
+ * PR_SET_PDEATHSIG(SIGKILL): it dies with ibench, though a daemon it started does not. */
 #ifndef IB_TARGET_H
 #define IB_TARGET_H
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cgroup.h"
 #include "ib_atomic.h"
 
 #ifdef __cplusplus
@@ -21,10 +27,22 @@ struct child {
     int status;      /* wait status once exited */
     double cpu_s;    /* user + system CPU time of it and its reaped descendants (rusage), once exited */
     uint64_t t0_ns;  /* CLOCK_MONOTONIC at spawn */
+    char cg[CG_PATH_MAX]; /* its cgroup, "" when none */
+    int slot;        /* its entry in the table child_kill_all reads, -1 when none */
 };
 
+/* How children are contained here: CG_V1/CG_V2 (a cgroup each) or CG_NONE (process group + PR_SET_PDEATHSIG), with
+ * a one-line description into desc (the hierarchy, or why none is used). Found on first use; cgroups of ibench
+ * processes that are gone are removed then. */
+enum cg_kind child_containment(char *desc, size_t len);
+/* Use r's hierarchy for the children spawned from now on (tests: a chosen hierarchy); NULL: no cgroups. */
+void child_containment_set(const struct cg_root *r);
+/* SIGKILL to every live child's process group and cgroup. Async-signal-safe: for a second Ctrl-C. */
+void child_kill_all(void);
+
 /* Start `sh -c cmd` pinned to cpus[0..ncpus-1] (none: inherit), stdin from /dev/null, stdout captured when
- * capture, else /dev/null; stderr to /dev/null unless show_err. 0 or -errno with why. */
+ * capture, else /dev/null; stderr to /dev/null unless show_err. 0 or -errno with why. Call it from a thread that
+ * outlives the child: PR_SET_PDEATHSIG fires when the thread that forked ends. */
 int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, int show_err, struct child *c,
                 char *why, size_t len);
 /* Reaps it if it has exited (non-blocking): 1 exited, 0 running. */

@@ -199,7 +199,7 @@ TEST(FsGuard, CheckDirAndPrivateDirs)
     // private directories: made inside, removed with their files; nothing else is removed
     char pd[4096];
     ASSERT_EQ(fs_make_private_dir(t.path().c_str(), "x", pd, sizeof pd, why, sizeof why), 0) << why;
-    EXPECT_EQ(std::string(pd).rfind(t.path() + "/ibench-x.", 0), 0u) << pd;
+    EXPECT_EQ(std::string(pd).rfind(t.path() + "/ibench-x-" + std::to_string(getpid()) + ".", 0), 0u) << pd;
     std::ofstream(std::string(pd) + "/a") << "1";
     std::ofstream(std::string(pd) + "/b") << "2";
     EXPECT_EQ(fs_remove_private_dir(pd), 0);
@@ -225,7 +225,7 @@ TEST_F(IoSoi, DiskCapAllocatesWhatItSaysAndCleansUp)
     ASSERT_EQ(soi_open(ops, &e, &s, why, sizeof why), 0) << why;
     EXPECT_EQ(s->capacity, (double)(64 * MiB));
     ASSERT_EQ(entries(d.path).size(), 1u) << "one private directory";
-    EXPECT_EQ(entries(d.path)[0].rfind("ibench-disk-cap.", 0), 0u);
+    EXPECT_EQ(entries(d.path)[0].rfind("ibench-disk-cap-", 0), 0u);
     auto res = ramp(s, {0, 50, 100, 25}, 60 * kMs);
     // the meter is what the filesystem allocated: within a block group of the size asked (fallocate is exact on ext4)
     EXPECT_NEAR(res[0].achieved, 0, 1 * MiB);

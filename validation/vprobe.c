@@ -441,7 +441,7 @@ void vprobe_fini(struct vprobe *p)
     if (p->path[0])
         unlink(p->path);
     p->path[0] = 0;
-    if (p->kind >= VK_PAGECACHE && p->kind <= VK_DISK_SEQ && strstr(p->dir, "/ibench-probe."))
+    if (p->kind >= VK_PAGECACHE && p->kind <= VK_DISK_SEQ && strstr(p->dir, "/ibench-probe-"))
         fs_remove_private_dir(p->dir);
     if (p->sink)
         sink_stop(p->sink);

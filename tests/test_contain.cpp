@@ -1,0 +1,377 @@
+// test_contain.cpp - nothing outlives ibench (issue 14, bug 1): children in a cgroup each, killed whole; the
+// pdeathsig fallback; the watchdog after a SIGKILL; stale scratch directories; SIGHUP/SIGQUIT and a second Ctrl-C.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cgroup.h"
+#include "cli.h"
+#include "fsguard.h"
+#include "target.h"
+#include "test_support.h"
+#include "watchdog.h"
+
+namespace {
+
+// true when pid is gone (or a zombie nobody reaps yet) within ms
+bool gone_within(pid_t pid, int ms)
+{
+    for (int i = 0; i < ms / 10; i++) {
+        if (kill(pid, 0) != 0 && errno == ESRCH)
+            return true;
+        char path[64], st = 0;
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        std::ifstream f(path);
+        std::string s;
+        std::getline(f, s);
+        size_t rp = s.rfind(')');
+        if (rp != std::string::npos && rp + 2 < s.size())
+            st = s[rp + 2];
+        if (st == 'Z' || st == 'X')
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+pid_t read_pid(const std::string &file, int ms = 3000)
+{
+    for (int i = 0; i < ms / 10; i++) {
+        std::ifstream f(file);
+        long p = 0;
+        if (f >> p && p > 0)
+            return (pid_t)p;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+}
+
+// A pid no process has: a child's, reaped.
+pid_t dead_pid()
+{
+    pid_t p = fork();
+    if (p == 0)
+        _exit(0);
+    waitpid(p, nullptr, 0);
+    return p;
+}
+
+// The cgroup hierarchies this machine lets us use, each as a root (none when not root or no cgroups).
+std::vector<cg_root> usable_roots()
+{
+    std::vector<cg_root> v;
+    struct {
+        cg_kind kind;
+        const char *path;
+        const char *need; // a file only that kind of hierarchy has
+    } cand[] = {{CG_V1, "/sys/fs/cgroup/freezer", "freezer.state"},
+                {CG_V1, "/sys/fs/cgroup/pids", "pids.max"},
+                {CG_V2, "/sys/fs/cgroup/unified", "cgroup.kill"},
+                {CG_V2, "/sys/fs/cgroup", "cgroup.kill"}};
+    for (auto &c : cand) {
+        cg_root r;
+        char why[256];
+        if (access((std::string(c.path) + "/cgroup.procs").c_str(), W_OK) != 0 ||
+            cg_root_at(&r, c.kind, c.path, why, sizeof why) != 0)
+            continue;
+        char probe[CG_PATH_MAX];
+        if (cg_make(&r, probe, sizeof probe, why, sizeof why) != 0)
+            continue;
+        bool ok = access((std::string(probe) + "/" + c.need).c_str(), F_OK) == 0;
+        rmdir(probe);
+        if (ok)
+            v.push_back(r);
+    }
+    return v;
+}
+
+} // namespace
+
+// A daemon the target starts (setsid: out of its process group) dies when the child is stopped: its cgroup is
+// killed whole, in each kind of hierarchy this machine has. Before the fix the daemon outlived child_run.
+TEST(Contain, DaemonOfAChildDiesWithItsCgroup)
+{
+    auto roots = usable_roots();
+    if (roots.empty())
+        GTEST_SKIP() << "no writable cgroup hierarchy here (not root?)";
+    ib_test::TempDir t("contain");
+    for (auto &r : roots) {
+        child_containment_set(&r);
+        char desc[512];
+        EXPECT_EQ(child_containment(desc, sizeof desc), r.kind);
+        EXPECT_NE(strstr(desc, r.dir), nullptr) << desc;
+        std::string pidf = t.path() + "/daemon-" + std::to_string(r.kind);
+        std::string cmd = "setsid sleep 301 </dev/null >/dev/null 2>&1 & echo $! > " + pidf;
+        char *out = nullptr, why[512] = "";
+        int st = 0;
+        uint64_t wall = 0;
+        ASSERT_EQ(child_run(cmd.c_str(), nullptr, 0, 5000, nullptr, &out, &st, &wall, nullptr, why, sizeof why), 0)
+            << why;
+        free(out);
+        pid_t d = read_pid(pidf);
+        ASSERT_GT(d, 0);
+        EXPECT_TRUE(gone_within(d, 2000)) << "the daemon " << d << " outlived its child (" << r.dir << ")";
+        kill(d, SIGKILL);
+        // its cgroup is removed too: nothing of this process is left under the root
+        DIR *dd = opendir(r.dir);
+        ASSERT_NE(dd, nullptr);
+        std::string mine = std::to_string(getpid()) + "-";
+        while (dirent *e = readdir(dd))
+            EXPECT_NE(std::string(e->d_name).rfind(mine, 0), 0u) << r.dir << "/" << e->d_name << " left";
+        closedir(dd);
+    }
+    child_containment_set(nullptr);
+}
+
+// The same through child_spawn/child_stop (a service stopped at the end of a profile).
+TEST(Contain, StoppedServiceTakesItsDaemonAlong)
+{
+    auto roots = usable_roots();
+    if (roots.empty())
+        GTEST_SKIP() << "no writable cgroup hierarchy here (not root?)";
+    ib_test::TempDir t("contain");
+    child_containment_set(&roots[0]);
+    std::string pidf = t.path() + "/daemon";
+    std::string cmd = "setsid sleep 302 </dev/null >/dev/null 2>&1 & echo $! > " + pidf + "; exec sleep 302";
+    child c;
+    char why[512] = "";
+    ASSERT_EQ(child_spawn(cmd.c_str(), nullptr, 0, 0, 0, &c, why, sizeof why), 0) << why;
+    EXPECT_NE(c.cg[0], 0) << "spawned without a cgroup";
+    pid_t d = read_pid(pidf);
+    ASSERT_GT(d, 0);
+    child_stop(&c, 200);
+    EXPECT_TRUE(c.exited);
+    EXPECT_TRUE(gone_within(d, 2000)) << "the daemon " << d << " outlived the stopped service";
+    kill(d, SIGKILL);
+    child_containment_set(nullptr);
+}
+
+// Without cgroups a child dies with ibench (PR_SET_PDEATHSIG): "ibench" here is a process that spawns it and
+// exits without stopping it. Before the fix the child lived on.
+TEST(Contain, WithoutCgroupsAChildDiesWithIbench)
+{
+    int pfd[2];
+    ASSERT_EQ(pipe(pfd), 0);
+    pid_t ib = fork();
+    if (ib == 0) {
+        close(pfd[0]);
+        child_containment_set(nullptr);
+        child c;
+        char why[256];
+        if (child_spawn("exec sleep 303", nullptr, 0, 0, 0, &c, why, sizeof why) != 0)
+            _exit(1);
+        if (write(pfd[1], &c.pid, sizeof c.pid) != (ssize_t)sizeof c.pid)
+            _exit(1);
+        _exit(0); // without child_stop: as a crash would
+    }
+    close(pfd[1]);
+    pid_t kid = -1;
+    ASSERT_EQ(read(pfd[0], &kid, sizeof kid), (ssize_t)sizeof kid);
+    close(pfd[0]);
+    int st;
+    waitpid(ib, &st, 0);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    EXPECT_TRUE(gone_within(kid, 2000)) << "child " << kid << " outlived its ibench";
+    kill(kid, SIGKILL);
+}
+
+// SIGKILL of ibench: its watchdog kills the children's cgroups (a daemon in them included) and removes its scratch
+// directories, then exits itself.
+TEST(Contain, WatchdogCleansUpAfterASigkill)
+{
+    ib_test::TempDir t("contain");
+    auto roots = usable_roots();
+    std::string pidf = t.path() + "/daemon";
+    int pfd[2];
+    ASSERT_EQ(pipe(pfd), 0);
+    pid_t ib = fork();
+    if (ib == 0) {
+        close(pfd[0]);
+        char why[512];
+        if (watchdog_start(why, sizeof why) != 0)
+            _exit(1);
+        if (!roots.empty())
+            child_containment_set(&roots[0]);
+        else
+            child_containment_set(nullptr);
+        char dir[4096];
+        if (fs_make_private_dir(t.path().c_str(), "wd", dir, sizeof dir, why, sizeof why) != 0)
+            _exit(1);
+        std::ofstream(std::string(dir) + "/data") << "x";
+        child c;
+        std::string cmd = "setsid sleep 304 </dev/null >/dev/null 2>&1 & echo $! > " + pidf + "; exec sleep 304";
+        if (child_spawn(cmd.c_str(), nullptr, 0, 0, 0, &c, why, sizeof why) != 0)
+            _exit(1);
+        if (!roots.empty() && read_pid(pidf) <= 0) // the daemon started before ibench dies
+            _exit(1);
+        pid_t w = watchdog_pid();
+        if (write(pfd[1], &w, sizeof w) != (ssize_t)sizeof w || write(pfd[1], &c.pid, sizeof c.pid) < 0)
+            _exit(1);
+        raise(SIGKILL);
+    }
+    close(pfd[1]);
+    pid_t w = -1, kid = -1;
+    ASSERT_EQ(read(pfd[0], &w, sizeof w), (ssize_t)sizeof w);
+    ASSERT_EQ(read(pfd[0], &kid, sizeof kid), (ssize_t)sizeof kid);
+    close(pfd[0]);
+    int st;
+    waitpid(ib, &st, 0);
+    ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    ASSERT_GT(w, 0);
+    EXPECT_TRUE(gone_within(w, 3000)) << "the watchdog outlived its cleanup";
+    EXPECT_TRUE(gone_within(kid, 2000)) << "the child outlived a SIGKILLed ibench";
+    kill(kid, SIGKILL);
+    if (!roots.empty()) { // only a cgroup holds a setsid daemon
+        pid_t d = read_pid(pidf);
+        ASSERT_GT(d, 0);
+        EXPECT_TRUE(gone_within(d, 2000)) << "the daemon " << d << " outlived a SIGKILLed ibench";
+        kill(d, SIGKILL);
+        std::string mine = std::to_string(ib) + "-";
+        DIR *dd = opendir(roots[0].dir);
+        ASSERT_NE(dd, nullptr);
+        while (dirent *e = readdir(dd))
+            EXPECT_NE(std::string(e->d_name).rfind(mine, 0), 0u) << roots[0].dir << "/" << e->d_name << " left";
+        closedir(dd);
+    }
+    DIR *dd = opendir(t.path().c_str());
+    ASSERT_NE(dd, nullptr);
+    while (dirent *e = readdir(dd))
+        EXPECT_NE(std::string(e->d_name).rfind("ibench-", 0), 0u) << e->d_name << " left behind";
+    closedir(dd);
+}
+
+// A clean exit: the watchdog ends with ibench (reaped: no process and no zombie left).
+TEST(Contain, WatchdogStopsWithIbench)
+{
+    ib_test::TempDir t("contain");
+    char why[256];
+    ASSERT_EQ(watchdog_start(why, sizeof why), 0) << why;
+    pid_t w = watchdog_pid();
+    ASSERT_GT(w, 0);
+    char dir[4096];
+    ASSERT_EQ(fs_make_private_dir(t.path().c_str(), "keep", dir, sizeof dir, why, sizeof why), 0) << why;
+    watchdog_stop();
+    EXPECT_EQ(watchdog_pid(), -1);
+    EXPECT_EQ(kill(w, 0), -1) << "the watchdog is still there (or unreaped)";
+    // a directory ibench did not remove is still listed: the watchdog removes it as it ends, whatever the exit
+    struct stat s;
+    EXPECT_NE(stat(dir, &s), 0) << dir << " left behind";
+}
+
+// Scratch directories are named with the pid; at start those whose process is gone are removed, and only those.
+TEST(Contain, StaleScratchDirectories)
+{
+    ib_test::TempDir t("contain");
+    char dir[4096], why[256];
+    ASSERT_EQ(fs_make_private_dir(t.path().c_str(), "disk-bw", dir, sizeof dir, why, sizeof why), 0) << why;
+    std::string base = strrchr(dir, '/') + 1;
+    EXPECT_EQ(fs_private_dir_pid(base.c_str()), (long)getpid()) << base;
+    EXPECT_EQ(fs_private_dir_pid("ibench-disk-bw-123.abcdef"), 123);
+    EXPECT_EQ(fs_private_dir_pid("ibench-a-b-77.Zz09aB"), 77);
+    EXPECT_EQ(fs_private_dir_pid("ibench-disk-bw.abcdef"), 0) << "the old name has no pid";
+    EXPECT_EQ(fs_private_dir_pid("ibench--12.abcdef"), 0) << "no tag";
+    EXPECT_EQ(fs_private_dir_pid("ibench-x-12.abc"), 0) << "not mkdtemp's suffix";
+    EXPECT_EQ(fs_private_dir_pid("other-x-12.abcdef"), 0);
+    EXPECT_EQ(fs_private_dir_pid("ibench-x-012.abcdef"), 0);
+
+    std::string dead = std::to_string(dead_pid());
+    const std::string &p = t.path();
+    ASSERT_EQ(mkdir((p + "/ibench-disk-bw-" + dead + ".aaaaaa").c_str(), 0700), 0);
+    std::ofstream(p + "/ibench-disk-bw-" + dead + ".aaaaaa/data") << "x";
+    ASSERT_EQ(mkdir((p + "/ibench-probe-" + dead + ".bbbbbb").c_str(), 0700), 0);
+    ASSERT_EQ(mkdir((p + "/ibench-x-" + std::to_string(getppid()) + ".cccccc").c_str(), 0700), 0); // alive
+    ASSERT_EQ(mkdir((p + "/ibench-x.dddddd").c_str(), 0700), 0);                                    // no pid
+    ASSERT_EQ(mkdir((p + "/mine-x-" + dead + ".eeeeee").c_str(), 0700), 0);                         // not ours
+    ASSERT_EQ(mkdir((p + "/target").c_str(), 0700), 0);
+    ASSERT_EQ(symlink((p + "/target").c_str(), (p + "/ibench-y-" + dead + ".ffffff").c_str()), 0); // a link
+    std::ofstream(p + "/ibench-z-" + dead + ".gggggg") << "a file";
+    EXPECT_EQ(fs_remove_stale_dirs(p.c_str()), 2);
+    struct stat s;
+    EXPECT_NE(stat((p + "/ibench-disk-bw-" + dead + ".aaaaaa").c_str(), &s), 0);
+    EXPECT_NE(stat((p + "/ibench-probe-" + dead + ".bbbbbb").c_str(), &s), 0);
+    for (const char *keep : {"/ibench-x.dddddd", "/target"})
+        EXPECT_EQ(stat((p + keep).c_str(), &s), 0) << keep;
+    EXPECT_EQ(stat((p + "/ibench-x-" + std::to_string(getppid()) + ".cccccc").c_str(), &s), 0);
+    EXPECT_EQ(stat((p + "/mine-x-" + dead + ".eeeeee").c_str(), &s), 0);
+    EXPECT_EQ(lstat((p + "/ibench-y-" + dead + ".ffffff").c_str(), &s), 0);
+    EXPECT_EQ(stat((p + "/ibench-z-" + dead + ".gggggg").c_str(), &s), 0);
+    EXPECT_EQ(stat(dir, &s), 0) << "this process's own directory";
+    fs_remove_private_dir(dir);
+}
+
+// Stale cgroups (<pid>-<n> of a process that is gone) are removed; a faked root (a plain directory) will do.
+TEST(Contain, StaleCgroupsAreSwept)
+{
+    ib_test::TempDir t("contain");
+    cg_root r;
+    char why[256];
+    ASSERT_EQ(cg_root_at(&r, CG_V1, t.path().c_str(), why, sizeof why), 0) << why;
+    EXPECT_EQ(std::string(r.dir), t.path() + "/ibench");
+    char mine[CG_PATH_MAX];
+    ASSERT_EQ(cg_make(&r, mine, sizeof mine, why, sizeof why), 0) << why;
+    EXPECT_EQ(std::string(mine).rfind(std::string(r.dir) + "/" + std::to_string(getpid()) + "-", 0), 0u) << mine;
+    std::string dead = std::string(r.dir) + "/" + std::to_string(dead_pid()) + "-0";
+    std::string other = std::string(r.dir) + "/someone-else";
+    ASSERT_EQ(mkdir(dead.c_str(), 0755), 0);
+    ASSERT_EQ(mkdir(other.c_str(), 0755), 0);
+    EXPECT_EQ(cg_sweep_stale(&r), 1);
+    struct stat s;
+    EXPECT_NE(stat(dead.c_str(), &s), 0);
+    EXPECT_EQ(stat(other.c_str(), &s), 0);
+    EXPECT_EQ(stat(mine, &s), 0);
+    EXPECT_EQ(cg_remove(mine), 0);
+    EXPECT_NE(stat(mine, &s), 0);
+}
+
+// SIGHUP and SIGQUIT stop a run as SIGTERM does; a second SIGINT SIGKILLs the children; restoring what was never
+// installed changes nothing.
+TEST(Contain, Signals)
+{
+    struct sigaction mine = {}, now = {};
+    mine.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &mine, nullptr);
+    cli_signals_restore(); // never installed: must not touch SIGINT
+    sigaction(SIGINT, nullptr, &now);
+    EXPECT_EQ(now.sa_handler, SIG_IGN) << "restored a handler that was never installed";
+
+    for (int sig : {SIGHUP, SIGQUIT, SIGTERM}) {
+        cli_signals_install();
+        raise(sig);
+        EXPECT_EQ(atomic_load(&cli_stop), 1) << strsignal(sig);
+        cli_signals_restore();
+    }
+
+    child_containment_set(nullptr);
+    cli_signals_install();
+    child c;
+    char why[256];
+    ASSERT_EQ(child_spawn("exec sleep 305", nullptr, 0, 0, 0, &c, why, sizeof why), 0) << why;
+    raise(SIGINT);
+    EXPECT_EQ(atomic_load(&cli_stop), 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(child_poll(&c), 0) << "the first Ctrl-C only asks the run to stop";
+    raise(SIGINT);
+    bool dead = false;
+    for (int i = 0; i < 200 && !(dead = child_poll(&c)); i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(dead) << "the second Ctrl-C did not kill the child";
+    if (dead) {
+        EXPECT_TRUE(WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGKILL) << c.status;
+    }
+    child_stop(&c, 0);
+    cli_signals_restore();
+    sigaction(SIGINT, nullptr, &now);
+    EXPECT_EQ(now.sa_handler, SIG_IGN) << "the handler before install is back";
+    signal(SIGINT, SIG_DFL);
+}
