@@ -100,7 +100,7 @@ static int probe_beside(struct machine *m, const char *what, int cpu, uint64_t b
         if ((rc = vprobe_init(&vp, what, &m->calib, &m->mlim, NULL, NULL, -1, why, sizeof(why))) < 0) {
             soi_close(s);
             cli_signals_restore();
-            return cli_fail(IB_EXIT_FAIL, "probe", "%s", why);
+            return cli_fail(rc == -E2BIG ? IB_EXIT_USAGE : IB_EXIT_FAIL, "probe", "%s", why);
         }
         have_vp = 1;
         bp = vp.bp;
@@ -284,6 +284,12 @@ static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long
     int code = IB_EXIT_OK;
     if (!topo_cpu_exists(m.topo, cpu)) {
         code = cli_fail(IB_EXIT_USAGE, "probe", "CPU %d does not exist", cpu);
+        goto out;
+    }
+    /* a size the user gave is held to the memory the machine can spare before anything is mapped */
+    if (bytes && (!strcmp(what, "triad") || !strcmp(what, "chase")) &&
+        probe_check_bytes(&m.mlim, what, bytes, why, sizeof(why)) < 0) {
+        code = cli_fail(IB_EXIT_USAGE, "probe", "%s", why);
         goto out;
     }
     if (bo) {

@@ -433,6 +433,12 @@ TEST_F(Bin, BadInputExitsTwoWithOneLine)
     expect_usage_error({"probe", "chase", "--beside", "int", "--level", "0"}, {"--level"});
     expect_usage_error({"probe", "chase", "--beside", "interconnect", "--soi-cpus", "0"},
                        {"interconnect", "at least 2"});
+    // sizes that reach an allocation: refused against the memory the machine can spare, never a crash
+    expect_usage_error({"probe", "triad", "--bytes", "18446744073709551615"}, {"--bytes", "spare"});
+    expect_usage_error({"probe", "chase", "--bytes", "18446744073709551615"}, {"--bytes", "spare"});
+    expect_usage_error({"probe", "triad", "--bytes", "6148914691236517888"}, {"--bytes", "spare"});  // 3x wraps
+    expect_usage_error({"probe", "chase", "--bytes", "1000T"}, {"--bytes", "spare"});
+    expect_usage_error({"probe", "chase", "--beside", "int", "--bytes", "1000T"}, {"--bytes", "spare"});
     expect_usage_error({"list", "--soi", "nope"}, {"'nope'"});
     // none of this measured (or cached) anything
     EXPECT_EQ(cache_files(), 0u);
