@@ -302,7 +302,10 @@ static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long
                 code = cli_fail(IB_EXIT_SKIP, "probe", "skipped: pingpong needs two CPUs, this machine has one");
                 goto out;
             }
-            topo_spread(m.topo, -1, 2, pair);
+            if (topo_spread(m.topo, -1, 2, pair) < 0) {
+                code = cli_fail(IB_EXIT_FAIL, "probe", "cannot pick the two CPUs farthest apart");
+                goto out;
+            }
         }
         for (int i = 0; i < 2; i++)
             if (!topo_cpu_exists(m.topo, pair[i])) {
