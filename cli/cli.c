@@ -13,6 +13,7 @@
 
 atomic_int cli_stop;
 static struct sigaction old_int, old_term;
+static int installed; /* restore puts back only what install replaced, once */
 
 static void on_signal(int sig)
 {
@@ -23,18 +24,24 @@ static void on_signal(int sig)
 void cli_signals_install(void)
 {
     atomic_store(&cli_stop, 0);
+    if (installed) /* installed twice: the first install's saved handlers stay the ones to restore */
+        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    installed = 1;
 }
 
 void cli_signals_restore(void)
 {
+    if (!installed)
+        return;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    installed = 0;
 }
 
 int cli_fail(int code, const char *cmd, const char *fmt, ...)

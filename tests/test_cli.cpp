@@ -77,6 +77,30 @@ void expect_error(std::initializer_list<const char *> args, std::initializer_lis
 
 }  // namespace
 
+// Restoring puts back what install replaced, once; without an install it changes nothing (an ignored SIGINT, as a
+// shell's background job has, stays ignored instead of becoming the default).
+TEST(CliSignals, RestoreIsANoOpUnlessInstalled)
+{
+    struct sigaction ign = {}, prev_int = {}, prev_term = {}, now = {};
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    ASSERT_EQ(sigaction(SIGINT, &ign, &prev_int), 0);
+    ASSERT_EQ(sigaction(SIGTERM, &ign, &prev_term), 0);
+    cli_signals_restore();  // never installed
+    sigaction(SIGINT, nullptr, &now);
+    EXPECT_EQ(now.sa_handler, SIG_IGN) << "restore without install replaced SIGINT's disposition";
+    sigaction(SIGTERM, nullptr, &now);
+    EXPECT_EQ(now.sa_handler, SIG_IGN) << "restore without install replaced SIGTERM's disposition";
+    cli_signals_install();
+    sigaction(SIGINT, nullptr, &now);
+    EXPECT_NE(now.sa_handler, SIG_IGN) << "installed";
+    cli_signals_restore();
+    sigaction(SIGINT, nullptr, &now);
+    EXPECT_EQ(now.sa_handler, SIG_IGN) << "restored";
+    sigaction(SIGINT, &prev_int, nullptr);
+    sigaction(SIGTERM, &prev_term, nullptr);
+}
+
 TEST(CliParse, Defaults)
 {
     Parsed p({"--soi", "llc-cap", "--ramp"});
