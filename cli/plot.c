@@ -61,7 +61,7 @@ int plot_check(const char *path, char *why, size_t len)
     if (access(slash ? (dir[0] ? dir : "/") : ".", W_OK) < 0)
         return ib_why(why, len, -errno, "--plot '%s': cannot write in its directory (%s)", path, strerror(errno));
     char script[] = "/tmp/ibench-plot-check-XXXXXX";
-    int fd = mkstemp(script);
+    int fd = mkostemp(script, O_CLOEXEC);
     if (fd < 0)
         return ib_why(why, len, -errno, "mkstemp: %s", strerror(errno));
     dprintf(fd, "exit\n");
@@ -121,7 +121,7 @@ static int plot_open(struct plotfiles *pf, const char *path, const char **term, 
     int rc = plot_begin(pf, path, why, len);
     if (rc < 0)
         return rc;
-    if (!(*f = fopen(pf->dat, "w"))) {
+    if (!(*f = fopen(pf->dat, "we"))) {
         rc = ib_why(why, len, -errno, "cannot write plot data: %s", strerror(errno));
         return plot_end(pf, path, rc, why, len);
     }
@@ -133,7 +133,7 @@ static int plot_open(struct plotfiles *pf, const char *path, const char **term, 
 static int plot_script(struct plotfiles *pf, const char *path, const char *term, const char *title, const char *sub,
                        int enhanced, FILE **f, char *why, size_t len)
 {
-    if (!(*f = fopen(pf->gp, "w")))
+    if (!(*f = fopen(pf->gp, "we")))
         return plot_end(pf, path, ib_why(why, len, -errno, "cannot write the gnuplot script: %s", strerror(errno)),
                         why, len);
     fprintf(*f, "set terminal %s\nset output ", term);
@@ -309,7 +309,7 @@ int plot_heatmap(const char *path, json_t *rows, const char *const *probes, unsi
         }
     }
     fclose(f);
-    if (!(f = fopen(pf.gp, "w")))
+    if (!(f = fopen(pf.gp, "we")))
         return plot_end(&pf, path, ib_why(why, len, -errno, "cannot write the gnuplot script: %s", strerror(errno)),
                         why, len);
     /* the same terminal as every chart, with a size that fits the matrix */

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "target.h"
 #include "soi.h"
 #include "ib_err.h"
 #include "test_support.h"
@@ -76,6 +78,35 @@ void expect_error(std::initializer_list<const char *> args, std::initializer_lis
 }
 
 }  // namespace
+
+// A target inherits stdin, stdout and stderr and nothing of ibench's: every descriptor ibench opens is O_CLOEXEC.
+TEST(CliTarget, InheritsNoStrayDescriptor)
+{
+    std::vector<int> ours;  // what the test process itself passes on (ctest, a shell may leave some)
+    for (int fd = 3; fd < 1024; fd++) {
+        int fl = fcntl(fd, F_GETFD);
+        if (fl >= 0 && !(fl & FD_CLOEXEC))
+            ours.push_back(fd);
+    }
+    char *out = nullptr, why[256] = "";
+    int status = -1;
+    uint64_t wall = 0;
+    ASSERT_EQ(child_run("ls /proc/$$/fd", nullptr, 0, 10000, nullptr, &out, &status, &wall, nullptr, why, sizeof why),
+              0)
+        << why;
+    EXPECT_EQ(status, 0);
+    std::istringstream in(out);
+    free(out);
+    int fd;
+    unsigned n = 0;
+    while (in >> fd) {
+        n++;
+        if (fd > 2) {
+            EXPECT_NE(std::find(ours.begin(), ours.end(), fd), ours.end()) << "the target inherited fd " << fd;
+        }
+    }
+    EXPECT_GE(n, 3u) << "the listing holds at least stdin, stdout and stderr";
+}
 
 // Restoring puts back what install replaced, once; without an install it changes nothing (an ignored SIGINT, as a
 // shell's background job has, stays ignored instead of becoming the default).

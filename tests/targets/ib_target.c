@@ -181,7 +181,7 @@ static int disk(const char *dir, uint64_t bytes)
     int fd = mkstemp(path);
     if (fd < 0)
         die(2, "disk: cannot make a file in %s: %s", dir, strerror(errno));
-    int dfd = open(path, O_RDWR | O_DIRECT), direct = dfd >= 0, err = errno;
+    int dfd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC), direct = dfd >= 0, err = errno;
     unlink(path);
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (direct) {
