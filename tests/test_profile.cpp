@@ -360,6 +360,29 @@ TEST(MetricAdapter, RegexAndCommandAdapters)
     metric_free(&m);
 }
 
+// A regex or command longer than the room kept for it is refused, not cut into a different one that still compiles
+TEST(MetricAdapter, TooLongRegexOrCommandIsRefused)
+{
+    struct metric m;
+    char why[256] = "";
+    const std::string re = "throughput:([0-9.]+) req/s" + std::string(300, 'x');
+    EXPECT_EQ(metric_parse(&m, re.c_str(), "wrk http://x", why, sizeof(why)), -EINVAL) << "a 326-character regex";
+    EXPECT_NE(strstr(why, "too long"), nullptr) << why;
+    metric_free(&m);
+    const std::string cmd = "command:echo " + std::string(500, '1');
+    EXPECT_EQ(metric_parse(&m, cmd.c_str(), nullptr, why, sizeof(why)), -EINVAL) << "a 505-character command";
+    EXPECT_NE(strstr(why, "too long"), nullptr) << why;
+    metric_free(&m);
+    const std::string spec = "command:echo 1 " + std::string(600, ' ');
+    EXPECT_EQ(metric_parse(&m, spec.c_str(), nullptr, why, sizeof(why)), -EINVAL) << "a 615-character --metric";
+    metric_free(&m);
+    // the longest that fits still works
+    const std::string fits = "throughput:([0-9.]+)" + std::string(255 - 9, 'x');
+    ASSERT_EQ(metric_parse(&m, fits.c_str(), "wrk http://x", why, sizeof(why)), 0) << why;
+    EXPECT_EQ(strlen(m.regex), 255u);
+    metric_free(&m);
+}
+
 // The tolerated search on a scripted metric: a command that prints the next value of a fixed sequence, so every
 // sample (baseline, solo-before-point, beside-the-SoI) gets a known figure. A ramp point that breaks QoS once and
 // then holds must not end the ramp; one that breaks twice does, and bisection continues from there.
