@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -53,13 +54,16 @@ int plot_check(const char *path, char *why, size_t len)
 {
     if (!ext_term(path))
         return ib_why(why, len, -EINVAL, "--plot '%s': the file must end in .png or .svg", path);
-    char dir[1024];
+    char dir[PATH_MAX];
+    if (strlen(path) >= sizeof(dir)) /* cut, it would name another file */
+        return ib_why(why, len, -EINVAL, "--plot is too long (%zu characters, at most %zu)", strlen(path),
+                      sizeof(dir) - 1);
     snprintf(dir, sizeof(dir), "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash)
         *slash = 0;
-    if (access(slash ? (dir[0] ? dir : "/") : ".", W_OK) < 0)
-        return ib_why(why, len, -errno, "--plot '%s': cannot write in its directory (%s)", path, strerror(errno));
+    if (access(slash ? (dir[0] ? dir : "/") : ".", W_OK) < 0) /* the reason first: a long path would crowd it out */
+        return ib_why(why, len, -errno, "--plot: cannot write in its directory (%s): '%s'", strerror(errno), path);
     char script[] = "/tmp/ibench-plot-check-XXXXXX";
     int fd = mkostemp(script, O_CLOEXEC);
     if (fd < 0)
@@ -82,7 +86,7 @@ static void gq(FILE *f, const char *s)
 
 /* A private temp directory with data and script paths, and the temporary output beside the target. */
 struct plotfiles {
-    char dir[64], dat[96], gp[96], out[1100];
+    char dir[64], dat[96], gp[96], out[PATH_MAX + 32];
 };
 
 static int plot_begin(struct plotfiles *pf, const char *path, char *why, size_t len)
@@ -92,7 +96,10 @@ static int plot_begin(struct plotfiles *pf, const char *path, char *why, size_t 
         return ib_why(why, len, -errno, "mkdtemp: %s", strerror(errno));
     snprintf(pf->dat, sizeof(pf->dat), "%s/data.dat", pf->dir);
     snprintf(pf->gp, sizeof(pf->gp), "%s/plot.gp", pf->dir);
-    snprintf(pf->out, sizeof(pf->out), "%s.tmp.%d", path, (int)getpid());
+    if (snprintf(pf->out, sizeof(pf->out), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(pf->out)) {
+        rmdir(pf->dir);
+        return ib_why(why, len, -ENAMETOOLONG, "%s: the path is too long", path);
+    }
     return 0;
 }
 

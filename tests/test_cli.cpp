@@ -494,6 +494,10 @@ TEST_F(Bin, BadInputExitsTwoWithOneLine)
     expect_usage_error({"probe", "triad", "--bytes", "6148914691236517888"}, {"--bytes", "spare"});  // 3x wraps
     expect_usage_error({"probe", "chase", "--bytes", "1000T"}, {"--bytes", "spare"});
     expect_usage_error({"probe", "chase", "--beside", "int", "--bytes", "1000T"}, {"--bytes", "spare"});
+    // a long --plot is checked whole: a copy cut at 1 KiB named /tmp (all slashes), a directory that exists
+    const std::string long_plot = "/tmp" + std::string(1100, '/') + "nope-ibench/x.png";
+    expect_usage_error({"run", "--soi", "nope", "--ramp", "--plot", long_plot},
+                       {"--plot", "cannot write in its directory"});
     expect_usage_error({"list", "--soi", "nope"}, {"'nope'"});
     // none of this measured (or cached) anything
     EXPECT_EQ(cache_files(), 0u);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -113,6 +114,33 @@ TEST_F(Profile, PidThatDoesNotExist)
     EXPECT_EQ(p.exit_code(), 2) << p.err;
     EXPECT_NE(p.err.find("no such process"), std::string::npos) << p.err;
     EXPECT_FALSE(exists(out()));
+}
+
+// Long arguments are checked whole: a copy cut to a fixed buffer named another directory (an existing one) and
+// dropped the end of a long --sois list. The --pid that does not exist is what the cut copies used to reach.
+TEST_F(Profile, LongOutAndSoisAreCheckedWhole)
+{
+    const std::string out_dir = "/tmp" + std::string(1100, '/') + "nonexistent-ibench-dir/p.json";
+    std::string sois;
+    for (int i = 0; i < 80; i++)
+        sois += "llc-cap,";
+    sois += "nope";
+    struct Case {
+        std::vector<std::string> args;
+        const char *word;
+    } cases[] = {
+        {{"profile", "--name", "t", "--pid", "4194303", "--metric", "command:echo 1", "--out", out_dir},
+         "cannot write in its directory"},
+        {{"profile", "--name", "t", "--pid", "4194303", "--metric", "command:echo 1", "--sois", sois, "--out", out()},
+         "unknown SoI 'nope'"},
+    };
+    for (const auto &c : cases) {
+        Proc p;
+        run(p, c.args, 30);
+        EXPECT_EQ(p.exit_code(), 2) << p.err;
+        EXPECT_NE(p.err.find(c.word), std::string::npos) << p.err.substr(0, 300);
+        EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << "one line";
+    }
 }
 
 TEST_F(Profile, BadArgumentsExitTwoWithOneLine)
