@@ -391,7 +391,7 @@ int mlim_check(const struct mlim *m, uint64_t n, uint64_t each, const char *what
         return 0;
     char a[32], b[32], c[32], d[32];
     return ib_why(why, len, -E2BIG,
-                  "%s needs %s%s, more than this machine can spare (%s: the smaller of MemAvailable %s and the "
+                  "%s %s%s, more than this machine can spare (%s: the smaller of MemAvailable %s and the "
                   "cgroup's room, less a %s margin%s)",
                   what, wraps ? "more than " : "", fmt_bytes(wraps ? 0x1p64 : (double)need, a, sizeof(a)),
                   fmt_bytes((double)spare, b, sizeof(b)), fmt_bytes((double)m->mem_available, c, sizeof(c)),

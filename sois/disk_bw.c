@@ -238,7 +238,7 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
     }
     /* every thread maps and touches qd x bs bytes of buffers (up to 4 GiB): held to what the machine can spare */
     char what[96], b0[32];
-    snprintf(what, sizeof(what), "disk-bw: the buffers of %u thread(s) x qd %u x bs %s", p->n, p->qd,
+    snprintf(what, sizeof(what), "disk-bw: the buffers of %u thread(s) x qd %u x bs %s take", p->n, p->qd,
              fmt_bytes((double)p->bs, b0, sizeof(b0)));
     if ((rc = mlim_check(env->mlim, p->n, (uint64_t)p->qd * p->bs, what, why, len)) < 0)
         goto fail;

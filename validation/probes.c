@@ -157,7 +157,8 @@ int probe_check_bytes(const struct mlim *m, const char *probe, uint64_t bytes, c
 {
     char what[96];
     int triad = !strcmp(probe, "triad");
-    snprintf(what, sizeof(what), "%s --bytes %llu%s", probe, (unsigned long long)bytes, triad ? " (three arrays)" : "");
+    snprintf(what, sizeof(what), "%s --bytes %llu maps%s", probe, (unsigned long long)bytes,
+             triad ? " (three arrays)" : "");
     return mlim_check(m, triad ? 3 : 1, triad ? bytes : probe_chase_footprint(bytes), what, why, len);
 }
 

@@ -422,7 +422,7 @@ int vprobe_init(struct vprobe *p, const char *name, const struct calib *c, const
                    : p->kind == VK_TLB ? p->bytes + p->bytes / 4096 * sizeof(uint64_t)
                    : p->kind == VK_STREAM ? p->bytes : 0;
     char what[48];
-    snprintf(what, sizeof(what), "probe %s", p->name);
+    snprintf(what, sizeof(what), "probe %s maps", p->name);
     int rc = mem ? mlim_check(mlim, 1, mem, what, why, len) : 0;
     if (rc < 0)
         return rc;
