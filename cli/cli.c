@@ -30,6 +30,8 @@ static void on_signal(int sig)
 void cli_signals_install(void)
 {
     atomic_store(&cli_stop, 0);
+    if (installed) /* installed twice: the first install's saved handlers stay the ones to restore */
+        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;

@@ -71,6 +71,7 @@ int cmd_plot(int argc, char **argv);
  * cli_signals_install installed. */
 extern atomic_int cli_stop;
 void cli_signals_install(void);
+/* Puts back the handlers install replaced; a no-op unless installed (every exit path may call it). */
 void cli_signals_restore(void);
 
 /* Entry point (cli/main.c). */

@@ -100,7 +100,7 @@ static int probe_beside(struct machine *m, const char *what, int cpu, uint64_t b
         if ((rc = vprobe_init(&vp, what, &m->calib, &m->mlim, NULL, NULL, -1, why, sizeof(why))) < 0) {
             soi_close(s);
             cli_signals_restore();
-            return cli_fail(IB_EXIT_FAIL, "probe", "%s", why);
+            return cli_fail(rc == -E2BIG ? IB_EXIT_USAGE : IB_EXIT_FAIL, "probe", "%s", why);
         }
         have_vp = 1;
         bp = vp.bp;
@@ -286,6 +286,12 @@ static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long
         code = cli_fail(IB_EXIT_USAGE, "probe", "CPU %d does not exist", cpu);
         goto out;
     }
+    /* a size the user gave is held to the memory the machine can spare before anything is mapped */
+    if (bytes && (!strcmp(what, "triad") || !strcmp(what, "chase")) &&
+        probe_check_bytes(&m.mlim, what, bytes, why, sizeof(why)) < 0) {
+        code = cli_fail(IB_EXIT_USAGE, "probe", "%s", why);
+        goto out;
+    }
     if (bo) {
         code = probe_beside(&m, what, cpu, bytes ? bytes : 512 * IB_KIB, bo, json);
         goto out;
@@ -296,7 +302,10 @@ static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long
                 code = cli_fail(IB_EXIT_SKIP, "probe", "skipped: pingpong needs two CPUs, this machine has one");
                 goto out;
             }
-            topo_spread(m.topo, -1, 2, pair);
+            if (topo_spread(m.topo, -1, 2, pair) < 0) {
+                code = cli_fail(IB_EXIT_FAIL, "probe", "cannot pick the two CPUs farthest apart");
+                goto out;
+            }
         }
         for (int i = 0; i < 2; i++)
             if (!topo_cpu_exists(m.topo, pair[i])) {

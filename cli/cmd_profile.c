@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,14 +120,22 @@ static int check(struct profile_opts *o, struct machine *m, const char *cpus, co
         return cli_fail(IB_EXIT_USAGE, "profile", "--load is read by throughput/latency metrics; command:CMD is its "
                         "own sample");
     }
-    if (o->sois) { /* every name must exist */
-        char buf[512];
-        snprintf(buf, sizeof(buf), "%s", o->sois);
+    if (o->sois) { /* every name must exist (a copy of its own: a fixed buffer would cut a long list) */
+        char *buf = strdup(o->sois);
+        if (!buf)
+            return cli_fail(IB_EXIT_FAIL, "profile", "out of memory");
         for (char *sv, *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv))
-            if (!soi_find(t))
-                return cli_fail(IB_EXIT_USAGE, "profile", "--sois: unknown SoI '%s' (ibench list shows them)", t);
+            if (!soi_find(t)) {
+                int code = cli_fail(IB_EXIT_USAGE, "profile", "--sois: unknown SoI '%s' (ibench list shows them)", t);
+                free(buf);
+                return code;
+            }
+        free(buf);
     }
-    char dir[1024];
+    char dir[PATH_MAX];
+    if (strlen(out) >= sizeof(dir)) /* cut, it would name another directory */
+        return cli_fail(IB_EXIT_USAGE, "profile", "--out is too long (%zu characters, at most %zu)", strlen(out),
+                        sizeof(dir) - 1);
     snprintf(dir, sizeof(dir), "%s", out);
     char *sl = strrchr(dir, '/');
     if (sl)

@@ -523,6 +523,7 @@ int cmd_run(int argc, char **argv)
     }
     char range[64];
     snprintf(range, sizeof(range), "%d-%d", topo_pu_os(m.topo, 0), topo_pu_os(m.topo, npus - 1));
+    rc = 0;
     if (o.ncpus) {
         for (unsigned i = 0; i < o.ncpus; i++)
             if (!topo_cpu_exists(m.topo, o.cpus[i])) {
@@ -539,14 +540,18 @@ int cmd_run(int argc, char **argv)
             goto out;
         }
         if (ops->placement == SOI_PLACE_SPREAD)
-            topo_spread(m.topo, o.near, n, cpus); /* the hub on the target, the rest as far from it as possible */
+            rc = topo_spread(m.topo, o.near, n, cpus); /* the hub on the target, the rest as far from it as possible */
         else
-            topo_near(m.topo, ops->scope, o.near, n, cpus, &time_shared);
+            rc = topo_near(m.topo, ops->scope, o.near, n, cpus, &time_shared);
     } else if (ops->placement == SOI_PLACE_SPREAD) {
-        topo_spread(m.topo, -1, n, cpus);
+        rc = topo_spread(m.topo, -1, n, cpus);
     } else {
         for (unsigned i = 0; i < n; i++)
             cpus[i] = topo_pu_os(m.topo, npus - 1 - i % npus);
+    }
+    if (rc < 0) { /* cpus[] holds nothing to run on */
+        code = cli_fail(IB_EXIT_FAIL, "run", "cannot place %u thread(s) of %s: %s", n, ops->name, strerror(-rc));
+        goto out;
     }
     /* schedule */
     if (o.have_intensity)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -55,15 +56,18 @@ int plot_check(const char *path, char *why, size_t len)
 {
     if (!ext_term(path))
         return ib_why(why, len, -EINVAL, "--plot '%s': the file must end in .png or .svg", path);
-    char dir[1024];
+    char dir[PATH_MAX];
+    if (strlen(path) >= sizeof(dir)) /* cut, it would name another file */
+        return ib_why(why, len, -EINVAL, "--plot is too long (%zu characters, at most %zu)", strlen(path),
+                      sizeof(dir) - 1);
     snprintf(dir, sizeof(dir), "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash)
         *slash = 0;
-    if (access(slash ? (dir[0] ? dir : "/") : ".", W_OK) < 0)
-        return ib_why(why, len, -errno, "--plot '%s': cannot write in its directory (%s)", path, strerror(errno));
+    if (access(slash ? (dir[0] ? dir : "/") : ".", W_OK) < 0) /* the reason first: a long path would crowd it out */
+        return ib_why(why, len, -errno, "--plot: cannot write in its directory (%s): '%s'", strerror(errno), path);
     char script[] = "/tmp/ibench-plot-check-XXXXXX";
-    int fd = mkstemp(script);
+    int fd = mkostemp(script, O_CLOEXEC);
     if (fd < 0)
         return ib_why(why, len, -errno, "mkstemp: %s", strerror(errno));
     dprintf(fd, "exit\n");
@@ -84,7 +88,7 @@ static void gq(FILE *f, const char *s)
 
 /* A private temp directory with data and script paths, and the temporary output beside the target. */
 struct plotfiles {
-    char dir[4096], dat[4112], gp[4112], out[1100];
+    char dir[4096], dat[4112], gp[4112], out[PATH_MAX + 32];
 };
 
 static int plot_begin(struct plotfiles *pf, const char *path, char *why, size_t len)
@@ -96,7 +100,10 @@ static int plot_begin(struct plotfiles *pf, const char *path, char *why, size_t 
         return rc;
     snprintf(pf->dat, sizeof(pf->dat), "%s/data.dat", pf->dir);
     snprintf(pf->gp, sizeof(pf->gp), "%s/plot.gp", pf->dir);
-    snprintf(pf->out, sizeof(pf->out), "%s.tmp.%d", path, (int)getpid());
+    if (snprintf(pf->out, sizeof(pf->out), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(pf->out)) {
+        rmdir(pf->dir);
+        return ib_why(why, len, -ENAMETOOLONG, "%s: the path is too long", path);
+    }
     return 0;
 }
 
@@ -124,7 +131,7 @@ static int plot_open(struct plotfiles *pf, const char *path, const char **term, 
     int rc = plot_begin(pf, path, why, len);
     if (rc < 0)
         return rc;
-    if (!(*f = fopen(pf->dat, "w"))) {
+    if (!(*f = fopen(pf->dat, "we"))) {
         rc = ib_why(why, len, -errno, "cannot write plot data: %s", strerror(errno));
         return plot_end(pf, path, rc, why, len);
     }
@@ -136,7 +143,7 @@ static int plot_open(struct plotfiles *pf, const char *path, const char **term, 
 static int plot_script(struct plotfiles *pf, const char *path, const char *term, const char *title, const char *sub,
                        int enhanced, FILE **f, char *why, size_t len)
 {
-    if (!(*f = fopen(pf->gp, "w")))
+    if (!(*f = fopen(pf->gp, "we")))
         return plot_end(pf, path, ib_why(why, len, -errno, "cannot write the gnuplot script: %s", strerror(errno)),
                         why, len);
     fprintf(*f, "set terminal %s\nset output ", term);
@@ -312,7 +319,7 @@ int plot_heatmap(const char *path, json_t *rows, const char *const *probes, unsi
         }
     }
     fclose(f);
-    if (!(f = fopen(pf.gp, "w")))
+    if (!(f = fopen(pf.gp, "we")))
         return plot_end(&pf, path, ib_why(why, len, -errno, "cannot write the gnuplot script: %s", strerror(errno)),
                         why, len);
     /* the same terminal as every chart, with a size that fits the matrix */

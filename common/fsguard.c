@@ -55,7 +55,7 @@ int fs_check_dir(const char *dir, char *why, size_t len)
         return ib_why(why, len, -ENOTDIR, "--dir %s is not a directory", dir);
     char probe[4096];
     snprintf(probe, sizeof(probe), "%s/.ibench-probe.XXXXXX", dir);
-    int fd = mkstemp(probe);
+    int fd = mkostemp(probe, O_CLOEXEC);
     if (fd < 0)
         return ib_why(why, len, -errno, "--dir %s is not writable: %s", dir, strerror(errno));
     close(fd);

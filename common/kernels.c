@@ -314,10 +314,17 @@ static atomic_uint_fast64_t g_live_bytes;
 
 static size_t map_len(size_t bytes) { return (bytes + HUGE_ALIGN - 1) & ~(size_t)(HUGE_ALIGN - 1); }
 
+/* Rounding to 2 MiB and over-mapping by 2 MiB more must not wrap: beyond this no length can be mapped anyway. */
+#define MAP_MAX_BYTES (SIZE_MAX - 2 * HUGE_ALIGN)
+
 void *ib_map(size_t bytes, int hugepages)
 {
     if (bytes == 0)
         return NULL;
+    if (bytes > MAP_MAX_BYTES) {
+        errno = ENOMEM;
+        return NULL;
+    }
     size_t len = map_len(bytes);
     /* Over-map by 2 MiB and trim, so the region is 2 MiB aligned and THP can back it from the first byte. */
     char *raw = mmap(NULL, len + HUGE_ALIGN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -337,7 +344,7 @@ void *ib_map(size_t bytes, int hugepages)
 
 void ib_unmap(void *p, size_t bytes)
 {
-    if (!p || bytes == 0)
+    if (!p || bytes == 0 || bytes > MAP_MAX_BYTES)
         return;
     size_t len = map_len(bytes);
     munmap(p, len);

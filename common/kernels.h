@@ -60,7 +60,8 @@ uint64_t stream_step(void *buf, size_t ws, size_t *pos, size_t chunk, enum strea
 
 
 /* Anonymous memory for SoIs: mmap'd, 2 MiB aligned, THP advised, counted in a live-bytes gauge so tests (and the
- * CLI after Ctrl-C) can verify that everything was released. */
+ * CLI after Ctrl-C) can verify that everything was released.  NULL for 0 bytes; NULL with errno set on failure,
+ * including a length so large that rounding it would wrap (ENOMEM): never a pointer to less than `bytes`. */
 void *ib_map(size_t bytes, int hugepages);
 void ib_unmap(void *p, size_t bytes);
 uint64_t ib_map_live_bytes(void);

@@ -9,6 +9,7 @@
 #include "memlimit.h"
 
 #include "ib_err.h"
+#include "parse.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -373,4 +374,27 @@ uint64_t mlim_cap(const struct mlim *m, uint64_t max_bytes)
 {
     uint64_t spare = mlim_spare(m);
     return max_bytes != 0 && max_bytes < spare ? max_bytes : spare;
+}
+
+int mlim_check(const struct mlim *m, uint64_t n, uint64_t each, const char *what, char *why, size_t len)
+{
+    struct mlim live;
+    if (!m) {
+        int rc = mlim_read(&live, "");
+        if (rc < 0)
+            return ib_why(why, len, rc, "%s: cannot read the memory limits: %s", what, strerror(-rc));
+        m = &live;
+    }
+    uint64_t need, spare = mlim_spare(m);
+    int wraps = __builtin_mul_overflow(n, each, &need);
+    if (!wraps && need <= spare)
+        return 0;
+    char a[32], b[32], c[32], d[32];
+    return ib_why(why, len, -E2BIG,
+                  "%s %s%s, more than this machine can spare (%s: the smaller of MemAvailable %s and the "
+                  "cgroup's room, less a %s margin%s)",
+                  what, wraps ? "more than " : "", fmt_bytes(wraps ? 0x1p64 : (double)need, a, sizeof(a)),
+                  fmt_bytes((double)spare, b, sizeof(b)), fmt_bytes((double)m->mem_available, c, sizeof(c)),
+                  fmt_bytes((double)mlim_margin(m), d, sizeof(d)),
+                  m->cg_limit != MLIM_UNLIMITED ? ", within the cgroup limit" : "");
 }

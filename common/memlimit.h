@@ -5,6 +5,7 @@
  */
 #ifndef IB_MEMLIMIT_H
 #define IB_MEMLIMIT_H
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -32,6 +33,11 @@ uint64_t mlim_margin(const struct mlim *m);
 uint64_t mlim_spare(const struct mlim *m);
 /* The most a memory SoI may hold: min(mlim_spare(), max_bytes) (max_bytes 0 = no user cap). */
 uint64_t mlim_cap(const struct mlim *m, uint64_t max_bytes);
+
+/* The rule every size that reaches an allocation obeys (mem-cap's): n x each bytes must fit in mlim_spare(m) (m NULL:
+ * read the live system).  0, or -E2BIG with one line "<what> <n x each>, more than this machine can spare (...)"
+ * (what: "mem-cap: max-bytes", "disk-bw: ... take"); a product that overflows 64 bits is refused, never wrapped. */
+int mlim_check(const struct mlim *m, uint64_t n, uint64_t each, const char *what, char *why, size_t len);
 
 #ifdef __cplusplus
 }

@@ -54,6 +54,10 @@ int metric_parse(struct metric *m, const char *spec, const char *load, char *why
     memset(m, 0, sizeof(*m));
     if (!spec || !*spec)
         return ib_why(why, len, -EINVAL, "--metric is required (runtime, throughput, latency, command:CMD, ipc)");
+    /* what does not fit is refused: a cut command or regex would be a different one that may still run */
+    if (strlen(spec) >= sizeof(m->spec))
+        return ib_why(why, len, -EINVAL, "--metric is too long (%zu characters, at most %zu)", strlen(spec),
+                      sizeof(m->spec) - 1);
     snprintf(m->spec, sizeof(m->spec), "%s", spec);
     const char *arg = strchr(spec, ':');
     size_t klen = arg ? (size_t)(arg - spec) : strlen(spec);
@@ -75,6 +79,9 @@ int metric_parse(struct metric *m, const char *spec, const char *load, char *why
     if (IS("command") || IS("command-lower")) {
         if (!arg || !*arg)
             return ib_why(why, len, -EINVAL, "--metric %.*s:CMD needs the command", (int)klen, spec);
+        if (strlen(arg) >= sizeof(m->cmd))
+            return ib_why(why, len, -EINVAL, "--metric %.*s: the command is too long (%zu characters, at most %zu)",
+                          (int)klen, spec, strlen(arg), sizeof(m->cmd) - 1);
         m->kind = MK_COMMAND;
         m->higher_better = IS("command");
         snprintf(m->cmd, sizeof(m->cmd), "%s", arg);
@@ -88,6 +95,9 @@ int metric_parse(struct metric *m, const char *spec, const char *load, char *why
             return ib_why(why, len, -EINVAL, "--metric %s reads the load generator's output: give --load 'CMD'",
                           metric_kind_name(m->kind));
         if (arg && *arg) {
+            if (strlen(arg) >= sizeof(m->regex))
+                return ib_why(why, len, -EINVAL, "--metric %s: the regular expression is too long (%zu characters, "
+                              "at most %zu)", metric_kind_name(m->kind), strlen(arg), sizeof(m->regex) - 1);
             snprintf(m->regex, sizeof(m->regex), "%s", arg);
             snprintf(m->adapter, sizeof(m->adapter), "regex");
             snprintf(m->unit, sizeof(m->unit), "as printed");

@@ -139,6 +139,15 @@ static void cg_drop(struct child *c)
     c->cg[0] = 0;
 }
 
+/* dup2(from, to), where from == to (stdin was closed, so open() returned 0) also clears FD_CLOEXEC */
+static void fd_to(int from, int to)
+{
+    if (from == to)
+        fcntl(to, F_SETFD, 0);
+    else
+        dup2(from, to);
+}
+
 int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, int show_err, struct child *c,
                 char *why, size_t len)
 {
@@ -197,16 +206,17 @@ int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, i
             if (sched_setaffinity(0, sizeof(set), &set) < 0)
                 _exit(126);
         }
-        int dn = open("/dev/null", O_RDWR);
+        /* O_CLOEXEC: the target gets /dev/null as 0-2, not a stray copy of it; dup2 clears the flag on 0-2 */
+        int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (dn >= 0) {
-            dup2(dn, 0);
+            fd_to(dn, 0);
             if (!capture)
-                dup2(dn, 1);
+                fd_to(dn, 1);
             if (!show_err)
-                dup2(dn, 2);
+                fd_to(dn, 2);
         }
         if (capture)
-            dup2(pfd[1], 1);
+            fd_to(pfd[1], 1);
         execle("/bin/sh", "sh", "-c", cmd, (char *)NULL, environ);
         _exit(127);
     }
@@ -406,7 +416,7 @@ static double rss_of(const char *pid, pid_t pgid)
 {
     char path[64], buf[512];
     snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen(path, "re");
     if (!f)
         return 0;
     size_t n = fread(buf, 1, sizeof(buf) - 1, f);
@@ -420,7 +430,7 @@ static double rss_of(const char *pid, pid_t pgid)
     if (pgid > 0 && pgrp != pgid)
         return 0;
     snprintf(path, sizeof(path), "/proc/%s/statm", pid);
-    if (!(f = fopen(path, "r")))
+    if (!(f = fopen(path, "re")))
         return 0;
     unsigned long size = 0, res = 0;
     int ok = fscanf(f, "%lu %lu", &size, &res) == 2;

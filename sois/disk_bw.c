@@ -31,6 +31,7 @@
 #include "fsguard.h"
 #include "ib_err.h"
 #include "kernels.h"
+#include "memlimit.h"
 #include "parse.h"
 #include "peak.h"
 #include "uring_kit.h"
@@ -43,7 +44,8 @@ static const struct soi_param dbw_params[] = {
     {"rw", SOI_P_UINT, 0, 2, 0, "0 read, 1 write, 2 mix (also --rw read|write|mix)"},
     {"bs", SOI_P_SIZE, 4096, 16 << 20, 1 << 20, "block size of each request (also --bs), a multiple of 4 KiB"},
     {"qd", SOI_P_UINT, 1, 256, 8, "requests in flight per thread (also --qd)"},
-    {"file-size", SOI_P_SIZE, 16 << 20, 1ULL << 40, 512 << 20, "size of each thread's file (within the spare space)"},
+    {"file-size", SOI_P_SIZE, 16 << 20, 1ULL << 40, 512 << 20,
+     "size of each thread's file, a multiple of 4 KiB (within the spare space)"},
     {0},
 };
 
@@ -238,6 +240,17 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
                     (unsigned long long)p->bs);
         goto fail;
     }
+    if (p->bytes % 4096) {
+        rc = ib_why(why, len, -EINVAL, "disk-bw: file-size %llu is not a multiple of 4 KiB (O_DIRECT writes whole "
+                    "blocks)", (unsigned long long)p->bytes);
+        goto fail;
+    }
+    /* every thread maps and touches qd x bs bytes of buffers (up to 4 GiB): held to what the machine can spare */
+    char what[96], b0[32];
+    snprintf(what, sizeof(what), "disk-bw: the buffers of %u thread(s) x qd %u x bs %s take", p->n, p->qd,
+             fmt_bytes((double)p->bs, b0, sizeof(b0)));
+    if ((rc = mlim_check(env->mlim, p->n, (uint64_t)p->qd * p->bs, what, why, len)) < 0)
+        goto fail;
     p->t = calloc(p->n, sizeof(*p->t));
     if (!p->t) {
         rc = -ENOMEM;

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,12 @@ static const struct soi_param dcap_params[] = {
 #define DCAP_DEFAULT_MAX (4ULL << 30)
 #define DCAP_GRAIN (1ULL << 20) /* sizes in whole MiB */
 
+/* Each worker's PRNG state on a cache line of its own: states 8 bytes apart would bounce one line between the
+ * workers on every read they pick. */
+struct dcap_rng {
+    uint64_t s;
+} __attribute__((aligned(64)));
+
 struct dcap {
     int fd;
     char dir[4096];
@@ -43,10 +50,12 @@ struct dcap {
     char where[4096];
     uint64_t allot;       /* bytes at 100 % */
     uint64_t size;        /* current file size */
-    uint64_t rng[64];     /* per thread, one line apart */
+    struct dcap_rng rng[64]; /* per thread */
     unsigned n;
     char buf[64][4096] __attribute__((aligned(4096)));
 };
+_Static_assert(sizeof(struct dcap_rng) == 64 && offsetof(struct dcap, rng) % 64 == 0,
+               "disk-cap: one PRNG state per cache line");
 
 static void dcap_teardown(struct soi *s)
 {
@@ -114,7 +123,7 @@ static int dcap_prepare(struct soi *s, char *why, size_t len)
         goto fail;
     }
     for (unsigned i = 0; i < p->n; i++)
-        p->rng[i] = 0x9e3779b97f4a7c15ULL * (i + 1) ^ (uint64_t)env->cpus[i];
+        p->rng[i].s = 0x9e3779b97f4a7c15ULL * (i + 1) ^ (uint64_t)env->cpus[i];
     s->capacity = (double)p->allot;
     s->rate_cap = env->param[P_RATE];
     snprintf(s->unit, sizeof(s->unit), "B");
@@ -174,7 +183,7 @@ static int dcap_step(struct soi *s, unsigned tid, uint64_t *units)
         *units = 0;
         return 0;
     }
-    uint64_t *r = &p->rng[tid];
+    uint64_t *r = &p->rng[tid].s;
     int n = 0;
     for (int k = 0; k < 16; k++) { /* a quantum: 16 random 4 KiB reads through the page cache */
         uint64_t b = ib_rand(r) % blocks;

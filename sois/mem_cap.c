@@ -42,16 +42,11 @@ struct mem_cap {
 static int mem_cap_prepare(struct soi *s, char *why, size_t len)
 {
     const struct soi_env *env = s->env;
-    uint64_t spare = mlim_spare(env->mlim), want = (uint64_t)env->param[P_MAX_BYTES];
-    char a[32], b[32], c[32], d[32];
-    if (want > spare)
-        return ib_why(why, len, -E2BIG,
-                      "mem-cap: max-bytes %s is more than this machine can spare (%s: the smaller of MemAvailable "
-                      "%s and the cgroup's room, less a %s margin%s)",
-                      fmt_bytes((double)want, a, sizeof(a)), fmt_bytes((double)spare, b, sizeof(b)),
-                      fmt_bytes((double)env->mlim->mem_available, c, sizeof(c)),
-                      fmt_bytes((double)mlim_margin(env->mlim), d, sizeof(d)),
-                      env->mlim->cg_limit != MLIM_UNLIMITED ? ", within the cgroup limit" : "");
+    uint64_t want = (uint64_t)env->param[P_MAX_BYTES];
+    char a[32], b[32], c[32];
+    int rc = mlim_check(env->mlim, 1, want, "mem-cap: max-bytes", why, len);
+    if (rc < 0)
+        return rc;
     uint64_t cap = mlim_cap(env->mlim, want) & ~(PAGE - 1);
     if (cap < 16 * PAGE)
         return ib_why(why, len, -ENOMEM, "mem-cap: the machine has no memory to spare beyond its safety margin");

@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "ib_err.h"
 #include "kernels.h"
+#include "memlimit.h"
 #include "netsink.h"
 #include "parse.h"
 #include "peak.h"
@@ -112,6 +113,8 @@ static int nbw_prepare(struct soi *s, char *why, size_t len)
     p->maxreq = (uint64_t)env->param[P_MAXREQ];
     p->req = p->maxreq;
     int rc;
+    if ((rc = mlim_check(env->mlim, 1, p->maxreq, "net-bw: max-request", why, len)) < 0)
+        goto fail; /* the one buffer every request is sent from, touched in full: held to what can be spared */
     p->t = calloc(p->n, sizeof(*p->t));
     p->buf = ib_map(p->maxreq, 0);
     if (!p->t || !p->buf) {

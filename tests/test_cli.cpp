@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "target.h"
 #include "soi.h"
 #include "ib_err.h"
 #include "test_support.h"
@@ -77,6 +78,59 @@ void expect_error(std::initializer_list<const char *> args, std::initializer_lis
 }
 
 }  // namespace
+
+// A target inherits stdin, stdout and stderr and nothing of ibench's: every descriptor ibench opens is O_CLOEXEC.
+TEST(CliTarget, InheritsNoStrayDescriptor)
+{
+    std::vector<int> ours;  // what the test process itself passes on (ctest, a shell may leave some)
+    for (int fd = 3; fd < 1024; fd++) {
+        int fl = fcntl(fd, F_GETFD);
+        if (fl >= 0 && !(fl & FD_CLOEXEC))
+            ours.push_back(fd);
+    }
+    char *out = nullptr, why[256] = "";
+    int status = -1;
+    uint64_t wall = 0;
+    ASSERT_EQ(child_run("ls /proc/$$/fd", nullptr, 0, 10000, nullptr, &out, &status, &wall, nullptr, why, sizeof why),
+              0)
+        << why;
+    EXPECT_EQ(status, 0);
+    std::istringstream in(out);
+    free(out);
+    int fd;
+    unsigned n = 0;
+    while (in >> fd) {
+        n++;
+        if (fd > 2) {
+            EXPECT_NE(std::find(ours.begin(), ours.end(), fd), ours.end()) << "the target inherited fd " << fd;
+        }
+    }
+    EXPECT_GE(n, 3u) << "the listing holds at least stdin, stdout and stderr";
+}
+
+// Restoring puts back what install replaced, once; without an install it changes nothing (an ignored SIGINT, as a
+// shell's background job has, stays ignored instead of becoming the default).
+TEST(CliSignals, RestoreIsANoOpUnlessInstalled)
+{
+    struct sigaction ign = {}, prev_int = {}, prev_term = {}, now = {};
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    ASSERT_EQ(sigaction(SIGINT, &ign, &prev_int), 0);
+    ASSERT_EQ(sigaction(SIGTERM, &ign, &prev_term), 0);
+    cli_signals_restore();  // never installed
+    sigaction(SIGINT, nullptr, &now);
+    EXPECT_EQ(now.sa_handler, SIG_IGN) << "restore without install replaced SIGINT's disposition";
+    sigaction(SIGTERM, nullptr, &now);
+    EXPECT_EQ(now.sa_handler, SIG_IGN) << "restore without install replaced SIGTERM's disposition";
+    cli_signals_install();
+    sigaction(SIGINT, nullptr, &now);
+    EXPECT_NE(now.sa_handler, SIG_IGN) << "installed";
+    cli_signals_restore();
+    sigaction(SIGINT, nullptr, &now);
+    EXPECT_EQ(now.sa_handler, SIG_IGN) << "restored";
+    sigaction(SIGINT, &prev_int, nullptr);
+    sigaction(SIGTERM, &prev_term, nullptr);
+}
 
 TEST(CliParse, Defaults)
 {
@@ -434,6 +488,16 @@ TEST_F(Bin, BadInputExitsTwoWithOneLine)
     expect_usage_error({"probe", "chase", "--beside", "int", "--level", "0"}, {"--level"});
     expect_usage_error({"probe", "chase", "--beside", "interconnect", "--soi-cpus", "0"},
                        {"interconnect", "at least 2"});
+    // sizes that reach an allocation: refused against the memory the machine can spare, never a crash
+    expect_usage_error({"probe", "triad", "--bytes", "18446744073709551615"}, {"--bytes", "spare"});
+    expect_usage_error({"probe", "chase", "--bytes", "18446744073709551615"}, {"--bytes", "spare"});
+    expect_usage_error({"probe", "triad", "--bytes", "6148914691236517888"}, {"--bytes", "spare"});  // 3x wraps
+    expect_usage_error({"probe", "chase", "--bytes", "1000T"}, {"--bytes", "spare"});
+    expect_usage_error({"probe", "chase", "--beside", "int", "--bytes", "1000T"}, {"--bytes", "spare"});
+    // a long --plot is checked whole: a copy cut at 1 KiB named /tmp (all slashes), a directory that exists
+    const std::string long_plot = "/tmp" + std::string(1100, '/') + "nope-ibench/x.png";
+    expect_usage_error({"run", "--soi", "nope", "--ramp", "--plot", long_plot},
+                       {"--plot", "cannot write in its directory"});
     expect_usage_error({"list", "--soi", "nope"}, {"'nope'"});
     // none of this measured (or cached) anything
     EXPECT_EQ(cache_files(), 0u);

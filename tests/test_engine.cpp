@@ -1204,6 +1204,19 @@ TEST(Map, LiveBytesBalanced)
     EXPECT_EQ(ib_map_live_bytes(), before);
 }
 
+// A length so large that rounding it up to 2 MiB wraps must be refused, not mapped as a few bytes
+TEST(Map, RefusesALengthThatWrapsWhenRounded)
+{
+    const uint64_t before = ib_map_live_bytes();
+    for (size_t bytes : {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - 2 * MiB + 2, SIZE_MAX - 2 * MiB - 1}) {
+        SCOPED_TRACE(bytes);
+        errno = 0;
+        EXPECT_EQ(ib_map(bytes, 0), nullptr);
+        EXPECT_EQ(errno, ENOMEM);
+        EXPECT_EQ(ib_map_live_bytes(), before);
+    }
+}
+
 // ---- kit_shares -----------------------------------------------------------------------------------------------
 
 TEST(KitShares, SyntheticTopology)

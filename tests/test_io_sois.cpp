@@ -488,6 +488,13 @@ TEST_F(IoBin, BadInputIsRefusedAndLeavesNothing)
     expect_fails({"run", "--soi", "disk-bw", "--intensity", "10", "--dir", d.path, "-P", "file-size=1T"},
                  IB_EXIT_USAGE, "can spare");
     expect_fails({"run", "--soi", "disk-bw", "--intensity", "10", "--device", "/dev/null"}, IB_EXIT_USAGE, "--force");
+    // qd x bs buffers per thread are checked against the memory the machine can spare (here 64 x 4 GiB) before
+    // anything is mapped, touched or written; a file size O_DIRECT cannot write is refused before the prefill
+    expect_fails({"run", "--soi", "disk-bw", "--intensity", "10", "--dir", d.path, "--threads", "64", "-P", "qd=256",
+                  "-P", "bs=16M", "-P", "file-size=16M"},
+                 IB_EXIT_USAGE, "can spare");
+    expect_fails({"run", "--soi", "disk-bw", "--intensity", "10", "--dir", d.path, "-P", "file-size=16777217"},
+                 IB_EXIT_USAGE, "file-size 16777217 is not a multiple of 4 KiB");
     expect_fails({"run", "--soi", "disk-bw", "--intensity", "10", "--rw", "sideways"}, IB_EXIT_USAGE, "--rw");
     expect_fails({"run", "--soi", "l1d", "--intensity", "10", "--dir", d.path}, IB_EXIT_USAGE, "takes no --dir");
     expect_fails({"run", "--soi", "net-bw", "--intensity", "10", "--target", "127.0.0.1:1"}, IB_EXIT_USAGE,

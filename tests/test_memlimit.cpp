@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace {
@@ -177,4 +178,27 @@ TEST(Memlimit, LiveSystem)
     EXPECT_LE(m.cg_version, 2);
     EXPECT_GT(m.cg_limit, 0u);
     EXPECT_LE(mlim_cap(&m, 1 * MiB), 1 * MiB);
+}
+
+// The rule every size that reaches an allocation obeys: n x each within mlim_spare, overflow refused, one line.
+TEST(Memlimit, CheckHoldsSizesToTheSpareMemory)
+{
+    struct mlim m = {};
+    m.mem_total = 8 * GiB;
+    m.mem_available = 4 * GiB;
+    m.cg_limit = MLIM_UNLIMITED;
+    const uint64_t spare = mlim_spare(&m);  // 4 GiB less a 0.8 GiB margin
+    char why[256] = "";
+    EXPECT_EQ(mlim_check(&m, 1, spare, "x", why, sizeof why), 0) << why;
+    EXPECT_EQ(mlim_check(&m, 3, spare / 3, "x", why, sizeof why), 0) << why;
+    EXPECT_EQ(mlim_check(&m, 2, spare / 2 + 1, "probe x", why, sizeof why), -E2BIG);
+    EXPECT_EQ(std::string(why).rfind("probe x ", 0), 0u) << why;
+    EXPECT_NE(strstr(why, ", more than this machine can spare ("), nullptr) << why;
+    EXPECT_NE(strstr(why, "can spare"), nullptr) << why;
+    EXPECT_EQ(strchr(why, '\n'), nullptr) << why;
+    // 3 x 2^63 wraps to 2^63 in 64 bits, and 2^64 - 1 x 2 to 2^64 - 2: refused as more than 16 EiB, not wrapped
+    EXPECT_EQ(mlim_check(&m, 3, 1ULL << 63, "y", why, sizeof why), -E2BIG);
+    EXPECT_NE(strstr(why, "more than 16"), nullptr) << why;
+    EXPECT_EQ(mlim_check(&m, UINT64_MAX, 2, "y", why, sizeof why), -E2BIG);
+    EXPECT_EQ(mlim_check(&m, 0, UINT64_MAX, "y", why, sizeof why), 0) << "nothing asked, nothing refused";
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -218,6 +219,33 @@ TEST_F(Profile, PidThatDoesNotExist)
     EXPECT_EQ(p.exit_code(), 2) << p.err;
     EXPECT_NE(p.err.find("no such process"), std::string::npos) << p.err;
     EXPECT_FALSE(exists(out()));
+}
+
+// Long arguments are checked whole: a copy cut to a fixed buffer named another directory (an existing one) and
+// dropped the end of a long --sois list. The --pid that does not exist is what the cut copies used to reach.
+TEST_F(Profile, LongOutAndSoisAreCheckedWhole)
+{
+    const std::string out_dir = "/tmp" + std::string(1100, '/') + "nonexistent-ibench-dir/p.json";
+    std::string sois;
+    for (int i = 0; i < 80; i++)
+        sois += "llc-cap,";
+    sois += "nope";
+    struct Case {
+        std::vector<std::string> args;
+        const char *word;
+    } cases[] = {
+        {{"profile", "--name", "t", "--pid", "4194303", "--metric", "command:echo 1", "--out", out_dir},
+         "cannot write in its directory"},
+        {{"profile", "--name", "t", "--pid", "4194303", "--metric", "command:echo 1", "--sois", sois, "--out", out()},
+         "unknown SoI 'nope'"},
+    };
+    for (const auto &c : cases) {
+        Proc p;
+        run(p, c.args, 30);
+        EXPECT_EQ(p.exit_code(), 2) << p.err;
+        EXPECT_NE(p.err.find(c.word), std::string::npos) << p.err.substr(0, 300);
+        EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << "one line";
+    }
 }
 
 TEST_F(Profile, BadArgumentsExitTwoWithOneLine)
@@ -497,6 +525,29 @@ TEST(MetricAdapter, RegexAndCommandAdapters)
     EXPECT_DOUBLE_EQ(v, 1.5e-3) << "the first number";
     EXPECT_FALSE(m.higher_better);
     EXPECT_DOUBLE_EQ(metric_rel(&m, 2.0, 1.0), 0.5);
+    metric_free(&m);
+}
+
+// A regex or command longer than the room kept for it is refused, not cut into a different one that still compiles
+TEST(MetricAdapter, TooLongRegexOrCommandIsRefused)
+{
+    struct metric m;
+    char why[256] = "";
+    const std::string re = "throughput:([0-9.]+) req/s" + std::string(300, 'x');
+    EXPECT_EQ(metric_parse(&m, re.c_str(), "wrk http://x", why, sizeof(why)), -EINVAL) << "a 326-character regex";
+    EXPECT_NE(strstr(why, "too long"), nullptr) << why;
+    metric_free(&m);
+    const std::string cmd = "command:echo " + std::string(500, '1');
+    EXPECT_EQ(metric_parse(&m, cmd.c_str(), nullptr, why, sizeof(why)), -EINVAL) << "a 505-character command";
+    EXPECT_NE(strstr(why, "too long"), nullptr) << why;
+    metric_free(&m);
+    const std::string spec = "command:echo 1 " + std::string(600, ' ');
+    EXPECT_EQ(metric_parse(&m, spec.c_str(), nullptr, why, sizeof(why)), -EINVAL) << "a 615-character --metric";
+    metric_free(&m);
+    // the longest that fits still works
+    const std::string fits = "throughput:([0-9.]+)" + std::string(255 - 9, 'x');
+    ASSERT_EQ(metric_parse(&m, fits.c_str(), "wrk http://x", why, sizeof(why)), 0) << why;
+    EXPECT_EQ(strlen(m.regex), 255u);
     metric_free(&m);
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "validate.h"
+#include "vprobe.h"
 
 namespace {
 
@@ -330,4 +331,21 @@ TEST(ValidateClaims, FailingCellsAreMeasuredOnceMore)
     val_claims_check(&m.ov, &mt, 0, 1, nullptr); // ... and is not measured a third time
     EXPECT_EQ(f.besides, 2u);
     EXPECT_EQ(f.opens, 2u);
+}
+
+// A validation probe's memory is held to what the machine can spare (mlim_check) before anything is mapped.
+TEST(ValidateProbes, MemoryProbesAreHeldToTheSpareMemory)
+{
+    struct calib c = {};
+    struct mlim m = {};
+    m.mem_total = 2ULL << 30;                // margin: the 512 MiB floor
+    m.mem_available = (512ULL + 100) << 20;  // 100 MiB beyond it
+    m.cg_limit = MLIM_UNLIMITED;
+    struct vprobe vp;
+    char why[256] = "";
+    EXPECT_EQ(vprobe_init(&vp, "stream-dram", &c, &m, nullptr, nullptr, -1, why, sizeof why), -E2BIG);  // 256 MiB
+    EXPECT_NE(strstr(why, "stream-dram"), nullptr) << why;
+    EXPECT_NE(strstr(why, "can spare"), nullptr) << why;
+    ASSERT_EQ(vprobe_init(&vp, "chase-dram", &c, &m, nullptr, nullptr, -1, why, sizeof why), 0) << why;  // 72 MiB
+    vprobe_fini(&vp);
 }

@@ -4,7 +4,9 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "ib_atomic.h"
@@ -143,6 +145,21 @@ void *probe_chase_build(uint64_t bytes)
         *(void **)(buf + perm[i] * 64) = buf + perm[(i + 1) % lines] * 64;
     free(perm);
     return buf;
+}
+
+uint64_t probe_chase_footprint(uint64_t bytes)
+{
+    uint64_t perm = bytes / 64 * sizeof(size_t), sum;
+    return __builtin_add_overflow(bytes, perm, &sum) ? UINT64_MAX : sum;
+}
+
+int probe_check_bytes(const struct mlim *m, const char *probe, uint64_t bytes, char *why, size_t len)
+{
+    char what[96];
+    int triad = !strcmp(probe, "triad");
+    snprintf(what, sizeof(what), "%s --bytes %llu maps%s", probe, (unsigned long long)bytes,
+             triad ? " (three arrays)" : "");
+    return mlim_check(m, triad ? 3 : 1, triad ? bytes : probe_chase_footprint(bytes), what, why, len);
 }
 
 double probe_chase_walk_ns(void **cursor, uint64_t loads)

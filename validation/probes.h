@@ -3,6 +3,7 @@
 #define IB_PROBES_H
 #include <stdint.h>
 
+#include "memlimit.h"
 #include "topo.h"
 
 #ifdef __cplusplus
@@ -21,6 +22,11 @@ int probe_chase(const struct topo *t, int cpu, uint64_t bytes, unsigned reps, do
 /* The chase's pieces: a mapping of `bytes` (ib_unmap it) holding one random cycle through its cache lines (NULL on
  * failure), and `loads` dependent loads from *cursor (advanced), in ns per load of the calling thread's CPU time. */
 void *probe_chase_build(uint64_t bytes);
+/* What the chase over `bytes` holds at its peak: the lines and their permutation (UINT64_MAX when that overflows). */
+uint64_t probe_chase_footprint(uint64_t bytes);
+/* Whether `probe` (triad: three arrays of `bytes`; chase) fits in what the machine can spare (mlim_check, m NULL:
+ * the live system): 0, or -E2BIG with a one-line reason naming --bytes. */
+int probe_check_bytes(const struct mlim *m, const char *probe, uint64_t bytes, char *why, size_t len);
 double probe_chase_walk_ns(void **cursor, uint64_t loads);
 /* Round trip of one cache line each way between cpu_a (initiator) and cpu_b (responder), both spinning:
  * reps windows of >= 20 ms, ns per round trip (median and best window). -ETIMEDOUT if the responder never answers. */

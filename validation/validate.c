@@ -89,11 +89,15 @@ static int real_open(void *ctx, const struct soi_ops *ops, int fresh, char *why,
     struct val_ctx *c = ctx;
     const struct vprobe_map *vm = vprobe_map_of(ops->name);
     unsigned n = ops->min_threads > 1 ? ops->min_threads : 1;
-    if (ops->placement == SOI_PLACE_SPREAD)
-        topo_spread(c->m->topo, c->soi_cpu, n, c->cpus);
-    else
+    if (ops->placement == SOI_PLACE_SPREAD) {
+        int rc = topo_spread(c->m->topo, c->soi_cpu, n, c->cpus);
+        if (rc < 0) /* c->cpus holds nothing to run on */
+            return ib_why(why, len, rc, "%s: cannot place %u thread(s) apart from CPU %d: %s", ops->name, n,
+                          c->soi_cpu, strerror(-rc));
+    } else {
         for (unsigned i = 0; i < n; i++)
             c->cpus[i] = c->soi_cpu;
+    }
     c->env = (struct soi_env){.topo = c->m->topo, .cpu = &c->m->cpu, .calib = &c->m->calib, .mlim = &c->m->mlim,
                               .nthreads = n, .cpus = c->cpus, .target_cpu = c->other_cpu, .stop = c->o.stop,
                               .cached_capacity = !fresh, .dir = c->o.dir};

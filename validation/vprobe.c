@@ -417,6 +417,15 @@ int vprobe_init(struct vprobe *p, const char *name, const struct calib *c, const
     } else {
         return ib_why(why, len, -ENOENT, "no probe '%s'", name);
     }
+    /* what the probe maps is held to what the machine can spare, as every allocation is */
+    uint64_t mem = p->kind == VK_CHASE ? probe_chase_footprint(p->bytes)
+                   : p->kind == VK_TLB ? p->bytes + p->bytes / 4096 * sizeof(uint64_t)
+                   : p->kind == VK_STREAM ? p->bytes : 0;
+    char what[48];
+    snprintf(what, sizeof(what), "probe %s maps", p->name);
+    int rc = mem ? mlim_check(mlim, 1, mem, what, why, len) : 0;
+    if (rc < 0)
+        return rc;
     p->bp = (struct beside_probe){.name = p->name, .unit = p->unit, .open = vp_open, .sample = vp_sample,
                                   .close = vp_close, .ctx = p};
     return 0;

@@ -178,10 +178,10 @@ static int disk(const char *dir, uint64_t bytes)
     sigaddset(&stop, SIGHUP);
     sigaddset(&stop, SIGQUIT);
     sigprocmask(SIG_BLOCK, &stop, &old);
-    int fd = mkstemp(path);
+    int fd = mkostemp(path, O_CLOEXEC);
     if (fd < 0)
         die(2, "disk: cannot make a file in %s: %s", dir, strerror(errno));
-    int dfd = open(path, O_RDWR | O_DIRECT), direct = dfd >= 0, err = errno;
+    int dfd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC), direct = dfd >= 0, err = errno;
     unlink(path);
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (direct) {
