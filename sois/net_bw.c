@@ -148,9 +148,8 @@ static int nbw_prepare(struct soi *s, char *why, size_t len)
             rc = -EINVAL; /* a target that is not a reachable sink is bad input: exit 2 */
             goto fail;
         }
-    char kind[64];
-    snprintf(kind, sizeof(kind), "n%.40s/%u", env->target ? p->target : "loopback-own",
-             (unsigned)(p->maxreq >> 10));
+    char kind[CALIB_KIND_LEN]; /* the whole target: two targets must never share a cached peak */
+    snprintf(kind, sizeof(kind), "n%s/%u", env->target ? p->target : "loopback-own", (unsigned)(p->maxreq >> 10));
     double peak = 0, old = 0;
     if ((rc = peak_need_threads(env, kind, p->n, nbw_window, p, 2 * PEAK_REP_NS, &peak, &old, why, len)) < 0) {
         if (rc != -EINTR)
