@@ -224,6 +224,7 @@ int cmd_profile(int argc, char **argv)
         metric_free(&o.metric);
         return cli_fail(IB_EXIT_FAIL, "profile", "%s", why);
     }
+    cli_calib_note("profile", &m);
     if ((rc = check(&o, &m, cpus, out)) != 0) {
     } else if (o.metric.kind == MK_IPC) {
         rc = cli_fail(IB_EXIT_SKIP, "profile", "--metric ipc needs hardware counters; this machine has none "
