@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 
 #include "calib.h"
 #include "cpuinfo.h"
+#include "machine.h"
 #include "memlimit.h"
 #include "peak.h"
 #include "topo.h"
@@ -955,4 +957,69 @@ TEST(CalibCache, CliWarnsOnceAboutAnUnsafeDirectory)
             names.push_back(e->d_name);
     closedir(d);
     EXPECT_TRUE(names.empty()) << "wrote " << names[0] << " into the unsafe directory";
+}
+
+// net-bw caches its peak under the whole target: an IPv6 address written out in full fills the first 40 characters,
+// so a peak seeded under the 40-character cut of the target (the old key) must not be taken for this target's.
+TEST(CalibKey, NetBwKeysTheWholeTarget)
+{
+    CacheDir dir;
+    ib_test::Proc sink;
+    ASSERT_TRUE(sink.start({"sink", "--listen", "[::1]:0", "--quiet"}, {}));
+    std::string port;
+    sink.pump_until(
+        [&] {
+            size_t at = sink.err.find("]:");
+            size_t nl = at == std::string::npos ? at : sink.err.find('\n', at);
+            if (nl != std::string::npos)
+                port = sink.err.substr(at + 2, nl - at - 2);
+            return !port.empty();
+        },
+        10);
+    if (port.empty())
+        GTEST_SKIP() << "no IPv6 loopback sink here: " << sink.err;
+    const std::string target = "[0000:0000:0000:0000:0000:0000:0000:0001]:" + port;
+    const std::string cut = "n" + target.substr(0, 40) + "/1024";  // what the old key kept
+    {
+        static struct machine m;
+        char why[256] = "";
+        ASSERT_EQ(machine_open(&m, nullptr, why, sizeof why), 0) << why;
+        const int cpu0[] = {0};
+        peak_store(&m.calib, cut.c_str(), cpu0, 1, 1234.0, 0);  // 1.23 kB/s: nobody's real peak
+        ASSERT_EQ(calib_save(&m.calib, why, sizeof why), 0) << why;
+        machine_close(&m);
+    }
+    ib_test::Proc run;
+    ASSERT_TRUE(run.start({"run", "--soi", "net-bw", "--target", target, "--cpus", "0", "--intensity", "10",
+                           "--duration", "0.3s", "--cached-capacity"},
+                          {"IBENCH_CACHE_DIR=" + dir.path}));
+    ASSERT_TRUE(run.finish(120));
+    kill(sink.pid, SIGTERM);
+    sink.finish(10);
+    EXPECT_EQ(run.exit_code(), 0) << run.err;
+    EXPECT_EQ(run.out.find("cached TCP"), std::string::npos) << "read the peak cached for another target:\n"
+                                                             << run.out;
+    EXPECT_NE(run.out.find("measured now: TCP to the sink at " + target), std::string::npos) << run.out;
+    // ... and the peak measured now is cached under the whole target.
+    char why[256] = "";
+    static struct machine m;
+    ASSERT_EQ(machine_open(&m, nullptr, why, sizeof why), 0) << why;
+    const int cpu0[] = {0};
+    EXPECT_NE(calib_bw_find(&m.calib, ("n" + target + "/1024").c_str(), cpu0, 1), nullptr);
+    machine_close(&m);
+}
+
+// A target too long to hold is refused as bad input, not cut into another address (and another cache key).
+TEST(CalibKey, NetBwRefusesATargetTooLongToKeep)
+{
+    CacheDir dir;
+    ib_test::Proc run;
+    const std::string target = std::string(150, 'h') + ":5301";
+    ASSERT_TRUE(run.start({"run", "--soi", "net-bw", "--target", target, "--cpus", "0", "--intensity", "10",
+                           "--duration", "0.3s"},
+                          {"IBENCH_CACHE_DIR=" + dir.path}));
+    ASSERT_TRUE(run.finish(60));
+    EXPECT_EQ(run.exit_code(), 2) << run.err;
+    EXPECT_NE(run.err.find("longer than 127 characters"), std::string::npos) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
 }
