@@ -11,6 +11,7 @@
 #include "config.h"
 #include "fsguard.h"
 #include "ib_err.h"
+#include "machine.h"
 #include "target.h"
 #include "watchdog.h"
 
@@ -60,6 +61,13 @@ int cli_fail(int code, const char *cmd, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     return code;
+}
+
+void cli_calib_note(const char *cmd, const struct machine *m)
+{
+    if (m->calib.nocache)
+        fprintf(stderr, "ibench %s: warning: %s: measuring without the calibration cache, saving nothing\n", cmd,
+                m->calib.nocache_why);
 }
 
 struct cmd {

@@ -79,6 +79,10 @@ int ibench_main(int argc, char **argv);
 
 /* "ibench <cmd>: <msg>" on stderr, one line. Returns code. */
 int cli_fail(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* After machine_open: when the calibration cache cannot be used (an unsafe directory), say so once on stderr; the
+ * command goes on, measuring what it needs without the cache. */
+struct machine;
+void cli_calib_note(const char *cmd, const struct machine *m);
 
 #ifdef __cplusplus
 }

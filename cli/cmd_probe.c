@@ -279,6 +279,7 @@ static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long
     char why[256] = "";
     if (machine_open(&m, NULL, why, sizeof(why)) < 0)
         return cli_fail(IB_EXIT_FAIL, "probe", "%s", why);
+    cli_calib_note("probe", &m);
     if (cpu < 0)
         cpu = topo_pu_os(m.topo, 0);
     int code = IB_EXIT_OK;

@@ -236,6 +236,7 @@ int cmd_profile(int argc, char **argv)
         metric_free(&o.metric);
         return cli_fail(IB_EXIT_FAIL, "profile", "%s", why);
     }
+    cli_calib_note("profile", &m);
     if ((rc = check(&o, &m, cpus, out)) != 0) {
     } else {
         cli_signals_install();

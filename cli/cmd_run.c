@@ -514,6 +514,7 @@ int cmd_run(int argc, char **argv)
         code = cli_fail(o.topology ? IB_EXIT_USAGE : IB_EXIT_FAIL, "run", "%s", why);
         goto out;
     }
+    cli_calib_note("run", &m);
     /* placement */
     unsigned npus = topo_npus(m.topo), minth = ops->min_threads > 1 ? ops->min_threads : 1;
     unsigned n = o.have_threads ? o.threads : (o.ncpus ? o.ncpus : minth);

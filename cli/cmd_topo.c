@@ -60,7 +60,7 @@ static json_t *cache_rows(const struct machine *m)
  * net-bw "n<target>/<request KiB>"), bytes/s; 0 a peak issue or message rate (int, fp, simd-*, interconnect). */
 static int kind_class(const char *k)
 {
-    if (!strcmp(k, "l2") || !strcmp(k, "llc") || !strcmp(k, "dram"))
+    if (calib_kind_is_memory(k))
         return 1;
     if ((k[0] == 'd' && k[1] && strchr("rwm", k[1]) && k[2] >= '0' && k[2] <= '9') || k[0] == 'n')
         return 2;
@@ -298,6 +298,7 @@ static int machine_cmd(int argc, char **argv, int calibrate)
         free(cpus);
         return cli_fail(spec ? IB_EXIT_USAGE : IB_EXIT_FAIL, cmd, "%s", why);
     }
+    cli_calib_note(cmd, &m);
     int code = IB_EXIT_OK;
     for (unsigned i = 0; i < ncpus; i++)
         if (!topo_cpu_exists(m.topo, cpus[i])) {
@@ -309,8 +310,7 @@ static int machine_cmd(int argc, char **argv, int calibrate)
     cli_signals_install();
     int last = topo_pu_os(m.topo, topo_npus(m.topo) - 1);
     if (calibrate || (measure && !m.calib.have_caches)) {
-        if (calibrate)
-            calib_reset(&m.calib);
+        /* no calib_reset: the sweep forgets the memory bandwidths it invalidates; the peak rates and I/O paths stay */
         rc = calib_measure_caches(&m.calib, m.topo, last, &cli_stop, progress, (void *)cmd, why, sizeof(why));
         if (rc < 0) {
             code = cli_fail(rc == -EINTR ? IB_EXIT_INTR : IB_EXIT_FAIL, cmd, "%s", why);
@@ -326,8 +326,9 @@ static int machine_cmd(int argc, char **argv, int calibrate)
             for (unsigned i = 0; i < topo_npus(m.topo) && i < 1024; i++)
                 all[nall++] = topo_pu_os(m.topo, i);
         static const char *const kinds[] = {"l2", "llc", "dram"};
+        int passes = nall > 1 || all[0] != last ? 2 : 1; /* --cpus naming one other CPU is measured there too */
         for (int k = 0; k < 3; k++)
-            for (int pass = 0; pass < (nall > 1 ? 2 : 1); pass++) {
+            for (int pass = 0; pass < passes; pass++) {
                 double bps;
                 out_progress(cmd, "%s bandwidth on %s", kinds[k], pass ? "all CPUs" : "one CPU");
                 rc = calib_measure_bw(&m.calib, m.topo, &m.mlim, kinds[k], pass ? all : &last, pass ? nall : 1,

@@ -261,6 +261,7 @@ int cmd_validate(int argc, char **argv)
         free(ov);
         return cli_fail(IB_EXIT_FAIL, "validate", "%s", why);
     }
+    cli_calib_note("validate", &m);
     cli_signals_install();
     int failed = 0;
     unsigned n = 0;

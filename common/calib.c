@@ -3,12 +3,14 @@
 #include "calib.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +73,7 @@ const char *calib_dir(char *buf, size_t len)
     return buf;
 }
 
+/* Missing directories are created private: the cache says what this machine can do, nobody else's to rewrite. */
 static int mkdir_p(const char *path)
 {
     char tmp[1024];
@@ -79,73 +82,248 @@ static int mkdir_p(const char *path)
     for (char *p = tmp + 1; *p; p++)
         if (*p == '/') {
             *p = 0;
-            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+            if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
                 return -errno;
             *p = '/';
         }
-    if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+    if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
         return -errno;
     return 0;
 }
 
+/* The directory of c's file (its path up to the last slash). */
+static void path_dir(const struct calib *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", c->path);
+    char *slash = strrchr(buf, '/');
+    if (slash && slash != buf)
+        *slash = 0;
+    else if (slash)
+        slash[1] = 0;
+    else
+        snprintf(buf, len, ".");
+}
+
+/* A cache directory is used only when it is ours and nobody else can write to it: anyone who can replace the file
+ * chooses the capacities every load level is computed from.  0 when safe or absent (created 0700 on save), else
+ * -EPERM with c->nocache set and the reason in c->nocache_why. */
+static int dir_check(struct calib *c)
+{
+    char dir[sizeof(c->path)];
+    struct stat st;
+    path_dir(c, dir, sizeof(dir));
+    if (stat(dir, &st) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(c->nocache_why, sizeof(c->nocache_why), "calibration cache %s cannot be inspected: %s", dir,
+                 strerror(errno));
+    } else if (!S_ISDIR(st.st_mode)) {
+        snprintf(c->nocache_why, sizeof(c->nocache_why), "calibration cache %s is not a directory", dir);
+    } else if (st.st_uid != geteuid()) {
+        snprintf(c->nocache_why, sizeof(c->nocache_why), "calibration cache %s belongs to uid %u, not to you (uid %u)",
+                 dir, (unsigned)st.st_uid, (unsigned)geteuid());
+    } else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(c->nocache_why, sizeof(c->nocache_why), "calibration cache %s is writable by %s (mode %03o)", dir,
+                 st.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st.st_mode & 0777));
+    } else {
+        return 0;
+    }
+    c->nocache = 1;
+    return -EPERM;
+}
+
+/* Opens and flocks (op: LOCK_SH or LOCK_EX) the lock file beside c's cache file; the fd, or -errno. */
+static int lock_file(const struct calib *c, int op)
+{
+    char lp[sizeof(c->path) + 8];
+    size_t n = strlen(c->path);
+    if (n > 5 && !strcmp(c->path + n - 5, ".json"))
+        n -= 5;
+    snprintf(lp, sizeof(lp), "%.*s.lock", (int)n, c->path);
+    int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    while (flock(fd, op) < 0)
+        if (errno != EINTR) {
+            int err = -errno;
+            close(fd);
+            return err;
+        }
+    return fd;
+}
+
 void calib_reset(struct calib *c)
 {
-    char fp[sizeof(c->fingerprint)], path[sizeof(c->path)];
+    char fp[sizeof(c->fingerprint)], path[sizeof(c->path)], nwhy[sizeof(c->nocache_why)];
+    int nocache = c->nocache;
     memcpy(fp, c->fingerprint, sizeof(fp));
     memcpy(path, c->path, sizeof(path));
+    memcpy(nwhy, c->nocache_why, sizeof(nwhy));
     memset(c, 0, sizeof(*c));
     memcpy(c->fingerprint, fp, sizeof(fp));
     memcpy(c->path, path, sizeof(path));
+    memcpy(c->nocache_why, nwhy, sizeof(nwhy));
+    c->nocache = nocache;
 }
 
-static uint64_t jget_u64(json_t *o, const char *k) { return (uint64_t)json_number_value(json_object_get(o, k)); }
+/* ---- reading back: every value range-checked ------------------------------------------------------------------
+ * A value outside these bounds (negative, NaN, infinite, a string, absurdly large) is no measurement of any machine:
+ * the entry holding it is dropped, so it is measured again. */
+#define CALIB_MAX_BYTES (1ULL << 40) /* a cache level, sweep point or working set: below 1 TiB */
+#define CALIB_MAX_NS 1e6             /* one load: below a millisecond */
+#define CALIB_MAX_RATE 1e15          /* bytes or instructions per second over a whole machine */
+#define CALIB_MAX_SPREAD 1e3         /* (max-min)/median of the repeats */
+#define CALIB_MAX_WHEN 1e11          /* unix time: year ~5000 */
+
+/* o[k] (or o itself when k is NULL) as a finite number in [lo, hi]: 0, else -ERANGE (absent counts as bad). */
+static int jnum(json_t *o, const char *k, double lo, double hi, double *out)
+{
+    json_t *v = k ? json_object_get(o, k) : o;
+    if (!json_is_number(v))
+        return -ERANGE;
+    double x = json_number_value(v);
+    if (!isfinite(x) || x < lo || x > hi)
+        return -ERANGE;
+    *out = x;
+    return 0;
+}
+
+static int jbytes(json_t *o, const char *k, uint64_t *out)
+{
+    double x;
+    int rc = jnum(o, k, 0, (double)CALIB_MAX_BYTES, &x);
+    if (rc == 0)
+        *out = (uint64_t)x;
+    return rc;
+}
+
+/* The caches section, all or nothing: one implausible value and the sweep is measured again. */
+static int load_caches(struct calib *c, json_t *caches)
+{
+    json_t *cl = json_object_get(caches, "claimed"), *me = json_object_get(caches, "measured");
+    json_t *pl = json_object_get(caches, "plateau_ns"), *sw = json_object_get(caches, "sweep");
+    double cpu, when;
+    int bad = jnum(caches, "cpu", 0, 1 << 20, &cpu) | jnum(caches, "when", 0, CALIB_MAX_WHEN, &when);
+    c->sweep_cpu = bad ? 0 : (int)cpu;
+    c->caches_when = bad ? 0 : (int64_t)when;
+    for (int l = 0; l < CALIB_NLEVELS; l++) {
+        bad |= jbytes(cl, calib_level_name(l), &c->claimed[l]);
+        bad |= jbytes(me, calib_level_name(l), &c->measured[l]);
+        bad |= jnum(pl, calib_level_name(l), 0, CALIB_MAX_NS, &c->plateau_ns[l]);
+    }
+    bad |= jnum(pl, "dram", 0, CALIB_MAX_NS, &c->plateau_ns[CALIB_NLEVELS]);
+    if (!json_is_array(sw) || json_array_size(sw) == 0 || json_array_size(sw) > CALIB_MAX_SWEEP)
+        bad = -ERANGE;
+    size_t i;
+    json_t *pt;
+    json_array_foreach(sw, i, pt)
+    {
+        if (bad || i >= CALIB_MAX_SWEEP)
+            break;
+        struct calib_point *p = &c->sweep[c->nsweep++];
+        bad |= jbytes(json_array_get(pt, 0), NULL, &p->bytes) | jnum(json_array_get(pt, 1), NULL, 0, CALIB_MAX_NS,
+                                                                     &p->ns);
+        if (!bad && (p->bytes == 0 || !(p->ns > 0)))
+            bad = -ERANGE;
+    }
+    if (bad) {
+        memset(c->claimed, 0, sizeof(c->claimed));
+        memset(c->measured, 0, sizeof(c->measured));
+        memset(c->plateau_ns, 0, sizeof(c->plateau_ns));
+        c->nsweep = 0;
+        c->sweep_cpu = 0;
+        c->caches_when = 0;
+        return -ERANGE;
+    }
+    c->have_caches = 1;
+    return 0;
+}
+
+/* The canonical key of a CPU list as read from a file: hwloc's own rendering of it; -ERANGE unless it is a plain
+ * list of CPU numbers and ascending ranges ("0-3,8"; hwloc's own parser takes "-3" for an infinite set) whose
+ * canonical form fits. */
+static int canon_cpus(const char *s, char *out, size_t len)
+{
+    hwloc_bitmap_t b = hwloc_bitmap_alloc();
+    if (!b)
+        return -ENOMEM;
+    int rc = *s ? 0 : -ERANGE;
+    while (rc == 0 && *s) {
+        char *end;
+        if (*s < '0' || *s > '9')
+            rc = -ERANGE;
+        unsigned long lo = rc ? 0 : strtoul(s, &end, 10), hi = lo;
+        if (rc == 0 && *end == '-') {
+            s = end + 1;
+            if (*s < '0' || *s > '9')
+                rc = -ERANGE;
+            else
+                hi = strtoul(s, &end, 10);
+        }
+        if (rc == 0 && (hi < lo || hi >= (1UL << 20) || (*end && *end != ',') || (*end == ',' && !end[1])))
+            rc = -ERANGE;
+        if (rc == 0 && hwloc_bitmap_set_range(b, (unsigned)lo, (int)hi) < 0)
+            rc = -ENOMEM;
+        if (rc == 0)
+            s = *end ? end + 1 : end;
+    }
+    if (rc == 0) {
+        int n = hwloc_bitmap_list_snprintf(out, len, b);
+        rc = n > 0 && (size_t)n < len ? 0 : -ERANGE;
+    }
+    hwloc_bitmap_free(b);
+    return rc;
+}
+
+/* Keep e unless c holds a newer entry of the same key. */
+static void merge_entry(struct calib *c, const struct calib_bw *e)
+{
+    for (unsigned i = 0; i < c->nbw; i++)
+        if (!strcmp(c->bw[i].kind, e->kind) && !strcmp(c->bw[i].cpus, e->cpus)) {
+            if (e->when > c->bw[i].when)
+                c->bw[i] = *e;
+            return;
+        }
+    int dirty = c->dirty;
+    calib_bw_store(c, e);
+    c->dirty = dirty;
+}
 
 static void load_doc(struct calib *c, json_t *doc)
 {
     json_t *caches = json_object_get(doc, "caches");
-    if (json_is_object(caches)) {
-        json_t *cl = json_object_get(caches, "claimed"), *me = json_object_get(caches, "measured");
-        json_t *pl = json_object_get(caches, "plateau_ns"), *sw = json_object_get(caches, "sweep");
-        c->sweep_cpu = (int)json_integer_value(json_object_get(caches, "cpu"));
-        c->caches_when = json_integer_value(json_object_get(caches, "when"));
-        for (int l = 0; l < CALIB_NLEVELS; l++) {
-            c->claimed[l] = jget_u64(cl, calib_level_name(l));
-            c->measured[l] = jget_u64(me, calib_level_name(l));
-            c->plateau_ns[l] = json_number_value(json_object_get(pl, calib_level_name(l)));
-        }
-        c->plateau_ns[CALIB_NLEVELS] = json_number_value(json_object_get(pl, "dram"));
-        size_t i;
-        json_t *pt;
-        json_array_foreach(sw, i, pt)
-        {
-            if (c->nsweep >= CALIB_MAX_SWEEP)
-                break;
-            c->sweep[c->nsweep].bytes = (uint64_t)json_number_value(json_array_get(pt, 0));
-            c->sweep[c->nsweep].ns = json_number_value(json_array_get(pt, 1));
-            c->nsweep++;
-        }
-        c->have_caches = c->nsweep > 0;
-    }
+    if (json_is_object(caches))
+        load_caches(c, caches);
     size_t i;
     json_t *b;
     json_array_foreach(json_object_get(doc, "bandwidth"), i, b)
     {
-        if (c->nbw >= CALIB_MAX_BW)
-            break;
-        struct calib_bw *e = &c->bw[c->nbw];
+        struct calib_bw e = {0};
         const char *kind = json_string_value(json_object_get(b, "kind"));
         const char *cpus = json_string_value(json_object_get(b, "cpus"));
-        if (!kind || !cpus)
+        double when;
+        if (!kind || !*kind || strlen(kind) >= sizeof(e.kind) || !cpus || canon_cpus(cpus, e.cpus, sizeof(e.cpus)))
             continue;
-        snprintf(e->kind, sizeof(e->kind), "%s", kind);
-        snprintf(e->cpus, sizeof(e->cpus), "%s", cpus);
-        e->ws_bytes = jget_u64(b, "ws_bytes");
-        e->bps = json_number_value(json_object_get(b, "bps"));
-        e->spread = json_number_value(json_object_get(b, "spread"));
-        e->when = json_integer_value(json_object_get(b, "when"));
-        if (e->bps > 0)
-            c->nbw++;
+        snprintf(e.kind, sizeof(e.kind), "%s", kind);
+        if (jbytes(b, "ws_bytes", &e.ws_bytes) || jnum(b, "bps", 0, CALIB_MAX_RATE, &e.bps) || !(e.bps > 0) ||
+            jnum(b, "spread", 0, CALIB_MAX_SPREAD, &e.spread) || jnum(b, "when", 0, CALIB_MAX_WHEN, &when))
+            continue;
+        e.when = (int64_t)when;
+        merge_entry(c, &e);
     }
+}
+
+/* Reads c's file into c (which holds nothing yet) when its format and fingerprint are ours. */
+static void read_file(struct calib *c)
+{
+    json_error_t jerr;
+    json_t *doc = json_load_file(c->path, 0, &jerr);
+    if (!doc)
+        return; /* absent or unreadable: start empty, measure on demand */
+    if (json_integer_value(json_object_get(doc, "format")) == CALIB_FORMAT &&
+        !strcmp(json_string_value(json_object_get(doc, "fingerprint")) ?: "", c->fingerprint))
+        load_doc(c, doc);
+    json_decref(doc);
 }
 
 int calib_open(struct calib *c, const char *fp, char *why, size_t len)
@@ -156,28 +334,42 @@ int calib_open(struct calib *c, const char *fp, char *why, size_t len)
     if (snprintf(c->path, sizeof(c->path), "%s/calib-%s.json", calib_dir(dir, sizeof(dir)), fp) >=
         (int)sizeof(c->path))
         return ib_why(why, len, -ENAMETOOLONG, "calibration cache path too long");
-    json_error_t jerr;
-    json_t *doc = json_load_file(c->path, 0, &jerr);
-    if (!doc)
-        return 0; /* absent or unreadable: start empty, measure on demand */
-    if (json_integer_value(json_object_get(doc, "format")) == CALIB_FORMAT &&
-        !strcmp(json_string_value(json_object_get(doc, "fingerprint")) ?: "", fp))
-        load_doc(c, doc);
-    json_decref(doc);
+    if (dir_check(c) < 0 || access(c->path, F_OK) < 0)
+        return 0; /* unsafe (nothing read) or no file yet */
+    /* A read-only cache can still be read without the lock: files are only ever replaced whole, by rename. */
+    int fd = lock_file(c, LOCK_SH);
+    read_file(c);
+    if (fd >= 0)
+        close(fd);
     return 0;
 }
 
-int calib_save(const struct calib *c, char *why, size_t len)
+/* Merge what the file holds into c: the newer latency sweep, and the newer of each rate entry. */
+static void merge_file(struct calib *c)
 {
-    char dir[1024];
-    snprintf(dir, sizeof(dir), "%s", c->path);
-    char *slash = strrchr(dir, '/');
-    if (slash) {
-        *slash = 0;
-        int rc = mkdir_p(dir);
-        if (rc < 0)
-            return ib_why(why, len, rc, "cannot create %s: %s", dir, strerror(-rc));
+    struct calib *d = calloc(1, sizeof(*d));
+    if (!d)
+        return;
+    memcpy(d->fingerprint, c->fingerprint, sizeof(d->fingerprint));
+    memcpy(d->path, c->path, sizeof(d->path));
+    read_file(d);
+    if (d->have_caches && (!c->have_caches || d->caches_when > c->caches_when)) {
+        c->have_caches = 1;
+        c->sweep_cpu = d->sweep_cpu;
+        c->caches_when = d->caches_when;
+        memcpy(c->claimed, d->claimed, sizeof(c->claimed));
+        memcpy(c->measured, d->measured, sizeof(c->measured));
+        memcpy(c->plateau_ns, d->plateau_ns, sizeof(c->plateau_ns));
+        memcpy(c->sweep, d->sweep, sizeof(c->sweep));
+        c->nsweep = d->nsweep;
     }
+    for (unsigned i = 0; i < d->nbw; i++)
+        merge_entry(c, &d->bw[i]);
+    free(d);
+}
+
+static json_t *calib_doc(const struct calib *c)
+{
     json_t *doc = json_object();
     json_object_set_new(doc, "format", json_integer(CALIB_FORMAT));
     json_object_set_new(doc, "fingerprint", json_string(c->fingerprint));
@@ -208,8 +400,28 @@ int calib_save(const struct calib *c, char *why, size_t len)
                                             c->bw[i].bps, "spread", c->bw[i].spread, "when",
                                             (json_int_t)c->bw[i].when));
     json_object_set_new(doc, "bandwidth", bw);
-    int rc = out_json_file_atomic(c->path, doc);
+    return doc;
+}
+
+int calib_save(struct calib *c, char *why, size_t len)
+{
+    if (c->nocache)
+        return ib_why(why, len, -EPERM, "%s", c->nocache_why);
+    char dir[sizeof(c->path)];
+    path_dir(c, dir, sizeof(dir));
+    int rc = mkdir_p(dir);
+    if (rc < 0)
+        return ib_why(why, len, rc, "cannot create %s: %s", dir, strerror(-rc));
+    if (dir_check(c) < 0)
+        return ib_why(why, len, -EPERM, "%s", c->nocache_why);
+    int fd = lock_file(c, LOCK_EX);
+    if (fd < 0)
+        return ib_why(why, len, fd, "cannot lock the calibration cache in %s: %s", dir, strerror(-fd));
+    merge_file(c); /* under the lock: nothing another process saved since we read is lost */
+    json_t *doc = calib_doc(c);
+    rc = doc ? out_json_file_atomic(c->path, doc) : -ENOMEM;
     json_decref(doc);
+    close(fd);
     if (rc < 0)
         return ib_why(why, len, rc, "cannot write %s: %s", c->path, strerror(-rc));
     return 0;
@@ -413,8 +625,13 @@ int calib_measure_caches(struct calib *c, const struct topo *t, int cpu, const a
     c->sweep_cpu = cpu;
     c->caches_when = (int64_t)time(NULL);
     c->dirty = 1;
-    /* bandwidth working sets depend on the knees: forget bandwidths measured against older knees */
-    c->nbw = 0;
+    /* the memory bandwidths' working sets derive from the knees: forget those measured against older knees; the
+     * peak issue rates, the interconnect and the I/O paths do not depend on cache sizes and stay */
+    unsigned keep = 0;
+    for (unsigned i = 0; i < c->nbw; i++)
+        if (!calib_kind_is_memory(c->bw[i].kind))
+            c->bw[keep++] = c->bw[i];
+    c->nbw = keep;
     return 0;
 }
 
@@ -458,19 +675,52 @@ uint64_t calib_bw_ws(const struct calib *c, const struct topo *t, const struct m
     return ws & ~(uint64_t)4095;
 }
 
-static void cpus_str(const int *cpus, unsigned n, char *buf, size_t len)
+int calib_cpus_key(const int *cpus, unsigned n, char *buf, size_t len)
 {
+    if (len)
+        *buf = 0;
+    if (!n)
+        return -EINVAL;
     hwloc_bitmap_t b = hwloc_bitmap_alloc();
-    for (unsigned i = 0; i < n; i++)
-        hwloc_bitmap_set(b, (unsigned)cpus[i]);
-    hwloc_bitmap_list_snprintf(buf, len, b);
+    if (!b)
+        return -ENOMEM;
+    int rc = 0;
+    for (unsigned i = 0; i < n && rc == 0; i++)
+        rc = cpus[i] < 0 ? -EINVAL : hwloc_bitmap_set(b, (unsigned)cpus[i]) < 0 ? -ENOMEM : 0;
+    if (rc == 0) {
+        int w = hwloc_bitmap_list_snprintf(buf, len, b);
+        rc = w < 0 ? -EINVAL : (size_t)w >= len ? -ENAMETOOLONG : 0;
+    }
+    if (rc < 0 && len)
+        *buf = 0; /* never a cut key */
     hwloc_bitmap_free(b);
+    return rc;
+}
+
+int calib_bw_store(struct calib *c, const struct calib_bw *e)
+{
+    if (strnlen(e->kind, sizeof(e->kind)) >= sizeof(e->kind) || !e->kind[0] ||
+        strnlen(e->cpus, sizeof(e->cpus)) >= sizeof(e->cpus) || !e->cpus[0])
+        return -ENAMETOOLONG;
+    struct calib_bw *slot = NULL;
+    for (unsigned i = 0; i < c->nbw && !slot; i++)
+        if (!strcmp(c->bw[i].kind, e->kind) && !strcmp(c->bw[i].cpus, e->cpus))
+            slot = &c->bw[i];
+    if (!slot && c->nbw < CALIB_MAX_BW)
+        slot = &c->bw[c->nbw++];
+    for (unsigned i = 0; !slot && i < c->nbw; i++) /* full: the oldest entry gives way */
+        if (i == 0 || c->bw[i].when < slot->when)
+            slot = &c->bw[i];
+    *slot = *e;
+    c->dirty = 1;
+    return 0;
 }
 
 const struct calib_bw *calib_bw_find(const struct calib *c, const char *kind, const int *cpus, unsigned n)
 {
-    char key[64];
-    cpus_str(cpus, n, key, sizeof(key));
+    char key[CALIB_CPUS_LEN];
+    if (calib_cpus_key(cpus, n, key, sizeof(key)) < 0)
+        return NULL;
     for (unsigned i = 0; i < c->nbw; i++)
         if (!strcmp(c->bw[i].kind, kind) && !strcmp(c->bw[i].cpus, key))
             return &c->bw[i];
@@ -509,6 +759,11 @@ static void gate_shrink(struct gate *g, unsigned parties)
         pthread_cond_broadcast(&g->cv);
     }
     pthread_mutex_unlock(&g->mu);
+}
+
+int calib_kind_is_memory(const char *kind)
+{
+    return !strcmp(kind, "l2") || !strcmp(kind, "llc") || !strcmp(kind, "dram");
 }
 
 enum stream_op calib_bw_op(const char *kind) { return !strcmp(kind, "dram") ? STREAM_TRIAD : STREAM_READ; }
@@ -614,13 +869,8 @@ int calib_measure_bw(struct calib *c, const struct topo *t, const struct mlim *m
         struct calib_bw e = {.ws_bytes = ws, .bps = med, .spread = med > 0 ? (tot[BW_REPS - 1] - tot[0]) / med : 0,
                              .when = (int64_t)time(NULL)};
         snprintf(e.kind, sizeof(e.kind), "%s", kind);
-        cpus_str(cpus, n, e.cpus, sizeof(e.cpus));
-        struct calib_bw *slot = (struct calib_bw *)calib_bw_find(c, kind, cpus, n);
-        if (!slot && c->nbw < CALIB_MAX_BW)
-            slot = &c->bw[c->nbw++];
-        if (slot)
-            *slot = e;
-        c->dirty = 1;
+        if (calib_cpus_key(cpus, n, e.cpus, sizeof(e.cpus)) == 0) /* else measured, but too long a key to cache */
+            calib_bw_store(c, &e);
         *bps = med;
     }
 out:

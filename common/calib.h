@@ -4,6 +4,13 @@
  * is often far smaller than cpuid says.  Streaming bandwidth is measured per level (L2, LLC, DRAM) with the same
  * kernel and working-set rule the bandwidth SoIs use, per set of CPUs.  Results live in a JSON file keyed by a
  * hardware fingerprint under $IBENCH_CACHE_DIR, else $XDG_CACHE_HOME/ibench, else ~/.cache/ibench.
+ *
+ * The file is shared by every ibench process of the user: it is read under a shared lock and saved under an
+ * exclusive one (flock on the sibling calib-<fingerprint>.lock), where what is on disk is re-read and merged with
+ * what this process holds (the newer of each entry wins) before the atomic write, so concurrent processes never
+ * lose each other's measurements.  Values read back are range-checked: an implausible one is dropped (and so
+ * measured again), never trusted.  The directory must belong to the user and be writable by nobody else; otherwise
+ * the cache is not used at all (calib.nocache says why) and everything is measured afresh.
  */
 #ifndef IB_CALIB_H
 #define IB_CALIB_H
@@ -19,9 +26,13 @@
 extern "C" {
 #endif
 
-#define CALIB_FORMAT 3 /* 2: DRAM bandwidth with the triad kernel; 3: chunked as the SoIs stream */
+/* 2: DRAM bandwidth with the triad kernel; 3: chunked as the SoIs stream; 4: full CPU lists and I/O-path kinds
+ * (3 cut CPU lists to 63 and net targets to 40 characters, so one set could read another's entry: not read). */
+#define CALIB_FORMAT 4
 #define CALIB_MAX_SWEEP 160
-#define CALIB_MAX_BW 48
+#define CALIB_MAX_BW 64     /* entries; when full, the oldest gives way */
+#define CALIB_KIND_LEN 320  /* a kind names a whole net target (host name up to 253 characters) or a filesystem */
+#define CALIB_CPUS_LEN 2048 /* hwloc list string: any range of CPUs, ~450 scattered ones; longer sets are not cached */
 
 struct calib_point {
     uint64_t bytes;
@@ -31,8 +42,8 @@ struct calib_point {
 enum calib_level { CALIB_L1 = 0, CALIB_L2, CALIB_LLC, CALIB_NLEVELS };
 
 struct calib_bw {
-    char kind[64];      /* "l2", "llc", "dram", "int", "dr254:0/128" (disk), "n127.0.0.1:5301" (net) */
-    char cpus[64];      /* CPU list it was measured on, e.g. "0" or "0-1" */
+    char kind[CALIB_KIND_LEN]; /* "l2", "llc", "dram", "int", "dr254:0/128" (disk), "n127.0.0.1:5301/1024" (net) */
+    char cpus[CALIB_CPUS_LEN]; /* the whole CPU set it was measured on, as hwloc's list: "0", "0-1", "0,2,5-9" */
     uint64_t ws_bytes;  /* working set per thread */
     double bps;         /* median bytes/s over all threads */
     double spread;      /* (max-min)/median of the repeats */
@@ -53,6 +64,8 @@ struct calib {
     struct calib_bw bw[CALIB_MAX_BW];
     unsigned nbw;
     int dirty;                  /* something was measured since open/save */
+    int nocache;                /* the cache directory is unsafe: nothing was read, nothing will be saved */
+    char nocache_why[1200];     /* why, one line (names the directory) */
 };
 
 const char *calib_level_name(enum calib_level l);
@@ -62,16 +75,27 @@ int calib_fingerprint(const struct topo *t, const struct cpu_info *ci, const str
                       size_t len);
 /* Directory of the cache (created on save). */
 const char *calib_dir(char *buf, size_t len);
-/* Initialise c for fingerprint fp and load its cache file if present (absent or stale format: empty, 0). */
+/* Initialise c for fingerprint fp and load its cache file if present (absent, stale format or garbage: empty, 0).
+ * A cache directory owned by another user, or writable by group or others, is not read: c->nocache is set, with
+ * the reason in c->nocache_why, and 0 is returned (the caller measures without a cache and says so). */
 int calib_open(struct calib *c, const char *fp, char *why, size_t len);
-/* Save atomically. */
-int calib_save(const struct calib *c, char *why, size_t len);
-/* Forget everything measured (for `ibench calibrate`). */
+/* Save: create the directory (0700) if absent, lock, merge the file's entries into c (the newer of each entry and
+ * of the latency sweep win), write atomically, unlock.  -EPERM with c->nocache_why when the directory is unsafe. */
+int calib_save(struct calib *c, char *why, size_t len);
+/* Forget everything measured in memory (the file is untouched). */
 void calib_reset(struct calib *c);
+/* The cache key of a CPU set: hwloc's list string of the whole set ("0-3,8").  -ENAMETOOLONG when it does not fit
+ * in len (such a set is measured but not cached: a key is never cut), -EINVAL for no CPUs or a negative one. */
+int calib_cpus_key(const int *cpus, unsigned n, char *buf, size_t len);
+/* Store e in c, replacing the entry of the same kind and CPU set (else a free slot, else the oldest); marks c
+ * dirty.  -ENAMETOOLONG for an empty or unterminated kind or CPU list (not stored). */
+int calib_bw_store(struct calib *c, const struct calib_bw *e);
 
 typedef void (*calib_progress_fn)(void *arg, const char *what, double frac);
 
-/* Latency sweep on cpu (16 KiB .. 4x the claimed LLC, at least 64 MiB), knees for L1, L2, LLC. */
+/* Latency sweep on cpu (16 KiB .. 4x the claimed LLC, at least 64 MiB), knees for L1, L2, LLC.  The memory
+ * bandwidths (l2, llc, dram: their working sets derive from the knees) are forgotten; every other rate (peak issue
+ * rates, interconnect, disk and net paths) does not depend on cache sizes and is kept. */
 int calib_measure_caches(struct calib *c, const struct topo *t, int cpu, const atomic_int *stop,
                          calib_progress_fn progress, void *arg, char *why, size_t len);
 /* Knee between the plateau just below `lo_bytes` (latencies in [lo_bytes/2, lo_bytes]) and the plateau at or
@@ -85,6 +109,8 @@ uint64_t calib_effective(const struct calib *c, enum calib_level l);
 /* Working set per thread used by the bandwidth SoIs and their calibration for kind "l2", "llc" or "dram". */
 uint64_t calib_bw_ws(const struct calib *c, const struct topo *t, const struct mlim *m, const char *kind,
                      unsigned nthreads);
+/* 1 for the memory bandwidths ("l2", "llc", "dram"), whose working sets derive from the cache knees; else 0. */
+int calib_kind_is_memory(const char *kind);
 /* The kernel a kind is measured (and its SoI streams) with: TRIAD for "dram" (two read and one write stream press
  * DRAM harder than one read stream: ~31 vs ~26 GB/s on one core here), READ for "l2"/"llc". */
 enum stream_op calib_bw_op(const char *kind);

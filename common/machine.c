@@ -26,7 +26,8 @@ int machine_open(struct machine *m, const char *topo_spec, char *why, size_t len
 
 int machine_save_calib(struct machine *m, char *why, size_t len)
 {
-    if (!m->calib.dirty || !topo_is_this_machine(m->topo))
+    /* an unusable cache directory was reported once at open (cli_calib_note): nothing to save, no second word */
+    if (!m->calib.dirty || m->calib.nocache || !topo_is_this_machine(m->topo))
         return 0;
     int rc = calib_save(&m->calib, why, len);
     if (rc == 0)

@@ -2,7 +2,6 @@
 #include "peak.h"
 
 #include <errno.h>
-#include <hwloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,18 +91,11 @@ int peak_measure(const struct topo *t, const int *cpus, unsigned n, peak_kernel_
 void peak_store(struct calib *c, const char *kind, const int *cpus, unsigned n, double ops, double spread)
 {
     struct calib_bw e = {.ws_bytes = 0, .bps = ops, .spread = spread, .when = (int64_t)time(NULL)};
-    snprintf(e.kind, sizeof(e.kind), "%s", kind);
-    hwloc_bitmap_t b = hwloc_bitmap_alloc();
-    for (unsigned i = 0; i < n; i++)
-        hwloc_bitmap_set(b, (unsigned)cpus[i]);
-    hwloc_bitmap_list_snprintf(e.cpus, sizeof(e.cpus), b);
-    hwloc_bitmap_free(b);
-    struct calib_bw *slot = (struct calib_bw *)calib_bw_find(c, kind, cpus, n);
-    if (!slot && c->nbw < CALIB_MAX_BW)
-        slot = &c->bw[c->nbw++];
-    if (slot)
-        *slot = e;
-    c->dirty = 1;
+    /* a kind or CPU set too long for its field is measured every time rather than cached under a cut key */
+    if (snprintf(e.kind, sizeof(e.kind), "%s", kind) >= (int)sizeof(e.kind) ||
+        calib_cpus_key(cpus, n, e.cpus, sizeof(e.cpus)) < 0)
+        return;
+    calib_bw_store(c, &e);
 }
 
 int peak_need(struct calib *c, const struct topo *t, const char *kind, const int *cpus, unsigned n, peak_kernel_fn k,

@@ -31,7 +31,8 @@ uint64_t peak_iters_for(peak_kernel_fn k, double rate, uint64_t quantum_ns);
  * PEAK_REPS repeats of PEAK_REP_NS; *spread = (max-min)/median (may be NULL). */
 int peak_measure(const struct topo *t, const int *cpus, unsigned n, peak_kernel_fn k, const atomic_int *stop,
                  double *ops, double *spread, char *why, size_t len);
-/* Store a measured rate for kind on cpus in c (replacing an older one), marking c for saving. */
+/* Store a measured rate for kind on cpus in c (replacing an older one), marking c for saving.  A kind or CPU list
+ * too long for its key is not stored (measured again next time, never found under a cut key). */
 void peak_store(struct calib *c, const char *kind, const int *cpus, unsigned n, double ops, double spread);
 /* Cached rate if `cached` and one is there, else measure now and store.  *old gets the cached rate seen before
  * (0 if none). */

@@ -358,7 +358,7 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
         }
         t->ring_ok = 1;
     }
-    char kind[64];
+    char kind[CALIB_KIND_LEN]; /* the whole filesystem description: never cut into another's key */
     snprintf(kind, sizeof(kind), "d%c%s/%llu/%u", p->rw == RW_READ ? 'r' : p->rw == RW_WRITE ? 'w' : 'm',
              strchr(fsdesc, ' ') + 1, (unsigned long long)(p->bs >> 10), p->qd);
     double peak = 0, old = 0;

@@ -49,7 +49,7 @@ struct nbw {
     unsigned n;
     struct sink *own;    /* our own loopback sink, when no --target */
     int own_cpu;         /* where its threads run (-1: anywhere) */
-    char target[128];
+    char target[128];    /* host:port; a longer one is refused, never cut */
     uint64_t maxreq, req;
     uint8_t *buf;        /* maxreq bytes, sent over and over */
     struct nbw_thread *t;
@@ -125,7 +125,12 @@ static int nbw_prepare(struct soi *s, char *why, size_t len)
         p->t[i].fd = -1;
     memset(p->buf, 0x5a, p->maxreq);
     if (env->target) {
-        snprintf(p->target, sizeof(p->target), "%s", env->target);
+        if (snprintf(p->target, sizeof(p->target), "%s", env->target) >= (int)sizeof(p->target)) {
+            /* a cut target would be another address, and another key in the cache */
+            rc = ib_why(why, len, -EINVAL, "net-bw: target '%.40s...' is longer than %zu characters", env->target,
+                        sizeof(p->target) - 1);
+            goto fail;
+        }
     } else {
         /* the sink's threads go on the lowest CPU that neither the SoI nor its target (--near, a profiled program)
          * uses; with none left, beside the SoI, whose traffic it is, rather than on the target's CPU */
@@ -151,9 +156,8 @@ static int nbw_prepare(struct soi *s, char *why, size_t len)
             rc = -EINVAL; /* a target that is not a reachable sink is bad input: exit 2 */
             goto fail;
         }
-    char kind[64];
-    snprintf(kind, sizeof(kind), "n%.40s/%u", env->target ? p->target : "loopback-own",
-             (unsigned)(p->maxreq >> 10));
+    char kind[CALIB_KIND_LEN]; /* the whole target: two targets must never share a cached peak */
+    snprintf(kind, sizeof(kind), "n%s/%u", env->target ? p->target : "loopback-own", (unsigned)(p->maxreq >> 10));
     double peak = 0, old = 0;
     if ((rc = peak_need_threads(env, kind, p->n, nbw_window, p, 2 * PEAK_REP_NS, &peak, &old, why, len)) < 0) {
         if (rc != -EINTR)

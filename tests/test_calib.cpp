@@ -1,12 +1,17 @@
-// test_calib.cpp - common/calib.c without measuring anything: cache knees on a recorded latency sweep of the
-// build machine, the JSON cache round trip (in a private IBENCH_CACHE_DIR), bandwidth working-set rules and the
-// cache look-ups, all on synthetic values and topologies.
+// test_calib.cpp - common/calib.c: cache knees on a recorded latency sweep of the build machine, the JSON cache
+// round trip (in a private IBENCH_CACHE_DIR), bandwidth working-set rules and the cache look-ups, on synthetic values
+// and topologies; the cache's keys, locking and merging (two processes), range checks and directory rules.  One test
+// runs a real latency sweep (~2 s) to see what it keeps.
 #include <gtest/gtest.h>
 #include <jansson.h>
 
+#include <dirent.h>
 #include <ftw.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +21,9 @@
 
 #include "calib.h"
 #include "cpuinfo.h"
+#include "machine.h"
 #include "memlimit.h"
+#include "peak.h"
 #include "topo.h"
 #include "test_support.h"
 
@@ -620,4 +627,399 @@ TEST(CalibBw, KernelPerKind)
     EXPECT_EQ(calib_bw_op("dram"), STREAM_TRIAD);
     EXPECT_EQ(calib_bw_op("llc"), STREAM_READ);
     EXPECT_EQ(calib_bw_op("l2"), STREAM_READ);
+}
+
+// ---- keys, concurrency, trust (issue 14, bug 4) ---------------------------------------------------------------------
+
+namespace {
+
+std::vector<int> evens(unsigned n)
+{
+    std::vector<int> v;
+    for (unsigned i = 0; i < n; i++)
+        v.push_back((int)(2 * i));
+    return v;
+}
+
+const calib_bw *find(const struct calib &c, const char *kind, const std::vector<int> &cpus)
+{
+    return calib_bw_find(&c, kind, cpus.data(), (unsigned)cpus.size());
+}
+
+}  // namespace
+
+// Two CPU sets whose lists agree on their first 63 characters are two keys, in memory and through the file.
+TEST(CalibKey, LongCpuSetsAreKeyedWhole)
+{
+    CacheDir dir;
+    std::vector<int> a = evens(50), b = a;  // "0,2,4,...,98": 139 characters
+    b.back() = 99;
+    char why[256] = "";
+    static struct calib c, d;
+    ASSERT_EQ(calib_open(&c, "fp-long", why, sizeof why), 0) << why;
+    peak_store(&c, "int", a.data(), (unsigned)a.size(), 1e9, 0.01);
+    ASSERT_NE(find(c, "int", a), nullptr);
+    EXPECT_EQ(find(c, "int", b), nullptr) << "a set differing only at its end read the other's peak: "
+                                          << find(c, "int", b)->cpus;
+    peak_store(&c, "int", b.data(), (unsigned)b.size(), 2e9, 0.01);
+    EXPECT_EQ(c.nbw, 2u);
+    ASSERT_EQ(calib_save(&c, why, sizeof why), 0) << why;
+    ASSERT_EQ(calib_open(&d, "fp-long", why, sizeof why), 0) << why;
+    ASSERT_EQ(d.nbw, 2u);
+    ASSERT_NE(find(d, "int", a), nullptr);
+    ASSERT_NE(find(d, "int", b), nullptr);
+    EXPECT_EQ(find(d, "int", a)->bps, 1e9);
+    EXPECT_EQ(find(d, "int", b)->bps, 2e9);
+    EXPECT_GT(strlen(find(d, "int", b)->cpus), 63u);
+    // A 512-CPU machine's whole set is a short key.
+    std::vector<int> all;
+    for (int i = 0; i < 512; i++)
+        all.push_back(i);
+    peak_store(&d, "fp", all.data(), (unsigned)all.size(), 3e9, 0);
+    ASSERT_NE(find(d, "fp", all), nullptr);
+    EXPECT_STREQ(find(d, "fp", all)->cpus, "0-511");
+}
+
+// A set too scattered for the key's field is measured every time, never stored under a cut key that another set
+// could match.
+TEST(CalibKey, TooLongACpuListIsNotCachedRatherThanCut)
+{
+    static struct calib c;
+    memset(&c, 0, sizeof c);
+    std::vector<int> a = evens(2000), b = a;  // ~9000 characters
+    b.back() = 3999;
+    peak_store(&c, "int", a.data(), (unsigned)a.size(), 1e9, 0.01);
+    EXPECT_EQ(find(c, "int", b), nullptr) << "found under a cut key: " << c.bw[0].cpus;
+    EXPECT_EQ(find(c, "int", a), nullptr);
+    EXPECT_EQ(c.nbw, 0u);
+    char key[64];
+    EXPECT_EQ(calib_cpus_key(a.data(), 4, key, sizeof key), 0);
+    EXPECT_STREQ(key, "0,2,4,6");
+    EXPECT_EQ(calib_cpus_key(a.data(), 50, key, sizeof key), -ENAMETOOLONG);
+    EXPECT_STREQ(key, "") << "never a cut key";
+    const int neg[] = {-1};
+    EXPECT_EQ(calib_cpus_key(neg, 1, key, sizeof key), -EINVAL);
+    EXPECT_EQ(calib_cpus_key(neg, 0, key, sizeof key), -EINVAL);
+}
+
+// Kinds naming a whole net target (a host name up to 253 characters) or filesystem are keyed whole.
+TEST(CalibKey, LongKindsAreKeyedWhole)
+{
+    static struct calib c;
+    memset(&c, 0, sizeof c);
+    std::string host(240, 'h');
+    std::string ka = "n" + host + ".example:5301/1024", kb = "n" + host + ".example:5302/1024";
+    const int cpu0[] = {0};
+    peak_store(&c, ka.c_str(), cpu0, 1, 1e9, 0);
+    const calib_bw *e = calib_bw_find(&c, ka.c_str(), cpu0, 1);
+    ASSERT_NE(e, nullptr) << "a long target's peak is not found under its own key";
+    EXPECT_EQ(std::string(e->kind), ka);
+    EXPECT_EQ(calib_bw_find(&c, kb.c_str(), cpu0, 1), nullptr);
+}
+
+// Two processes that opened the cache before either saved: each saves its own measurement; the file keeps both
+// (and what was there before).  Without the lock and the merge the second save overwrote the first.
+TEST(CalibCache, TwoProcessesKeepEachOthersMeasurements)
+{
+    CacheDir dir;
+    char why[256] = "";
+    static struct calib c;
+    ASSERT_EQ(calib_open(&c, "fp-conc", why, sizeof why), 0) << why;
+    fill(c);
+    ASSERT_EQ(calib_save(&c, why, sizeof why), 0) << why;
+    int opened[2], go[2];
+    ASSERT_EQ(pipe(opened), 0);
+    ASSERT_EQ(pipe(go), 0);
+    pid_t kids[2];
+    for (int k = 0; k < 2; k++) {
+        kids[k] = fork();
+        ASSERT_GE(kids[k], 0);
+        if (kids[k] == 0) {  // the child: open, wait until both have, store a fake peak of its CPU, save
+            static struct calib m;
+            char w[256] = "", b = 0;
+            int rc = calib_open(&m, "fp-conc", w, sizeof w);
+            if (write(opened[1], "o", 1) != 1 || read(go[0], &b, 1) != 1)
+                _exit(3);
+            const int cpu[] = {k};
+            peak_store(&m, "int", cpu, 1, 1e9 * (k + 1), 0.01);
+            if (rc == 0)
+                rc = calib_save(&m, w, sizeof w);
+            _exit(rc == 0 ? 0 : 4);
+        }
+    }
+    char b;
+    for (int k = 0; k < 2; k++)
+        ASSERT_EQ(read(opened[0], &b, 1), 1);
+    ASSERT_EQ(write(go[1], "gg", 2), 2);
+    for (int k = 0; k < 2; k++) {
+        int st = 0;
+        ASSERT_EQ(waitpid(kids[k], &st, 0), kids[k]);
+        EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "child " << k << " status " << st;
+    }
+    for (int fd : {opened[0], opened[1], go[0], go[1]})
+        close(fd);
+    static struct calib d;
+    ASSERT_EQ(calib_open(&d, "fp-conc", why, sizeof why), 0) << why;
+    const std::vector<int> cpu0 = {0}, cpu1 = {1};
+    const calib_bw *e0 = find(d, "int", cpu0), *e1 = find(d, "int", cpu1);
+    EXPECT_NE(e0, nullptr) << "the first process's measurement was lost";
+    EXPECT_NE(e1, nullptr) << "the second process's measurement was lost";
+    if (e0 && e1) {
+        EXPECT_EQ(e0->bps, 1e9);
+        EXPECT_EQ(e1->bps, 2e9);
+    }
+    EXPECT_EQ(d.nbw, 5u) << "fill()'s three bandwidths and the two peaks";
+    EXPECT_EQ(d.have_caches, 1);
+    // The merge leaves no temporary file behind; the lock file stays (private).
+    std::string lock = dir.path + "/calib-fp-conc.lock";
+    struct stat st;
+    ASSERT_EQ(stat(lock.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+// On save, the newer of each entry wins, whichever process holds it.
+TEST(CalibCache, SaveKeepsTheNewerOfEachEntry)
+{
+    CacheDir dir;
+    char why[256] = "";
+    static struct calib a, b, d;
+    ASSERT_EQ(calib_open(&a, "fp-new", why, sizeof why), 0) << why;
+    ASSERT_EQ(calib_open(&b, "fp-new", why, sizeof why), 0) << why;
+    const int cpu0[] = {0};
+    peak_store(&a, "int", cpu0, 1, 1e9, 0);
+    peak_store(&b, "int", cpu0, 1, 2e9, 0);
+    a.bw[0].when = 1000;  // a's is the older measurement, though saved last
+    b.bw[0].when = 2000;
+    ASSERT_EQ(calib_save(&b, why, sizeof why), 0) << why;
+    ASSERT_EQ(calib_save(&a, why, sizeof why), 0) << why;
+    EXPECT_EQ(calib_bw_find(&a, "int", cpu0, 1)->bps, 2e9) << "the saving process sees the merged cache";
+    ASSERT_EQ(calib_open(&d, "fp-new", why, sizeof why), 0) << why;
+    ASSERT_NE(calib_bw_find(&d, "int", cpu0, 1), nullptr);
+    EXPECT_EQ(calib_bw_find(&d, "int", cpu0, 1)->bps, 2e9);
+}
+
+// A new latency sweep forgets the memory bandwidths (their working sets derive from the knees) and keeps every rate
+// that does not depend on cache sizes.  Runs a real sweep on this machine.
+TEST(CalibCache, SweepKeepsRatesThatDoNotDependOnCacheSizes)
+{
+    Topo t(nullptr);
+    ASSERT_NE(t.t, nullptr);
+    static struct calib c;
+    memset(&c, 0, sizeof c);
+    const int cpu0[] = {0};
+    const char *keep[] = {"int", "fp", "simd-avx2", "interconnect", "dr254:0/1024/8", "n127.0.0.1:5301/1024"};
+    for (const char *k : keep)
+        peak_store(&c, k, cpu0, 1, 1e9, 0.01);
+    for (const char *k : {"l2", "llc", "dram"})
+        peak_store(&c, k, cpu0, 1, 1e10, 0.01);
+    char why[256] = "";
+    int cpu = topo_pu_os(t.t, topo_npus(t.t) - 1);
+    ASSERT_EQ(calib_measure_caches(&c, t.t, cpu, nullptr, nullptr, nullptr, why, sizeof why), 0) << why;
+    for (const char *k : keep)
+        EXPECT_NE(calib_bw_find(&c, k, cpu0, 1), nullptr) << k << " was thrown away by the sweep";
+    for (const char *k : {"l2", "llc", "dram"})
+        EXPECT_EQ(calib_bw_find(&c, k, cpu0, 1), nullptr) << k << " was measured against the old knees";
+    EXPECT_EQ(c.nbw, 6u);
+}
+
+// Values read back are range-checked: an entry holding a negative, absurd or mistyped value is dropped (measured
+// again), and a sweep with one bad point is measured again whole.
+TEST(CalibCache, ImplausibleValuesAreDroppedNotTrusted)
+{
+    CacheDir dir;
+    char why[256] = "";
+    static struct calib c, d;
+    ASSERT_EQ(calib_open(&c, "fp-bad", why, sizeof why), 0) << why;
+    fill(c);
+    ASSERT_EQ(calib_save(&c, why, sizeof why), 0) << why;
+    json_t *doc = load(c.path);
+    ASSERT_NE(doc, nullptr);
+    json_t *bw = json_array();
+    auto entry = [&](const char *kind, const char *cpus, json_t *ws, json_t *bps, json_t *spread, json_t *when) {
+        json_array_append_new(bw, json_pack("{s:s,s:s,s:o,s:o,s:o,s:o}", "kind", kind, "cpus", cpus, "ws_bytes", ws,
+                                            "bps", bps, "spread", spread, "when", when));
+    };
+    entry("int", "0", json_integer(0), json_real(1e9), json_real(0.01), json_integer(1700000000));  // the good one
+    entry("fp", "0", json_integer(0), json_real(-5), json_real(0.01), json_integer(1));
+    entry("simd-sse", "0", json_integer(0), json_real(1e300), json_real(0.01), json_integer(1));
+    entry("simd-avx2", "0", json_integer(0), json_string("fast"), json_real(0.01), json_integer(1));
+    entry("l2", "0", json_integer(-4096), json_real(1e10), json_real(0.01), json_integer(1));
+    entry("llc", "0", json_real(1e30), json_real(1e10), json_real(0.01), json_integer(1));
+    entry("dram", "0", json_integer(4096), json_real(1e10), json_real(-1), json_integer(1));
+    entry("dram", "1", json_integer(4096), json_real(1e10), json_real(0.01), json_integer(-5));
+    entry("interconnect", "garbage", json_integer(0), json_real(1e6), json_real(0.01), json_integer(1));
+    entry("interconnect", "", json_integer(0), json_real(1e6), json_real(0.01), json_integer(1));
+    entry("interconnect", "-3", json_integer(0), json_real(1e6), json_real(0.01), json_integer(1));
+    entry("interconnect", "3-1", json_integer(0), json_real(1e6), json_real(0.01), json_integer(1));
+    entry("interconnect", "0,,1", json_integer(0), json_real(1e6), json_real(0.01), json_integer(1));
+    entry("interconnect", "0-99999999", json_integer(0), json_real(1e6), json_real(0.01), json_integer(1));
+    json_object_set_new(doc, "bandwidth", bw);
+    json_t *sweep = json_object_get(json_object_get(doc, "caches"), "sweep");
+    json_array_set_new(json_array_get(sweep, 5), 1, json_real(-3.0));  // one negative latency
+    ASSERT_EQ(json_dump_file(doc, c.path, 0), 0);
+    ASSERT_EQ(calib_open(&d, "fp-bad", why, sizeof why), 0) << why;
+    EXPECT_EQ(d.nbw, 1u);
+    for (unsigned i = 0; i < d.nbw; i++)
+        EXPECT_STREQ(d.bw[i].kind, "int") << "trusted: " << d.bw[i].kind << " on " << d.bw[i].cpus;
+    EXPECT_EQ(d.have_caches, 0) << "a sweep with a negative latency was trusted";
+    EXPECT_EQ(d.nsweep, 0u);
+
+    // A knee of 1e20 bytes, otherwise a good sweep: not trusted either.
+    json_array_set_new(json_array_get(sweep, 5), 1, json_real(4.0));
+    json_object_set_new(json_object_get(json_object_get(doc, "caches"), "measured"), "llc", json_real(1e20));
+    ASSERT_EQ(json_dump_file(doc, c.path, 0), 0);
+    ASSERT_EQ(calib_open(&d, "fp-bad", why, sizeof why), 0) << why;
+    EXPECT_EQ(d.have_caches, 0) << "an LLC of " << d.measured[CALIB_LLC] << " bytes was trusted";
+    EXPECT_EQ(d.measured[CALIB_LLC], 0u);
+    // ... and with the knee restored, the sweep is read again.
+    json_object_set_new(json_object_get(json_object_get(doc, "caches"), "measured"), "llc",
+                        json_integer(3562 * 1024));
+    ASSERT_EQ(json_dump_file(doc, c.path, 0), 0);
+    ASSERT_EQ(calib_open(&d, "fp-bad", why, sizeof why), 0) << why;
+    EXPECT_EQ(d.have_caches, 1);
+    EXPECT_EQ(d.nsweep, c.nsweep);
+    json_decref(doc);
+}
+
+TEST(CalibCache, DirectoryIsCreatedPrivate)
+{
+    CacheDir dir;
+    std::string deep = dir.path + "/made/here";
+    setenv("IBENCH_CACHE_DIR", deep.c_str(), 1);
+    char why[256] = "";
+    static struct calib c;
+    ASSERT_EQ(calib_open(&c, "fp-priv", why, sizeof why), 0) << why;
+    fill(c);
+    ASSERT_EQ(calib_save(&c, why, sizeof why), 0) << why;
+    for (const std::string &p : {dir.path + "/made", deep}) {
+        struct stat st;
+        ASSERT_EQ(stat(p.c_str(), &st), 0) << p;
+        EXPECT_EQ(st.st_mode & 0777, 0700u) << p;
+    }
+}
+
+// A cache directory another user owns, or that group or others can write to, is neither read nor written: the
+// caller measures without it (c.nocache says why).
+TEST(CalibCache, ForeignOrOpenDirectoryIsRefused)
+{
+    CacheDir dir;
+    char why[256] = "";
+    static struct calib c, d;
+    ASSERT_EQ(calib_open(&c, "fp-foreign", why, sizeof why), 0) << why;
+    fill(c);
+    ASSERT_EQ(calib_save(&c, why, sizeof why), 0) << why;
+    ASSERT_EQ(chmod(dir.path.c_str(), 0777), 0);
+    ASSERT_EQ(calib_open(&d, "fp-foreign", why, sizeof why), 0) << why;
+    EXPECT_EQ(d.nbw, 0u) << "read from a world-writable directory";
+    EXPECT_EQ(d.have_caches, 0);
+    EXPECT_EQ(d.nocache, 1);
+    EXPECT_NE(strstr(d.nocache_why, "writable by others"), nullptr) << d.nocache_why;
+    fill(d);
+    why[0] = 0;
+    EXPECT_EQ(calib_save(&d, why, sizeof why), -EPERM) << "written into a world-writable directory";
+    EXPECT_NE(strstr(why, dir.path.c_str()), nullptr) << why;
+    ASSERT_EQ(chmod(dir.path.c_str(), 0720), 0);
+    ASSERT_EQ(calib_open(&d, "fp-foreign", why, sizeof why), 0) << why;
+    EXPECT_EQ(d.nbw, 0u) << "read from a group-writable directory";
+    EXPECT_NE(strstr(d.nocache_why, "writable by its group"), nullptr) << d.nocache_why;
+    ASSERT_EQ(chmod(dir.path.c_str(), 0700), 0);
+    if (geteuid() == 0) {  // only root can give a directory away
+        ASSERT_EQ(chown(dir.path.c_str(), 12345, (gid_t)-1), 0);
+        ASSERT_EQ(calib_open(&d, "fp-foreign", why, sizeof why), 0) << why;
+        EXPECT_EQ(d.nbw, 0u) << "read from another user's directory";
+        EXPECT_NE(strstr(d.nocache_why, "uid 12345"), nullptr) << d.nocache_why;
+        ASSERT_EQ(chown(dir.path.c_str(), 0, (gid_t)-1), 0);
+    }
+    ASSERT_EQ(calib_open(&d, "fp-foreign", why, sizeof why), 0) << why;
+    EXPECT_EQ(d.nocache, 0);
+    EXPECT_EQ(d.nbw, 3u) << "the file is intact and read again once the directory is private";
+}
+
+// The command line says so once, and goes on without the cache (exit 0).
+TEST(CalibCache, CliWarnsOnceAboutAnUnsafeDirectory)
+{
+    ib_test::TempDir dir("calibcli");
+    ASSERT_FALSE(dir.path().empty());
+    ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
+    ib_test::Proc p;
+    ASSERT_TRUE(p.start({"topo", "--no-measure", "--json"}, {"IBENCH_CACHE_DIR=" + dir.path()}));
+    ASSERT_TRUE(p.finish(60));
+    EXPECT_EQ(p.exit_code(), 0) << p.err;
+    size_t at = p.err.find("writable by others");
+    EXPECT_NE(at, std::string::npos) << p.err;
+    EXPECT_EQ(p.err.find("writable by others", at + 1), std::string::npos) << "said more than once: " << p.err;
+    EXPECT_NE(p.err.find("without the calibration cache"), std::string::npos) << p.err;
+    DIR *d = opendir(dir.path().c_str());
+    ASSERT_NE(d, nullptr);
+    std::vector<std::string> names;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            names.push_back(e->d_name);
+    closedir(d);
+    EXPECT_TRUE(names.empty()) << "wrote " << names[0] << " into the unsafe directory";
+}
+
+// net-bw caches its peak under the whole target: an IPv6 address written out in full fills the first 40 characters,
+// so a peak seeded under the 40-character cut of the target (the old key) must not be taken for this target's.
+TEST(CalibKey, NetBwKeysTheWholeTarget)
+{
+    CacheDir dir;
+    ib_test::Proc sink;
+    ASSERT_TRUE(sink.start({"sink", "--listen", "[::1]:0", "--quiet"}, {}));
+    std::string port;
+    sink.pump_until(
+        [&] {
+            size_t at = sink.err.find("]:");
+            size_t nl = at == std::string::npos ? at : sink.err.find('\n', at);
+            if (nl != std::string::npos)
+                port = sink.err.substr(at + 2, nl - at - 2);
+            return !port.empty();
+        },
+        10);
+    if (port.empty())
+        GTEST_SKIP() << "no IPv6 loopback sink here: " << sink.err;
+    const std::string target = "[0000:0000:0000:0000:0000:0000:0000:0001]:" + port;
+    const std::string cut = "n" + target.substr(0, 40) + "/1024";  // what the old key kept
+    {
+        static struct machine m;
+        char why[256] = "";
+        ASSERT_EQ(machine_open(&m, nullptr, why, sizeof why), 0) << why;
+        const int cpu0[] = {0};
+        peak_store(&m.calib, cut.c_str(), cpu0, 1, 1234.0, 0);  // 1.23 kB/s: nobody's real peak
+        ASSERT_EQ(calib_save(&m.calib, why, sizeof why), 0) << why;
+        machine_close(&m);
+    }
+    ib_test::Proc run;
+    ASSERT_TRUE(run.start({"run", "--soi", "net-bw", "--target", target, "--cpus", "0", "--intensity", "10",
+                           "--duration", "0.3s", "--cached-capacity"},
+                          {"IBENCH_CACHE_DIR=" + dir.path}));
+    ASSERT_TRUE(run.finish(120));
+    kill(sink.pid, SIGTERM);
+    sink.finish(10);
+    EXPECT_EQ(run.exit_code(), 0) << run.err;
+    EXPECT_EQ(run.out.find("cached TCP"), std::string::npos) << "read the peak cached for another target:\n"
+                                                             << run.out;
+    EXPECT_NE(run.out.find("measured now: TCP to the sink at " + target), std::string::npos) << run.out;
+    // ... and the peak measured now is cached under the whole target.
+    char why[256] = "";
+    static struct machine m;
+    ASSERT_EQ(machine_open(&m, nullptr, why, sizeof why), 0) << why;
+    const int cpu0[] = {0};
+    EXPECT_NE(calib_bw_find(&m.calib, ("n" + target + "/1024").c_str(), cpu0, 1), nullptr);
+    machine_close(&m);
+}
+
+// A target too long to hold is refused as bad input, not cut into another address (and another cache key).
+TEST(CalibKey, NetBwRefusesATargetTooLongToKeep)
+{
+    CacheDir dir;
+    ib_test::Proc run;
+    const std::string target = std::string(150, 'h') + ":5301";
+    ASSERT_TRUE(run.start({"run", "--soi", "net-bw", "--target", target, "--cpus", "0", "--intensity", "10",
+                           "--duration", "0.3s"},
+                          {"IBENCH_CACHE_DIR=" + dir.path}));
+    ASSERT_TRUE(run.finish(60));
+    EXPECT_EQ(run.exit_code(), 2) << run.err;
+    EXPECT_NE(run.err.find("longer than 127 characters"), std::string::npos) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
 }

@@ -415,8 +415,10 @@ protected:
         DIR *d = opendir(cache.c_str());
         if (!d)
             return 0;
-        while (struct dirent *e = readdir(d))
-            n += e->d_name[0] != '.';
+        while (struct dirent *e = readdir(d)) {  // cache files; calib-<fp>.lock beside each is their lock
+            size_t len = strlen(e->d_name);
+            n += e->d_name[0] != '.' && len > 5 && !strcmp(e->d_name + len - 5, ".json");
+        }
         closedir(d);
         return n;
     }
