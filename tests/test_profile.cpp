@@ -177,6 +177,15 @@ void expect_figures_follow_from_samples(json_t *d)
 }
 } // namespace
 
+// The JSON document at path (nullptr, with the parser's reason as a failure, when it does not load).
+static json_t *load_doc(const std::string &path)
+{
+    json_error_t e;
+    json_t *d = json_load_file(path.c_str(), 0, &e);
+    EXPECT_NE(d, nullptr) << path << ": " << e.text;
+    return d;
+}
+
 TEST_F(Profile, ServiceThatExitsEarlyFailsWithoutAProfile)
 {
     Proc p;
@@ -439,9 +448,8 @@ TEST_F(Profile, MeasuredFiguresFollowFromTheirSamples)
             "--sois", "llc-cap", "--no-reach-check", "--samples", "1", "--baselines", "2", "--out", out()},
         240);
     ASSERT_EQ(p.exit_code(), 0) << p.err;
-    json_error_t e;
-    json_t *d = json_load_file(out().c_str(), 0, &e);
-    ASSERT_NE(d, nullptr) << e.text;
+    json_t *d = load_doc(out());
+    ASSERT_NE(d, nullptr);
     json_t *s = json_array_get(json_object_get(d, "sois"), 0);
     ASSERT_STREQ(json_string_value(json_object_get(s, "status")), "measured");
     json_t *curve = json_object_get(s, "curve");
@@ -588,9 +596,8 @@ TEST_F(Profile, OneNoisyBreakIsMeasuredAgainAndTwoBreaksCount)
             "mem-bw", "--no-reach-check", "--samples", "1", "--baselines", "1", "--warmup", "0", "--out", out()},
         240);
     ASSERT_EQ(p.exit_code(), 0) << p.err;
-    json_error_t e;
-    json_t *d = json_load_file(out().c_str(), 0, &e);
-    ASSERT_NE(d, nullptr) << e.text;
+    json_t *d = load_doc(out());
+    ASSERT_NE(d, nullptr);
     json_t *s = json_array_get(json_object_get(d, "sois"), 0);
     ASSERT_STREQ(json_string_value(json_object_get(s, "status")), "measured");
     EXPECT_DOUBLE_EQ(json_number_value(json_object_get(s, "tolerated")), 87.5);
