@@ -62,8 +62,13 @@ static int open_task(struct taskcount *t, pid_t tid, char *why, size_t len)
             char who[32] = "";
             if (tid)
                 snprintf(who, sizeof(who), " of task %d", (int)tid);
-            return ib_why(why, len, e == ESRCH ? -ESRCH : -ENOTSUP, "cannot count %s%s: perf_event_open: %s%s",
-                          t->ev[k].name, who, strerror(e), hint);
+            /* no such event, no PMU, not allowed: it cannot be counted here; anything else is a run-time error */
+            int rc = e == ESRCH ? -ESRCH
+                     : e == ENOENT || e == EOPNOTSUPP || e == ENODEV || e == EACCES || e == EPERM || e == EINVAL
+                         ? -ENOTSUP
+                         : -e;
+            return ib_why(why, len, rc, "cannot count %s%s: perf_event_open: %s%s", t->ev[k].name, who, strerror(e),
+                          hint);
         }
     }
     t->fd[t->n][0] = fd[0];

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define TC_MAX_TASKS 512
+#define TC_MAX_TASKS 256 /* two descriptors each: well under the usual limit of 1024 open files */
 
 struct tc_event {
     uint32_t type;   /* PERF_TYPE_* */

@@ -574,7 +574,7 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
         int rc = tc_open_self(&tc, w, sizeof(w));
         tc_close(&tc);
         if (rc < 0)
-            return ib_why(why, len, -ENOTSUP, "--metric ipc: %s", w);
+            return ib_why(why, len, rc, "--metric ipc: %s", w);
     }
     struct profile *p = calloc(1, sizeof(*p));
     if (!p)
