@@ -51,6 +51,20 @@ void cli_signals_restore(void)
     installed = 0;
 }
 
+int cli_exit_for(int rc)
+{
+    switch (rc) {
+    case 0: return IB_EXIT_OK;
+    case -ENOTSUP: return IB_EXIT_SKIP;
+    case -EINTR: return IB_EXIT_INTR;
+    case -EINVAL:
+    case -ERANGE:
+    case -E2BIG:
+    case -ENAMETOOLONG: return IB_EXIT_USAGE;
+    default: return rc > 0 ? rc : IB_EXIT_FAIL;
+    }
+}
+
 int cli_fail(int code, const char *cmd, const char *fmt, ...)
 {
     va_list ap;

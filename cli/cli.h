@@ -54,6 +54,11 @@ struct run_opts {
 int cli_parse_run(int argc, char **argv, struct run_opts *o, char *why, size_t len);
 void cli_free_run(struct run_opts *o);
 
+/* The exit code for a lower layer's 0 or -errno, the one convention every command uses: -EINVAL, -ERANGE, -E2BIG and
+ * -ENAMETOOLONG are bad input (2), -ENOTSUP cannot run here (77), -EINTR interrupted (130), any other error a
+ * run-time failure (1). */
+int cli_exit_for(int rc);
+
 /* Subcommands: each returns a process exit code (ib_err.h). */
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);

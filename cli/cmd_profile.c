@@ -269,10 +269,8 @@ int cmd_profile(int argc, char **argv)
             free(p);
         } else if (prc == -EINTR || atomic_load(&cli_stop)) {
             rc = cli_fail(IB_EXIT_INTR, "profile", "interrupted; no profile written");
-        } else if (prc == -ENOTSUP) { /* the metric cannot be read here (ipc without counters) */
-            rc = cli_fail(IB_EXIT_SKIP, "profile", "%s; no profile written", why);
-        } else {
-            rc = cli_fail(IB_EXIT_FAIL, "profile", "%s; no profile written", why);
+        } else { /* -ENOTSUP: the metric cannot be read here (ipc without counters) */
+            rc = cli_fail(cli_exit_for(prc), "profile", "%s; no profile written", why);
         }
         cli_signals_restore();
     }

@@ -447,18 +447,6 @@ static void print_table(const struct soi *s, json_t *doc, json_t *steps)
 
 /* ---- the command ---------------------------------------------------------------------------------------- */
 
-static int errno_exit(int rc)
-{
-    switch (rc) {
-    case -ENOTSUP: return IB_EXIT_SKIP;
-    case -EINTR: return IB_EXIT_INTR;
-    case -EINVAL:
-    case -ERANGE:
-    case -E2BIG: return IB_EXIT_USAGE;
-    default: return IB_EXIT_FAIL;
-    }
-}
-
 int cmd_run(int argc, char **argv)
 {
     struct run_opts o;
@@ -581,7 +569,7 @@ int cmd_run(int argc, char **argv)
     if (!m.calib.have_caches && isatty(2))
         fprintf(stderr, "ibench run: measuring this machine's capacities once (cached for later runs)...\n");
     if ((rc = soi_open(ops, &env, &s, why, sizeof(why))) < 0) {
-        code = errno_exit(rc);
+        code = cli_exit_for(rc);
         if (code == IB_EXIT_SKIP)
             cli_fail(code, "run", "skipped: %s", why);
         else

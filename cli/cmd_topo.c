@@ -313,7 +313,7 @@ static int machine_cmd(int argc, char **argv, int calibrate)
         /* no calib_reset: the sweep forgets the memory bandwidths it invalidates; the peak rates and I/O paths stay */
         rc = calib_measure_caches(&m.calib, m.topo, last, &cli_stop, progress, (void *)cmd, why, sizeof(why));
         if (rc < 0) {
-            code = cli_fail(rc == -EINTR ? IB_EXIT_INTR : IB_EXIT_FAIL, cmd, "%s", why);
+            code = cli_fail(cli_exit_for(rc), cmd, "%s", why);
             goto out;
         }
     }
@@ -334,7 +334,7 @@ static int machine_cmd(int argc, char **argv, int calibrate)
                 rc = calib_measure_bw(&m.calib, m.topo, &m.mlim, kinds[k], pass ? all : &last, pass ? nall : 1,
                                       &cli_stop, &bps, why, sizeof(why));
                 if (rc < 0) {
-                    code = cli_fail(rc == -EINTR ? IB_EXIT_INTR : IB_EXIT_FAIL, cmd, "%s", why);
+                    code = cli_fail(cli_exit_for(rc), cmd, "%s", why);
                     goto out;
                 }
             }
@@ -351,8 +351,7 @@ static int machine_cmd(int argc, char **argv, int calibrate)
             rc = soi_open(ops, &env, &s, why, sizeof(why));
             if (rc < 0) {
                 out_progress_done();
-                code = cli_fail(rc == -EINTR ? IB_EXIT_INTR : rc == -EINVAL || rc == -E2BIG ? IB_EXIT_USAGE
-                                : rc == -ENOTSUP ? IB_EXIT_SKIP : IB_EXIT_FAIL, cmd, "%s", why);
+                code = cli_fail(cli_exit_for(rc), cmd, "%s", why);
                 goto out;
             }
             soi_close(s);

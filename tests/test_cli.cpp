@@ -356,6 +356,23 @@ TEST(CliParse, UnknownRepeatedAndStray)
     expect_error({"--soi", "l1d", "--ramp", "--steps"}, {"--steps", "needs a value"});
 }
 
+// One mapping from a lower layer's error to the exit code, for every command.
+TEST(CliExit, EveryErrorHasItsCode)
+{
+    EXPECT_EQ(cli_exit_for(0), IB_EXIT_OK);
+    EXPECT_EQ(cli_exit_for(-EINVAL), IB_EXIT_USAGE);
+    EXPECT_EQ(cli_exit_for(-ERANGE), IB_EXIT_USAGE);
+    EXPECT_EQ(cli_exit_for(-E2BIG), IB_EXIT_USAGE);
+    EXPECT_EQ(cli_exit_for(-ENAMETOOLONG), IB_EXIT_USAGE);
+    EXPECT_EQ(cli_exit_for(-ENOTSUP), IB_EXIT_SKIP);
+    EXPECT_EQ(cli_exit_for(-EINTR), IB_EXIT_INTR);
+    for (int e : {ENOMEM, EIO, ECHILD, ENOENT, EACCES, ENOSPC})
+        EXPECT_EQ(cli_exit_for(-e), IB_EXIT_FAIL) << strerror(e);
+    EXPECT_EQ(IB_EXIT_USAGE, 2);
+    EXPECT_EQ(IB_EXIT_SKIP, 77);
+    EXPECT_EQ(IB_EXIT_INTR, 130);
+}
+
 // The parser can be called again and again (getopt is re-initialised each time).
 TEST(CliParse, Reentrant)
 {
