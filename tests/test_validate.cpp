@@ -3,6 +3,8 @@
 // matrices (pass, FAIL, undecidable), with the re-measure-once rule.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +12,7 @@
 #include <random>
 #include <string>
 
+#include "test_support.h"
 #include "validate.h"
 #include "vprobe.h"
 
@@ -334,6 +337,38 @@ TEST(ValidateClaims, FailingCellsAreMeasuredOnceMore)
 }
 
 // A validation probe's memory is held to what the machine can spare (mlim_check) before anything is mapped.
+// A file probe whose file cannot be made (here: the filesystem would fall below its margin) leaves nothing behind,
+// and opening it again starts afresh in its base directory: its private directories neither leak nor nest.
+TEST(ValidateProbes, AFileProbeThatFailsLeavesNoDirectory)
+{
+    ib_test::TempDir base("vprobe");
+    ASSERT_FALSE(base.path().empty());
+    struct calib c = {};
+    struct mlim m = {};
+    m.mem_total = 16ULL << 30;
+    m.mem_available = 8ULL << 30;
+    m.cg_limit = MLIM_UNLIMITED;
+    struct vprobe vp;
+    char why[256] = "";
+    ASSERT_EQ(vprobe_init(&vp, "pagecache", &c, &m, base.path().c_str(), nullptr, -1, why, sizeof why), 0) << why;
+    vp.bytes = 1ULL << 60; // more than any filesystem can spare
+    auto entries = [&] {
+        unsigned n = 0;
+        DIR *d = opendir(base.path().c_str());
+        while (struct dirent *e = d ? readdir(d) : nullptr)
+            n += e->d_name[0] != '.';
+        if (d)
+            closedir(d);
+        return n;
+    };
+    for (int i = 0; i < 2; i++) {
+        EXPECT_EQ(vp.bp.open(vp.bp.ctx), -ENOSPC) << "try " << i;
+        EXPECT_EQ(entries(), 0u) << "try " << i << ": its private directory was left in " << base.path();
+    }
+    vprobe_fini(&vp);
+    EXPECT_EQ(entries(), 0u);
+}
+
 TEST(ValidateProbes, MemoryProbesAreHeldToTheSpareMemory)
 {
     struct calib c = {};

@@ -138,44 +138,57 @@ static void *vp_tlb_build(uint64_t pages)
 
 /* ---- file probes ---------------------------------------------------------------------------------------------- */
 
+/* The private directory and its file go together: on any failure neither is left, so a later open starts afresh
+ * in the base directory (never inside a directory of its own). */
+static void vp_drop_file(struct vprobe *p)
+{
+    if (p->fd >= 0)
+        close(p->fd);
+    p->fd = -1;
+    if (p->path[0])
+        unlink(p->path);
+    p->path[0] = 0;
+    if (p->dir[0])
+        fs_remove_private_dir(p->dir);
+    p->dir[0] = 0;
+}
+
 static int vp_make_file(struct vprobe *p, int direct)
 {
     char why[256];
-    const char *dir = p->dir[0] ? p->dir : fs_default_dir();
-    char base[4096];
-    snprintf(base, sizeof(base), "%s", dir);
-    int rc = fs_make_private_dir(base, "probe", p->dir, sizeof(p->dir), why, sizeof(why));
-    if (rc < 0)
+    int rc = fs_make_private_dir(p->base[0] ? p->base : fs_default_dir(), "probe", p->dir, sizeof(p->dir), why,
+                                 sizeof(why));
+    if (rc < 0) {
+        p->dir[0] = 0;
         return rc;
+    }
     snprintf(p->path, sizeof(p->path), "%s/data", p->dir);
-    int fd = open(p->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | (direct ? O_DIRECT : 0), 0600);
-    if (fd < 0)
-        return -errno;
+    p->fd = open(p->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | (direct ? O_DIRECT : 0), 0600);
     struct fs_space sp;
-    if (fs_space_of(p->dir, &sp) == 0 && fs_spare(&sp) < p->bytes) { /* the file system keeps its margin */
-        close(fd);
-        unlink(p->path);
-        return -ENOSPC;
-    }
+    if (p->fd < 0)
+        rc = -errno;
+    else if (fs_space_of(p->dir, &sp) == 0 && fs_spare(&sp) < p->bytes) /* the file system keeps its margin */
+        rc = -ENOSPC;
     size_t chunk = 1 << 20;
-    uint8_t *b = ib_map(chunk, 0);
-    if (!b) {
-        close(fd);
-        return -ENOMEM;
+    uint8_t *b = rc == 0 ? ib_map(chunk, 0) : NULL;
+    if (rc == 0 && !b)
+        rc = -ENOMEM;
+    if (b)
+        memset(b, 0xa5, chunk);
+    for (uint64_t off = 0; rc == 0 && off < p->bytes; off += chunk)
+        if (pwrite(p->fd, b, chunk, (off_t)off) != (ssize_t)chunk)
+            rc = errno ? -errno : -EIO;
+    if (b)
+        ib_unmap(b, chunk);
+    if (rc == 0) {
+        fdatasync(p->fd);
+        p->buf = ib_map(1 << 20, 0); /* aligned read buffer */
+        if (!p->buf)
+            rc = -ENOMEM;
     }
-    memset(b, 0xa5, chunk);
-    for (uint64_t off = 0; off < p->bytes; off += chunk)
-        if (pwrite(fd, b, chunk, (off_t)off) != (ssize_t)chunk) {
-            int e = -errno;
-            ib_unmap(b, chunk);
-            close(fd);
-            return e ? e : -EIO;
-        }
-    ib_unmap(b, chunk);
-    fdatasync(fd);
-    p->fd = fd;
-    p->buf = ib_map(1 << 20, 0); /* aligned read buffer */
-    return p->buf ? 0 : -ENOMEM;
+    if (rc < 0)
+        vp_drop_file(p);
+    return rc;
 }
 
 /* ---- open / sample ----------------------------------------------------------------------------------------------- */
@@ -336,8 +349,8 @@ int vprobe_init(struct vprobe *p, const char *name, const struct calib *c, const
     p->fd = -1;
     p->rng = 0x9e3779b97f4a7c15ULL;
     snprintf(p->name, sizeof(p->name), "%s", name);
-    if (dir)
-        snprintf(p->dir, sizeof(p->dir), "%s", dir);
+    if (dir && snprintf(p->base, sizeof(p->base), "%s", dir) >= (int)sizeof(p->base))
+        return ib_why(why, len, -ENAMETOOLONG, "probe %s: the directory '%.64s...' is too long", name, dir);
     uint64_t l2 = calib_effective(c, CALIB_L2), llc = calib_effective(c, CALIB_LLC);
     if (!l2)
         l2 = 512 << 10;
@@ -444,14 +457,7 @@ void vprobe_fini(struct vprobe *p)
     if (p->map)
         munmap(p->map, p->bytes);
     p->map = NULL;
-    if (p->fd >= 0)
-        close(p->fd);
-    p->fd = -1;
-    if (p->path[0])
-        unlink(p->path);
-    p->path[0] = 0;
-    if (p->kind >= VK_PAGECACHE && p->kind <= VK_DISK_SEQ && strstr(p->dir, "/ibench-probe-"))
-        fs_remove_private_dir(p->dir);
+    vp_drop_file(p);
     if (p->sink)
         sink_stop(p->sink);
     p->sink = NULL;

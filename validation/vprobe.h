@@ -50,7 +50,8 @@ struct vprobe {
     void *map;            /* pagecache: the file mapped, for mincore */
     uint64_t pos, rng;
     int fd;
-    char dir[4096];       /* private directory of the file probes */
+    char base[4096];      /* where the file probes make their private directory ("": the default scratch dir) */
+    char dir[4096];       /* the private directory of a file probe, while it exists ("" otherwise) */
     char path[4200];
     struct sink *sink;
     char target[80];
