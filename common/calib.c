@@ -437,10 +437,7 @@ static double median_in(const struct calib_point *p, unsigned n, uint64_t lo, ui
     for (unsigned i = 0; i < n && k < CALIB_MAX_SWEEP; i++)
         if (p[i].bytes >= lo && p[i].bytes <= hi)
             v[k++] = p[i].ns;
-    if (!k)
-        return 0;
-    qsort(v, k, sizeof(double), ib_cmp_double);
-    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+    return k ? ib_median(v, k) : 0;
 }
 
 int calib_find_knee(const struct calib_point *pts, unsigned n, uint64_t lo_bytes, uint64_t hi_bytes,
@@ -864,8 +861,7 @@ int calib_measure_bw(struct calib *c, const struct topo *t, const struct mlim *m
             for (unsigned i = 0; i < n; i++)
                 tot[r] += jobs[i].bps[r];
         }
-        qsort(tot, BW_REPS, sizeof(double), ib_cmp_double);
-        double med = tot[BW_REPS / 2];
+        double med = ib_median(tot, BW_REPS); /* sorts tot: its ends give the spread */
         struct calib_bw e = {.ws_bytes = ws, .bps = med, .spread = med > 0 ? (tot[BW_REPS - 1] - tot[0]) / med : 0,
                              .when = (int64_t)time(NULL)};
         snprintf(e.kind, sizeof(e.kind), "%s", kind);

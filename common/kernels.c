@@ -96,8 +96,7 @@ double chase_latency_ns(void *buf, size_t bytes, uint64_t iters, unsigned reps, 
         chase_run(&c, iters);
         t[r] = (double)(clk_mono_ns() - t0) / (double)iters;
     }
-    qsort(t, reps, sizeof(double), ib_cmp_double);
-    return t[reps / 2];
+    return ib_median(t, reps);
 }
 
 /* ---- stream ---------------------------------------------------------------------------------------------- */

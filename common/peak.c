@@ -197,8 +197,7 @@ int peak_threads(const struct soi_env *env, unsigned n, peak_window_fn window, v
             for (unsigned i = 0; i < n; i++)
                 tot[r] += jobs[i].rate[r];
         }
-        qsort(tot, PEAK_REPS, sizeof(double), ib_cmp_double);
-        *peak = tot[PEAK_REPS / 2];
+        *peak = ib_median(tot, PEAK_REPS); /* sorts tot: its ends give the spread */
         if (spread)
             *spread = *peak > 0 ? (tot[PEAK_REPS - 1] - tot[0]) / *peak : 0;
         if (!(*peak > 0))

@@ -194,8 +194,7 @@ static int ic_measure_peak(struct soi *s, double *peak, double *spread, char *wh
             rc = ib_why(why, len, c[i].err, "interconnect: cannot bind a calibration thread to CPU %d", c[i].cpu);
             goto out;
         }
-    qsort(c[0].rate, PEAK_REPS, sizeof(double), ib_cmp_double);
-    *peak = c[0].rate[PEAK_REPS / 2];
+    *peak = ib_median(c[0].rate, PEAK_REPS); /* sorts them: their ends give the spread */
     *spread = *peak > 0 ? (c[0].rate[PEAK_REPS - 1] - c[0].rate[0]) / *peak : 0;
     if (!(*peak > 0))
         rc = ib_why(why, len, -EIO, "interconnect: no round completed while measuring the peak (a responder "

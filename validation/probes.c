@@ -58,9 +58,8 @@ static void *triad_thread(void *arg)
                 ref_triad(a, b, c, n);
                 t[r] = 24.0 * (double)n / ((double)(clk_mono_ns() - t0) / 1e9);
             }
-            qsort(t, j->reps, sizeof(double), ib_cmp_double);
+            j->median = ib_median(t, j->reps); /* sorts t */
             j->best = t[j->reps - 1];
-            j->median = t[j->reps / 2];
             free(t);
         } else {
             j->err = -ENOMEM;
@@ -189,8 +188,7 @@ static void *chase_thread(void *arg)
     probe_chase_walk_ns(&p, steps); /* warm */
     for (unsigned r = 0; r < j->reps; r++)
         ns[r] = probe_chase_walk_ns(&p, steps);
-    qsort(ns, j->reps, sizeof(double), ib_cmp_double);
-    j->median = ns[j->reps / 2];
+    j->median = ib_median(ns, j->reps); /* sorts ns */
     j->best = ns[0];
 out:
     free(ns);
@@ -307,9 +305,9 @@ int probe_pingpong(const struct topo *t, int cpu_a, int cpu_b, unsigned reps, do
     pthread_join(tb, NULL);
     rc = a.err ? a.err : b.err;
     if (rc == 0) {
-        qsort(ns, reps, sizeof(double), ib_cmp_double);
+        double med = ib_median(ns, reps); /* sorts ns */
         if (median_ns)
-            *median_ns = ns[reps / 2];
+            *median_ns = med;
         if (best_ns)
             *best_ns = ns[0];
     }
