@@ -155,20 +155,20 @@ static int group_text(const char *p, const regmatch_t *g, char *buf, size_t size
     return 1;
 }
 
-/* A positive finite number in s, or -EINVAL with why. */
+/* A positive finite number in s, or -EBADMSG with why. */
 static int positive(const char *s, const char *re, double *v, char *why, size_t len)
 {
     char *end;
     *v = strtod(s, &end);
     if (end == s || !isfinite(*v) || *v <= 0)
-        return ib_why(why, len, -EINVAL, "'%s' captured by /%s/ is not a positive number", s, re);
+        return ib_why(why, len, -EBADMSG, "'%s' captured by /%s/ is not a positive number", s, re);
     return 0;
 }
 
 int metric_read(const struct metric *m, const char *out, double *value, char *why, size_t len)
 {
     if (!m->have_re)
-        return ib_why(why, len, -EINVAL, "metric %s reads no output", metric_kind_name(m->kind));
+        return ib_why(why, len, -EBADMSG, "metric %s reads no output", metric_kind_name(m->kind));
     const char *p = out;
     regmatch_t g[8];
     int found = 0;
@@ -187,7 +187,7 @@ int metric_read(const struct metric *m, const char *out, double *value, char *wh
         for (char *c = head; *c; c++)
             if (*c == '\n')
                 *c = ' ';
-        return ib_why(why, len, -EINVAL, "the output does not match /%s/ (%s): '%s%s'", m->regex, m->adapter,
+        return ib_why(why, len, -EBADMSG, "the output does not match /%s/ (%s): '%s%s'", m->regex, m->adapter,
                       head, out && strlen(out) > 80 ? "..." : "");
     }
     double v, d = 1;

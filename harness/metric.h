@@ -43,7 +43,8 @@ struct metric {
  * throughput/latency metric without --load, no adapter for that generator and no REGEX). */
 int metric_parse(struct metric *m, const char *spec, const char *load, char *why, size_t len);
 void metric_free(struct metric *m);
-/* The value from a program's output: 0 or -EINVAL with why (no match, not a number, not positive). */
+/* The value from a program's output: 0 or -EBADMSG with why (no match, not a number, not positive): a run-time
+ * failure, not bad input (-EINVAL is kept for what the user typed). */
 int metric_read(const struct metric *m, const char *out, double *value, char *why, size_t len);
 /* Performance relative to a baseline, higher = better: value / base or base / value. */
 double metric_rel(const struct metric *m, double value, double base);

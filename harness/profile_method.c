@@ -40,7 +40,7 @@ static int sample1(struct prof_meter *m, double *v, char *why, size_t len)
     if (rc < 0)
         return rc;
     if (!isfinite(*v) || *v <= 0)
-        return ib_why(why, len, -EINVAL, "a sample of the metric is not a positive number (%g)", *v);
+        return ib_why(why, len, -EBADMSG, "a sample of the metric is not a positive number (%g)", *v);
     return 0;
 }
 

@@ -482,7 +482,7 @@ TEST(MetricAdapter, MemcslapOutputGivesKeysPerSecond)
     ASSERT_EQ(metric_read(&m, out, &v, why, sizeof(why)), 0) << why;
     EXPECT_NEAR(v, 1.775 / 78402, 1e-9);
     EXPECT_FALSE(m.higher_better);
-    EXPECT_EQ(metric_read(&m, "connection refused\n", &v, why, sizeof(why)), -EINVAL);
+    EXPECT_EQ(metric_read(&m, "connection refused\n", &v, why, sizeof(why)), -EBADMSG);
     EXPECT_NE(std::string(why).find("connection refused"), std::string::npos) << why;
     metric_free(&m);
 }
@@ -526,7 +526,7 @@ TEST(MetricAdapter, RegexAndCommandAdapters)
     ASSERT_EQ(metric_parse(&m, "throughput:([0-9.]+) req/s", "wrk http://x", why, sizeof(why)), 0) << why;
     ASSERT_EQ(metric_read(&m, "warmup 10 req/s\nfinal 2500.5 req/s\n", &v, why, sizeof(why)), 0) << why;
     EXPECT_DOUBLE_EQ(v, 2500.5) << "the last match counts";
-    EXPECT_EQ(metric_read(&m, "final 0 req/s\n", &v, why, sizeof(why)), -EINVAL) << "zero is not a rate";
+    EXPECT_EQ(metric_read(&m, "final 0 req/s\n", &v, why, sizeof(why)), -EBADMSG) << "zero is not a rate";
     metric_free(&m);
     ASSERT_EQ(metric_parse(&m, "command-lower:cat /x", nullptr, why, sizeof(why)), 0) << why;
     ASSERT_EQ(metric_read(&m, "latency: 1.5e-3 s, then 7\n", &v, why, sizeof(why)), 0) << why;

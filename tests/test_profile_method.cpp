@@ -254,7 +254,7 @@ TEST(ProfileMethod, ASampleThatIsNotAPositiveNumberIsAnError)
     struct prof_meter m = f.meter();
     struct prof_tol_result t;
     char why[256] = "";
-    EXPECT_EQ(prof_tolerated(&pp, &m, 1000, &t, why, sizeof(why)), -EINVAL);
+    EXPECT_EQ(prof_tolerated(&pp, &m, 1000, &t, why, sizeof(why)), -EBADMSG) << "a run-time failure, not bad input";
     EXPECT_NE(std::string(why).find("not a positive number"), std::string::npos) << why;
 }
 
