@@ -113,7 +113,7 @@ static void worker_step_loop(struct worker *w)
         while (atomic_load(&e->running) && e->phase == PH_RUN && !stopped(e))
             cond_wait_until(&e->cv_end, &e->mu, clk_mono_ns() + IDLE_GUARD_NS);
         pthread_mutex_unlock(&e->mu);
-        if (w->dw_duty == w->dw_duty)
+        if (!isnan(w->dw_duty))
             w->dw_duty = -1; /* the next paced step starts afresh (keeping what wake-ups were found to cost) */
         goto out;
     }
@@ -122,8 +122,8 @@ static void worker_step_loop(struct worker *w)
     int duty = s->ops->kind == SOI_DUTY;
     uint64_t burst = s->pace_burst_ns ? s->pace_burst_ns : BURST_NS, sleeps0 = d->sleeps, wake0 = d->wake_sum;
     if (duty && w->dw_duty != e->duty) { /* a new intensity: no credit or debt carried over */
-        pace_dw_init(d, &w->clk, e->duty, burst, w->dw_duty == w->dw_duty ? d->wake_ns : w->wake_ns,
-                     s->env->duty_period_ns);
+        /* the wake-up cost this worker learnt carries over; the start-up measurement serves its first step */
+        pace_dw_init(d, &w->clk, e->duty, burst, isnan(w->dw_duty) ? w->wake_ns : d->wake_ns, s->env->duty_period_ns);
         w->dw_duty = e->duty;
         w->dw_cpu0 = cpu0;
         sleeps0 = wake0 = 0;
