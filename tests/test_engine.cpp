@@ -669,9 +669,11 @@ TEST_F(Engine, BgHeldPointKeepsTheSoiRunningAllAlong)
     EXPECT_EQ(w.wall_ns, w.t1_ns - w.t0_ns);
     EXPECT_GE(w.wall_ns, hold * kMs);
     EXPECT_LT(w.wall_ns, hold * kMs + 200 * kMs);
-    // back to back: 10 000 nominal; each park costs two thread wake-ups, a fraction of a ms on a loaded host
+    // 10 000 nominal. Each park costs two thread wake-ups: a fraction of a ms alone, over 1 ms when the other test
+    // of a -j2 run keeps both CPUs busy (3834 steps were seen so). A schedule that runs out is caught by the gap
+    // below; this bound catches a park that costs a scheduler tick (4 ms) or more.
     if (!env_ms) {
-        EXPECT_GE(w.steps, hold * 4 / 5) << "metering steps back to back";
+        EXPECT_GE(w.steps, hold / 4) << "metering steps back to back";
     }
     EXPECT_LE(w.steps, hold * kMs / step + 1);
     EXPECT_GT(next.t0_ns, w.t1_ns);
