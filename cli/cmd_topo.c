@@ -56,27 +56,15 @@ static json_t *cache_rows(const struct machine *m)
     return rows;
 }
 
-/* What a cached rate is: 1 memory bandwidth (l2, llc, dram); 2 an I/O path (disk-bw "d<r|w|m><dev>/<bs KiB>/<qd>",
- * net-bw "n<target>/<request KiB>"), bytes/s; 0 a peak issue or message rate (int, fp, simd-*, interconnect). */
-static int kind_class(const char *k)
-{
-    if (calib_kind_is_memory(k))
-        return 1;
-    if ((k[0] == 'd' && k[1] && strchr("rwm", k[1]) && k[2] >= '0' && k[2] <= '9') || k[0] == 'n')
-        return 2;
-    return 0;
-}
-
-static json_t *bw_rows(const struct calib *c, int cls)
+static json_t *bw_rows(const struct calib *c, enum calib_kind_class cls)
 {
     json_t *rows = json_array();
     for (unsigned i = 0; i < c->nbw; i++)
-        if (kind_class(c->bw[i].kind) == cls)
+        if (calib_kind_class(c->bw[i].kind) == cls)
             json_array_append_new(rows, json_pack("{s:s,s:s,s:I,s:f,s:f,s:s}", "kind", c->bw[i].kind, "cpus",
                                                   c->bw[i].cpus, "ws_bytes", (json_int_t)c->bw[i].ws_bytes, "bps",
                                                   c->bw[i].bps, "spread_pct", c->bw[i].spread * 100, "unit",
-                                                  cls ? "B/s" : !strcmp(c->bw[i].kind, "interconnect") ? "msg/s"
-                                                                                                       : "ops/s"));
+                                                  calib_kind_unit(c->bw[i].kind)));
     return rows;
 }
 
@@ -112,9 +100,9 @@ static json_t *machine_doc(struct machine *m)
     json_object_set_new(doc, "dram_latency_ns", m->calib.plateau_ns[CALIB_NLEVELS] > 0
                                                     ? json_real(m->calib.plateau_ns[CALIB_NLEVELS])
                                                     : json_null());
-    json_object_set_new(doc, "bandwidth", bw_rows(&m->calib, 1));
-    json_object_set_new(doc, "peak_rates", bw_rows(&m->calib, 0));
-    json_object_set_new(doc, "io_paths", bw_rows(&m->calib, 2));
+    json_object_set_new(doc, "bandwidth", bw_rows(&m->calib, CALIB_CLASS_MEMORY));
+    json_object_set_new(doc, "peak_rates", bw_rows(&m->calib, CALIB_CLASS_OPS));
+    json_object_set_new(doc, "io_paths", bw_rows(&m->calib, CALIB_CLASS_IO));
     json_object_set_new(doc, "counters", json_pack("{s:b,s:s}", "hardware", pmu, "why", pmu ? "" : hw));
     json_object_set_new(doc, "calibration_file", json_string(m->calib.path));
     return doc;

@@ -763,6 +763,22 @@ int calib_kind_is_memory(const char *kind)
     return !strcmp(kind, "l2") || !strcmp(kind, "llc") || !strcmp(kind, "dram");
 }
 
+enum calib_kind_class calib_kind_class(const char *k)
+{
+    if (calib_kind_is_memory(k))
+        return CALIB_CLASS_MEMORY;
+    if ((k[0] == 'd' && k[1] && strchr("rwm", k[1]) && k[2] >= '0' && k[2] <= '9') || k[0] == 'n')
+        return CALIB_CLASS_IO;
+    return CALIB_CLASS_OPS;
+}
+
+const char *calib_kind_unit(const char *kind)
+{
+    if (calib_kind_class(kind) != CALIB_CLASS_OPS)
+        return "B/s";
+    return !strcmp(kind, "interconnect") ? "msg/s" : "ops/s";
+}
+
 enum stream_op calib_bw_op(const char *kind) { return !strcmp(kind, "dram") ? STREAM_TRIAD : STREAM_READ; }
 
 size_t calib_bw_chunk(const char *kind)

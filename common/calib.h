@@ -111,6 +111,16 @@ uint64_t calib_bw_ws(const struct calib *c, const struct topo *t, const struct m
                      unsigned nthreads);
 /* 1 for the memory bandwidths ("l2", "llc", "dram"), whose working sets derive from the cache knees; else 0. */
 int calib_kind_is_memory(const char *kind);
+/* What a cached peak of this kind measures, the one place kinds are told apart by their spelling. */
+enum calib_kind_class {
+    CALIB_CLASS_OPS = 0, /* an issue or message rate: int, fp, simd-*, interconnect */
+    CALIB_CLASS_MEMORY,  /* a memory bandwidth: l2, llc, dram */
+    CALIB_CLASS_IO,      /* a disk ("dr254:0/1024/8": d, r|w|m, device, block KiB, depth) or net ("n<target>/KiB")
+                          * bandwidth */
+};
+enum calib_kind_class calib_kind_class(const char *kind);
+/* Its unit: "B/s" for memory and I/O, "msg/s" for interconnect, else "ops/s". */
+const char *calib_kind_unit(const char *kind);
 /* The kernel a kind is measured (and its SoI streams) with: TRIAD for "dram" (two read and one write stream press
  * DRAM harder than one read stream: ~31 vs ~26 GB/s on one core here), READ for "l2"/"llc". */
 enum stream_op calib_bw_op(const char *kind);

@@ -1023,3 +1023,25 @@ TEST(CalibKey, NetBwRefusesATargetTooLongToKeep)
     EXPECT_NE(run.err.find("longer than 127 characters"), std::string::npos) << run.err;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
 }
+
+// The kinds the SoIs cache their peaks under, told apart in one place (ibench topo's tables and units use it).
+TEST(CalibKinds, ClassAndUnit)
+{
+    struct {
+        const char *kind;
+        enum calib_kind_class cls;
+        const char *unit;
+    } const cases[] = {
+        {"l2", CALIB_CLASS_MEMORY, "B/s"},          {"llc", CALIB_CLASS_MEMORY, "B/s"},
+        {"dram", CALIB_CLASS_MEMORY, "B/s"},        {"dr254:0/1024/8", CALIB_CLASS_IO, "B/s"},
+        {"dw8:16/4/1", CALIB_CLASS_IO, "B/s"},      {"dm254:0/64/32", CALIB_CLASS_IO, "B/s"},
+        {"n127.0.0.1:5301/1024", CALIB_CLASS_IO, "B/s"}, {"nloopback-own/64", CALIB_CLASS_IO, "B/s"},
+        {"int", CALIB_CLASS_OPS, "ops/s"},          {"fp", CALIB_CLASS_OPS, "ops/s"},
+        {"simd-avx2", CALIB_CLASS_OPS, "ops/s"},    {"interconnect", CALIB_CLASS_OPS, "msg/s"},
+        {"dx", CALIB_CLASS_OPS, "ops/s"},           {"dr", CALIB_CLASS_OPS, "ops/s"},
+    };
+    for (const auto &c : cases) {
+        EXPECT_EQ(calib_kind_class(c.kind), c.cls) << c.kind;
+        EXPECT_STREQ(calib_kind_unit(c.kind), c.unit) << c.kind;
+    }
+}
