@@ -122,10 +122,11 @@ enum calib_kind_class calib_kind_class(const char *kind);
 /* Its unit: "B/s" for memory and I/O, "msg/s" for interconnect, else "ops/s". */
 const char *calib_kind_unit(const char *kind);
 /* The kernel a kind is measured (and its SoI streams) with: TRIAD for "dram" (two read and one write stream press
- * DRAM harder than one read stream: ~31 vs ~26 GB/s on one core here), READ for "l2"/"llc". */
+ * DRAM harder than one read stream), READ for "l2"/"llc". */
 enum stream_op calib_bw_op(const char *kind);
-/* Bytes per streaming step for a kind, shared by the SoI and its calibration so both stream identically: about
- * 50-100 us at this machine's rates (sub-millisecond pacing slices, small per-step cost). */
+/* Bytes per streaming step for a kind, shared by the SoI and its calibration so both stream identically: sized for
+ * steps well under a millisecond at a level's usual bandwidth (fine pacing slices) yet long enough that the per-step
+ * cost stays small. */
 size_t calib_bw_chunk(const char *kind);
 /* Cached bandwidth for kind on exactly these CPUs, or NULL. */
 const struct calib_bw *calib_bw_find(const struct calib *c, const char *kind, const int *cpus, unsigned n);

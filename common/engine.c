@@ -319,8 +319,8 @@ static int eng_set(struct eng *e, double x, int call_set, char *why, size_t len)
     case SOI_RATE:
         /* Below 100 %: x % of the peak measured with the very same stepping (calib_bw_chunk). At 100 %:
          * unthrottled. Pacing exactly at the mean of a fluctuating resource is biased low (fast moments are capped
-         * at the target, slow ones beyond the credit are lost): on this host it held DRAM at ~91 % of the peak in
-         * every order of steps, while unthrottled averages to the peak. The self-meter reports what it got. */
+         * at the target, slow ones beyond the credit are lost), while unthrottled averages to the peak
+         * (docs/capacities.md has the figures). The self-meter reports what it got. */
         e->lead_only = s->pace_lead_only;
         e->rate_per_thread = x >= 100.0 ? 0 : target / (e->lead_only ? 1 : e->n);
         break;

@@ -3,8 +3,8 @@
  * Eight independent random pointer chases (memory-level parallelism) over a uniformly random cycle of lines, so
  * accesses spread evenly over the cache sets.  Between quanta it streams an L2-sized buffer in proportion (one L2
  * per footprint's worth of accesses), so each chase line is out of the private L2 before it is reused and the
- * accesses land in the LLC even when the footprint is small (measured here: ~18 ns per load at every intensity,
- * the LLC's latency, where a once-per-quantum sweep left small footprints in L2 at 6-11 ns).
+ * accesses land in the LLC even when the footprint is small: a once-per-quantum sweep left small footprints in L2
+ * (docs/sois.md has the latencies measured).
  * Self-meters: distinct lines touched in the step (bytes), the access rate, and ns per dependent load.
  */
 #include "calib.h"
