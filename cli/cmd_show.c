@@ -221,7 +221,7 @@ int cmd_plot(int argc, char **argv)
     rc = plot_profile(out, &p, why, sizeof(why));
     profile_free(&p);
     if (rc < 0)
-        return cli_fail(cli_exit_for(rc), "plot", "%s", why);
+        return cli_fail(cli_exit_for(rc, 0), "plot", "%s", why);
     fprintf(stderr, "ibench plot: wrote %s\n", out);
     return IB_EXIT_OK;
 }

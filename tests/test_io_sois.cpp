@@ -222,7 +222,7 @@ TEST_F(IoSoi, DiskCapAllocatesWhatItSaysAndCleansUp)
     e.dir = d.path.c_str();
     set(ops, e, "max-bytes", "64M");
     struct soi *s = nullptr;
-    ASSERT_EQ(soi_open(ops, &e, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), 0) << why;
     EXPECT_EQ(s->capacity, (double)(64 * MiB));
     ASSERT_EQ(entries(d.path).size(), 1u) << "one private directory";
     EXPECT_EQ(entries(d.path)[0].rfind("ibench-disk-cap-", 0), 0u);
@@ -249,12 +249,12 @@ TEST_F(IoSoi, DiskCapKeepsTheMarginOnASmallFilesystem)
     e.dir = fs.path.c_str();
     set(ops, e, "max-bytes", "200M");
     struct soi *s = nullptr;
-    EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -E2BIG) << "more than it can spare: refused";
+    EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -E2BIG) << "more than it can spare: refused";
     EXPECT_NE(strstr(why, "can spare"), nullptr) << why;
     EXPECT_TRUE(entries(fs.path).empty()) << "nothing made";
 
     set(ops, e, "max-bytes", "60M");
-    ASSERT_EQ(soi_open(ops, &e, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), 0) << why;
     EXPECT_NE(strstr(s->note, "tmpfs"), nullptr) << s->note;
     // something else eats the spare space while the SoI is small
     std::string other = fs.path + "/other";
@@ -292,7 +292,7 @@ TEST_F(IoSoi, DiskBwPacesReadWriteMixAndCleansUp)
         set(ops, e, "file-size", "64M");
         set(ops, e, "bs", "256K");
         struct soi *s = nullptr;
-        int rc = soi_open(ops, &e, &s, why, sizeof why);
+        int rc = soi_open(ops, &e, &s, nullptr, why, sizeof why);
         if (rc == -ENOTSUP)
             GTEST_SKIP() << why;
         ASSERT_EQ(rc, 0) << why;
@@ -321,19 +321,19 @@ TEST_F(IoSoi, DiskBwRefusesWhatIsNotADisk)
     struct soi *s = nullptr;
     if (fs_is_memory("/dev/shm")) {
         e.dir = "/dev/shm";
-        EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -ENOTSUP);
+        EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -ENOTSUP);
         EXPECT_NE(strstr(why, "tmpfs"), nullptr) << why;
     }
     e.dir = "/nonexistent-ibench-dir";
-    EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -EINVAL);
+    EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -EINVAL);
     e.dir = nullptr;
     e.device = "/dev/null";
-    EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -EINVAL) << "no --force";
+    EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -EINVAL) << "no --force";
     e.force = 1;
-    EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -EINVAL) << "not a block device";
+    EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -EINVAL) << "not a block device";
     EXPECT_NE(strstr(why, "not a block device"), nullptr) << why;
     set(ops, e, "rw", "1");
-    EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -EINVAL);
+    EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -EINVAL);
     EXPECT_NE(strstr(why, "only --rw read"), nullptr) << why;
     e.device = nullptr;
     e.force = 0;
@@ -344,7 +344,7 @@ TEST_F(IoSoi, DiskBwRefusesWhatIsNotADisk)
     struct fs_space sp;
     ASSERT_EQ(fs_space_of(d.path.c_str(), &sp), 0);
     if (fs_spare(&sp) < (1ULL << 40)) {
-        EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -E2BIG);
+        EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -E2BIG);
         EXPECT_NE(strstr(why, "can spare"), nullptr) << why;
     }
     EXPECT_TRUE(entries(d.path).empty());
@@ -429,7 +429,7 @@ TEST_F(IoSoi, NetBwOverLoopbackGrowsSizeAndRate)
     EXPECT_EQ(ops->io, SOI_IO_TARGET);
     struct soi_env e = env(ops);
     struct soi *s = nullptr;
-    ASSERT_EQ(soi_open(ops, &e, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), 0) << why;
     printf("%s\n%s\n", s->capacity_src, s->note);
     EXPECT_NE(strstr(s->note, "a sink of its own at 127.0.0.1:"), nullptr) << s->note;
     auto res = ramp(s, {0, 25, 100}, 150 * kMs);
