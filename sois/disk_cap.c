@@ -83,6 +83,11 @@ static int dcap_prepare(struct soi *s, char *why, size_t len)
      * it, at least one grain */
     int rc = scratch_open(&p->sc, env->dir, "disk-cap", want ? want : DCAP_GRAIN, 0, why, len);
     if (rc < 0) {
+        if (rc == -ENOSPC && want) {
+            size_t l = strlen(why);
+            if (l < len)
+                snprintf(why + l, len - l, ": lower --max-bytes");
+        }
         if (p->sc.refused_input && (rc != -ENOSPC || want))
             soi_bad_input(s, rc);
         goto fail;
