@@ -51,8 +51,10 @@ void cli_signals_restore(void)
     installed = 0;
 }
 
-int cli_exit_for(int rc)
+int cli_exit_for(int rc, int bad_input)
 {
+    if (rc < 0 && rc != -EINTR && bad_input)
+        return IB_EXIT_USAGE; /* the lower layer said so; rc is the real error, for the message */
     switch (rc) {
     case 0: return IB_EXIT_OK;
     case -ENOTSUP: return IB_EXIT_SKIP;

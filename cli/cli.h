@@ -54,10 +54,11 @@ struct run_opts {
 int cli_parse_run(int argc, char **argv, struct run_opts *o, char *why, size_t len);
 void cli_free_run(struct run_opts *o);
 
-/* The exit code for a lower layer's 0 or -errno, the one convention every command uses: -EINVAL, -ERANGE, -E2BIG and
- * -ENAMETOOLONG are bad input (2), -ENOTSUP cannot run here (77), -EINTR interrupted (130), any other error a
- * run-time failure (1). */
-int cli_exit_for(int rc);
+/* The exit code for a lower layer's 0 or -errno, the one convention every command uses: -EINTR interrupted (130); a
+ * failure the lower layer marked as the user's input (bad_input: soi_open's mark, passed on by the harness and
+ * validation) bad input (2) whatever its errno; -EINVAL, -ERANGE, -E2BIG and -ENAMETOOLONG bad input (2); -ENOTSUP
+ * cannot run here (77); any other error a run-time failure (1). */
+int cli_exit_for(int rc, int bad_input);
 
 /* Subcommands: each returns a process exit code (ib_err.h). */
 int cmd_run(int argc, char **argv);

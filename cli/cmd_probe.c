@@ -84,10 +84,11 @@ static int probe_beside(struct machine *m, const char *what, int cpu, uint64_t b
     soi_param_defaults(ops, env.param);
     cli_signals_install();
     struct soi *s = NULL;
-    int rc = soi_open(ops, &env, &s, why, sizeof(why));
+    int bad = 0;
+    int rc = soi_open(ops, &env, &s, &bad, why, sizeof(why));
     if (rc < 0) {
         cli_signals_restore();
-        return cli_fail(cli_exit_for(rc), "probe", "%s%s", rc == -ENOTSUP ? "skipped: " : "", why);
+        return cli_fail(cli_exit_for(rc, bad), "probe", "%s%s", rc == -ENOTSUP ? "skipped: " : "", why);
     }
     struct beside_probe bp;
     struct probe_chase_ctx cc;
@@ -99,7 +100,7 @@ static int probe_beside(struct machine *m, const char *what, int cpu, uint64_t b
         if ((rc = vprobe_init(&vp, what, &m->calib, &m->mlim, NULL, NULL, -1, why, sizeof(why))) < 0) {
             soi_close(s);
             cli_signals_restore();
-            return cli_fail(cli_exit_for(rc), "probe", "%s", why);
+            return cli_fail(cli_exit_for(rc, 0), "probe", "%s", why);
         }
         have_vp = 1;
         bp = vp.bp;
@@ -116,7 +117,7 @@ static int probe_beside(struct machine *m, const char *what, int cpu, uint64_t b
     soi_close(s);
     cli_signals_restore();
     if (rc < 0)
-        return cli_fail(cli_exit_for(rc), "probe", "%s", why);
+        return cli_fail(cli_exit_for(rc, 0), "probe", "%s", why);
     double ratio = br.lv[0].median > 0 ? br.lv[1].median / br.lv[0].median : 0;
     if (json) {
         json_t *doc = json_pack("{s:s,s:s,s:i,s:I,s:s,s:f,s:I,s:f,s:f,s:f,s:f,s:f,s:I,s:I,s:f,s:s}", "ibench",

@@ -249,7 +249,8 @@ int cmd_profile(int argc, char **argv)
         prctl(PR_GET_CHILD_SUBREAPER, &was);
         prctl(PR_SET_CHILD_SUBREAPER, 1);
         struct profile *p = NULL;
-        int prc = profile_run(&m, &o, &cli_stop, &p, why, sizeof(why));
+        int bad = 0;
+        int prc = profile_run(&m, &o, &cli_stop, &p, &bad, why, sizeof(why));
         prctl(PR_SET_CHILD_SUBREAPER, was);
         char sw[256];
         machine_save_calib(&m, sw, sizeof(sw)); /* capacities measured on the way are kept; failing to is harmless */
@@ -270,7 +271,7 @@ int cmd_profile(int argc, char **argv)
         } else if (prc == -EINTR || atomic_load(&cli_stop)) {
             rc = cli_fail(IB_EXIT_INTR, "profile", "interrupted; no profile written");
         } else { /* -ENOTSUP: the metric cannot be read here (ipc without counters) */
-            rc = cli_fail(cli_exit_for(prc), "profile", "%s; no profile written", why);
+            rc = cli_fail(cli_exit_for(prc, bad), "profile", "%s; no profile written", why);
         }
         cli_signals_restore();
     }

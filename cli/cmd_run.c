@@ -568,8 +568,9 @@ int cmd_run(int argc, char **argv)
         soi_param_set(ops, env.param, o.pname[i], o.pvalue[i], why, sizeof(why));
     if (!m.calib.have_caches && isatty(2))
         fprintf(stderr, "ibench run: measuring this machine's capacities once (cached for later runs)...\n");
-    if ((rc = soi_open(ops, &env, &s, why, sizeof(why))) < 0) {
-        code = cli_exit_for(rc);
+    int bad = 0;
+    if ((rc = soi_open(ops, &env, &s, &bad, why, sizeof(why))) < 0) {
+        code = cli_exit_for(rc, bad);
         if (code == IB_EXIT_SKIP)
             cli_fail(code, "run", "skipped: %s", why);
         else

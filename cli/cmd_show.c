@@ -51,8 +51,8 @@ static int load_arg(const char *cmd, int argc, char **argv, struct profile *p, c
     *path = argv[optind];
     char why[512];
     int rc = profile_read(*path, p, why, sizeof(why));
-    if (rc < 0)
-        return cli_fail(rc == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, cmd, "%s", why);
+    if (rc < 0) /* all but -ENOMEM is the file named (profile_read): bad input, with the reader's real errno */
+        return cli_fail(cli_exit_for(rc, rc != -ENOMEM), cmd, "%s", why);
     return 0;
 }
 
@@ -221,7 +221,7 @@ int cmd_plot(int argc, char **argv)
     rc = plot_profile(out, &p, why, sizeof(why));
     profile_free(&p);
     if (rc < 0)
-        return cli_fail(cli_exit_for(rc), "plot", "%s", why);
+        return cli_fail(cli_exit_for(rc, 0), "plot", "%s", why);
     fprintf(stderr, "ibench plot: wrote %s\n", out);
     return IB_EXIT_OK;
 }

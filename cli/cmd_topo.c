@@ -301,7 +301,7 @@ static int machine_cmd(int argc, char **argv, int calibrate)
         /* no calib_reset: the sweep forgets the memory bandwidths it invalidates; the peak rates and I/O paths stay */
         rc = calib_measure_caches(&m.calib, m.topo, last, &cli_stop, progress, (void *)cmd, why, sizeof(why));
         if (rc < 0) {
-            code = cli_fail(cli_exit_for(rc), cmd, "%s", why);
+            code = cli_fail(cli_exit_for(rc, 0), cmd, "%s", why);
             goto out;
         }
     }
@@ -322,7 +322,7 @@ static int machine_cmd(int argc, char **argv, int calibrate)
                 rc = calib_measure_bw(&m.calib, m.topo, &m.mlim, kinds[k], pass ? all : &last, pass ? nall : 1,
                                       &cli_stop, &bps, why, sizeof(why));
                 if (rc < 0) {
-                    code = cli_fail(cli_exit_for(rc), cmd, "%s", why);
+                    code = cli_fail(cli_exit_for(rc, 0), cmd, "%s", why);
                     goto out;
                 }
             }
@@ -336,10 +336,11 @@ static int machine_cmd(int argc, char **argv, int calibrate)
             soi_param_defaults(ops, env.param);
             env.param[soi_param_index(ops, "rw")] = rw;
             struct soi *s = NULL;
-            rc = soi_open(ops, &env, &s, why, sizeof(why));
+            int bad = 0;
+            rc = soi_open(ops, &env, &s, &bad, why, sizeof(why));
             if (rc < 0) {
                 out_progress_done();
-                code = cli_fail(cli_exit_for(rc), cmd, "%s", why);
+                code = cli_fail(cli_exit_for(rc, bad), cmd, "%s", why);
                 goto out;
             }
             soi_close(s);

@@ -265,12 +265,25 @@ int cmd_validate(int argc, char **argv)
     cli_signals_install();
     int failed = 0;
     unsigned n = 0;
-    for (unsigned i = 0; i < soi_count() && n < VAL_MAX_SOIS && !atomic_load(&cli_stop); i++)
+    const struct val_soi *refused = NULL; /* an SoI refused the user's input: the command stops, exit 2 */
+    for (unsigned i = 0; i < soi_count() && n < VAL_MAX_SOIS && !atomic_load(&cli_stop) && !refused; i++)
         if (!only || soi_at(i) == only) {
             val_soi_run(vc, soi_at(i), &v[n]);
             failed |= v[n].verdict == VAL_FAIL || v[n].self.verdict == VAL_FAIL;
+            if (v[n].bad_input)
+                refused = &v[n];
             n++;
         }
+    if (refused) {
+        int code = cli_fail(cli_exit_for(refused->open_rc, 1), "validate", "%s: %s", refused->ops->name,
+                            refused->reason);
+        cli_signals_restore();
+        val_close(vc);
+        machine_close(&m);
+        free(v);
+        free(ov);
+        return code;
+    }
     if (overlap && !atomic_load(&cli_stop))
         failed |= val_overlap_run(vc, only, ov) > 0;
     out_progress_done();

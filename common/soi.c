@@ -123,13 +123,26 @@ int soi_param_set(const struct soi_ops *ops, double *vals, const char *name, con
     return 0;
 }
 
-int soi_open(const struct soi_ops *ops, const struct soi_env *env, struct soi **out, char *why, size_t len)
+int soi_bad_input(struct soi *s, int rc)
 {
+    if (s && rc < 0)
+        s->bad_input = 1;
+    return rc;
+}
+
+int soi_open(const struct soi_ops *ops, const struct soi_env *env, struct soi **out, int *bad_input, char *why,
+             size_t len)
+{
+    if (bad_input)
+        *bad_input = 0;
     int rc = soi_check_ops(ops, why, len);
     if (rc < 0)
         return rc;
-    if (env->nthreads == 0 || env->nthreads > SOI_MAX_THREADS)
+    if (env->nthreads == 0 || env->nthreads > SOI_MAX_THREADS) {
+        if (bad_input)
+            *bad_input = 1;
         return ib_why(why, len, -EINVAL, "%u threads: 1 to %d", env->nthreads, SOI_MAX_THREADS);
+    }
     if (ops->supported && (rc = ops->supported(env, why, len)) < 0)
         return rc;
     struct soi *s = calloc(1, sizeof(*s));
@@ -138,6 +151,8 @@ int soi_open(const struct soi_ops *ops, const struct soi_env *env, struct soi **
     s->ops = ops;
     s->env = env;
     if (ops->prepare && (rc = ops->prepare(s, why, len)) < 0) {
+        if (bad_input)
+            *bad_input = s->bad_input;
         free(s);
         return rc;
     }

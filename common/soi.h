@@ -102,7 +102,13 @@ struct soi {
     int pace_spin;            /* wait out pacing deadlines by spinning (pause) instead of sleeping: for SoIs whose
                                * CPUs are busy anyway and whose pressure suffers when a CPU idles (on a VM an idle
                                * vCPU halts, and the hypervisor may move it before it runs again) */
+    int bad_input;            /* set by soi_bad_input: prepare() failed on the user's input, not on the machine */
 };
+
+/* An SoI's prepare() marks the failure it returns as the user's input (a missing --dir, an unreachable --target,
+ * more than the filesystem can spare), so the command exits 2 while its rc stays the real error (-ENOENT,
+ * -ECONNREFUSED ...) and its message right. Returns rc: `return soi_bad_input(s, ib_why(why, len, -ENOENT, ...));`. */
+int soi_bad_input(struct soi *s, int rc);
 
 /* Per-step self-meter. The engine fills elapsed/units/active; measure() sets `achieved` for FOOTPRINT SoIs (RATE:
  * engine computes units/s; DUTY: the workers' on-CPU share, their CPU time over the wall time) and may add detail. */
@@ -154,8 +160,11 @@ void soi_param_defaults(const struct soi_ops *ops, double *vals);
 int soi_param_set(const struct soi_ops *ops, double *vals, const char *name, const char *value, char *why,
                   size_t len);
 
-/* supported() + prepare(); on success *out is ready for the engine, release with soi_close(). */
-int soi_open(const struct soi_ops *ops, const struct soi_env *env, struct soi **out, char *why, size_t len);
+/* supported() + prepare(); on success *out is ready for the engine, release with soi_close(). On failure
+ * *bad_input (may be NULL) is 1 when the SoI marked it as the user's input (soi_bad_input), else 0; callers pass it on
+ * to cli_exit_for. */
+int soi_open(const struct soi_ops *ops, const struct soi_env *env, struct soi **out, int *bad_input, char *why,
+             size_t len);
 void soi_close(struct soi *s);
 
 #ifdef __cplusplus

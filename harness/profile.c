@@ -42,6 +42,7 @@ struct run {
     /* the target's work in the background (caused) */
     struct child act;
     int act_live, act_on;
+    int bad_input; /* an SoI refused the user's input (soi_open's mark): the profile stops, the command exits 2 */
 };
 
 static int target_alive(struct run *r, char *why, size_t len)
@@ -439,11 +440,16 @@ static int profile_soi(struct machine *m, struct run *r, const struct prof_param
                           .dir = o->dir};
     soi_param_defaults(ops, env.param);
     out_progress("profile", "%s: opening on CPU %d", ops->name, cpus[0]);
-    int rc = soi_open(ops, &env, &r->s, w, sizeof(w));
+    int bad = 0;
+    int rc = soi_open(ops, &env, &r->s, &bad, w, sizeof(w));
     if (rc < 0) {
         r->s = NULL;
         if (rc == -EINTR)
             return rc;
+        if (bad) { /* --dir and the like are the user's: refused, not skipped as if this machine could not */
+            r->bad_input = 1;
+            return ib_why(why, len, rc, "%s", w);
+        }
         skip(e, w);
         return 0;
     }
@@ -564,9 +570,11 @@ static void describe(struct machine *m, const struct profile_opts *o, const stru
 }
 
 int profile_run(struct machine *m, const struct profile_opts *o, const atomic_int *stop, struct profile **out,
-                char *why, size_t len)
+                int *bad_input, char *why, size_t len)
 {
     *out = NULL;
+    if (bad_input)
+        *bad_input = 0;
     if (o->metric.kind == MK_IPC) { /* refused only when the counters cannot be opened, saying why */
         struct taskcount tc;
         char w[256];
@@ -679,6 +687,8 @@ out:
     if (rc < 0) {
         profile_free(p);
         free(p);
+        if (bad_input)
+            *bad_input = r.bad_input;
         return rc;
     }
     *out = p;

@@ -53,10 +53,11 @@ struct profile_opts {
 };
 
 /* Run the whole profile on machine m. On success *out is the profile (release with profile_free and free). Returns
- * 0, -EINTR (stopped: nothing to write), or -errno with why (target died, output unparsable, ...). Every child and
- * SoI is gone on return. Progress: stderr lines (out_progress). */
+ * 0, -EINTR (stopped: nothing to write), or -errno with why (target died, output unparsable, an SoI refused the
+ * user's input, ...); on failure *bad_input (may be NULL) is 1 when it was the user's input (cli_exit_for). Every
+ * child and SoI is gone on return. Progress: stderr lines (out_progress). */
 int profile_run(struct machine *m, const struct profile_opts *o, const atomic_int *stop, struct profile **out,
-                char *why, size_t len);
+                int *bad_input, char *why, size_t len);
 
 /* The reach verdict from a probe's effect (%, beside the SoI at 100 % vs at 0 %), its standard error and the bar
  * (half the QoS band, %): "does not reach" when effect + 2 se < bar, "reaches" when effect - 2 se > 0, else

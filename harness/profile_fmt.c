@@ -700,7 +700,7 @@ static int read_file(const char *path, struct profile *p, char *why, size_t len)
     fclose(f);
     if (rc < 0) {
         free(buf);
-        return ib_why(why, len, rc == -EFBIG ? -EINVAL : rc, "%s: %s", path,
+        return ib_why(why, len, rc, "%s: %s", path,
                       rc == -EFBIG ? "larger than a profile can be (64 MiB)" : strerror(-rc));
     }
     if (memchr(buf, 0, n)) {

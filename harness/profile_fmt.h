@@ -131,8 +131,9 @@ struct profile {
 };
 
 /* Read and validate a profile. 0 with *p filled (release with profile_free), or -errno with a one-line why naming
- * the file and the field: -ENOENT/-EACCES (unreadable), -EINVAL (malformed, not a profile, a field of the wrong
- * type or out of range, an unknown major version). On error *p holds nothing to free. */
+ * the file and the field: -ENOENT/-EACCES (unreadable), -EFBIG (larger than a profile can be), -EINVAL (malformed,
+ * not a profile, a field of the wrong type or out of range, an unknown major version), -ENOMEM. Every error but
+ * -ENOMEM is the file the user named: bad input. On error *p holds nothing to free. */
 int profile_read(const char *path, struct profile *p, char *why, size_t len);
 /* The same from a string (tests, the extender). */
 int profile_parse(const char *text, const char *name, struct profile *p, char *why, size_t len);

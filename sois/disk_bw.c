@@ -34,6 +34,7 @@
 #include "memlimit.h"
 #include "parse.h"
 #include "peak.h"
+#include "scratch.h"
 #include "uring_kit.h"
 
 enum { RW_READ = 0, RW_WRITE, RW_MIX };
@@ -71,7 +72,8 @@ struct dbw {
     int rw;
     uint64_t bs, bytes; /* request size, file (or device) bytes */
     unsigned qd;
-    char dir[4096];     /* the private directory ("" with --device) */
+    int device;         /* 1: a raw device (its descriptors are ours to close), 0: files in sc */
+    struct scratch sc;  /* the private directory and its files, which own their descriptors (scratch.h) */
     struct dbw_thread *t;
 };
 
@@ -112,15 +114,12 @@ static void dbw_teardown(struct soi *s)
         dbw_drain(t);
         if (t->ring_ok)
             io_uring_queue_exit(&t->ring);
-        if (t->fd >= 0)
+        if (p->device && t->fd >= 0)
             close(t->fd);
         if (t->buf)
             ib_unmap(t->buf, (size_t)p->qd * p->bs);
-        if (t->path[0])
-            unlink(t->path);
     }
-    if (p->dir[0])
-        fs_remove_private_dir(p->dir);
+    scratch_close(&p->sc); /* every file and the directory */
     free(p->t);
     free(p);
     s->priv = NULL;
@@ -236,21 +235,23 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
     p->bytes = (uint64_t)env->param[P_FILE];
     int rc;
     if (p->bs % 4096) {
-        rc = ib_why(why, len, -EINVAL, "disk-bw: bs %llu is not a multiple of 4 KiB (O_DIRECT)",
-                    (unsigned long long)p->bs);
+        rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "disk-bw: bs %llu is not a multiple of 4 KiB (O_DIRECT)",
+                                     (unsigned long long)p->bs));
         goto fail;
     }
     if (p->bytes % 4096) {
-        rc = ib_why(why, len, -EINVAL, "disk-bw: file-size %llu is not a multiple of 4 KiB (O_DIRECT writes whole "
-                    "blocks)", (unsigned long long)p->bytes);
+        rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "disk-bw: file-size %llu is not a multiple of 4 KiB "
+                                     "(O_DIRECT writes whole blocks)", (unsigned long long)p->bytes));
         goto fail;
     }
     /* every thread maps and touches qd x bs bytes of buffers (up to 4 GiB): held to what the machine can spare */
     char what[96], b0[32];
     snprintf(what, sizeof(what), "disk-bw: the buffers of %u thread(s) x qd %u x bs %s take", p->n, p->qd,
              fmt_bytes((double)p->bs, b0, sizeof(b0)));
-    if ((rc = mlim_check(env->mlim, p->n, (uint64_t)p->qd * p->bs, what, why, len)) < 0)
+    if ((rc = mlim_check(env->mlim, p->n, (uint64_t)p->qd * p->bs, what, why, len)) < 0) {
+        soi_bad_input(s, rc); /* its qd x bs */
         goto fail;
+    }
     p->t = calloc(p->n, sizeof(*p->t));
     if (!p->t) {
         rc = -ENOMEM;
@@ -261,50 +262,42 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
     char where[4200], fsdesc[128];
     struct stat st;
     if (env->device) {
+        p->device = 1;
         if (!env->force) {
-            rc = ib_why(why, len, -EINVAL, "disk-bw: --device %s needs --force", env->device);
+            rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "disk-bw: --device %s needs --force", env->device));
             goto fail;
         }
         if (p->rw != RW_READ) {
-            rc = ib_why(why, len, -EINVAL, "disk-bw: on a raw device only --rw read is allowed (writing would destroy "
-                                          "its data)");
+            rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "disk-bw: on a raw device only --rw read is allowed "
+                                         "(writing would destroy its data)"));
             goto fail;
         }
-        if (stat(env->device, &st) != 0 || !S_ISBLK(st.st_mode)) {
-            rc = ib_why(why, len, -EINVAL, "disk-bw: --device %s is not a block device", env->device);
+        if (stat(env->device, &st) != 0) {
+            rc = soi_bad_input(s, ib_why(why, len, -errno, "disk-bw: --device %s: %s", env->device, strerror(errno)));
+            goto fail;
+        }
+        if (!S_ISBLK(st.st_mode)) {
+            rc = soi_bad_input(s, ib_why(why, len, -ENOTBLK, "disk-bw: --device %s is not a block device",
+                                         env->device));
             goto fail;
         }
         snprintf(where, sizeof(where), "%s", env->device);
         snprintf(fsdesc, sizeof(fsdesc), "device %u:%u", major(st.st_rdev), minor(st.st_rdev));
     } else {
-        const char *dir = env->dir ? env->dir : fs_default_dir();
-        if ((rc = fs_check_dir(dir, why, len)) < 0) {
-            rc = -EINVAL; /* bad input: exit 2 */
+        /* every thread's file must fit the spare space; a tmpfs is refused: it would measure memory */
+        if ((rc = scratch_open(&p->sc, env->dir, "disk-bw", p->bytes * p->n, SCRATCH_DISK, why, len)) < 0) {
+            if (rc == -ENOSPC) {
+                size_t l = strlen(why);
+                if (l < len)
+                    snprintf(why + l, len - l, ": lower --param file-size");
+            }
+            if (p->sc.refused_input)
+                soi_bad_input(s, rc);
             goto fail;
         }
-        if (fs_is_memory(dir)) {
-            rc = ib_why(why, len, -ENOTSUP, "disk-bw: %s is on a tmpfs: its reads and writes go to memory, not to "
-                        "storage (give --dir on a disk)", dir);
-            goto fail;
-        }
-        struct fs_space sp;
-        if ((rc = fs_space_of(dir, &sp)) < 0) {
-            ib_why(why, len, rc, "disk-bw: statvfs %s: %s", dir, strerror(-rc));
-            goto fail;
-        }
-        uint64_t need = p->bytes * p->n, spare = fs_spare(&sp);
-        if (need > spare) {
-            char b1[32], b2[32], b3[32], b4[32];
-            rc = ib_why(why, len, -E2BIG, "disk-bw: %u file(s) of %s need %s, but %s can spare %s (available less the "
-                        "margin of %s): lower --param file-size", p->n, fmt_bytes((double)p->bytes, b1, sizeof(b1)),
-                        fmt_bytes((double)need, b2, sizeof(b2)), dir, fmt_bytes((double)spare, b3, sizeof(b3)),
-                        fmt_bytes((double)fs_margin(sp.total), b4, sizeof(b4)));
-            goto fail;
-        }
-        if ((rc = fs_make_private_dir(dir, "disk-bw", p->dir, sizeof(p->dir), why, len)) < 0)
-            goto fail;
+        const char *dir = p->sc.base;
         stat(dir, &st);
-        snprintf(where, sizeof(where), "%s", p->dir);
+        snprintf(where, sizeof(where), "%s", p->sc.dir);
         snprintf(fsdesc, sizeof(fsdesc), "dev %u:%u", major(st.st_dev), minor(st.st_dev));
     }
     for (unsigned i = 0; i < p->n; i++) {
@@ -319,26 +312,23 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
         if (env->device) {
             t->fd = open(env->device, O_RDONLY | O_DIRECT | O_CLOEXEC);
             uint64_t sz = 0;
-            if (t->fd >= 0 && ioctl(t->fd, BLKGETSIZE64, &sz) == 0 && sz >= p->bs)
-                p->bytes = sz < p->bytes ? sz : p->bytes;
-        } else {
-            snprintf(t->path, sizeof(t->path), "%s/data.%u", p->dir, i);
-            t->fd = open(t->path, O_RDWR | O_CREAT | O_EXCL | O_DIRECT | O_CLOEXEC, 0600);
-        }
-        if (t->fd < 0) {
-            rc = -errno;
-            if (rc == -EINVAL)
-                rc = ib_why(why, len, -ENOTSUP, "disk-bw: %s does not support O_DIRECT (a tmpfs?): the page cache "
-                            "would answer instead of the disk", where);
-            else
-                ib_why(why, len, rc, "disk-bw: cannot open %s: %s", t->path[0] ? t->path : where, strerror(-rc));
-            goto fail;
-        }
-        if (!env->device) {
-            if (fallocate(t->fd, 0, 0, (off_t)p->bytes) != 0 && errno != EOPNOTSUPP) {
-                rc = ib_why(why, len, -errno, "disk-bw: cannot allocate %s: %s", t->path, strerror(errno));
+            if (t->fd < 0) {
+                rc = -errno;
+                if (rc == -EINVAL)
+                    rc = ib_why(why, len, -ENOTSUP, "disk-bw: %s does not support O_DIRECT: the page cache would "
+                                "answer instead of the disk", where);
+                else
+                    ib_why(why, len, rc, "disk-bw: cannot open %s: %s", where, strerror(-rc));
                 goto fail;
             }
+            if (ioctl(t->fd, BLKGETSIZE64, &sz) == 0 && sz >= p->bs)
+                p->bytes = sz < p->bytes ? sz : p->bytes;
+        } else {
+            char name[32];
+            snprintf(name, sizeof(name), "data.%u", i);
+            if ((rc = t->fd = scratch_file(&p->sc, name, O_RDWR | O_DIRECT, p->bytes, t->path, sizeof(t->path), why,
+                                           len)) < 0)
+                goto fail;
             if ((rc = dbw_prefill(p, t, env->stop)) < 0) {
                 if (rc != -EINTR)
                     ib_why(why, len, rc, "disk-bw: writing %s failed: %s", t->path, strerror(-rc));

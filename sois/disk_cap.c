@@ -24,6 +24,7 @@
 #include "ib_err.h"
 #include "kernels.h"
 #include "parse.h"
+#include "scratch.h"
 #include "soi.h"
 
 enum { P_MAX = 0, P_RATE };
@@ -44,10 +45,9 @@ struct dcap_rng {
 } __attribute__((aligned(64)));
 
 struct dcap {
-    int fd;
-    char dir[4096];
+    int fd;                  /* the file, owned by sc */
+    struct scratch sc;       /* its private directory (scratch.h) */
     char path[4200];
-    char where[4096];
     uint64_t allot;       /* bytes at 100 % */
     uint64_t size;        /* current file size */
     struct dcap_rng rng[64]; /* per thread */
@@ -62,12 +62,7 @@ static void dcap_teardown(struct soi *s)
     struct dcap *p = s->priv;
     if (!p)
         return;
-    if (p->fd >= 0)
-        close(p->fd);
-    if (p->path[0])
-        unlink(p->path);
-    if (p->dir[0])
-        fs_remove_private_dir(p->dir);
+    scratch_close(&p->sc); /* the file and its directory */
     ib_unmap(p, sizeof(*p));
     s->priv = NULL;
 }
@@ -76,36 +71,33 @@ static int dcap_prepare(struct soi *s, char *why, size_t len)
 {
     const struct soi_env *env = s->env;
     if (env->nthreads > 64)
-        return ib_why(why, len, -EINVAL, "disk-cap: at most 64 threads");
-    struct dcap *p = ib_map(sizeof(*p), 0); /* page-aligned, zeroed */
+        return soi_bad_input(s, ib_why(why, len, -EINVAL, "disk-cap: at most 64 threads"));
+    struct dcap *p = ib_map(sizeof(*p), 0); /* page-aligned, zeroed: its scratch is closed */
     if (!p)
         return -ENOMEM;
     p->fd = -1;
     p->n = env->nthreads;
     s->priv = p;
-    const char *dir = env->dir ? env->dir : fs_default_dir();
-    snprintf(p->where, sizeof(p->where), "%s", dir);
-    int rc = fs_check_dir(dir, why, len);
+    uint64_t want = (uint64_t)env->param[P_MAX];
+    /* an allotment asked for must fit the spare space (else the user's input is refused); the default is a share of
+     * it, at least one grain */
+    int rc = scratch_open(&p->sc, env->dir, "disk-cap", want ? want : DCAP_GRAIN, 0, why, len);
     if (rc < 0) {
-        rc = -EINVAL; /* bad input: exit 2 */
+        if (rc == -ENOSPC && want) {
+            size_t l = strlen(why);
+            if (l < len)
+                snprintf(why + l, len - l, ": lower --max-bytes");
+        }
+        if (p->sc.refused_input && (rc != -ENOSPC || want))
+            soi_bad_input(s, rc);
         goto fail;
     }
-    struct fs_space sp;
-    if ((rc = fs_space_of(dir, &sp)) < 0) {
-        ib_why(why, len, rc, "disk-cap: statvfs %s: %s", dir, strerror(-rc));
-        goto fail;
-    }
-    uint64_t spare = fs_spare(&sp), want = (uint64_t)env->param[P_MAX];
+    const char *dir = p->sc.base;
+    struct fs_space sp = p->sc.space;
+    uint64_t spare = fs_spare(&sp);
     char b1[32], b2[32], b3[32], b4[32];
-    if (want == 0) {
+    if (want == 0)
         want = spare / 10 < DCAP_DEFAULT_MAX ? spare / 10 : DCAP_DEFAULT_MAX;
-    } else if (want > spare) {
-        rc = ib_why(why, len, -E2BIG, "disk-cap: --max-bytes %s is more than %s can spare: %s (%s available less the "
-                    "margin of %s)", fmt_bytes((double)want, b1, sizeof(b1)), dir,
-                    fmt_bytes((double)spare, b2, sizeof(b2)), fmt_bytes((double)sp.avail, b3, sizeof(b3)),
-                    fmt_bytes((double)fs_margin(sp.total), b4, sizeof(b4)));
-        goto fail;
-    }
     want = want / DCAP_GRAIN * DCAP_GRAIN;
     if (want < DCAP_GRAIN) {
         rc = ib_why(why, len, -ENOSPC, "disk-cap: %s can spare only %s (available %s less the margin of %s)", dir,
@@ -114,14 +106,8 @@ static int dcap_prepare(struct soi *s, char *why, size_t len)
         goto fail;
     }
     p->allot = want;
-    if ((rc = fs_make_private_dir(dir, "disk-cap", p->dir, sizeof(p->dir), why, len)) < 0)
+    if ((rc = p->fd = scratch_file(&p->sc, "space", O_RDWR, 0, p->path, sizeof(p->path), why, len)) < 0)
         goto fail;
-    snprintf(p->path, sizeof(p->path), "%s/space", p->dir);
-    p->fd = open(p->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (p->fd < 0) {
-        rc = ib_why(why, len, -errno, "disk-cap: cannot create %s: %s", p->path, strerror(errno));
-        goto fail;
-    }
     for (unsigned i = 0; i < p->n; i++)
         p->rng[i].s = 0x9e3779b97f4a7c15ULL * (i + 1) ^ (uint64_t)env->cpus[i];
     s->capacity = (double)p->allot;
@@ -133,7 +119,7 @@ static int dcap_prepare(struct soi *s, char *why, size_t len)
              fmt_bytes((double)sp.avail, b3, sizeof(b3)), fmt_bytes((double)fs_margin(sp.total), b4, sizeof(b4)),
              env->param[P_MAX] > 0 ? "" : "; default min(10 % of spare, 4 GiB)");
     snprintf(s->note, sizeof(s->note), "file %.300s (removed at exit)%s", p->path,
-             fs_is_memory(dir) ? "; this is a tmpfs: its space is memory" : "");
+             p->sc.memory ? "; this is a tmpfs: its space is memory" : "");
     return 0;
 fail:
     dcap_teardown(s);
@@ -154,7 +140,7 @@ static int dcap_set_intensity(struct soi *s, double x, char *why, size_t len)
         if (s->env->stop && atomic_load(s->env->stop))
             return -EINTR;
         struct fs_space sp;
-        int rc = fs_space_of(p->dir, &sp);
+        int rc = fs_space_of(p->sc.dir, &sp);
         if (rc < 0)
             return ib_why(why, len, rc, "disk-cap: statvfs: %s", strerror(-rc));
         uint64_t spare = fs_spare(&sp) / DCAP_GRAIN * DCAP_GRAIN, grow = target - p->size;

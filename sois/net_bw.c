@@ -127,8 +127,8 @@ static int nbw_prepare(struct soi *s, char *why, size_t len)
     if (env->target) {
         if (snprintf(p->target, sizeof(p->target), "%s", env->target) >= (int)sizeof(p->target)) {
             /* a cut target would be another address, and another key in the cache */
-            rc = ib_why(why, len, -EINVAL, "net-bw: target '%.40s...' is longer than %zu characters", env->target,
-                        sizeof(p->target) - 1);
+            rc = soi_bad_input(s, ib_why(why, len, -ENAMETOOLONG, "net-bw: target '%.40s...' is longer than %zu "
+                                         "characters", env->target, sizeof(p->target) - 1));
             goto fail;
         }
     } else {
@@ -153,7 +153,8 @@ static int nbw_prepare(struct soi *s, char *why, size_t len)
     }
     for (unsigned i = 0; i < p->n; i++)
         if ((rc = sink_connect(p->target, 3000, &p->t[i].fd, why, len)) < 0) {
-            rc = -EINVAL; /* a target that is not a reachable sink is bad input: exit 2 */
+            if (env->target && rc != -EINTR) /* a --target that is not a reachable sink is the user's input */
+                soi_bad_input(s, rc);
             goto fail;
         }
     char kind[CALIB_KIND_LEN]; /* the whole target: two targets must never share a cached peak */

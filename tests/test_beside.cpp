@@ -107,7 +107,7 @@ protected:
         env.cpus = &soi_cpu;
         env.target_cpu = -1;
         env.stop = &stop;
-        ASSERT_EQ(soi_open(&fake_ops, &env, &s, why, sizeof why), 0) << why;
+        ASSERT_EQ(soi_open(&fake_ops, &env, &s, nullptr, why, sizeof why), 0) << why;
     }
     void TearDown() override
     {

@@ -356,18 +356,23 @@ TEST(CliParse, UnknownRepeatedAndStray)
     expect_error({"--soi", "l1d", "--ramp", "--steps"}, {"--steps", "needs a value"});
 }
 
-// One mapping from a lower layer's error to the exit code, for every command.
+// One mapping from a lower layer's error to the exit code, for every command; a failure the lower layer marked as
+// the user's input (soi_bad_input) is bad input whatever its real errno, except an interruption.
 TEST(CliExit, EveryErrorHasItsCode)
 {
-    EXPECT_EQ(cli_exit_for(0), IB_EXIT_OK);
-    EXPECT_EQ(cli_exit_for(-EINVAL), IB_EXIT_USAGE);
-    EXPECT_EQ(cli_exit_for(-ERANGE), IB_EXIT_USAGE);
-    EXPECT_EQ(cli_exit_for(-E2BIG), IB_EXIT_USAGE);
-    EXPECT_EQ(cli_exit_for(-ENAMETOOLONG), IB_EXIT_USAGE);
-    EXPECT_EQ(cli_exit_for(-ENOTSUP), IB_EXIT_SKIP);
-    EXPECT_EQ(cli_exit_for(-EINTR), IB_EXIT_INTR);
-    for (int e : {ENOMEM, EIO, ECHILD, ENOENT, EACCES, ENOSPC})
-        EXPECT_EQ(cli_exit_for(-e), IB_EXIT_FAIL) << strerror(e);
+    EXPECT_EQ(cli_exit_for(0, 0), IB_EXIT_OK);
+    EXPECT_EQ(cli_exit_for(-EINVAL, 0), IB_EXIT_USAGE);
+    EXPECT_EQ(cli_exit_for(-ERANGE, 0), IB_EXIT_USAGE);
+    EXPECT_EQ(cli_exit_for(-E2BIG, 0), IB_EXIT_USAGE);
+    EXPECT_EQ(cli_exit_for(-ENAMETOOLONG, 0), IB_EXIT_USAGE);
+    EXPECT_EQ(cli_exit_for(-ENOTSUP, 0), IB_EXIT_SKIP);
+    EXPECT_EQ(cli_exit_for(-EINTR, 0), IB_EXIT_INTR);
+    for (int e : {ENOMEM, EIO, ECHILD, ENOENT, EACCES, ENOSPC, ECONNREFUSED}) {
+        EXPECT_EQ(cli_exit_for(-e, 0), IB_EXIT_FAIL) << strerror(e);
+        EXPECT_EQ(cli_exit_for(-e, 1), IB_EXIT_USAGE) << strerror(e) << ", marked as bad input";
+    }
+    EXPECT_EQ(cli_exit_for(-EINTR, 1), IB_EXIT_INTR) << "an interruption stays one";
+    EXPECT_EQ(cli_exit_for(0, 1), IB_EXIT_OK) << "no failure, no mark";
     EXPECT_EQ(IB_EXIT_USAGE, 2);
     EXPECT_EQ(IB_EXIT_SKIP, 77);
     EXPECT_EQ(IB_EXIT_INTR, 130);

@@ -275,7 +275,7 @@ protected:
     std::string short_run(const soi_ops *ops, struct soi_env &e, double *pct100, double *on_cpu100 = nullptr)
     {
         struct soi *s = nullptr;
-        int rc = soi_open(ops, &e, &s, why, sizeof why);
+        int rc = soi_open(ops, &e, &s, nullptr, why, sizeof why);
         EXPECT_EQ(rc, 0) << why;
         if (rc)
             return "";
@@ -340,7 +340,7 @@ TEST_F(CoreSoi, SimdPicksTheWidestIsaAndFallsBack)
                 << src;
         } else {
             struct soi *s = nullptr;
-            EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -ENOTSUP);
+            EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -ENOTSUP);
             EXPECT_NE(strstr(why, "not supported"), nullptr) << why;
         }
     }
@@ -355,7 +355,7 @@ TEST_F(CoreSoi, SimdPicksTheWidestIsaAndFallsBack)
     }
     e.param[isa] = 3;
     struct soi *s = nullptr;
-    EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -ENOTSUP);
+    EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -ENOTSUP);
     EXPECT_NE(strstr(why, "avx512"), nullptr) << why;
     struct cpu_info sse_only = no512;
     sse_only.avx2 = sse_only.fma = sse_only.avx = false;
@@ -384,7 +384,7 @@ TEST_F(CoreSoi, IntAndFpRunAndCacheTheirPeak)
         const unsigned nbw = m->calib.nbw;
         e = env(ops, &m->cpu, 1);
         struct soi *s = nullptr;
-        ASSERT_EQ(soi_open(ops, &e, &s, why, sizeof why), 0) << why;
+        ASSERT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), 0) << why;
         EXPECT_EQ(s->capacity, c->bps);
         EXPECT_NE(strstr(s->capacity_src, "cached"), nullptr) << s->capacity_src;
         EXPECT_EQ(m->calib.nbw, nbw);

@@ -228,7 +228,7 @@ protected:
         env.nthreads = (unsigned)cpus.size();
         env.cpus = cpus.data();
         env.target_cpu = -1;
-        ASSERT_EQ(soi_open(&ops, &env, &s, why, sizeof why), 0) << why;
+        ASSERT_EQ(soi_open(&ops, &env, &s, nullptr, why, sizeof why), 0) << why;
     }
 };
 

@@ -143,7 +143,7 @@ TEST_F(InterconnectRun, NeedsTwoThreads)
     EXPECT_EQ(ops->placement, SOI_PLACE_SPREAD);
     struct soi_env e = env(1);
     struct soi *s = nullptr;
-    EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -EINVAL);
+    EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -EINVAL);
     EXPECT_NE(strstr(why, "at least 2 threads"), nullptr) << why;
     EXPECT_EQ(s, nullptr);
 }
@@ -156,7 +156,7 @@ TEST_F(InterconnectRun, RampIsPacedAndSelfMetered)
         GTEST_SKIP() << "one CPU: hub and responder would time-share it";
     struct soi_env e = env(2);
     struct soi *s = nullptr;
-    ASSERT_EQ(soi_open(ops, &e, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), 0) << why;
     printf("peak: %s\nnote: %s\n", s->capacity_src, s->note);
     EXPECT_GT(s->capacity, 0);
     EXPECT_STREQ(s->unit, "msg/s");
@@ -191,7 +191,7 @@ TEST_F(InterconnectRun, RampIsPacedAndSelfMetered)
     soi_close(s);
     // cached: a second open with cached_capacity reuses the stored peak
     e.cached_capacity = 1;
-    ASSERT_EQ(soi_open(ops, &e, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), 0) << why;
     EXPECT_NE(strstr(s->capacity_src, "cached"), nullptr) << s->capacity_src;
     soi_close(s);
 }

@@ -222,7 +222,7 @@ TEST_F(IoSoi, DiskCapAllocatesWhatItSaysAndCleansUp)
     e.dir = d.path.c_str();
     set(ops, e, "max-bytes", "64M");
     struct soi *s = nullptr;
-    ASSERT_EQ(soi_open(ops, &e, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), 0) << why;
     EXPECT_EQ(s->capacity, (double)(64 * MiB));
     ASSERT_EQ(entries(d.path).size(), 1u) << "one private directory";
     EXPECT_EQ(entries(d.path)[0].rfind("ibench-disk-cap-", 0), 0u);
@@ -249,12 +249,14 @@ TEST_F(IoSoi, DiskCapKeepsTheMarginOnASmallFilesystem)
     e.dir = fs.path.c_str();
     set(ops, e, "max-bytes", "200M");
     struct soi *s = nullptr;
-    EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -E2BIG) << "more than it can spare: refused";
+    int bad = 0;
+    EXPECT_EQ(soi_open(ops, &e, &s, &bad, why, sizeof why), -ENOSPC) << "more than it can spare: refused";
+    EXPECT_EQ(bad, 1) << "the allotment asked for is the user's input";
     EXPECT_NE(strstr(why, "can spare"), nullptr) << why;
     EXPECT_TRUE(entries(fs.path).empty()) << "nothing made";
 
     set(ops, e, "max-bytes", "60M");
-    ASSERT_EQ(soi_open(ops, &e, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), 0) << why;
     EXPECT_NE(strstr(s->note, "tmpfs"), nullptr) << s->note;
     // something else eats the spare space while the SoI is small
     std::string other = fs.path + "/other";
@@ -292,7 +294,7 @@ TEST_F(IoSoi, DiskBwPacesReadWriteMixAndCleansUp)
         set(ops, e, "file-size", "64M");
         set(ops, e, "bs", "256K");
         struct soi *s = nullptr;
-        int rc = soi_open(ops, &e, &s, why, sizeof why);
+        int rc = soi_open(ops, &e, &s, nullptr, why, sizeof why);
         if (rc == -ENOTSUP)
             GTEST_SKIP() << why;
         ASSERT_EQ(rc, 0) << why;
@@ -321,19 +323,19 @@ TEST_F(IoSoi, DiskBwRefusesWhatIsNotADisk)
     struct soi *s = nullptr;
     if (fs_is_memory("/dev/shm")) {
         e.dir = "/dev/shm";
-        EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -ENOTSUP);
+        EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -ENOTSUP);
         EXPECT_NE(strstr(why, "tmpfs"), nullptr) << why;
     }
     e.dir = "/nonexistent-ibench-dir";
-    EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -EINVAL);
+    EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -ENOENT);
     e.dir = nullptr;
     e.device = "/dev/null";
-    EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -EINVAL) << "no --force";
+    EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -EINVAL) << "no --force";
     e.force = 1;
-    EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -EINVAL) << "not a block device";
+    EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -ENOTBLK) << "not a block device";
     EXPECT_NE(strstr(why, "not a block device"), nullptr) << why;
     set(ops, e, "rw", "1");
-    EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -EINVAL);
+    EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -EINVAL);
     EXPECT_NE(strstr(why, "only --rw read"), nullptr) << why;
     e.device = nullptr;
     e.force = 0;
@@ -344,10 +346,51 @@ TEST_F(IoSoi, DiskBwRefusesWhatIsNotADisk)
     struct fs_space sp;
     ASSERT_EQ(fs_space_of(d.path.c_str(), &sp), 0);
     if (fs_spare(&sp) < (1ULL << 40)) {
-        EXPECT_EQ(soi_open(ops, &e, &s, why, sizeof why), -E2BIG);
+        EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -ENOSPC);
         EXPECT_NE(strstr(why, "can spare"), nullptr) << why;
     }
     EXPECT_TRUE(entries(d.path).empty());
+}
+
+// An SoI marks bad input through the API (soi_bad_input) and keeps the real error: soi_open hands the mark to its
+// caller with the real rc, so the command exits 2 with the right message (cli_exit_for). A failure of the machine
+// (a tmpfs where a disk is needed) is not marked.
+TEST_F(IoSoi, BadInputIsMarkedAndKeepsTheRealError)
+{
+    for (const char *name : {"disk-cap", "disk-bw"}) {
+        SCOPED_TRACE(name);
+        const soi_ops *ops = soi_find(name);
+        ASSERT_NE(ops, nullptr);
+        struct soi_env e = env(ops);
+        e.dir = "/nonexistent-ibench-dir";
+        struct soi *s = nullptr;
+        int bad = -1;
+        EXPECT_EQ(soi_open(ops, &e, &s, &bad, why, sizeof why), -ENOENT) << why;
+        EXPECT_EQ(bad, 1) << "a missing --dir is the user's input";
+        EXPECT_NE(strstr(why, strerror(ENOENT)), nullptr) << why;
+        e.dir = "/proc/self/status";  // a file, not a directory
+        bad = -1;
+        EXPECT_EQ(soi_open(ops, &e, &s, &bad, why, sizeof why), -ENOTDIR) << why;
+        EXPECT_EQ(bad, 1);
+    }
+    const soi_ops *dbw = soi_find("disk-bw");
+    if (fs_is_memory("/dev/shm")) {
+        struct soi_env e = env(dbw);
+        e.dir = "/dev/shm";
+        struct soi *s = nullptr;
+        int bad = -1;
+        EXPECT_EQ(soi_open(dbw, &e, &s, &bad, why, sizeof why), -ENOTSUP) << why;
+        EXPECT_EQ(bad, 0) << "a memory filesystem is what this machine has, not a mistake: not marked";
+    }
+    const soi_ops *nbw = soi_find("net-bw");
+    ASSERT_NE(nbw, nullptr);
+    struct soi_env e = env(nbw);
+    e.target = "127.0.0.1:1";  // nobody listens there
+    struct soi *s = nullptr;
+    int bad = -1;
+    EXPECT_EQ(soi_open(nbw, &e, &s, &bad, why, sizeof why), -ECONNREFUSED) << why;
+    EXPECT_EQ(bad, 1) << "an unreachable --target is the user's input";
+    EXPECT_NE(strstr(why, strerror(ECONNREFUSED)), nullptr) << why;
 }
 
 // ---- net-bw and the sink ----------------------------------------------------------------------------------------
@@ -429,7 +472,7 @@ TEST_F(IoSoi, NetBwOverLoopbackGrowsSizeAndRate)
     EXPECT_EQ(ops->io, SOI_IO_TARGET);
     struct soi_env e = env(ops);
     struct soi *s = nullptr;
-    ASSERT_EQ(soi_open(ops, &e, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), 0) << why;
     printf("%s\n%s\n", s->capacity_src, s->note);
     EXPECT_NE(strstr(s->note, "a sink of its own at 127.0.0.1:"), nullptr) << s->note;
     auto res = ramp(s, {0, 25, 100}, 150 * kMs);
@@ -482,6 +525,8 @@ TEST_F(IoBin, BadInputIsRefusedAndLeavesNothing)
     ASSERT_FALSE(d.path.empty());
     expect_fails({"run", "--soi", "disk-bw", "--intensity", "10", "--dir", "/nonexistent-ibench"}, IB_EXIT_USAGE,
                  "No such file");
+    expect_fails({"run", "--soi", "disk-cap", "--intensity", "10", "--dir", "/nonexistent-ibench"}, IB_EXIT_USAGE,
+                 "--dir /nonexistent-ibench: No such file or directory");
     expect_fails({"run", "--soi", "disk-cap", "--intensity", "10", "--dir", "/proc"}, IB_EXIT_USAGE, "not writable");
     expect_fails({"run", "--soi", "disk-cap", "--intensity", "10", "--dir", d.path, "--max-bytes", "1000T"},
                  IB_EXIT_USAGE, "can spare");
@@ -502,6 +547,22 @@ TEST_F(IoBin, BadInputIsRefusedAndLeavesNothing)
     expect_fails({"run", "--soi", "net-bw", "--intensity", "10", "--target", "localhost:5301"}, IB_EXIT_USAGE,
                  "not a numeric IP address");
     expect_fails({"sink", "--listen", "nope"}, IB_EXIT_USAGE, "numeric");
+}
+
+// A profile whose disk SoI refuses --dir stops there with the SoI's real reason and exit 2, writing nothing, rather
+// than skipping the SoI as if this machine could not run it (soi_open's bad-input mark, passed on by profile_run).
+TEST_F(IoBin, AProfileStopsOnADirItsDiskSoiRefuses)
+{
+    ASSERT_FALSE(d.path.empty());
+    ib_test::Proc p;
+    const std::string out = d.path + "/p.json";
+    run(p, {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--sois", "disk-cap", "--dir",
+            "/nonexistent-ibench", "--out", out});
+    EXPECT_EQ(p.exit_code(), IB_EXIT_USAGE) << p.err;
+    EXPECT_NE(p.err.find("--dir /nonexistent-ibench: No such file or directory; no profile written"),
+              std::string::npos)
+        << p.err;
+    EXPECT_TRUE(entries(d.path).empty()) << "no profile written";
 }
 
 TEST_F(IoBin, DiskFilesAreRemovedOnEveryExit)

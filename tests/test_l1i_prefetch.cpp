@@ -215,7 +215,7 @@ TEST_F(OnThisMachine, L1iIsWriteXorExecuteAndCountsBlocks)
     struct soi_env env = env_for(ops);
     const uint64_t live_before = ib_map_live_bytes();
     struct soi *s = nullptr;
-    int rc = soi_open(ops, &env, &s, why, sizeof why);
+    int rc = soi_open(ops, &env, &s, nullptr, why, sizeof why);
     if (rc == -ENOTSUP)
         GTEST_SKIP() << why;
     ASSERT_EQ(rc, 0) << why;
@@ -257,7 +257,7 @@ TEST_F(OnThisMachine, L1iFootprintThroughTheEngine)
     struct soi_env env = env_for(ops);
     const uint64_t live_before = ib_map_live_bytes();
     struct soi *s = nullptr;
-    int rc = soi_open(ops, &env, &s, why, sizeof why);
+    int rc = soi_open(ops, &env, &s, nullptr, why, sizeof why);
     if (rc == -ENOTSUP)
         GTEST_SKIP() << why;
     ASSERT_EQ(rc, 0) << why;
@@ -280,7 +280,7 @@ TEST_F(OnThisMachine, PrefetchDutyThroughTheEngine)
     struct soi_env env = env_for(ops);
     const uint64_t live_before = ib_map_live_bytes();
     struct soi *s = nullptr;
-    ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(ops, &env, &s, nullptr, why, sizeof why), 0) << why;
     EXPECT_EQ(s->capacity, 1.0);
     // The duty controller's accuracy is tested exactly on the fake clock (Duty.*). Here, on CPUs that other tests
     // share under ctest -j2, only the trend is asserted: idle at 0 %, clearly partial at 50 %, more at 100 %.

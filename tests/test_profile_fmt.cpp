@@ -357,6 +357,26 @@ TEST(ProfileFmt, MissingFileIsENOENT)
     EXPECT_NE(std::string(why).find("no-such-file.json: No such file"), std::string::npos) << why;
 }
 
+// A file larger than a profile can be keeps its own error (-EFBIG, not -EINVAL) and is still bad input (exit 2).
+TEST(ProfileFmt, AFileTooLargeIsEFBIGAndBadInput)
+{
+    TempDir dir("profile_fmt");
+    const std::string f = dir.path() + "/huge.json";
+    {
+        std::ofstream o(f);
+        o << "{";
+    }
+    ASSERT_EQ(truncate(f.c_str(), (65LL << 20)), 0) << strerror(errno);  // sparse: 65 MiB
+    struct profile p;
+    char why[512] = "";
+    EXPECT_EQ(profile_read(f.c_str(), &p, why, sizeof(why)), -EFBIG) << why;
+    EXPECT_NE(std::string(why).find("larger than a profile can be"), std::string::npos) << why;
+    Proc s;
+    run(s, {"show", f});
+    EXPECT_EQ(s.exit_code(), 2) << s.err;
+    EXPECT_NE(s.err.find("larger than a profile can be"), std::string::npos) << s.err;
+}
+
 TEST(ProfileFmt, ShowAndPlotRefuseEveryBadFixtureWithOneLine)
 {
     TempDir dir("profile_fmt");

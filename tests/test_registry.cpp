@@ -365,7 +365,7 @@ TEST_P(SoiOnThisMachine, ShortRampThroughTheEngine)
     const unsigned nbw_before = m->calib.nbw;
     char why[512] = "";
     struct soi *s = nullptr;
-    int rc = soi_open(ops, &env, &s, why, sizeof why);
+    int rc = soi_open(ops, &env, &s, nullptr, why, sizeof why);
     if (rc == -ENOTSUP)
         GTEST_SKIP() << why;
     ASSERT_EQ(rc, 0) << why;
@@ -555,7 +555,7 @@ TEST_F(SyntheticFootprint, CapacityIsTheEffectiveSizeSharedOut)
         struct soi_env env = make_env(cpus, ops);
         const uint64_t live_before = ib_map_live_bytes();
         struct soi *s = nullptr;
-        ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;
+        ASSERT_EQ(soi_open(ops, &env, &s, nullptr, why, sizeof why), 0) << why;
         EXPECT_EQ(s->capacity, w.capacity);
         auto *k = static_cast<kit_fp *>(s->priv);
         ASSERT_NE(k, nullptr);
@@ -576,7 +576,7 @@ TEST_F(SyntheticFootprint, CapacityIsTheEffectiveSizeSharedOut)
     const soi_ops *l1d = soi_find("l1d");
     struct soi_env env = make_env(smt, l1d);
     struct soi *s = nullptr;
-    ASSERT_EQ(soi_open(l1d, &env, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(l1d, &env, &s, nullptr, why, sizeof why), 0) << why;
     EXPECT_EQ(s->capacity, 32.0 * KiB);
     EXPECT_DOUBLE_EQ(static_cast<kit_fp *>(s->priv)->share[0], 0.5);
     soi_close(s);
@@ -585,7 +585,7 @@ TEST_F(SyntheticFootprint, CapacityIsTheEffectiveSizeSharedOut)
     std::vector<int> sockets = {0, 8};
     const soi_ops *llc = soi_find("llc-cap");
     env = make_env(sockets, llc);
-    ASSERT_EQ(soi_open(llc, &env, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(llc, &env, &s, nullptr, why, sizeof why), 0) << why;
     EXPECT_EQ(s->capacity, 16.0 * MiB);
     soi_close(s);
 }
@@ -600,7 +600,7 @@ TEST_F(SyntheticFootprint, EngineRunsOnSyntheticTopology)
         struct soi_env env = make_env(cpus, ops);
         const uint64_t live_before = ib_map_live_bytes();
         struct soi *s = nullptr;
-        ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;
+        ASSERT_EQ(soi_open(ops, &env, &s, nullptr, why, sizeof why), 0) << why;
         Sched sc;
         const double xs[] = {0, 50, 100};
         ASSERT_EQ(ramp_list(&sc.r, xs, 3, 40 * kMs), 0);
@@ -675,7 +675,7 @@ TEST_F(MemCapLimits, CapacityHonoursTheCgroupLimit)
     struct soi_env env = make_env(&ml, 0);
     const uint64_t live_before = ib_map_live_bytes();
     struct soi *s = nullptr;
-    ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;  // reserves address space only
+    ASSERT_EQ(soi_open(ops, &env, &s, nullptr, why, sizeof why), 0) << why;  // reserves address space only
     EXPECT_EQ(s->capacity, (double)mlim_cap(&ml, 0));
     EXPECT_EQ(s->capacity, 1536.0 * MiB);
     EXPECT_LE(s->capacity, (double)(ml.cg_limit - ml.cg_usage - mlim_margin(&ml)));
@@ -685,7 +685,7 @@ TEST_F(MemCapLimits, CapacityHonoursTheCgroupLimit)
 
     // max-bytes below the spare is the capacity
     env = make_env(&ml, 100 * MiB);
-    ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(ops, &env, &s, nullptr, why, sizeof why), 0) << why;
     EXPECT_EQ(s->capacity, 100.0 * MiB);
     soi_close(s);
 
@@ -694,7 +694,7 @@ TEST_F(MemCapLimits, CapacityHonoursTheCgroupLimit)
     ASSERT_EQ(mlim_spare(&v1), 0u);
     env = make_env(&v1, 0);
     s = nullptr;
-    EXPECT_EQ(soi_open(ops, &env, &s, why, sizeof why), -ENOMEM);
+    EXPECT_EQ(soi_open(ops, &env, &s, nullptr, why, sizeof why), -ENOMEM);
     EXPECT_EQ(s, nullptr);
     EXPECT_NE(strstr(why, "spare"), nullptr) << why;
     EXPECT_EQ(ib_map_live_bytes(), live_before);
@@ -707,12 +707,12 @@ TEST_F(MemCapLimits, MaxBytesAboveSpareIsRefused)
     ASSERT_EQ(spare, 1536 * MiB);
     struct soi *s = nullptr;
     struct soi_env env = make_env(&ml, spare + 4096);
-    EXPECT_EQ(soi_open(ops, &env, &s, why, sizeof why), -E2BIG);
+    EXPECT_EQ(soi_open(ops, &env, &s, nullptr, why, sizeof why), -E2BIG);
     EXPECT_EQ(s, nullptr);
 
     env = make_env(&ml, 2 * GiB);
     why[0] = 0;
-    EXPECT_EQ(soi_open(ops, &env, &s, why, sizeof why), -E2BIG);
+    EXPECT_EQ(soi_open(ops, &env, &s, nullptr, why, sizeof why), -E2BIG);
     // the reason names what was asked, what can be spared and the margin, each with its own value
     char want[32], sp[32], mg[32];
     fmt_bytes((double)(2 * GiB), want, sizeof want);
@@ -725,7 +725,7 @@ TEST_F(MemCapLimits, MaxBytesAboveSpareIsRefused)
 
     // exactly the spare is fine
     env = make_env(&ml, spare);
-    ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(ops, &env, &s, nullptr, why, sizeof why), 0) << why;
     EXPECT_EQ(s->capacity, (double)spare);
     soi_close(s);
 }
@@ -749,7 +749,7 @@ TEST_F(MemCapLimits, RunsWithinASmallCgroup)
     const uint64_t rss_before = rss_bytes();
     ASSERT_GT(rss_before, 0u);
     struct soi *s = nullptr;
-    ASSERT_EQ(soi_open(ops, &env, &s, why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_open(ops, &env, &s, nullptr, why, sizeof why), 0) << why;
     EXPECT_EQ(s->capacity, (double)spare);
     EXPECT_EQ(s->capacity, (double)mlim_cap(&ml, 0));
     EXPECT_LE(s->capacity, (double)(ml.cg_limit - ml.cg_usage - mlim_margin(&ml)));

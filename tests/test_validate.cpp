@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -12,11 +13,24 @@
 #include <random>
 #include <string>
 
+#include "fsguard.h"
 #include "test_support.h"
 #include "validate.h"
 #include "vprobe.h"
 
 namespace {
+
+// Entries in a directory other than . and .. (0 when it cannot be read).
+unsigned dir_entries(const std::string &dir)
+{
+    unsigned n = 0;
+    DIR *d = opendir(dir.c_str());
+    while (struct dirent *e = d ? readdir(d) : nullptr)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    return n;
+}
 
 // A probe beside an SoI whose true degradation at x % is shape(x) (%), measured with per-cycle noise: each cycle's
 // ratio is the true one times (1 + sd x N(0,1)), sd = sd60 x sqrt(60 ms / dwell) (a step's median over more samples).
@@ -367,6 +381,57 @@ TEST(ValidateProbes, AFileProbeThatFailsLeavesNoDirectory)
     }
     vprobe_fini(&vp);
     EXPECT_EQ(entries(), 0u);
+}
+
+// The disk probes measure storage: on a memory filesystem their O_DIRECT reads would read memory (tmpfs accepts
+// O_DIRECT since Linux 6.6), so such a base is refused, and nothing is left in it.
+TEST(ValidateProbes, ADiskProbeOnAMemoryFilesystemIsRefused)
+{
+    if (!fs_is_memory("/dev/shm"))
+        GTEST_SKIP() << "no tmpfs at /dev/shm";
+    char t[] = "/dev/shm/ibench_test_vprobe.XXXXXX";
+    ASSERT_NE(mkdtemp(t), nullptr);
+    std::string base = t;
+    struct calib c = {};
+    struct mlim m = {};
+    m.mem_total = 16ULL << 30;
+    m.mem_available = 8ULL << 30;
+    m.cg_limit = MLIM_UNLIMITED;
+    for (const char *name : {"disk-rand", "disk-seq"}) {
+        SCOPED_TRACE(name);
+        struct vprobe vp;
+        char why[256] = "";
+        ASSERT_EQ(vprobe_init(&vp, name, &c, &m, base.c_str(), nullptr, -1, why, sizeof why), 0) << why;
+        vp.bytes = 4ULL << 20;  // small: a refusal must not depend on the size
+        EXPECT_EQ(vp.bp.open(vp.bp.ctx), -ENOTSUP) << "a tmpfs is memory, not storage";
+        EXPECT_EQ(dir_entries(base), 0u) << "nothing left in " << base;
+        vprobe_fini(&vp);
+    }
+    EXPECT_EQ(rmdir(base.c_str()), 0) << "empty: " << strerror(errno);
+}
+
+// A file probe that fails after its file was made (here the page-cache probe's mmap) drops the file and its
+// directory at once, and a second open does not take the half-built probe for a built one.
+TEST(ValidateProbes, APageCacheProbeThatFailsLateLeavesNothing)
+{
+    ib_test::TempDir base("vprobe");
+    ASSERT_FALSE(base.path().empty());
+    struct calib c = {};
+    struct mlim m = {};
+    m.mem_total = 16ULL << 30;
+    m.mem_available = 8ULL << 30;
+    m.cg_limit = MLIM_UNLIMITED;
+    struct vprobe vp;
+    char why[256] = "";
+    ASSERT_EQ(vprobe_init(&vp, "pagecache", &c, &m, base.path().c_str(), nullptr, -1, why, sizeof why), 0) << why;
+    vp.bytes = 0;  // the file is made and written (nothing to write), then mmap of 0 bytes fails (EINVAL)
+    for (int i = 0; i < 2; i++) {
+        EXPECT_LT(vp.bp.open(vp.bp.ctx), 0) << "try " << i << ": a probe without its mapping is not built";
+        EXPECT_EQ(dir_entries(base.path()), 0u) << "try " << i << ": its file and directory were left in "
+                                                << base.path();
+    }
+    vprobe_fini(&vp);
+    EXPECT_EQ(dir_entries(base.path()), 0u);
 }
 
 TEST(ValidateProbes, MemoryProbesAreHeldToTheSpareMemory)

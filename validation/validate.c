@@ -45,6 +45,7 @@ struct val_ctx {
     int probe_ok[VAL_NPROBES];
     char probe_why[VAL_NPROBES][160];
     struct soi *s; /* the open SoI */
+    int bad_input; /* the last real_open failed on the user's input (soi_open's mark) */
     int cpus[SOI_MAX_THREADS];
     struct soi_env env;
     struct val_meter meter;
@@ -107,7 +108,7 @@ static int real_open(void *ctx, const struct soi_ops *ops, int fresh, char *why,
         c->env.param[k] = 256.0 * IB_MIB;
     if (vm && vm->vparam && (k = soi_param_index(ops, vm->vparam)) >= 0)
         c->env.param[k] = vm->vvalue;
-    return soi_open(ops, &c->env, &c->s, why, len);
+    return soi_open(ops, &c->env, &c->s, &c->bad_input, why, len);
 }
 
 static void real_close(void *ctx)
@@ -566,8 +567,11 @@ int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *ou
     char pwhy[320] = "";
     int pcpu = probe_cpu_for(c, ops, vm, pwhy, sizeof(pwhy));
     out_progress("validate", "%s: opening", ops->name);
+    c->bad_input = 0;
     int rc = real_open(c, ops, 1, out->reason, sizeof(out->reason));
     if (rc < 0) {
+        out->open_rc = rc;
+        out->bad_input = c->bad_input;
         out->verdict = rc == -EINTR ? VAL_INTERRUPTED : VAL_SKIPPED;
         return rc == -EINTR ? rc : 0;
     }

@@ -140,6 +140,8 @@ struct val_soi {
     double alone_100, beside_100; /* the SoI at 100 %: alone (self-meter ramp) and beside the probe */
     enum val_verdict verdict;
     char reason[640];
+    int open_rc, bad_input;      /* the SoI did not open: its real error, and whether it refused the user's input
+                                  * (soi_open's mark: a --dir that is missing ...), which ends the command (exit 2) */
 };
 
 /* ---- the overlap matrix and the claims ----------------------------------------------------------------------- */

@@ -24,6 +24,7 @@
 #include "netsink.h"
 #include "parse.h"
 #include "probes.h"
+#include "scratch.h"
 
 enum vkind { VK_CHASE = 0, VK_STREAM, VK_TLB, VK_OPS, VK_PAGECACHE, VK_DISK_RAND, VK_DISK_SEQ, VK_NET };
 
@@ -138,37 +139,24 @@ static void *vp_tlb_build(uint64_t pages)
 
 /* ---- file probes ---------------------------------------------------------------------------------------------- */
 
-/* The private directory and its file go together: on any failure neither is left, so a later open starts afresh
- * in the base directory (never inside a directory of its own). */
+/* The private directory and its file go together (scratch.h): on any failure neither is left, so a later open starts
+ * afresh in the base directory (never inside a directory of its own). */
 static void vp_drop_file(struct vprobe *p)
 {
-    if (p->fd >= 0)
-        close(p->fd);
+    scratch_close(&p->sc); /* the file's descriptor, the file and the directory */
     p->fd = -1;
-    if (p->path[0])
-        unlink(p->path);
-    p->path[0] = 0;
-    if (p->dir[0])
-        fs_remove_private_dir(p->dir);
-    p->dir[0] = 0;
 }
 
+/* The disk probes (direct) measure storage: a memory filesystem is refused (-ENOTSUP), as O_DIRECT there would read
+ * memory. */
 static int vp_make_file(struct vprobe *p, int direct)
 {
     char why[256];
-    int rc = fs_make_private_dir(p->base[0] ? p->base : fs_default_dir(), "probe", p->dir, sizeof(p->dir), why,
-                                 sizeof(why));
-    if (rc < 0) {
-        p->dir[0] = 0;
-        return rc;
-    }
-    snprintf(p->path, sizeof(p->path), "%s/data", p->dir);
-    p->fd = open(p->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | (direct ? O_DIRECT : 0), 0600);
-    struct fs_space sp;
-    if (p->fd < 0)
-        rc = -errno;
-    else if (fs_space_of(p->dir, &sp) == 0 && fs_spare(&sp) < p->bytes) /* the file system keeps its margin */
-        rc = -ENOSPC;
+    int rc = scratch_open(&p->sc, p->base[0] ? p->base : NULL, "probe", p->bytes, direct ? SCRATCH_DISK : 0, why,
+                          sizeof(why));
+    if (rc == 0 && (p->fd = scratch_file(&p->sc, "data", O_RDWR | (direct ? O_DIRECT : 0), 0, NULL, 0, why,
+                                         sizeof(why))) < 0)
+        rc = p->fd;
     size_t chunk = 1 << 20;
     uint8_t *b = rc == 0 ? ib_map(chunk, 0) : NULL;
     if (rc == 0 && !b)
@@ -221,9 +209,13 @@ static int vp_open(void *ctx)
         if (rc < 0)
             return rc;
         p->map = mmap(NULL, p->bytes, PROT_READ, MAP_SHARED, p->fd, 0); /* for mincore only; never touched */
-        if (p->map == MAP_FAILED) {
+        if (p->map == MAP_FAILED) { /* nothing kept: a later open must not take the file for a built probe */
+            rc = -errno;
             p->map = NULL;
-            return -errno;
+            ib_unmap(p->buf, 1 << 20);
+            p->buf = NULL;
+            vp_drop_file(p);
+            return rc;
         }
         return 0;
     }
@@ -457,6 +449,8 @@ void vprobe_fini(struct vprobe *p)
     if (p->map)
         munmap(p->map, p->bytes);
     p->map = NULL;
+    if (p->kind == VK_NET && p->fd >= 0)
+        close(p->fd); /* its socket; a file probe's descriptor is its scratch's */
     vp_drop_file(p);
     if (p->sink)
         sink_stop(p->sink);

@@ -27,6 +27,7 @@
 #include "beside.h"
 #include "calib.h"
 #include "memlimit.h"
+#include "scratch.h"
 #include "topo.h"
 
 #ifdef __cplusplus
@@ -51,8 +52,7 @@ struct vprobe {
     uint64_t pos, rng;
     int fd;
     char base[4096];      /* where the file probes make their private directory ("": the default scratch dir) */
-    char dir[4096];       /* the private directory of a file probe, while it exists ("" otherwise) */
-    char path[4200];
+    struct scratch sc;    /* a file probe's private directory and file, while they exist (scratch.h) */
     struct sink *sink;
     char target[80];
 };
