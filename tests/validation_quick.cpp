@@ -267,8 +267,8 @@ TEST(Validation, ProbeTrends)
 }
 
 // Every SoI that works on its CPUs does, alone, the work it counts in its own CPU time: a step replaced by a no-op
-// fails here whether it still counts its units (mem-bw: over 500000 % of its capacity per CPU second at 100 %) or
-// counts none (0 %), though its self-meter ramp may still pass or read "undecidable".
+// fails here whether it still counts its units (thousands of times its capacity per CPU second) or counts none (0),
+// though its self-meter ramp may still pass or read "undecidable" (docs/validation.md has the figures).
 TEST(Validation, EverySoIDoesItsWorkOnItsCpus)
 {
     ASSERT_NE(g_doc, nullptr);

@@ -53,11 +53,11 @@ struct val_meter {
  * the CPU) does the work it counts in CPU time. At 100 % it runs flat out, so its units per second of its workers'
  * own CPU time (the kernel's count of that time, not the SoI's) are its kernel's speed: they must lie between a
  * tenth and a hundred times its capacity, measured at open as units per wall second. A step that counts work it does
- * not do reads thousands of times its capacity per CPU second (a no-op mem-bw step: over 5000x), one that does
- * nothing for its CPU time reads 0, and one that neither works nor spins has no CPU time. The bar is wide because
- * the capacity is a wall-time rate: measured while the host lent the CPU elsewhere, it reads low, and the ratio high
- * (4-14x on a loaded 2-vCPU guest; docs/validation.md, "Work seen from outside the SoI"). Paced levels are not
- * judged: a pacer's wake-ups and an SoI spinning on round trips (interconnect) cost CPU time that is not work. */
+ * not do reads thousands of times its capacity per CPU second, one that does nothing for its CPU time reads 0, and
+ * one that neither works nor spins has no CPU time. The bar is wide because the capacity is a wall-time rate:
+ * measured while the host lent the CPU elsewhere, it reads low, and the ratio high (docs/validation.md, "Work seen
+ * from outside the SoI", has the figures). Paced levels are not judged: a pacer's wake-ups and an SoI spinning on
+ * round trips cost CPU time that is not work. */
 #define VAL_WORK_CPU_MIN_PCT 10.0
 #define VAL_WORK_CPU_MAX_PCT 10000.0
 /* 1 when the rule above applies to ops. */
