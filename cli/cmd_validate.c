@@ -43,8 +43,9 @@ static json_t *self_json(const struct val_self *s)
     if (s->judged) {
         json_t *lv = json_array();
         for (unsigned l = 0; l < VAL_LEVELS; l++)
-            json_array_append_new(lv, json_pack("{s:f,s:o,s:i}", "level", s->level[l], "achieved_pct",
-                                                num(s->achieved[l]), "readings", (int)s->readings[l]));
+            json_array_append_new(lv, json_pack("{s:f,s:o,s:i,s:o,s:o}", "level", s->level[l], "achieved_pct",
+                                                num(s->achieved[l]), "readings", (int)s->readings[l], "on_cpu_pct",
+                                                num(s->on_cpu[l]), "work_per_cpu_pct", num(s->work_cpu[l])));
         json_object_set_new(o, "fit_levels", json_integer(s->fit_levels));
         json_object_set_new(o, "levels", lv);
         json_object_update_new(o, json_pack("{s:f,s:f,s:f,s:f,s:i,s:f,s:[o,o]}", "slope", s->slope, "r2", s->r2,
@@ -58,7 +59,8 @@ static json_t *self_json(const struct val_self *s)
 
 static json_t *soi_json(const struct val_soi *v)
 {
-    json_t *r = json_pack("{s:s,s:s}", "soi", v->ops->name, "resource", v->ops->resource);
+    json_t *r = json_pack("{s:s,s:s,s:s,s:b}", "soi", v->ops->name, "resource", v->ops->resource, "kind",
+                          soi_kind_name(v->ops->kind), "io", v->ops->io != 0);
     if (v->opened)
         json_object_update_new(r, json_pack("{s:[i],s:{s:f,s:s,s:s}}", "soi_cpus", v->soi_cpu, "capacity", "value",
                                             v->capacity, "unit", v->unit, "source", v->capacity_src));
@@ -68,11 +70,12 @@ static json_t *soi_json(const struct val_soi *v)
         const struct val_ramp *p = &v->ramp;
         json_t *lv = json_array(), *rounds = json_array();
         for (unsigned l = 0; l < p->nlevels; l++)
-            json_array_append_new(lv, json_pack("{s:f,s:f,s:o,s:f,s:f,s:i,s:i}", "level", p->lv[l].level,
+            json_array_append_new(lv, json_pack("{s:f,s:f,s:o,s:f,s:f,s:i,s:i,s:f,s:o}", "level", p->lv[l].level,
                                                 "achieved_pct", p->lv[l].achieved_pct, "probe_cost",
                                                 num(p->lv[l].probe_cost), "degradation_pct", p->lv[l].d,
                                                 "degradation_se_pct", p->lv[l].se, "samples", (int)p->lv[l].samples,
-                                                "cycles", (int)p->lv[l].cycles));
+                                                "cycles", (int)p->lv[l].cycles, "on_cpu_pct", p->lv[l].on_cpu_pct,
+                                                "work_per_cpu_pct", num(p->lv[l].work_cpu_pct)));
         for (unsigned k = 0; k < p->nrounds; k++)
             json_array_append_new(rounds, json_pack("{s:f,s:i,s:f,s:f}", "dwell_ms", p->round[k].dwell_ms, "cycles",
                                                     (int)p->round[k].cycles, "d100_pct", p->round[k].d100,
@@ -104,8 +107,10 @@ static json_t *overlap_json(const struct val_overlap *ov, json_t **checks)
         json_decref(cells);
         for (unsigned k = 0; k < VAL_NPROBES && !w->skipped; k++) {
             const struct val_cell *c = &w->cell[k];
-            json_t *o = c->measured ? json_pack("{s:f,s:f,s:f}", "degradation_pct", c->d, "se_pct", c->se,
-                                                "noise_pct", c->noise)
+            json_t *o = c->measured ? json_pack("{s:f,s:f,s:f,s:{s:f,s:f,s:o}}", "degradation_pct", c->d, "se_pct",
+                                                c->se, "noise_pct", c->noise, "soi", "achieved_pct", c->soi_pct,
+                                                "on_cpu_pct", c->soi_on_cpu_pct, "work_per_cpu_pct",
+                                                num(c->soi_work_cpu_pct))
                         : c->why[0] ? json_pack("{s:s}", "skipped", c->why) : NULL;
             if (o && c->has_norm)
                 json_object_set_new(o, "normalised", json_real(c->normalised));

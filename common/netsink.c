@@ -79,7 +79,10 @@ static void addr_str(const struct sockaddr_storage *sa, char *buf, size_t len)
     }
 }
 
-/* ---- the sink ------------------------------------------------------------------------------------------------ */
+/* ---- the sink ------------------------------------------------------------------------------------------------
+ * Teardown is bounded whatever the peers do: every thread's only waits are polls that also watch the stop pipe
+ * (the handshake's read too), the listening socket is non-blocking and the one write (the handshake's answer) never
+ * blocks, so sink_stop's joins return as soon as each thread sees the pipe close. */
 
 struct sink_conn {
     struct sink *s;
@@ -101,7 +104,9 @@ struct sink {
     struct sink_conn conn[SINK_MAX_CONN];
 };
 
-static int read_line(int fd, char *buf, size_t len, int timeout_ms)
+/* One line from fd within timeout_ms. wake >= 0: a stop pipe watched too (-ECANCELED once it fires), so that a peer
+ * silent in the handshake cannot hold the sink's teardown. */
+static int read_line(int fd, int wake, char *buf, size_t len, int timeout_ms)
 {
     size_t n = 0;
     uint64_t end = clk_mono_ns() + (uint64_t)timeout_ms * IB_NS_PER_MS;
@@ -109,12 +114,14 @@ static int read_line(int fd, char *buf, size_t len, int timeout_ms)
         uint64_t now = clk_mono_ns();
         if (now >= end)
             return -ETIMEDOUT;
-        struct pollfd p = {fd, POLLIN, 0};
-        int r = poll(&p, 1, (int)((end - now) / IB_NS_PER_MS) + 1);
+        struct pollfd p[2] = {{fd, POLLIN, 0}, {wake, POLLIN, 0}};
+        int r = poll(p, wake >= 0 ? 2 : 1, (int)((end - now) / IB_NS_PER_MS) + 1);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             return r < 0 ? -errno : -ETIMEDOUT;
+        if (wake >= 0 && p[1].revents)
+            return -ECANCELED;
         ssize_t k = read(fd, buf + n, 1);
         if (k == 0)
             return -ECONNRESET;
@@ -147,8 +154,10 @@ static void *conn_main(void *arg)
     bind_here(s->cpu);
     char line[64];
     uint64_t got = 0, t0 = clk_mono_ns();
-    int rc = read_line(c->fd, line, sizeof(line), 2000);
-    if (rc > 0 && !strcmp(line, SINK_HELLO) && write(c->fd, SINK_OK, strlen(SINK_OK)) == (ssize_t)strlen(SINK_OK)) {
+    int rc = read_line(c->fd, s->wake[0], line, sizeof(line), 2000);
+    /* the answer fits any socket's send buffer: it never waits on the peer (nor raises SIGPIPE if it left) */
+    if (rc > 0 && !strcmp(line, SINK_HELLO) &&
+        send(c->fd, SINK_OK, strlen(SINK_OK), MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)strlen(SINK_OK)) {
         size_t bl = 1 << 20;
         char *buf = malloc(bl);
         while (buf) {
@@ -253,7 +262,8 @@ int sink_start(const char *addr, int cpu, const struct sink_report *rep, struct 
     s->cpu = cpu;
     s->wake[0] = s->wake[1] = -1;
     pthread_mutex_init(&s->mu, NULL);
-    s->lfd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* non-blocking: accept never waits for a connection that went away between poll and accept */
+    s->lfd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
     if (s->lfd < 0) {
         rc = ib_why(why, len, -errno, "sink: socket: %s", strerror(errno));
@@ -355,7 +365,7 @@ int sink_connect(const char *target, int timeout_ms, int *fdp, char *why, size_t
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     char line[64];
     if (write(fd, SINK_HELLO, strlen(SINK_HELLO)) != (ssize_t)strlen(SINK_HELLO) ||
-        (rc = read_line(fd, line, sizeof(line), timeout_ms)) <= 0 || strcmp(line, SINK_OK) != 0) {
+        (rc = read_line(fd, -1, line, sizeof(line), timeout_ms)) <= 0 || strcmp(line, SINK_OK) != 0) {
         close(fd);
         return ib_why(why, len, -EPROTO, "%s did not answer as an ibench sink (start one there with: ibench sink "
                                          "--listen %s)", target, target);

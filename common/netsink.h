@@ -44,7 +44,8 @@ int sink_start(const char *addr, int cpu, const struct sink_report *rep, struct 
 /* The bound address as "ADDR:PORT". */
 const char *sink_address(const struct sink *s);
 void sink_get_stats(struct sink *s, struct sink_stats *st);
-/* Stops accepting, closes every connection, joins the threads, frees. */
+/* Stops accepting, closes every connection, joins the threads, frees. Returns at once whatever the peers do (silent
+ * in the handshake, never reading, never closing): no sink thread waits on a peer without also watching for stop. */
 void sink_stop(struct sink *s);
 
 /* Connect to an ibench sink at target within timeout_ms and do the handshake. *fd: a blocking TCP socket with

@@ -135,6 +135,11 @@ TEST_F(Beside, SamplesAreClassifiedByStep)
     EXPECT_LT(r.noise, 0.5) << "even and odd cycles agree (a preempted SoI could flip a few samples, not a median)";
     EXPECT_LT(r.lv[0].achieved_pct, 0.5) << "a duty SoI's 0 %: its idle worker's wake-ups at the steps' ends";
     EXPECT_GT(r.lv[1].achieved_pct, 20.0);
+    // seen from outside the SoI: its worker's own CPU time; a duty SoI's achieved figure is that share, so its work
+    // per CPU second is its whole capacity
+    EXPECT_LT(r.lv[0].cpu_share, 0.005);
+    EXPECT_NEAR(r.lv[1].cpu_share * 100, r.lv[1].achieved_pct, 2.0);
+    EXPECT_NEAR(r.lv[1].work_cpu_pct, 100.0, 2.0);
 
     // bad arguments
     EXPECT_EQ(beside_run(s, levels, 2, 0, 40 * kMs, 5 * kMs, probe_cpu, &p, &stop, &r, why, sizeof why), -EINVAL);

@@ -465,6 +465,55 @@ TEST(Sink, AddressesAndHandshake)
     EXPECT_EQ(sink_connect(other.c_str(), 300, &fd, why, sizeof why), -ECONNREFUSED) << why;
 }
 
+// Teardown waits are bounded (issue 14, bug 6): peers that are silent in the handshake, stop half-way through it,
+// or stream without ever reading must not hold sink_stop. Every sink thread waits on the stop pipe as well as on its
+// connection, so sink_stop returns at once (bound 1 s on a loaded host) and every peer then sees its connection
+// closed.
+TEST(Sink, StopIsBoundedWhateverThePeersDo)
+{
+    char why[256];
+    struct sink *s = nullptr;
+    ASSERT_EQ(sink_start("127.0.0.1:0", -1, nullptr, &s, why, sizeof why), 0) << why;
+    std::string addr = sink_address(s);
+    struct sockaddr_storage sa;
+    unsigned salen = 0;
+    ASSERT_EQ(sink_parse_addr(addr.c_str(), 0, &sa, &salen, why, sizeof why), 0) << why;
+    auto raw = [&]() {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        EXPECT_EQ(connect(fd, (struct sockaddr *)&sa, salen), 0) << strerror(errno);
+        return fd;
+    };
+    int silent = raw();                       // connects, never sends the hello
+    int half = raw();                         // sends half of it, then nothing
+    ASSERT_EQ(send(half, SINK_HELLO, 6, MSG_NOSIGNAL), 6);
+    int flood = -1;                           // completes the handshake, streams, never reads
+    ASSERT_EQ(sink_connect(addr.c_str(), 2000, &flood, why, sizeof why), 0) << why;
+    std::string data(1 << 16, 'z');
+    for (int i = 0; i < 64 && send(flood, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT) > 0; i++) {
+    }
+    struct sink_stats st = {};
+    for (int i = 0; i < 400 && st.active < 3; i++) {
+        sink_get_stats(s, &st);
+        usleep(5000);
+    }
+    ASSERT_EQ(st.active, 3u) << "the sink accepted " << st.active << " of 3 connections";
+    double t0 = ib_test::now_s();
+    sink_stop(s);
+    double took = ib_test::now_s() - t0;
+    EXPECT_LT(took, 1.0) << "sink_stop waited " << took << " s for its peers";
+    printf("sink_stop with a silent, a half-hello and a flooding peer: %.3f s\n", took);
+    for (int fd : {silent, half, flood}) { // each one's connection is closed by the sink: EOF or reset, not silence
+        struct pollfd p = {fd, POLLIN, 0};
+        EXPECT_EQ(poll(&p, 1, 2000), 1) << "fd " << fd << ": the sink left the connection open";
+        char c[64];
+        ssize_t k;
+        while ((k = recv(fd, c, sizeof c, MSG_DONTWAIT)) > 0) { // the flooding peer may hold the sink's OK unread
+        }
+        EXPECT_TRUE(k == 0 || (k < 0 && errno == ECONNRESET)) << "fd " << fd << ": " << k << " " << strerror(errno);
+        close(fd);
+    }
+}
+
 TEST_F(IoSoi, NetBwOverLoopbackGrowsSizeAndRate)
 {
     const soi_ops *ops = soi_find("net-bw");

@@ -236,6 +236,7 @@ struct Matrix {
         c->measured = 1;
         c->d = d;
         c->se = se;
+        c->soi_work_cpu_pct = 100; // the SoI did its work beside the probe: its capacity per CPU second
     }
     const struct val_check *check(const char *soi)
     {
@@ -300,6 +301,31 @@ TEST(ValidateClaims, SmallOnEveryProbe)
     none.set("mem-bw", "pagecache", 0, 0.1);
     EXPECT_EQ(val_claims_eval(&none.ov, nullptr, nullptr, 0), 0);
     EXPECT_EQ(none.ov.nchecks, 0u);
+}
+
+// "int moves no cache probe" is no finding when int did nothing beside them (issue 14): the claim is judged only
+// when the SoI's work per second of its own CPU time was within VAL_WORK_CPU_*_PCT of its capacity in every cell.
+TEST(ValidateClaims, SmallIsNotJudgedBesideAnSoIThatDidNoWork)
+{
+    for (double w : {0.0, (double)NAN, 500000.0, 5.0}) { // nothing done; no CPU time; work counted, not done; a 20th
+        Matrix m;
+        for (const char *p : {"chase-llc", "stream-llc", "chase-l2"})
+            m.set("int", p, 1, 1);
+        m.row("int")->cell[col("stream-llc")].soi_work_cpu_pct = w;
+        EXPECT_EQ(judge(m, "int"), VAL_UNDECIDABLE) << "int did " << w << " % of its peak per CPU second";
+        EXPECT_NE(strstr(m.check("int")->text, "did not do its work"), nullptr) << m.check("int")->text;
+        struct val_cellref bad[8];
+        unsigned nbad = 0;
+        val_claims_eval(&m.ov, bad, &nbad, 8);
+        EXPECT_EQ(nbad, 1u) << "the cell to measure again";
+    }
+    for (double w : {40.0, 100.0, 1400.0}) { // a loaded host's spread (docs/validation.md): judged
+        Matrix m;
+        for (const char *p : {"chase-llc", "stream-llc", "chase-l2"})
+            m.set("fp", p, 1, 1);
+        m.row("fp")->cell[col("chase-l2")].soi_work_cpu_pct = w;
+        EXPECT_EQ(judge(m, "fp"), VAL_PASS) << w;
+    }
 }
 
 namespace {

@@ -134,7 +134,7 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
     struct engine_window *res = calloc(nsteps, sizeof(*res));
     atomic_int done = 0;
     struct probe_job pj = {.s = s, .cpu = probe_cpu, .p = probe, .done = &done, .stop = stop};
-    double *vals = NULL, *ev = NULL, *od = NULL, *stepmed = NULL, *tmp = NULL, *ach = NULL;
+    double *vals = NULL, *ev = NULL, *od = NULL, *stepmed = NULL, *tmp = NULL, *ach = NULL, *cpu = NULL, *wcpu = NULL;
     int rc = 0;
     if (!res) {
         rc = -ENOMEM;
@@ -170,20 +170,25 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
     ev = malloc((pj.n + 1) * sizeof(double));
     od = malloc((pj.n + 1) * sizeof(double));
     ach = malloc((cycles + 1) * sizeof(double));
+    cpu = malloc((cycles + 1) * sizeof(double));
+    wcpu = malloc((cycles + 1) * sizeof(double));
     stepmed = malloc(nsteps * sizeof(double));
     tmp = malloc((pj.n + cycles + 1) * sizeof(double));
-    if (!vals || !ev || !od || !ach || !stepmed || !tmp) {
+    if (!vals || !ev || !od || !ach || !cpu || !wcpu || !stepmed || !tmp) {
         rc = -ENOMEM;
         goto out;
     }
     for (unsigned l = 0; l < nlevels; l++) {
-        size_t nv = 0, ne = 0, no = 0, na = 0, k = 0;
+        size_t nv = 0, ne = 0, no = 0, na = 0, nw = 0, k = 0;
         for (unsigned c = 0; c < cycles; c++) {
             const struct engine_window *r = &res[(size_t)c * nlevels + l];
             stepmed[(size_t)c * nlevels + l] = NAN;
             if ((size_t)c * nlevels + l >= ndone)
                 break;
+            cpu[na] = r->cpu_share;
             ach[na++] = r->achieved_pct;
+            if (r->cpu_share > 0 && isfinite(r->achieved_pct))
+                wcpu[nw++] = r->achieved_pct / r->cpu_share;
             uint64_t from = r->t0_ns + settle_ns, to = r->t1_ns;
             while (k < pj.n && pj.smp[k].t0 < from) /* samples are in time order */
                 k++;
@@ -209,6 +214,8 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
         bl->med_even = beside_median(ev, ne);
         bl->med_odd = beside_median(od, no);
         bl->achieved_pct = beside_median(ach, na);
+        bl->cpu_share = beside_median(cpu, na);
+        bl->work_cpu_pct = nw ? ib_median(wcpu, nw) : NAN;
         if (l == 0 && bl->median > 0 && ne && no) { /* noise: the solo level only (beside.h) */
             double d = (bl->med_even - bl->med_odd) / bl->median;
             d = d < 0 ? -d : d;
@@ -252,6 +259,8 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
     }
 out:
     free(ach);
+    free(cpu);
+    free(wcpu);
     free(stepmed);
     free(tmp);
     free(vals);

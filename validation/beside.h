@@ -45,6 +45,9 @@ struct beside_level {
     double med_even, med_odd; /* medians over even / odd cycles */
     unsigned nsamples;
     double achieved_pct; /* SoI self-meter: median over its steps */
+    double cpu_share;    /* the SoI's workers' own CPU time over wall time x threads, median over its steps (0-1) */
+    double work_cpu_pct; /* achieved % per unit of that share (work per CPU second, % of capacity), median over its
+                          * steps with CPU time (NAN: none) */
     /* Paired by cycle: in every cycle, this level's step median over the first level's step median of the same
      * cycle (moments apart, so slow drift cancels); ratio is the median of those per-cycle ratios and ratio_se
      * their standard error (sample standard deviation / sqrt(cycles); 0 with fewer than 2 cycles). */

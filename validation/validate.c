@@ -35,6 +35,10 @@ static int mprobe_index(const char *name)
 
 static int stopped(const atomic_int *stop) { return stop && atomic_load(stop); }
 
+int val_works_on_cpu(const struct soi_ops *ops) { return ops && ops->kind != SOI_FOOTPRINT && !ops->io; }
+
+int val_work_cpu_ok(double w) { return isfinite(w) && w >= VAL_WORK_CPU_MIN_PCT && w <= VAL_WORK_CPU_MAX_PCT; }
+
 /* ---- the real meter: beside_run on the open SoI and the probes ------------------------------------------------- */
 
 struct val_ctx {
@@ -241,10 +245,14 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
         return;
     }
     double rd[VAL_LEVELS][4], lo100 = INFINITY, hi100 = 0, sum100 = 0, ach100 = 0;
-    unsigned k[VAL_LEVELS] = {0}, n100 = 0, limited = 0;
+    double cpu_sum[VAL_LEVELS] = {0}, ach_sum[VAL_LEVELS] = {0};
+    unsigned k[VAL_LEVELS] = {0}, n100 = 0, limited = 0, nall[VAL_LEVELS] = {0};
     for (unsigned i = 0; i < n; i++) {
         unsigned l = (unsigned)(xs[i] / 25);
         double v = duty ? res[i].cpu_frac * 100 : res[i].achieved_pct;
+        cpu_sum[l] += res[i].cpu_frac * 100; /* every reading: what the workers used, reachable target or not */
+        ach_sum[l] += res[i].achieved_pct;
+        nall[l]++;
         if (xs[i] == 100) {
             lo100 = fmin(lo100, v);
             hi100 = fmax(hi100, v);
@@ -273,6 +281,8 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
         missing |= k[l] == 0 && l < VAL_LEVELS - 1; /* 100 % has its own windows */
         o->achieved[l] = k[l] ? y[l] : NAN;
         o->readings[l] = k[l];
+        o->on_cpu[l] = nall[l] ? cpu_sum[l] / nall[l] : NAN;
+        o->work_cpu[l] = cpu_sum[l] > 0 ? 100 * ach_sum[l] / cpu_sum[l] : NAN;
     }
     o->calib_pct = n100 ? sum100 / n100 : 0;
     o->alone_pct = n100 ? ach100 / n100 : 0;
@@ -291,7 +301,13 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
     o->calib_lo = lo100;
     o->calib_hi = hi100;
     o->judged = 1;
-    if (missing) {
+    const unsigned top = VAL_LEVELS - 1; /* flat out: its work per CPU second is its kernel's speed (validate.h) */
+    if (val_works_on_cpu(ops) && !val_work_cpu_ok(o->work_cpu[top])) {
+        o->verdict = VAL_FAIL;
+        snprintf(o->reason, sizeof(o->reason), "at 100 %% it did %.0f %% of its capacity per second of its own CPU "
+                 "time (on CPU %.1f %% of the time; bar %.0f-%.0f %%): its step does not do the work it counts",
+                 o->work_cpu[top], o->on_cpu[top], VAL_WORK_CPU_MIN_PCT, VAL_WORK_CPU_MAX_PCT);
+    } else if (missing) {
         o->verdict = VAL_UNDECIDABLE;
         snprintf(o->reason, sizeof(o->reason), "the host took the capacity below the targets: 100 %% windows read "
                  "%.0f-%.0f %% of the calibration, %u readings could not reach theirs", lo100, hi100, limited);
@@ -333,7 +349,8 @@ static double mono_tol(double se_a, double se_b) { return 2 * sqrt(se_a * se_a +
 struct pool {
     unsigned n[VAL_LEVELS];
     double r[VAL_LEVELS][POOL_MAX];
-    double ach[VAL_LEVELS], cost[VAL_LEVELS]; /* cycle-weighted sums */
+    double ach[VAL_LEVELS], cost[VAL_LEVELS], cpu[VAL_LEVELS], wcpu[VAL_LEVELS]; /* cycle-weighted sums */
+    unsigned wwt[VAL_LEVELS];                 /* the weights of wcpu (rounds with a figure) */
     unsigned wt[VAL_LEVELS], samples[VAL_LEVELS];
 };
 
@@ -346,6 +363,11 @@ static void pool_add(struct pool *p, const struct beside_result *br, unsigned nl
                 p->r[l][p->n[l]++] = bl->cycle_ratio[c];
         p->ach[l] += bl->achieved_pct * bl->ncycles;
         p->cost[l] += bl->median * bl->ncycles;
+        p->cpu[l] += bl->cpu_share * 100 * bl->ncycles;
+        if (isfinite(bl->work_cpu_pct)) {
+            p->wcpu[l] += bl->work_cpu_pct * bl->ncycles;
+            p->wwt[l] += bl->ncycles;
+        }
         p->wt[l] += bl->ncycles;
         p->samples[l] += bl->nsamples;
     }
@@ -380,6 +402,8 @@ static void ramp_summarise(const struct pool *p, struct val_ramp *r)
         pool_ratio(p, l, &ratio, &rse, &sd);
         deg_of(ratio, rse, &lv->d, &lv->se);
         lv->achieved_pct = p->wt[l] ? p->ach[l] / p->wt[l] : 0;
+        lv->on_cpu_pct = p->wt[l] ? p->cpu[l] / p->wt[l] : 0;
+        lv->work_cpu_pct = p->wwt[l] ? p->wcpu[l] / p->wwt[l] : NAN;
         lv->probe_cost = !isfinite(ratio) ? INFINITY : p->wt[l] ? p->cost[l] / p->wt[l] : 0;
         lv->samples = p->samples[l];
         lv->cycles = p->n[l];
@@ -643,6 +667,9 @@ int val_cell_measure(const struct val_meter *m, const char *probe, int probe_cpu
         cell->measured = 1;
         deg_of(br->lv[1].ratio, br->lv[1].ratio_se, &cell->d, &cell->se);
         cell->noise = br->noise * 100;
+        cell->soi_pct = br->lv[1].achieved_pct;
+        cell->soi_on_cpu_pct = br->lv[1].cpu_share * 100;
+        cell->soi_work_cpu_pct = br->lv[1].work_cpu_pct;
     }
     free(br);
     return rc;
@@ -758,6 +785,8 @@ int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *n
             double worst = 0, wse = 0;
             int any = 0;
             ck->verdict = VAL_PASS;
+            const char *idle = NULL; /* a probe beside which the SoI did not do its work (validate.h) */
+            double idle_w = 0;
             for (unsigned j = 0; j < 1 + CLAIM_MAX_OTHERS; j++) {
                 struct val_cell *x = claim_cell(ov, cl->soi, ps[j], &rb, &cb);
                 if (!x)
@@ -767,14 +796,27 @@ int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *n
                     ck->verdict = VAL_FAIL;
                     BAD(rb, cb);
                 }
+                if (val_works_on_cpu(ov->row[rb].ops) && !val_work_cpu_ok(x->soi_work_cpu_pct) && !idle) {
+                    idle = ps[j], idle_w = x->soi_work_cpu_pct;
+                    BAD(rb, cb);
+                }
                 if (!wp || fabs(x->d) > fabs(worst)) {
                     worst = x->d, wse = x->se, wp = ps[j];
                 }
             }
             if (!any)
                 continue;
+            /* "moves nothing" holds for an SoI that did nothing: it is judged only beside one that did its work */
+            if (idle && ck->verdict == VAL_PASS)
+                ck->verdict = VAL_UNDECIDABLE;
             snprintf(ck->text, sizeof(ck->text), "%s at 100 %%: %s move at most %+.1f +- %.1f %% (%s; bar: under "
                      "%.0f %% + twice the standard error)", cl->soi, cl->what, worst, wse, wp ? wp : "-", cl->factor);
+            if (idle) {
+                size_t tl = strlen(ck->text);
+                snprintf(ck->text + tl, sizeof(ck->text) - tl, "; beside %s it did %.0f %% of its capacity per CPU "
+                         "second (bar %.0f-%.0f %%): it did not do its work", idle, idle_w, VAL_WORK_CPU_MIN_PCT,
+                         VAL_WORK_CPU_MAX_PCT);
+            }
             for (unsigned j = 0; j < 1 + CLAIM_MAX_OTHERS; j++)
                 if (ps[j] && (b = claim_cell(ov, cl->soi, ps[j], &rb, &cb)) != NULL)
                     note_first(b, cl->soi, ps[j], ck->text, sizeof(ck->text));

@@ -48,6 +48,23 @@ struct val_meter {
     void *ctx;
 };
 
+/* ---- work seen from outside the SoI ----------------------------------------------------------------------------
+ * An SoI that works on its own CPUs (a rate or duty SoI, not I/O: a footprint's figure is bytes held, I/O waits off
+ * the CPU) does the work it counts in CPU time. At 100 % it runs flat out, so its units per second of its workers'
+ * own CPU time (the kernel's count of that time, not the SoI's) are its kernel's speed: they must lie between a
+ * tenth and a hundred times its capacity, measured at open as units per wall second. A step that counts work it does
+ * not do reads thousands of times its capacity per CPU second, one that does nothing for its CPU time reads 0, and
+ * one that neither works nor spins has no CPU time. The bar is wide because the capacity is a wall-time rate:
+ * measured while the host lent the CPU elsewhere, it reads low, and the ratio high (docs/validation.md, "Work seen
+ * from outside the SoI", has the figures). Paced levels are not judged: a pacer's wake-ups and an SoI spinning on
+ * round trips cost CPU time that is not work. */
+#define VAL_WORK_CPU_MIN_PCT 10.0
+#define VAL_WORK_CPU_MAX_PCT 10000.0
+/* 1 when the rule above applies to ops. */
+int val_works_on_cpu(const struct soi_ops *ops);
+/* 1 when work_cpu_pct (NAN: no CPU time) is within the bar. */
+int val_work_cpu_ok(double work_cpu_pct);
+
 /* ---- the self-meter ramp, the SoI alone ----------------------------------------------------------------------- */
 struct val_self {
     int ran;
@@ -57,6 +74,10 @@ struct val_self {
     unsigned fit_levels;         /* 4 for a rate SoI (its 100 % is unpaced), else 5 */
     double level[VAL_LEVELS], achieved[VAL_LEVELS]; /* achieved % (NAN: the level has no reading) */
     unsigned readings[VAL_LEVELS];
+    /* Seen from outside the SoI's step(): its workers' own CPU time over the wall time, % (every reading at the
+     * level, capacity-limited ones too), and its work per second of that CPU time, % of its capacity (achieved %
+     * over on-CPU share; NAN with no CPU time). A step that does nothing cannot hold both: it sleeps or spins. */
+    double on_cpu[VAL_LEVELS], work_cpu[VAL_LEVELS];
     double slope, r2, worst_pts, noise_pts, calib_pct, calib_lo, calib_hi; /* calib: the 100 % readings */
     double alone_pct;            /* achieved % of the capacity at 100 %, mean of those windows */
     unsigned capacity_limited;   /* readings left out: the capacity of the moment was below the target */
@@ -87,6 +108,7 @@ struct val_ramp_cfg {
 
 struct val_level {
     double level, achieved_pct, probe_cost; /* achieved: the SoI's self-meter beside the probe; probe_cost: median */
+    double on_cpu_pct, work_cpu_pct;        /* beside the probe, as val_self's on_cpu / work_cpu */
     double d, se;                           /* degradation % (1 - 1/ratio) and its standard error */
     unsigned samples, cycles;
 };
@@ -148,6 +170,8 @@ struct val_soi {
 struct val_cell {
     int measured;                /* 1: d, se, noise set; 0: skipped (why) or not run (why empty) */
     double d, se, noise;
+    double soi_pct, soi_on_cpu_pct, soi_work_cpu_pct; /* the SoI at 100 % beside the probe: achieved % of its
+                                                        * capacity, on-CPU %, work per CPU second (val_self) */
     int has_norm;
     double normalised;           /* d over what the probe's own SoI does to it */
     int remeasured;              /* measured twice: first_* is the first figure */

@@ -86,7 +86,8 @@ const struct vprobe_map *vprobe_map_of(const char *soi);
 enum overlap_kind {
     CLAIM_UNDER = 0, /* d(probe) < factor x d(other[0]); undecidable when other[0] was not hurt (d <= 2 se + 1) */
     CLAIM_ABOVE,     /* d(probe) > d(other[0]); undecidable when neither was hurt */
-    CLAIM_SMALL,     /* |d(p)| < factor + 2 se(p) for p = probe and every other[]; never undecidable */
+    CLAIM_SMALL,     /* |d(p)| < factor + 2 se(p) for p = probe and every other[]; undecidable when the SoI did
+                      * not do its work beside one of them (validate.h, VAL_WORK_CPU_*): nothing moved by nothing */
 };
 #define CLAIM_MAX_OTHERS 2
 struct overlap_claim {
