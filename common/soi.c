@@ -89,8 +89,8 @@ static int check_opt(const struct soi_ops *ops, const struct soi_opt *o, char *w
         return ib_why(why, len, -EINVAL, "%s: option %s: a choice takes 1 to %d names, other types none", ops->name,
                       o->name, SOI_MAX_CHOICES);
     for (unsigned i = 0; i < nc; i++)
-        for (unsigned j = 0; j < i; j++)
-            if (!*o->choices[i] || !strcmp(o->choices[i], o->choices[j]))
+        for (unsigned j = 0; j <= i; j++)
+            if (!*o->choices[i] || (j < i && !strcmp(o->choices[i], o->choices[j])))
                 return ib_why(why, len, -EINVAL, "%s: option %s: choice '%s' empty or twice", ops->name, o->name,
                               o->choices[i]);
     if (o->type == SOI_O_BOOL && (o->min != 0 || o->max != 1))
