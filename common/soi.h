@@ -83,7 +83,8 @@ struct soi_opt {
 #define SOI_OTYPE_OF_(st, f)                                                                                       \
     _Generic(((st *)0)->f, uint64_t: SOI_O_SIZE, unsigned: SOI_O_UINT, double: SOI_O_DOUBLE, int: -1, default: -2)
 #define SOI_FIELD_FITS_(t, st, f)                                                                                  \
-    ((int)SOI_OTYPE_OF_(st, f) == (int)(t) || ((int)SOI_OTYPE_OF_(st, f) == -1 && ((t) == SOI_O_BOOL || (t) == SOI_O_CHOICE)))
+    ((int)SOI_OTYPE_OF_(st, f) == (int)(t) ||                                                                      \
+     ((int)SOI_OTYPE_OF_(st, f) == -1 && ((t) == SOI_O_BOOL || (t) == SOI_O_CHOICE)))
 #define SOI_OPT(n, t, st, f, lo, hi, d, h)                                                                         \
     .name = (n), .type = (t), .off = offsetof(st, f) + 0 * sizeof(char[SOI_FIELD_FITS_(t, st, f) ? 1 : -1]),       \
     .min = (lo), .max = (hi), .def = (d), .help = (h)

@@ -1,5 +1,6 @@
 // test_registry.cpp - a parameterised GoogleTest over the SoI registry: every registered SoI's ops table and
-// typed option table (set by name, read back through the SoI's own struct), and a short prepare -> set_intensity -> step -> measure -> teardown cycle through the ramp
+// typed option table (set by name, read back through the SoI's own struct), and a short prepare -> set_intensity
+// -> step -> measure -> teardown cycle through the ramp
 // engine on this machine (1 thread on CPU 0).  Then the footprint SoIs on a synthetic two-socket topology (sizes and
 // shares), and mem-cap against cgroup memory limits read from fixture trees.
 //
@@ -214,8 +215,8 @@ TEST(Registry, CheckOpsCatchesBrokenOptionTables)
          sizeof(two_opts)},
         {"a choice named twice", "twice", {opt("p", SOI_O_CHOICE, offsetof(two_opts, pick), 0, 0, 0, twice)},
          sizeof(two_opts)},
-        {"a choice's default past its names", "default", {opt("p", SOI_O_CHOICE, offsetof(two_opts, pick), 0, 0, 2, names)},
-         sizeof(two_opts)},
+        {"a choice's default past its names", "default",
+         {opt("p", SOI_O_CHOICE, offsetof(two_opts, pick), 0, 0, 2, names)}, sizeof(two_opts)},
         {"a bool over [0, 2]", "bool", {opt("p", SOI_O_BOOL, offsetof(two_opts, pick), 0, 2, 0)}, sizeof(two_opts)},
     };
     for (auto &c : cases) {
