@@ -7,29 +7,36 @@
 #include "ib_err.h"
 #include "soi.h"
 
-static const char *ptype_name(enum soi_ptype t)
-{
-    switch (t) {
-    case SOI_P_SIZE: return "size";
-    case SOI_P_UINT: return "uint";
-    case SOI_P_BOOL: return "bool";
-    default: return "number";
-    }
-}
-
 static json_t *soi_json(const struct soi_ops *ops)
 {
     json_t *params = json_array();
-    for (unsigned i = 0; i < soi_nparams(ops); i++) {
-        const struct soi_param *p = &ops->params[i];
-        char dv[32], mn[32], mx[32];
-        snprintf(dv, sizeof(dv), "%g", p->def);
-        snprintf(mn, sizeof(mn), "%g", p->min);
-        snprintf(mx, sizeof(mx), "%g", p->max);
-        json_array_append_new(params, json_pack("{s:s,s:s,s:f,s:f,s:f,s:s,s:s,s:s,s:s}", "name", p->name, "type",
-                                                ptype_name(p->type), "min", p->min, "max", p->max, "default", p->def,
-                                                "help", p->help, "default_text", dv, "min_text", mn, "max_text",
-                                                mx));
+    for (unsigned i = 0; i < soi_nopts(ops); i++) {
+        const struct soi_opt *p = &ops->opts[i];
+        char dv[32], mn[32], mx[32], values[160] = "";
+        soi_opt_text(p, p->def, dv, sizeof(dv));
+        json_t *row = json_pack("{s:s,s:s,s:s,s:s}", "name", p->name, "type", soi_otype_name(p->type), "help",
+                                p->help, "default_text", dv);
+        if (p->type == SOI_O_CHOICE) { /* the names it takes; a choice's default is its name */
+            json_t *names = json_array();
+            size_t at = 0;
+            for (unsigned k = 0; p->choices[k]; k++) {
+                json_array_append_new(names, json_string(p->choices[k]));
+                int w = snprintf(values + at, sizeof(values) - at, "%s%s", k ? "|" : "", p->choices[k]);
+                at = w < 0 || (size_t)w >= sizeof(values) - at ? sizeof(values) - 1 : at + (size_t)w;
+            }
+            json_object_set_new(row, "choices", names);
+            json_object_set_new(row, "default", json_string(dv));
+        } else { /* numbers, and the range as text a user could type back ("4K..16M", "off|on") */
+            snprintf(values, sizeof(values), "%s%s%s", soi_opt_text(p, p->min, mn, sizeof(mn)),
+                     p->type == SOI_O_BOOL ? "|" : "..", soi_opt_text(p, p->max, mx, sizeof(mx)));
+            json_object_set_new(row, "min", json_real(p->min));
+            json_object_set_new(row, "max", json_real(p->max));
+            json_object_set_new(row, "default", json_real(p->def));
+        }
+        json_object_set_new(row, "values", json_string(values));
+        if (p->has_quick) /* what ibench validate sets it to, to stay short and safe */
+            json_object_set_new(row, "quick", json_string(soi_opt_text(p, p->quick, dv, sizeof(dv))));
+        json_array_append_new(params, row);
     }
     return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "name", ops->name, "paper", ops->paper ? ops->paper : "",
                      "resource", ops->resource, "kind", soi_kind_name(ops->kind), "scope",
@@ -85,9 +92,9 @@ int cmd_list(int argc, char **argv)
     if (one && fmt == OUT_TABLE) {
         json_t *params = json_object_get(json_array_get(rows, 0), "params");
         static const struct out_col pc[] = {
-            {"name", "parameter", OUT_K_STR, 0, NULL}, {"type", "type", OUT_K_STR, 0, NULL},
-            {"default_text", "default", OUT_K_STR, 0, NULL}, {"min_text", "min", OUT_K_STR, 0, NULL},
-            {"max_text", "max", OUT_K_STR, 0, NULL},         {"help", "meaning", OUT_K_STR, 0, NULL},
+            {"name", "parameter", OUT_K_STR, 0, NULL},       {"type", "type", OUT_K_STR, 0, NULL},
+            {"default_text", "default", OUT_K_STR, 0, NULL}, {"values", "values", OUT_K_STR, 0, NULL},
+            {"help", "meaning", OUT_K_STR, 0, NULL},
         };
         printf("\n");
         if (json_array_size(params))

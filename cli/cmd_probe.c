@@ -79,9 +79,9 @@ static int probe_beside(struct machine *m, const char *what, int cpu, uint64_t b
             cpus[i] = c;
         }
     }
-    struct soi_env env = {.topo = m->topo, .cpu = &m->cpu, .calib = &m->calib, .mlim = &m->mlim, .nthreads = n,
-                          .cpus = cpus, .target_cpu = cpu, .stop = &cli_stop, .cached_capacity = bo->cached};
-    soi_param_defaults(ops, env.param);
+    struct soi_env env;
+    soi_env_init(&env, ops, m, n, cpus, cpu, &cli_stop);
+    env.cached_capacity = bo->cached;
     cli_signals_install();
     struct soi *s = NULL;
     int bad = 0;

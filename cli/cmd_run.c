@@ -244,12 +244,9 @@ int cli_parse_run(int argc, char **argv, struct run_opts *o, char *why, size_t l
                 rc = ib_why(why, len, -EINVAL, "--target given twice");
             o->target = optarg;
             break;
-        case O_RW: {
-            const char *v = !strcmp(optarg, "read") ? "0" : !strcmp(optarg, "write") ? "1" : !strcmp(optarg, "mix") ? "2" : NULL;
-            rc = v ? add_param(o, "rw", 2, v, why, len)
-                   : ib_why(why, len, -EINVAL, "--rw '%s': read, write or mix", optarg);
+        case O_RW: /* --rw, --bs, --qd: spellings of --param rw=, bs=, qd= (checked by the SoI's option table) */
+            rc = add_param(o, "rw", 2, optarg, why, len);
             break;
-        }
         case O_BS:
             rc = add_param(o, "bs", 2, optarg, why, len);
             break;
@@ -492,9 +489,9 @@ int cmd_run(int argc, char **argv)
                         soi_kind_name(ops->kind));
         goto out;
     }
-    soi_param_defaults(ops, env.param);
+    soi_env_init(&env, ops, NULL, 0, NULL, -1, NULL); /* the options, checked before anything is measured */
     for (unsigned i = 0; i < o.nparams; i++)
-        if (soi_param_set(ops, env.param, o.pname[i], o.pvalue[i], why, sizeof(why)) < 0) {
+        if (soi_opt_set(&env, o.pname[i], o.pvalue[i], why, sizeof(why)) < 0) {
             code = cli_fail(IB_EXIT_USAGE, "run", "%s", why);
             goto out;
         }
@@ -559,13 +556,15 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     cli_signals_install();
-    env = (struct soi_env){.topo = m.topo, .cpu = &m.cpu, .calib = &m.calib, .mlim = &m.mlim, .nthreads = n,
-                           .cpus = cpus, .target_cpu = o.have_near ? o.near : -1, .stop = &cli_stop,
-                           .cached_capacity = o.cached_capacity, .dir = o.dir, .device = o.device,
-                           .force = o.force, .target = o.target, .duty_period_ns = o.quantum_ns};
-    soi_param_defaults(ops, env.param);
-    for (unsigned i = 0; i < o.nparams; i++)
-        soi_param_set(ops, env.param, o.pname[i], o.pvalue[i], why, sizeof(why));
+    struct soi_env checked = env;
+    soi_env_init(&env, ops, &m, n, cpus, o.have_near ? o.near : -1, &cli_stop);
+    env.opts = checked.opts;
+    env.cached_capacity = o.cached_capacity;
+    env.dir = o.dir;
+    env.device = o.device;
+    env.force = o.force;
+    env.target = o.target;
+    env.duty_period_ns = o.quantum_ns;
     if (!m.calib.have_caches && isatty(2))
         fprintf(stderr, "ibench run: measuring this machine's capacities once (cached for later runs)...\n");
     int bad = 0;
@@ -600,8 +599,13 @@ int cmd_run(int argc, char **argv)
                                               "paper", ops->paper, "kind", soi_kind_name(ops->kind), "scope",
                                               topo_scope_name(ops->scope)));
     json_t *params = json_object();
-    for (unsigned i = 0; i < soi_nparams(ops); i++)
-        json_object_set_new(params, ops->params[i].name, json_real(env.param[i]));
+    for (unsigned i = 0; i < soi_nopts(ops); i++) { /* a choice by its name, the rest as numbers */
+        const struct soi_opt *so = &ops->opts[i];
+        double v = soi_opt_get(&env, so);
+        char t[64];
+        json_object_set_new(params, so->name, so->type == SOI_O_CHOICE ? json_string(soi_opt_text(so, v, t, sizeof(t)))
+                                                                       : json_real(v));
+    }
     json_object_set_new(doc, "params", params);
     json_t *jc = json_array();
     for (unsigned i = 0; i < n; i++)

@@ -329,15 +329,16 @@ static int machine_cmd(int argc, char **argv, int calibrate)
     }
     if (calibrate && dir) { /* the disk-bw peaks of DIR's filesystem, read and write, through the SoI itself */
         const struct soi_ops *ops = soi_find("disk-bw");
+        static const char *const rws[] = {"read", "write"}; /* as `run --soi disk-bw --rw` spells them */
         for (int rw = 0; ops && rw < 2; rw++) {
-            out_progress(cmd, "sequential %s bandwidth of %s", rw ? "write" : "read", dir);
-            struct soi_env env = {.topo = m.topo, .cpu = &m.cpu, .calib = &m.calib, .mlim = &m.mlim, .nthreads = 1,
-                                  .cpus = &last, .target_cpu = -1, .stop = &cli_stop, .dir = dir};
-            soi_param_defaults(ops, env.param);
-            env.param[soi_param_index(ops, "rw")] = rw;
+            out_progress(cmd, "sequential %s bandwidth of %s", rws[rw], dir);
+            struct soi_env env;
+            soi_env_init(&env, ops, &m, 1, &last, -1, &cli_stop);
+            env.dir = dir;
             struct soi *s = NULL;
             int bad = 0;
-            rc = soi_open(ops, &env, &s, &bad, why, sizeof(why));
+            if ((rc = soi_opt_set(&env, "rw", rws[rw], why, sizeof(why))) >= 0)
+                rc = soi_open(ops, &env, &s, &bad, why, sizeof(why));
             if (rc < 0) {
                 out_progress_done();
                 code = cli_fail(cli_exit_for(rc, bad), cmd, "%s", why);

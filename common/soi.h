@@ -21,11 +21,14 @@ extern "C" {
 #endif
 
 #define SOI_OPS_VERSION 1
-#define SOI_MAX_PARAMS 8
+#define SOI_MAX_OPTS 8      /* options per SoI */
+#define SOI_MAX_CHOICES 8   /* names per CHOICE option */
+#define SOI_OPTS_MAX 128    /* bytes of an SoI's option struct (ops->opts_size), held inside struct soi_env */
 #define SOI_MAX_THREADS 256
 
 struct calib;
 struct cpu_info;
+struct machine;
 struct mlim;
 
 /* How intensity maps to pressure, and so how the engine paces it. */
@@ -49,18 +52,48 @@ enum soi_placement {
     SOI_PLACE_SPREAD,    /* as far apart as possible (topo_spread): traffic between CPUs is the pressure */
 };
 
-enum soi_ptype { SOI_P_SIZE = 0, SOI_P_UINT, SOI_P_DOUBLE, SOI_P_BOOL };
-
-/* One tunable, checked centrally (range, type) and listed by `ibench list --soi NAME`. */
-struct soi_param {
-    const char *name; /* NULL terminates the table */
-    enum soi_ptype type;
-    double min, max, def;
-    const char *help;
+/* Option types and the C type of the field each fills in the SoI's option struct. */
+enum soi_otype {
+    SOI_O_SIZE = 0, /* uint64_t: bytes, "4096", "64K", "1.5M", "2G" */
+    SOI_O_UINT,     /* unsigned */
+    SOI_O_DOUBLE,   /* double */
+    SOI_O_BOOL,     /* int, 0 or 1: 1/yes/on/true, 0/no/off/false */
+    SOI_O_CHOICE,   /* int, an index into `choices`, set by name ("read|write|mix"): declare the field as int */
 };
 
-/* What the engine hands an SoI: read-only facts about where and how it runs. */
+/* One tunable, as fio's struct fio_option: a named field of the SoI's own `struct <soi>_opts` at `off`, checked
+ * centrally (type, range) and listed by `ibench list --soi NAME`.  The SoI reads the struct through soi_opts(). */
+struct soi_opt {
+    const char *name;            /* NULL terminates the table */
+    enum soi_otype type;
+    size_t off;                  /* offsetof(struct <soi>_opts, field) */
+    double min, max, def;        /* CHOICE: def is an index; min and max are unused (the range is the choices) */
+    const char *help;
+    const char *const *choices;  /* CHOICE: the names, NULL-terminated, in the order of the SoI's enum */
+    double quick;                /* with has_quick: the value a run that must be short and safe uses (ibench
+                                  * validate), e.g. smaller files; inside [min, max] like def */
+    int has_quick;
+};
+/* A table row, in the SoI's file:
+ *     {SOI_OPT("bs", SOI_O_SIZE, struct dbw_opts, bs, 4096, 16 << 20, 1 << 20, "block size ..."), SOI_QUICK(...)},
+ * with .choices = NAMES for a CHOICE.  In C the field's type is checked against the option's at compile time
+ * (a mismatch is a negative array size). */
+#define SOI_QUICK(v) .quick = (v), .has_quick = 1
+#ifndef __cplusplus
+#define SOI_OTYPE_OF_(st, f)                                                                                       \
+    _Generic(((st *)0)->f, uint64_t: SOI_O_SIZE, unsigned: SOI_O_UINT, double: SOI_O_DOUBLE, int: -1, default: -2)
+#define SOI_FIELD_FITS_(t, st, f)                                                                                  \
+    ((int)SOI_OTYPE_OF_(st, f) == (int)(t) ||                                                                      \
+     ((int)SOI_OTYPE_OF_(st, f) == -1 && ((t) == SOI_O_BOOL || (t) == SOI_O_CHOICE)))
+#define SOI_OPT(n, t, st, f, lo, hi, d, h)                                                                         \
+    .name = (n), .type = (t), .off = offsetof(st, f) + 0 * sizeof(char[SOI_FIELD_FITS_(t, st, f) ? 1 : -1]),       \
+    .min = (lo), .max = (hi), .def = (d), .help = (h)
+#endif
+
+/* What the engine hands an SoI: read-only facts about where and how it runs.  Built by soi_env_init() (the common
+ * facts, the option defaults); the I/O fields and knobs are plain assignments after it. */
 struct soi_env {
+    const struct soi_ops *ops; /* whose options `opts` holds: soi_open() refuses an env made for another SoI */
     struct topo *topo;
     const struct cpu_info *cpu;
     struct calib *calib;     /* measured capacities; SoIs may ask for a missing one to be measured */
@@ -68,7 +101,6 @@ struct soi_env {
     unsigned nthreads;
     const int *cpus;         /* nthreads OS CPU indices, where worker i runs */
     int target_cpu;          /* --near target, or -1 */
-    double param[SOI_MAX_PARAMS]; /* values for ops->params, in table order */
     const atomic_int *stop;  /* set on SIGINT/SIGTERM: long prepare/set_intensity work must poll it */
     int cached_capacity;     /* 1: trust cached peak rates; 0 (default): re-measure them now, in this run */
     uint64_t duty_period_ns; /* duty SoIs: the duty quantum, one on/off cycle (0: the engine picks the shortest
@@ -78,7 +110,20 @@ struct soi_env {
     const char *device;      /* disk-bw: read a raw block device instead (only with force) */
     int force;
     const char *target;      /* net-bw: ADDR:PORT of an ibench sink (NULL: a sink of its own on loopback) */
+    union {                  /* the SoI's struct <soi>_opts (ops->opts_size bytes): read it with soi_opts(), set it
+                              * through soi_opt_set()/soi_opt_setnum(); in the env, so nothing to free */
+        unsigned char b[SOI_OPTS_MAX];
+        uint64_t u64;        /* (alignment for any field type) */
+        double d;
+        void *p;
+    } opts;
 };
+
+/* The SoI's option struct: `const struct dbw_opts *o = soi_opts(s->env);` */
+static inline const void *soi_opts(const struct soi_env *env)
+{
+    return env->opts.b;
+}
 
 /* A running instance. The SoI fills capacity/unit/capacity_src in prepare(). */
 struct soi {
@@ -129,7 +174,8 @@ struct soi_ops {
     const char *paper;       /* "SoI6" */
     enum topo_scope scope;   /* what a --near placement must share with the target */
     enum soi_kind kind;
-    const struct soi_param *params;
+    const struct soi_opt *opts; /* its options (NULL: none), over a struct of opts_size bytes */
+    size_t opts_size;           /* sizeof(struct <soi>_opts), at most SOI_OPTS_MAX */
     int (*supported)(const struct soi_env *env, char *why, size_t len);         /* 0 or -ENOTSUP */
     int (*prepare)(struct soi *s, char *why, size_t len);                       /* size, allocate, calibrate */
     int (*set_intensity)(struct soi *s, double x, char *why, size_t len);       /* workers are parked */
@@ -151,14 +197,31 @@ unsigned soi_count(void);
 const struct soi_ops *soi_at(unsigned i);
 const struct soi_ops *soi_find(const char *name);
 
-/* Checks an ops table: version, name, step, params (ranges, defaults inside them, names unique). */
+/* Checks an ops table: version, name, step, options (types, offsets inside opts_size and apart, ranges, defaults
+ * and quick values inside them, names unique, choices). */
 int soi_check_ops(const struct soi_ops *ops, char *why, size_t len);
-/* Parameters: defaults, index by name, and "NAME=VALUE" with central type/range checking. */
-unsigned soi_nparams(const struct soi_ops *ops);
-int soi_param_index(const struct soi_ops *ops, const char *name);
-void soi_param_defaults(const struct soi_ops *ops, double *vals);
-int soi_param_set(const struct soi_ops *ops, double *vals, const char *name, const char *value, char *why,
-                  size_t len);
+
+/* One constructor for every caller: zeroes env, fills the common facts (m may be NULL: topo, cpu, calib and mlim
+ * stay NULL for the caller to set), and writes ops's option defaults.  target_cpu: --near CPU, or -1. */
+void soi_env_init(struct soi_env *env, const struct soi_ops *ops, struct machine *m, unsigned nthreads,
+                  const int *cpus, int target_cpu, const atomic_int *stop);
+
+/* Options, by name, through env->ops's table. */
+unsigned soi_nopts(const struct soi_ops *ops);
+const struct soi_opt *soi_opt_find(const struct soi_ops *ops, const char *name); /* NULL: no such option */
+/* Set from a string (the command line): -EINVAL for an unknown name or a value that does not parse (a CHOICE
+ * takes one of its names), -ERANGE outside [min, max]. */
+int soi_opt_set(struct soi_env *env, const char *name, const char *value, char *why, size_t len);
+/* Set from a number (a CHOICE's index, a BOOL's 0/1): -EINVAL unknown name, NaN or a fraction for an integer
+ * type; -ERANGE outside. */
+int soi_opt_setnum(struct soi_env *env, const char *name, double v, char *why, size_t len);
+/* Every option with a quick value takes it (see struct soi_opt). */
+void soi_opts_quick(struct soi_env *env);
+/* An option's value in env, as a number (a CHOICE's index). */
+double soi_opt_get(const struct soi_env *env, const struct soi_opt *o);
+/* A value of o as text a user could type back: a CHOICE's name, a BOOL's on/off, a size as "512M"; buf returned. */
+const char *soi_opt_text(const struct soi_opt *o, double v, char *buf, size_t len);
+const char *soi_otype_name(enum soi_otype t);
 
 /* supported() + prepare(); on success *out is ready for the engine, release with soi_close(). On failure
  * *bad_input (may be NULL) is 1 when the SoI marked it as the user's input (soi_bad_input), else 0; callers pass it on

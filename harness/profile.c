@@ -435,10 +435,10 @@ static int profile_soi(struct machine *m, struct run *r, const struct prof_param
         skip(e, w);
         return 0;
     }
-    struct soi_env env = {.topo = m->topo, .cpu = &m->cpu, .calib = &m->calib, .mlim = &m->mlim, .nthreads = n,
-                          .cpus = cpus, .target_cpu = o->tcpus[0], .stop = r->stop, .cached_capacity = 1,
-                          .dir = o->dir};
-    soi_param_defaults(ops, env.param);
+    struct soi_env env;
+    soi_env_init(&env, ops, m, n, cpus, o->tcpus[0], r->stop);
+    env.cached_capacity = 1;
+    env.dir = o->dir;
     out_progress("profile", "%s: opening on CPU %d", ops->name, cpus[0]);
     int bad = 0;
     int rc = soi_open(ops, &env, &r->s, &bad, w, sizeof(w));

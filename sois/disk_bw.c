@@ -35,18 +35,21 @@
 #include "parse.h"
 #include "peak.h"
 #include "scratch.h"
+#include "soi_opts.h"
 #include "uring_kit.h"
 
-enum { RW_READ = 0, RW_WRITE, RW_MIX };
-enum { P_RW = 0, P_BS, P_QD, P_FILE };
-static const char *const rw_name[] = {"read", "write", "mix"};
+enum { RW_READ = 0, RW_WRITE, RW_MIX }; /* the order of rw_name */
+static const char *const rw_name[] = {"read", "write", "mix", NULL};
 
-static const struct soi_param dbw_params[] = {
-    {"rw", SOI_P_UINT, 0, 2, 0, "0 read, 1 write, 2 mix (also --rw read|write|mix)"},
-    {"bs", SOI_P_SIZE, 4096, 16 << 20, 1 << 20, "block size of each request (also --bs), a multiple of 4 KiB"},
-    {"qd", SOI_P_UINT, 1, 256, 8, "requests in flight per thread (also --qd)"},
-    {"file-size", SOI_P_SIZE, 16 << 20, 1ULL << 40, 512 << 20,
-     "size of each thread's file, a multiple of 4 KiB (within the spare space)"},
+static const struct soi_opt dbw_opts[] = {
+    {SOI_OPT("rw", SOI_O_CHOICE, struct dbw_opts, rw, 0, 0, RW_READ,
+     "direction: read, write, or mix (alternating) (also --rw)"), .choices = rw_name},
+    {SOI_OPT("bs", SOI_O_SIZE, struct dbw_opts, bs, 4096, 16 << 20, 1 << 20,
+     "block size of each request (also --bs), a multiple of 4 KiB")},
+    {SOI_OPT("qd", SOI_O_UINT, struct dbw_opts, qd, 1, 256, 8, "requests in flight per thread (also --qd)")},
+    {SOI_OPT("file-size", SOI_O_SIZE, struct dbw_opts, file_size, 16 << 20, 1ULL << 40, 512 << 20,
+     "size of each thread's file, a multiple of 4 KiB (within the spare space)"),
+     SOI_QUICK(256 << 20)}, /* validation: files quick to write at prepare */
     {0},
 };
 
@@ -229,10 +232,11 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
         return -ENOMEM;
     s->priv = p;
     p->n = env->nthreads;
-    p->rw = (int)env->param[P_RW];
-    p->bs = (uint64_t)env->param[P_BS];
-    p->qd = (unsigned)env->param[P_QD];
-    p->bytes = (uint64_t)env->param[P_FILE];
+    const struct dbw_opts *o = soi_opts(env);
+    p->rw = o->rw;
+    p->bs = o->bs;
+    p->qd = o->qd;
+    p->bytes = o->file_size;
     int rc;
     if (p->bs % 4096) {
         rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "disk-bw: bs %llu is not a multiple of 4 KiB (O_DIRECT)",
@@ -419,7 +423,8 @@ const struct soi_ops soi_disk_bw = {
     .paper = "SoI4",
     .scope = TOPO_SCOPE_MACHINE,
     .kind = SOI_RATE,
-    .params = dbw_params,
+    .opts = dbw_opts,
+    .opts_size = sizeof(struct dbw_opts),
     .prepare = dbw_prepare,
     .set_intensity = dbw_set_intensity,
     .step = dbw_step,

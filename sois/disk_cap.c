@@ -26,12 +26,14 @@
 #include "parse.h"
 #include "scratch.h"
 #include "soi.h"
+#include "soi_opts.h"
 
-enum { P_MAX = 0, P_RATE };
-static const struct soi_param dcap_params[] = {
-    {"max-bytes", SOI_P_SIZE, 0, 1ULL << 50, 0,
-     "allotment at 100 % (also --max-bytes; 0: min(10 % of the spare space, 4 GiB))"},
-    {"access-rate", SOI_P_DOUBLE, 0, 1e7, 2000, "random 4 KiB reads per second, all threads (0: unlimited)"},
+static const struct soi_opt dcap_opts[] = {
+    {SOI_OPT("max-bytes", SOI_O_SIZE, struct dcap_opts, max_bytes, 0, 1ULL << 50, 0,
+     "allotment at 100 % (also --max-bytes; 0: min(10 % of the spare space, 4 GiB))"),
+     SOI_QUICK(2ULL << 30)}, /* validation: a fixed allotment, quick to fill */
+    {SOI_OPT("access-rate", SOI_O_DOUBLE, struct dcap_opts, access_rate, 0, 1e7, 2000,
+     "random 4 KiB reads per second, all threads (0: unlimited)")},
     {0},
 };
 
@@ -70,6 +72,7 @@ static void dcap_teardown(struct soi *s)
 static int dcap_prepare(struct soi *s, char *why, size_t len)
 {
     const struct soi_env *env = s->env;
+    const struct dcap_opts *o = soi_opts(env);
     if (env->nthreads > 64)
         return soi_bad_input(s, ib_why(why, len, -EINVAL, "disk-cap: at most 64 threads"));
     struct dcap *p = ib_map(sizeof(*p), 0); /* page-aligned, zeroed: its scratch is closed */
@@ -78,7 +81,7 @@ static int dcap_prepare(struct soi *s, char *why, size_t len)
     p->fd = -1;
     p->n = env->nthreads;
     s->priv = p;
-    uint64_t want = (uint64_t)env->param[P_MAX];
+    uint64_t want = o->max_bytes;
     /* an allotment asked for must fit the spare space (else the user's input is refused); the default is a share of
      * it, at least one grain */
     int rc = scratch_open(&p->sc, env->dir, "disk-cap", want ? want : DCAP_GRAIN, 0, why, len);
@@ -111,13 +114,13 @@ static int dcap_prepare(struct soi *s, char *why, size_t len)
     for (unsigned i = 0; i < p->n; i++)
         p->rng[i].s = 0x9e3779b97f4a7c15ULL * (i + 1) ^ (uint64_t)env->cpus[i];
     s->capacity = (double)p->allot;
-    s->rate_cap = env->param[P_RATE];
+    s->rate_cap = o->access_rate;
     snprintf(s->unit, sizeof(s->unit), "B");
     snprintf(s->secondary_unit, sizeof(s->secondary_unit), "reads/s");
     snprintf(s->capacity_src, sizeof(s->capacity_src), "allotment %s of %s (spare %s: available %s less the margin "
              "of %s)%s", fmt_bytes((double)p->allot, b1, sizeof(b1)), dir, fmt_bytes((double)spare, b2, sizeof(b2)),
              fmt_bytes((double)sp.avail, b3, sizeof(b3)), fmt_bytes((double)fs_margin(sp.total), b4, sizeof(b4)),
-             env->param[P_MAX] > 0 ? "" : "; default min(10 % of spare, 4 GiB)");
+             o->max_bytes > 0 ? "" : "; default min(10 % of spare, 4 GiB)");
     snprintf(s->note, sizeof(s->note), "file %.300s (removed at exit)%s", p->path,
              p->sc.memory ? "; this is a tmpfs: its space is memory" : "");
     return 0;
@@ -200,7 +203,8 @@ const struct soi_ops soi_disk_cap = {
     .paper = "SoI3",
     .scope = TOPO_SCOPE_MACHINE,
     .kind = SOI_FOOTPRINT,
-    .params = dcap_params,
+    .opts = dcap_opts,
+    .opts_size = sizeof(struct dcap_opts),
     .prepare = dcap_prepare,
     .set_intensity = dcap_set_intensity,
     .step = dcap_step,

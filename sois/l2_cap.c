@@ -2,10 +2,12 @@
  * Random chases as llc-cap, with a proportional L1-sized sweep so accesses land in the L2. */
 #include "calib.h"
 #include "ib_err.h"
+#include "soi_opts.h"
 #include "soikit.h"
 
-static const struct soi_param l2_cap_params[] = {
-    {"sweep", SOI_P_BOOL, 0, 1, 1, "sweep the L1d in proportion to the chase so accesses reach the L2"},
+static const struct soi_opt l2_cap_opts[] = {
+    {SOI_OPT("sweep", SOI_O_BOOL, struct cache_cap_opts, sweep, 0, 1, 1,
+     "sweep the L1d in proportion to the chase so accesses reach the L2")},
     {0},
 };
 
@@ -18,7 +20,8 @@ static int l2_cap_supported(const struct soi_env *env, char *why, size_t len)
 
 static int l2_cap_prepare(struct soi *s, char *why, size_t len)
 {
-    return kit_cache_prepare(s, CALIB_L2, TOPO_SCOPE_L2, s->env->param[0] ? CALIB_L1 : -1, 8, why, len);
+    const struct cache_cap_opts *o = soi_opts(s->env);
+    return kit_cache_prepare(s, CALIB_L2, TOPO_SCOPE_L2, o->sweep ? CALIB_L1 : -1, 8, why, len);
 }
 
 const struct soi_ops soi_l2_cap = {
@@ -29,7 +32,8 @@ const struct soi_ops soi_l2_cap = {
     .paper = "SoI6'",
     .scope = TOPO_SCOPE_L2,
     .kind = SOI_FOOTPRINT,
-    .params = l2_cap_params,
+    .opts = l2_cap_opts,
+    .opts_size = sizeof(struct cache_cap_opts),
     .supported = l2_cap_supported,
     .prepare = l2_cap_prepare,
     .set_intensity = kit_fp_set_intensity,

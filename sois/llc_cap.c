@@ -8,18 +8,21 @@
  * Self-meters: distinct lines touched in the step (bytes), the access rate, and ns per dependent load.
  */
 #include "calib.h"
+#include "soi_opts.h"
 #include "soikit.h"
 
-static const struct soi_param llc_cap_params[] = {
-    {"sweep", SOI_P_BOOL, 0, 1, 1, "sweep the L2 in proportion to the chase so accesses reach the LLC"},
-    {"chains", SOI_P_UINT, 1, 16, 8, "independent chases in flight (memory-level parallelism)"},
+static const struct soi_opt llc_cap_opts[] = {
+    {SOI_OPT("sweep", SOI_O_BOOL, struct cache_cap_opts, sweep, 0, 1, 1,
+     "sweep the L2 in proportion to the chase so accesses reach the LLC")},
+    {SOI_OPT("chains", SOI_O_UINT, struct cache_cap_opts, chains, 1, 16, 8,
+     "independent chases in flight (memory-level parallelism)")},
     {0},
 };
 
 static int llc_cap_prepare(struct soi *s, char *why, size_t len)
 {
-    return kit_cache_prepare(s, CALIB_LLC, TOPO_SCOPE_LLC, s->env->param[0] ? CALIB_L2 : -1,
-                             (unsigned)s->env->param[1], why, len);
+    const struct cache_cap_opts *o = soi_opts(s->env);
+    return kit_cache_prepare(s, CALIB_LLC, TOPO_SCOPE_LLC, o->sweep ? CALIB_L2 : -1, o->chains, why, len);
 }
 
 const struct soi_ops soi_llc_cap = {
@@ -30,7 +33,8 @@ const struct soi_ops soi_llc_cap = {
     .paper = "SoI6",
     .scope = TOPO_SCOPE_LLC,
     .kind = SOI_FOOTPRINT,
-    .params = llc_cap_params,
+    .opts = llc_cap_opts,
+    .opts_size = sizeof(struct cache_cap_opts),
     .prepare = llc_cap_prepare,
     .set_intensity = kit_fp_set_intensity,
     .step = kit_fp_step,

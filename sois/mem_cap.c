@@ -18,16 +18,17 @@
 #include "kernels.h"
 #include "memlimit.h"
 #include "parse.h"
+#include "soi_opts.h"
 #include "soi.h"
 
 #define PAGE 4096ULL
 #define GROW_CHUNK (2ULL * 1024 * 1024)
 
-enum { P_MAX_BYTES = 0, P_TOUCH_RATE };
-
-static const struct soi_param mem_cap_params[] = {
-    {"max-bytes", SOI_P_SIZE, 0, 1e15, 0, "footprint at 100 % (0: all the machine can spare, less the margin)"},
-    {"touch-rate", SOI_P_DOUBLE, 0, 1e10, 4e6, "random line touches per second, all threads (0: unlimited)"},
+static const struct soi_opt mem_cap_opts[] = {
+    {SOI_OPT("max-bytes", SOI_O_SIZE, struct mem_cap_opts, max_bytes, 0, 1ULL << 50, 0,
+     "footprint at 100 % (0: all the machine can spare, less the margin)")},
+    {SOI_OPT("touch-rate", SOI_O_DOUBLE, struct mem_cap_opts, touch_rate, 0, 1e10, 4e6,
+     "random line touches per second, all threads (0: unlimited)")},
     {0},
 };
 
@@ -42,7 +43,8 @@ struct mem_cap {
 static int mem_cap_prepare(struct soi *s, char *why, size_t len)
 {
     const struct soi_env *env = s->env;
-    uint64_t want = (uint64_t)env->param[P_MAX_BYTES];
+    const struct mem_cap_opts *o = soi_opts(env);
+    uint64_t want = o->max_bytes;
     char a[32], b[32], c[32];
     int rc = mlim_check(env->mlim, 1, want, "mem-cap: max-bytes", why, len);
     if (rc < 0)
@@ -66,7 +68,7 @@ static int mem_cap_prepare(struct soi *s, char *why, size_t len)
         m->seeds[i * 8] = 0x9E3779B97F4A7C15ULL * (i + 1);
     s->priv = m;
     s->capacity = (double)cap;
-    s->rate_cap = env->param[P_TOUCH_RATE];
+    s->rate_cap = o->touch_rate;
     snprintf(s->unit, sizeof(s->unit), "B");
     snprintf(s->secondary_unit, sizeof(s->secondary_unit), "touch/s");
     snprintf(s->capacity_src, sizeof(s->capacity_src), "%s %s (MemAvailable %s, margin %s%s)",
@@ -163,7 +165,8 @@ const struct soi_ops soi_mem_cap = {
     .paper = "SoI1",
     .scope = TOPO_SCOPE_NUMA,
     .kind = SOI_FOOTPRINT,
-    .params = mem_cap_params,
+    .opts = mem_cap_opts,
+    .opts_size = sizeof(struct mem_cap_opts),
     .prepare = mem_cap_prepare,
     .set_intensity = mem_cap_set_intensity,
     .step = mem_cap_step,

@@ -29,11 +29,11 @@
 #include "netsink.h"
 #include "parse.h"
 #include "peak.h"
+#include "soi_opts.h"
 
-enum { P_MAXREQ = 0 };
-static const struct soi_param nbw_params[] = {
-    {"max-request", SOI_P_SIZE, 4096, 64 << 20, 1 << 20,
-     "request size at 100 %; at x % requests are max-request x sqrt(x/100) (at least 4 KiB)"},
+static const struct soi_opt nbw_opts[] = {
+    {SOI_OPT("max-request", SOI_O_SIZE, struct nbw_opts, max_request, 4096, 64 << 20, 1 << 20,
+     "request size at 100 %; at x % requests are max-request x sqrt(x/100) (at least 4 KiB)")},
     {0},
 };
 
@@ -110,7 +110,7 @@ static int nbw_prepare(struct soi *s, char *why, size_t len)
         return -ENOMEM;
     s->priv = p;
     p->n = env->nthreads;
-    p->maxreq = (uint64_t)env->param[P_MAXREQ];
+    p->maxreq = ((const struct nbw_opts *)soi_opts(env))->max_request;
     p->req = p->maxreq;
     int rc;
     if ((rc = mlim_check(env->mlim, 1, p->maxreq, "net-bw: max-request", why, len)) < 0)
@@ -255,7 +255,8 @@ const struct soi_ops soi_net_bw = {
     .paper = "SoI5",
     .scope = TOPO_SCOPE_MACHINE,
     .kind = SOI_RATE,
-    .params = nbw_params,
+    .opts = nbw_opts,
+    .opts_size = sizeof(struct nbw_opts),
     .prepare = nbw_prepare,
     .set_intensity = nbw_set_intensity,
     .step = nbw_step,

@@ -9,12 +9,14 @@
 #include "cpuinfo.h"
 #include "ib_err.h"
 #include "peak.h"
+#include "soi_opts.h"
 
 uint64_t ib_simd_avx512_kernel(uint64_t iters);
 uint64_t ib_simd_avx2_kernel(uint64_t iters);
 uint64_t ib_simd_sse_kernel(uint64_t iters);
 
-enum { ISA_AUTO = 0, ISA_SSE, ISA_AVX2, ISA_AVX512 };
+enum { ISA_AUTO = 0, ISA_SSE, ISA_AVX2, ISA_AVX512 }; /* the order of isa_names */
+static const char *const isa_names[] = {"auto", "sse", "avx2", "avx512", NULL};
 
 static const struct {
     const char *name, *kind, *what;
@@ -25,8 +27,9 @@ static const struct {
     [ISA_AVX512] = {"avx512", "simd-avx512", "avx512 vfmadd231pd zmm, 12 chains", ib_simd_avx512_kernel},
 };
 
-static const struct soi_param simd_params[] = {
-    {"isa", SOI_P_UINT, 0, 3, 0, "vector ISA: 0 widest present, 1 sse, 2 avx2 (+fma), 3 avx512"},
+static const struct soi_opt simd_opts[] = {
+    {SOI_OPT("isa", SOI_O_CHOICE, struct simd_opts, isa, 0, 0, ISA_AUTO,
+     "vector ISA: auto (the widest present), sse, avx2 (+fma) or avx512"), .choices = isa_names},
     {0},
 };
 
@@ -43,7 +46,8 @@ static int isa_present(const struct cpu_info *c, int isa)
 
 static int simd_pick(const struct soi_env *env, char *why, size_t len)
 {
-    int want = (int)env->param[0];
+    const struct simd_opts *o = soi_opts(env);
+    int want = o->isa;
     if (want != ISA_AUTO) {
         if (!isa_present(env->cpu, want))
             return ib_why(why, len, -ENOTSUP, "simd: isa=%s is not supported by this CPU/OS", isas[want].name);
@@ -77,7 +81,8 @@ const struct soi_ops soi_simd = {
     .paper = "SoI15",
     .scope = TOPO_SCOPE_CORE,
     .kind = SOI_DUTY,
-    .params = simd_params,
+    .opts = simd_opts,
+    .opts_size = sizeof(struct simd_opts),
     .supported = simd_supported,
     .prepare = simd_prepare,
     .step = core_soi_step,

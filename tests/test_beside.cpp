@@ -50,7 +50,8 @@ const struct soi_ops fake_ops = {
     .paper = "-",
     .scope = TOPO_SCOPE_PU,
     .kind = SOI_DUTY,
-    .params = nullptr,
+    .opts = nullptr,
+    .opts_size = 0,
     .supported = nullptr,
     .prepare = fake_prepare,
     .set_intensity = nullptr,
@@ -99,14 +100,7 @@ protected:
         const unsigned npus = topo_npus(m.topo);
         soi_cpu = topo_pu_os(m.topo, npus - 1);
         probe_cpu = topo_pu_os(m.topo, 0);
-        env.topo = m.topo;
-        env.cpu = &m.cpu;
-        env.calib = &m.calib;
-        env.mlim = &m.mlim;
-        env.nthreads = 1;
-        env.cpus = &soi_cpu;
-        env.target_cpu = -1;
-        env.stop = &stop;
+        soi_env_init(&env, &fake_ops, &m, 1, &soi_cpu, -1, &stop);
         ASSERT_EQ(soi_open(&fake_ops, &env, &s, nullptr, why, sizeof why), 0) << why;
     }
     void TearDown() override

@@ -487,6 +487,8 @@ TEST_F(Bin, BadInputExitsTwoWithOneLine)
     expect_usage_error({"run", "--soi", "llc-cap", "--ramp", "--param", "nope=1"}, {"llc-cap", "'nope'"});
     expect_usage_error({"run", "--soi", "llc-cap", "--ramp", "-P", "chains=99"}, {"chains", "outside"});
     expect_usage_error({"run", "--soi", "llc-cap", "--ramp", "-P", "sweep=maybe"}, {"sweep", "'maybe'"});
+    expect_usage_error({"run", "--soi", "disk-bw", "--ramp", "--rw", "2"}, {"rw", "'2'", "read|write|mix"});
+    expect_usage_error({"run", "--soi", "simd", "--ramp", "-P", "isa=avx9"}, {"isa", "auto|sse|avx2|avx512"});
     expect_usage_error({"run", "--soi", "mem-cap", "--intensity", "10", "--max-bytes", "100T"},
                        {"mem-cap", "max-bytes", "100 TiB", "spare"});
     expect_usage_error({"run", "--soi", "mem-cap", "--intensity", "10", "--max-bytes", "lots"}, {"'lots'"});
@@ -571,6 +573,25 @@ TEST_F(Bin, ListHelpVersion)
         EXPECT_EQ(p.exit_code(), 0) << p.err;
         EXPECT_NE(p.out.find("chains"), std::string::npos) << p.out;
         EXPECT_EQ(p.out.find("mem-bw"), std::string::npos) << "only the one SoI";
+    }
+    {  // a choice lists its names, and its default by name; sizes as a user types them
+        Proc p;
+        run(p, {"list", "--soi", "disk-bw"});
+        EXPECT_EQ(p.exit_code(), 0) << p.err;
+        EXPECT_NE(p.out.find("read|write|mix"), std::string::npos) << p.out;
+        EXPECT_NE(p.out.find("choice  read"), std::string::npos) << p.out;
+        EXPECT_NE(p.out.find("4K..16M"), std::string::npos) << p.out;
+        Proc j;
+        run(j, {"list", "--soi", "disk-bw", "--json"});
+        EXPECT_EQ(j.exit_code(), 0) << j.err;
+        json_t *doc = parse_json(j.out);
+        ASSERT_NE(doc, nullptr);
+        json_t *rw = json_array_get(json_object_get(json_array_get(json_object_get(doc, "sois"), 0), "params"), 0);
+        EXPECT_STREQ(json_string_value(json_object_get(rw, "name")), "rw");
+        EXPECT_STREQ(json_string_value(json_object_get(rw, "default")), "read");
+        EXPECT_EQ(json_array_size(json_object_get(rw, "choices")), 3u);
+        EXPECT_STREQ(json_string_value(json_array_get(json_object_get(rw, "choices"), 2)), "mix");
+        json_decref(doc);
     }
     {
         Proc p;

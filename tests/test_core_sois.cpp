@@ -258,17 +258,9 @@ protected:
     struct soi_env env(const soi_ops *ops, const struct cpu_info *ci, int cached)
     {
         struct soi_env e;
-        memset(&e, 0, sizeof e);
-        e.topo = m->topo;
+        soi_env_init(&e, ops, m, 1, cpus, -1, &stop);
         e.cpu = ci;
-        e.calib = &m->calib;
-        e.mlim = &m->mlim;
-        e.nthreads = 1;
-        e.cpus = cpus;
-        e.target_cpu = -1;
-        e.stop = &stop;
         e.cached_capacity = cached;
-        soi_param_defaults(ops, e.param);
         return e;
     }
     // prepare -> {0, 100} % through the engine -> close; returns capacity_src
@@ -309,8 +301,6 @@ TEST_F(CoreSoi, SimdPicksTheWidestIsaAndFallsBack)
     ASSERT_NE(m, nullptr);
     const soi_ops *ops = soi_find("simd");
     ASSERT_NE(ops, nullptr);
-    const int isa = soi_param_index(ops, "isa");
-    ASSERT_GE(isa, 0);
     const struct cpu_info real = m->cpu;
     const char *widest = real.avx512f ? "avx512" : real.avx2 && real.fma ? "avx2" : "sse";
     printf("this CPU: avx512f=%d avx2=%d fma=%d -> simd runs %s\n", real.avx512f, real.avx2, real.fma, widest);
@@ -324,16 +314,16 @@ TEST_F(CoreSoi, SimdPicksTheWidestIsaAndFallsBack)
 
     // forced SSE: always possible on x86-64
     e = env(ops, &real, 0);
-    e.param[isa] = 1;
+    ASSERT_EQ(soi_opt_set(&e, "isa", "sse", why, sizeof why), 0) << why;
     src = short_run(ops, e, &pct);
     EXPECT_NE(src.find("sse addpd"), std::string::npos) << src;
 
     // forced AVX2 and AVX-512: run where present, refused with a reason where not
     for (int want : {2, 3}) {
-        SCOPED_TRACE("isa=" + std::to_string(want));
+        SCOPED_TRACE(want == 2 ? "isa=avx2" : "isa=avx512");
         bool present = want == 2 ? real.avx2 && real.fma : real.avx512f;
         e = env(ops, &real, 0);
-        e.param[isa] = want;
+        ASSERT_EQ(soi_opt_set(&e, "isa", want == 2 ? "avx2" : "avx512", why, sizeof why), 0) << why;
         if (present) {
             src = short_run(ops, e, &pct);
             EXPECT_NE(src.find(want == 2 ? "avx2 vfmadd231pd ymm" : "avx512 vfmadd231pd zmm"), std::string::npos)
@@ -353,7 +343,7 @@ TEST_F(CoreSoi, SimdPicksTheWidestIsaAndFallsBack)
         src = short_run(ops, e, &pct);
         EXPECT_NE(src.find("avx2 vfmadd231pd ymm"), std::string::npos) << src;
     }
-    e.param[isa] = 3;
+    ASSERT_EQ(soi_opt_set(&e, "isa", "avx512", why, sizeof why), 0) << why;
     struct soi *s = nullptr;
     EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -ENOTSUP);
     EXPECT_NE(strstr(why, "avx512"), nullptr) << why;

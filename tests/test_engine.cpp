@@ -223,11 +223,8 @@ protected:
     void open(const soi_ops &ops, std::vector<int> on = {0}, struct topo *t = nullptr)
     {
         cpus = on;
-        memset(&env, 0, sizeof(env));
+        soi_env_init(&env, &ops, nullptr, (unsigned)cpus.size(), cpus.data(), -1, nullptr);
         env.topo = t ? t : topo;
-        env.nthreads = (unsigned)cpus.size();
-        env.cpus = cpus.data();
-        env.target_cpu = -1;
         ASSERT_EQ(soi_open(&ops, &env, &s, nullptr, why, sizeof why), 0) << why;
     }
 };

@@ -122,15 +122,7 @@ protected:
     struct soi_env env(unsigned n)
     {
         struct soi_env e;
-        memset(&e, 0, sizeof e);
-        e.topo = m.topo;
-        e.cpu = &m.cpu;
-        e.calib = &m.calib;
-        e.mlim = &m.mlim;
-        e.nthreads = n;
-        e.cpus = cpus;
-        e.target_cpu = -1;
-        e.stop = &stop;
+        soi_env_init(&e, soi_find("interconnect"), &m, n, cpus, -1, &stop);
         return e;
     }
 };

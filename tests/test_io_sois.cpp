@@ -118,21 +118,13 @@ protected:
     struct soi_env env(const soi_ops *ops)
     {
         struct soi_env e;
-        memset(&e, 0, sizeof e);
-        e.topo = m.topo;
-        e.cpu = &m.cpu;
-        e.calib = &m.calib;
-        e.mlim = &m.mlim;
-        e.nthreads = 1;
-        e.cpus = cpus;
-        e.target_cpu = -1;
-        e.stop = &stop;
-        soi_param_defaults(ops, e.param);
+        soi_env_init(&e, ops, &m, 1, cpus, -1, &stop);
         return e;
     }
     void set(const soi_ops *ops, struct soi_env &e, const char *name, const char *value)
     {
-        ASSERT_EQ(soi_param_set(ops, e.param, name, value, why, sizeof why), 0) << why;
+        ASSERT_EQ(e.ops, ops);
+        ASSERT_EQ(soi_opt_set(&e, name, value, why, sizeof why), 0) << why;
     }
     // levels through the engine; returns the results
     std::vector<step_result> ramp(struct soi *s, std::vector<double> xs, uint64_t step_ns)
@@ -286,7 +278,7 @@ TEST_F(IoSoi, DiskBwPacesReadWriteMixAndCleansUp)
     const soi_ops *ops = soi_find("disk-bw");
     ASSERT_NE(ops, nullptr);
     EXPECT_EQ(ops->io, SOI_IO_DIR | SOI_IO_DEVICE);
-    for (const char *rw : {"0", "1", "2"}) {
+    for (const char *rw : {"read", "write", "mix"}) {
         SCOPED_TRACE(std::string("rw=") + rw);
         struct soi_env e = env(ops);
         e.dir = d.path.c_str();
@@ -334,14 +326,14 @@ TEST_F(IoSoi, DiskBwRefusesWhatIsNotADisk)
     e.force = 1;
     EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -ENOTBLK) << "not a block device";
     EXPECT_NE(strstr(why, "not a block device"), nullptr) << why;
-    set(ops, e, "rw", "1");
+    set(ops, e, "rw", "write");
     EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -EINVAL);
     EXPECT_NE(strstr(why, "only --rw read"), nullptr) << why;
     e.device = nullptr;
     e.force = 0;
     DiskDir d;
     e.dir = d.path.c_str();
-    set(ops, e, "rw", "0");
+    set(ops, e, "rw", "read");
     set(ops, e, "file-size", "1T");
     struct fs_space sp;
     ASSERT_EQ(fs_space_of(d.path.c_str(), &sp), 0);
@@ -589,7 +581,8 @@ TEST_F(IoBin, BadInputIsRefusedAndLeavesNothing)
                  IB_EXIT_USAGE, "can spare");
     expect_fails({"run", "--soi", "disk-bw", "--intensity", "10", "--dir", d.path, "-P", "file-size=16777217"},
                  IB_EXIT_USAGE, "file-size 16777217 is not a multiple of 4 KiB");
-    expect_fails({"run", "--soi", "disk-bw", "--intensity", "10", "--rw", "sideways"}, IB_EXIT_USAGE, "--rw");
+    expect_fails({"run", "--soi", "disk-bw", "--intensity", "10", "--rw", "sideways"}, IB_EXIT_USAGE,
+                 "bad value 'sideways' for rw (one of read|write|mix)");
     expect_fails({"run", "--soi", "l1d", "--intensity", "10", "--dir", d.path}, IB_EXIT_USAGE, "takes no --dir");
     expect_fails({"run", "--soi", "net-bw", "--intensity", "10", "--target", "127.0.0.1:1"}, IB_EXIT_USAGE,
                  "Connection refused");

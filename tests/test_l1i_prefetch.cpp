@@ -135,17 +135,8 @@ protected:
     struct soi_env env_for(const soi_ops *ops)
     {
         struct soi_env env;
-        memset(&env, 0, sizeof env);
-        env.topo = m.topo;
-        env.cpu = &m.cpu;
-        env.calib = &m.calib;
-        env.mlim = &m.mlim;
-        env.nthreads = 1;
-        env.cpus = cpus;
-        env.target_cpu = -1;
-        env.stop = &stop;
+        soi_env_init(&env, ops, &m, 1, cpus, -1, &stop);
         env.cached_capacity = 1;
-        soi_param_defaults(ops, env.param);
         return env;
     }
     // 0/50/100 % through the engine, 40 ms steps.

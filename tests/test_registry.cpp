@@ -1,5 +1,6 @@
 // test_registry.cpp - a parameterised GoogleTest over the SoI registry: every registered SoI's ops table and
-// parameter table, and a short prepare -> set_intensity -> step -> measure -> teardown cycle through the ramp
+// typed option table (set by name, read back through the SoI's own struct), and a short prepare -> set_intensity
+// -> step -> measure -> teardown cycle through the ramp
 // engine on this machine (1 thread on CPU 0).  Then the footprint SoIs on a synthetic two-socket topology (sizes and
 // shares), and mem-cap against cgroup memory limits read from fixture trees.
 //
@@ -30,6 +31,7 @@
 #include "ramp.h"
 #include "peak.h"
 #include "soi.h"
+#include "soi_opts.h"
 #include "soikit.h"
 #include "topo.h"
 #include "test_support.h"
@@ -151,15 +153,269 @@ TEST(Registry, CheckOpsCatchesBrokenTables)
     bad = o;
     bad.teardown = nullptr;
     EXPECT_EQ(soi_check_ops(&bad, why, sizeof why), -EINVAL);
-    static const soi_param dup[] = {{"a", SOI_P_UINT, 0, 4, 1, "x"}, {"a", SOI_P_UINT, 0, 4, 1, "y"}, {}};
-    bad = o;
-    bad.params = dup;
+}
+
+// A row of an option table, as an SoI's file writes it with SOI_OPT (which C++ cannot use).
+static soi_opt opt(const char *name, soi_otype t, size_t off, double lo, double hi, double def,
+            const char *const *choices = nullptr)
+{
+    soi_opt r;
+    memset(&r, 0, sizeof r);
+    r.name = name;
+    r.type = t;
+    r.off = off;
+    r.min = lo;
+    r.max = hi;
+    r.def = def;
+    r.help = "help";
+    r.choices = choices;
+    return r;
+}
+
+struct two_opts {
+    unsigned a;
+    unsigned b;
+    uint64_t size;
+    int pick;
+};
+
+// soi_check_ops on broken option tables: each is refused with a reason naming what is wrong.
+TEST(Registry, CheckOpsCatchesBrokenOptionTables)
+{
+    char why[256];
+    soi_ops bad = *soi_find("llc-cap");
+    static const char *const names[] = {"one", "two", nullptr};
+    static const char *const twice[] = {"one", "one", nullptr};
+    const soi_opt good[] = {opt("a", SOI_O_UINT, offsetof(two_opts, a), 0, 4, 1),
+                            opt("b", SOI_O_UINT, offsetof(two_opts, b), 0, 4, 1),
+                            opt("size", SOI_O_SIZE, offsetof(two_opts, size), 0, 1 << 20, 4096),
+                            opt("pick", SOI_O_CHOICE, offsetof(two_opts, pick), 0, 0, 1, names), {}};
+    bad.opts = good;
+    bad.opts_size = sizeof(two_opts);
+    ASSERT_EQ(soi_check_ops(&bad, why, sizeof why), 0) << why;
+
+    struct {
+        const char *what, *word;
+        std::vector<soi_opt> rows;
+        size_t size;
+    } cases[] = {
+        {"a name twice", "twice", {good[0], opt("a", SOI_O_UINT, offsetof(two_opts, b), 0, 4, 1)}, sizeof(two_opts)},
+        {"default outside", "default", {opt("a", SOI_O_UINT, 0, 1, 4, 5)}, sizeof(two_opts)},
+        {"default a fraction", "default", {opt("a", SOI_O_UINT, 0, 1, 4, 1.5)}, sizeof(two_opts)},
+        {"two options on one field", "overlap", {good[0], opt("b", SOI_O_UINT, offsetof(two_opts, a), 0, 4, 1)},
+         sizeof(two_opts)},
+        {"a size over two unsigneds", "overlap", {good[1], opt("s", SOI_O_SIZE, offsetof(two_opts, a), 0, 8, 1)},
+         sizeof(two_opts)},
+        {"a field past the struct", "outside", {opt("a", SOI_O_UINT, sizeof(two_opts), 0, 4, 1)}, sizeof(two_opts)},
+        {"a misaligned field", "misaligned", {opt("s", SOI_O_SIZE, 4, 0, 4, 1)}, sizeof(two_opts)},
+        {"an option struct too big for the env", "option struct", {good[0]}, SOI_OPTS_MAX + 8},
+        {"a choice without names", "choice", {opt("p", SOI_O_CHOICE, offsetof(two_opts, pick), 0, 0, 0)},
+         sizeof(two_opts)},
+        {"names on a non-choice", "choice", {opt("p", SOI_O_UINT, offsetof(two_opts, a), 0, 4, 0, names)},
+         sizeof(two_opts)},
+        {"a choice named twice", "twice", {opt("p", SOI_O_CHOICE, offsetof(two_opts, pick), 0, 0, 0, twice)},
+         sizeof(two_opts)},
+        {"a choice's default past its names", "default",
+         {opt("p", SOI_O_CHOICE, offsetof(two_opts, pick), 0, 0, 2, names)}, sizeof(two_opts)},
+        {"a bool over [0, 2]", "bool", {opt("p", SOI_O_BOOL, offsetof(two_opts, pick), 0, 2, 0)}, sizeof(two_opts)},
+    };
+    for (auto &c : cases) {
+        SCOPED_TRACE(c.what);
+        c.rows.push_back(soi_opt{});
+        bad.opts = c.rows.data();
+        bad.opts_size = c.size;
+        why[0] = 0;
+        EXPECT_EQ(soi_check_ops(&bad, why, sizeof why), -EINVAL);
+        EXPECT_NE(strstr(why, c.word), nullptr) << why;
+    }
+    // a quick value outside the range, and one inside
+    soi_opt q[] = {opt("size", SOI_O_SIZE, offsetof(two_opts, size), 4096, 1 << 20, 4096), {}};
+    q[0].quick = 2 << 20;
+    q[0].has_quick = 1;
+    bad.opts = q;
+    bad.opts_size = sizeof(two_opts);
     EXPECT_EQ(soi_check_ops(&bad, why, sizeof why), -EINVAL);
-    EXPECT_NE(strstr(why, "twice"), nullptr) << why;
-    static const soi_param outside[] = {{"a", SOI_P_UINT, 1, 4, 5, "x"}, {}};
-    bad.params = outside;
+    EXPECT_NE(strstr(why, "quick"), nullptr) << why;
+    q[0].quick = 64 << 10;
+    EXPECT_EQ(soi_check_ops(&bad, why, sizeof why), 0) << why;
+    // too many options
+    std::vector<soi_opt> many;
+    std::vector<std::string> mnames;
+    for (unsigned i = 0; i <= SOI_MAX_OPTS; i++)
+        mnames.push_back("o" + std::to_string(i));
+    for (unsigned i = 0; i <= SOI_MAX_OPTS; i++)
+        many.push_back(opt(mnames[i].c_str(), SOI_O_UINT, 4 * i, 0, 4, 1));
+    many.push_back(soi_opt{});
+    bad.opts = many.data();
+    bad.opts_size = SOI_OPTS_MAX;
     EXPECT_EQ(soi_check_ops(&bad, why, sizeof why), -EINVAL);
-    EXPECT_NE(strstr(why, "default"), nullptr) << why;
+    EXPECT_NE(strstr(why, "options"), nullptr) << why;
+}
+
+// soi_env_init and the setters on a table of the test's own: every type lands in its field, by name and by number.
+TEST(Registry, OptionsSetByNameLandInTheirFields)
+{
+    char why[256];
+    soi_ops ops = *soi_find("llc-cap");
+    static const char *const names[] = {"one", "two", "three", nullptr};
+    soi_opt rows[] = {opt("a", SOI_O_UINT, offsetof(two_opts, a), 1, 100, 7),
+                      opt("b", SOI_O_BOOL, offsetof(two_opts, b), 0, 1, 1),
+                      opt("size", SOI_O_SIZE, offsetof(two_opts, size), 4096, 1ULL << 40, 1 << 20),
+                      opt("pick", SOI_O_CHOICE, offsetof(two_opts, pick), 0, 0, 1, names), {}};
+    rows[2].quick = 64 << 10;
+    rows[2].has_quick = 1;
+    ops.opts = rows;
+    ops.opts_size = sizeof(two_opts);
+    ASSERT_EQ(soi_check_ops(&ops, why, sizeof why), 0) << why;
+    struct soi_env env;
+    memset(&env, 0xa5, sizeof env);
+    atomic_int stop{0};
+    const int cpus[] = {3, 4};
+    soi_env_init(&env, &ops, nullptr, 2, cpus, 5, &stop);
+    EXPECT_EQ(env.ops, &ops);
+    EXPECT_EQ(env.nthreads, 2u);
+    EXPECT_EQ(env.cpus, cpus);
+    EXPECT_EQ(env.target_cpu, 5);
+    EXPECT_EQ(env.stop, &stop);
+    EXPECT_EQ(env.topo, nullptr);
+    EXPECT_EQ(env.dir, nullptr) << "the rest is zeroed";
+    EXPECT_EQ(env.cached_capacity, 0);
+    const two_opts *o = (const two_opts *)soi_opts(&env);
+    EXPECT_EQ(o->a, 7u);
+    EXPECT_EQ(o->b, 1u);
+    EXPECT_EQ(o->size, 1ULL << 20);
+    EXPECT_EQ(o->pick, 1);
+
+    ASSERT_EQ(soi_opt_set(&env, "a", "42", why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_opt_set(&env, "b", "off", why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_opt_set(&env, "size", "3G", why, sizeof why), 0) << why;
+    ASSERT_EQ(soi_opt_set(&env, "pick", "three", why, sizeof why), 0) << why;
+    EXPECT_EQ(o->a, 42u);
+    EXPECT_EQ(o->b, 0u);
+    EXPECT_EQ(o->size, 3ULL << 30);
+    EXPECT_EQ(o->pick, 2);
+    EXPECT_EQ(soi_opt_get(&env, &rows[2]), (double)(3ULL << 30));
+    EXPECT_EQ(soi_opt_get(&env, &rows[3]), 2.0);
+
+    // a choice by name only: a bad name or a number is -EINVAL, and the reason lists the names
+    EXPECT_EQ(soi_opt_set(&env, "pick", "four", why, sizeof why), -EINVAL);
+    EXPECT_NE(strstr(why, "one|two|three"), nullptr) << why;
+    EXPECT_EQ(soi_opt_set(&env, "pick", "1", why, sizeof why), -EINVAL);
+    EXPECT_EQ(soi_opt_set(&env, "pick", "", why, sizeof why), -EINVAL);
+    EXPECT_EQ(o->pick, 2) << "a refused value changes nothing";
+    // by number: range checked (-ERANGE), whole numbers for integer types (-EINVAL)
+    ASSERT_EQ(soi_opt_setnum(&env, "pick", 0, why, sizeof why), 0) << why;
+    EXPECT_EQ(o->pick, 0);
+    EXPECT_EQ(soi_opt_setnum(&env, "pick", 3, why, sizeof why), -ERANGE);
+    EXPECT_EQ(soi_opt_setnum(&env, "pick", -1, why, sizeof why), -ERANGE);
+    EXPECT_EQ(soi_opt_setnum(&env, "a", 101, why, sizeof why), -ERANGE);
+    EXPECT_NE(strstr(why, "outside"), nullptr) << why;
+    EXPECT_EQ(soi_opt_setnum(&env, "a", 0, why, sizeof why), -ERANGE);
+    EXPECT_EQ(soi_opt_setnum(&env, "a", 2.5, why, sizeof why), -EINVAL);
+    EXPECT_EQ(soi_opt_setnum(&env, "a", NAN, why, sizeof why), -EINVAL);
+    EXPECT_EQ(soi_opt_setnum(&env, "size", INFINITY, why, sizeof why), -ERANGE);
+    EXPECT_EQ(soi_opt_setnum(&env, "nope", 1, why, sizeof why), -EINVAL);
+    EXPECT_NE(strstr(why, "'nope'"), nullptr) << why;
+    ASSERT_EQ(soi_opt_setnum(&env, "size", 8192, why, sizeof why), 0) << why;
+    EXPECT_EQ(o->size, 8192u);
+    EXPECT_EQ(o->a, 42u) << "neighbours untouched";
+    // quick values
+    soi_opts_quick(&env);
+    EXPECT_EQ(o->size, 64u << 10);
+    EXPECT_EQ(o->a, 42u) << "an option without a quick value keeps its value";
+    // as text a user could type back
+    char t[32];
+    EXPECT_STREQ(soi_opt_text(&rows[2], 1 << 20, t, sizeof t), "1M");
+    EXPECT_STREQ(soi_opt_text(&rows[2], 1ULL << 40, t, sizeof t), "1T");
+    EXPECT_STREQ(soi_opt_text(&rows[2], 4097, t, sizeof t), "4097");
+    EXPECT_STREQ(soi_opt_text(&rows[3], 2, t, sizeof t), "three");
+    EXPECT_STREQ(soi_opt_text(&rows[1], 0, t, sizeof t), "off");
+}
+
+// soi_open refuses an env made for another SoI (its option struct would be read as the wrong type), or by hand.
+TEST(Registry, OpenRefusesAnEnvMadeForAnotherSoi)
+{
+    char why[256] = "";
+    const soi_ops *llc = soi_find("llc-cap"), *l1d = soi_find("l1d");
+    ASSERT_NE(llc, nullptr);
+    ASSERT_NE(l1d, nullptr);
+    const int cpu0 = 0;
+    struct soi_env env;
+    soi_env_init(&env, l1d, nullptr, 1, &cpu0, -1, nullptr);
+    struct soi *s = nullptr;
+    EXPECT_EQ(soi_open(llc, &env, &s, nullptr, why, sizeof why), -EINVAL);
+    EXPECT_NE(strstr(why, "l1d"), nullptr) << why;
+    memset(&env, 0, sizeof env);
+    env.nthreads = 1;
+    env.cpus = &cpu0;
+    EXPECT_EQ(soi_open(llc, &env, &s, nullptr, why, sizeof why), -EINVAL);
+    EXPECT_NE(strstr(why, "soi_env_init"), nullptr) << why;
+    EXPECT_EQ(s, nullptr);
+}
+
+// Every registered SoI's options, set by name and read back through the SoI's own struct (soi_opts.h): the offsets
+// and types in its table are the ones its prepare() reads.  A new option must be added here.
+TEST(Registry, EverySoiOptionLandsInItsStructField)
+{
+    struct check {
+        const char *soi, *opt, *value;
+        double (*read)(const void *o);
+        double want;
+    };
+    static const check checks[] = {
+        {"disk-bw", "rw", "write", [](const void *o) { return (double)((const dbw_opts *)o)->rw; }, 1},
+        {"disk-bw", "bs", "64K", [](const void *o) { return (double)((const dbw_opts *)o)->bs; }, 65536},
+        {"disk-bw", "qd", "32", [](const void *o) { return (double)((const dbw_opts *)o)->qd; }, 32},
+        {"disk-bw", "file-size", "1G", [](const void *o) { return (double)((const dbw_opts *)o)->file_size; },
+         1073741824.0},
+        {"disk-cap", "max-bytes", "3G", [](const void *o) { return (double)((const dcap_opts *)o)->max_bytes; },
+         3221225472.0},
+        {"disk-cap", "access-rate", "123.5", [](const void *o) { return ((const dcap_opts *)o)->access_rate; }, 123.5},
+        {"l2-cap", "sweep", "off", [](const void *o) { return (double)((const cache_cap_opts *)o)->sweep; }, 0},
+        {"llc-cap", "sweep", "no", [](const void *o) { return (double)((const cache_cap_opts *)o)->sweep; }, 0},
+        {"llc-cap", "chains", "3", [](const void *o) { return (double)((const cache_cap_opts *)o)->chains; }, 3},
+        {"mem-cap", "max-bytes", "64M", [](const void *o) { return (double)((const mem_cap_opts *)o)->max_bytes; },
+         67108864.0},
+        {"mem-cap", "touch-rate", "1e5", [](const void *o) { return ((const mem_cap_opts *)o)->touch_rate; }, 1e5},
+        {"net-bw", "max-request", "64K", [](const void *o) { return (double)((const nbw_opts *)o)->max_request; },
+         65536},
+        {"simd", "isa", "avx2", [](const void *o) { return (double)((const simd_opts *)o)->isa; }, 2},
+    };
+    char why[256];
+    std::set<std::string> covered;
+    for (const check &c : checks) {
+        SCOPED_TRACE(std::string(c.soi) + " " + c.opt + "=" + c.value);
+        const soi_ops *ops = soi_find(c.soi);
+        ASSERT_NE(ops, nullptr);
+        struct soi_env env;
+        soi_env_init(&env, ops, nullptr, 1, nullptr, -1, nullptr);
+        const soi_opt *so = soi_opt_find(ops, c.opt);
+        ASSERT_NE(so, nullptr);
+        EXPECT_EQ(c.read(soi_opts(&env)), so->def) << "the default, in the struct";
+        ASSERT_EQ(soi_opt_set(&env, c.opt, c.value, why, sizeof why), 0) << why;
+        EXPECT_EQ(c.read(soi_opts(&env)), c.want);
+        EXPECT_EQ(soi_opt_get(&env, so), c.want);
+        covered.insert(std::string(c.soi) + " " + c.opt);
+    }
+    for (unsigned i = 0; i < soi_count(); i++)
+        for (unsigned k = 0; k < soi_nopts(soi_at(i)); k++)
+            EXPECT_TRUE(covered.count(std::string(soi_at(i)->name) + " " + soi_at(i)->opts[k].name))
+                << soi_at(i)->name << " " << soi_at(i)->opts[k].name << ": not read back here";
+}
+
+// The quick values validation uses: disk-bw's files and disk-cap's allotment, smaller than their defaults.
+TEST(Registry, QuickValuesAreTheSoisOwn)
+{
+    char why[256];
+    struct soi_env env;
+    soi_env_init(&env, soi_find("disk-bw"), nullptr, 1, nullptr, -1, nullptr);
+    ASSERT_EQ(soi_opt_set(&env, "bs", "64K", why, sizeof why), 0) << why;
+    soi_opts_quick(&env);
+    EXPECT_EQ(((const dbw_opts *)soi_opts(&env))->file_size, 256ULL << 20);
+    EXPECT_EQ(((const dbw_opts *)soi_opts(&env))->bs, 64u << 10) << "options without a quick value keep theirs";
+    soi_env_init(&env, soi_find("disk-cap"), nullptr, 1, nullptr, -1, nullptr);
+    soi_opts_quick(&env);
+    EXPECT_EQ(((const dcap_opts *)soi_opts(&env))->max_bytes, 2ULL << 30);
 }
 
 // ---- every SoI ------------------------------------------------------------------------------------------------------
@@ -191,69 +447,115 @@ TEST_P(EverySoi, OpsTablePassesTheCheck)
     }
 }
 
-TEST_P(EverySoi, ParamDefaultsInsideTheirRange)
+TEST_P(EverySoi, OptionDefaultsAndQuickValuesInsideTheirRange)
 {
-    unsigned n = soi_nparams(ops);
-    EXPECT_LE(n, (unsigned)SOI_MAX_PARAMS);
-    double vals[SOI_MAX_PARAMS];
-    for (double &v : vals)
-        v = -12345;
-    soi_param_defaults(ops, vals);
+    unsigned n = soi_nopts(ops);
+    EXPECT_LE(n, (unsigned)SOI_MAX_OPTS);
+    EXPECT_LE(ops->opts_size, (size_t)SOI_OPTS_MAX);
+    EXPECT_EQ(n > 0, ops->opts_size > 0) << "an option table goes with an option struct";
+    struct soi_env env;
+    memset(&env, 0x5a, sizeof env);
+    soi_env_init(&env, ops, nullptr, 1, nullptr, -1, nullptr);
     std::set<std::string> names;
     for (unsigned i = 0; i < n; i++) {
-        const soi_param &p = ops->params[i];
+        const soi_opt &p = ops->opts[i];
         SCOPED_TRACE(p.name);
         EXPECT_TRUE(names.insert(p.name).second);
+        EXPECT_EQ(soi_opt_find(ops, p.name), &p);
+        EXPECT_TRUE(p.help && *p.help);
+        EXPECT_EQ(soi_opt_get(&env, &p), p.def) << "soi_env_init writes the default";
+        if (p.type == SOI_O_CHOICE) {
+            unsigned nc = 0;
+            while (p.choices[nc])
+                nc++;
+            EXPECT_GE(nc, 2u);
+            EXPECT_LT(p.def, nc);
+            EXPECT_TRUE(!p.has_quick || p.quick < nc);
+            continue;
+        }
         EXPECT_LE(p.min, p.def);
         EXPECT_LE(p.def, p.max);
         EXPECT_LT(p.min, p.max);
-        EXPECT_EQ(vals[i], p.def);
-        EXPECT_EQ(soi_param_index(ops, p.name), (int)i);
-        EXPECT_TRUE(p.help && *p.help);
-        if (p.type == SOI_P_BOOL) {
+        if (p.has_quick) {
+            EXPECT_LE(p.min, p.quick);
+            EXPECT_LE(p.quick, p.max);
+        }
+        if (p.type == SOI_O_BOOL) {
             EXPECT_EQ(p.min, 0);
             EXPECT_EQ(p.max, 1);
         }
     }
-    for (unsigned i = n; i < SOI_MAX_PARAMS; i++)
-        EXPECT_EQ(vals[i], 0.0) << "unused slots are zeroed";
-    EXPECT_EQ(soi_param_index(ops, "no-such-param"), -ENOENT);
+    for (size_t b = ops->opts_size; b < SOI_OPTS_MAX; b++)
+        ASSERT_EQ(env.opts.b[b], 0) << "the env past the option struct is zeroed, byte " << b;
+    EXPECT_EQ(soi_opt_find(ops, "no-such-param"), nullptr);
 }
 
-TEST_P(EverySoi, ParamSetValidates)
+// Each option set to a value of its own by number reads back, and no other option moves (offsets apart).
+TEST_P(EverySoi, OptionsDoNotShareStorage)
 {
-    double vals[SOI_MAX_PARAMS];
-    soi_param_defaults(ops, vals);
-    double before[SOI_MAX_PARAMS];
-    memcpy(before, vals, sizeof vals);
+    unsigned n = soi_nopts(ops);
+    struct soi_env env;
+    soi_env_init(&env, ops, nullptr, 1, nullptr, -1, nullptr);
+    for (unsigned i = 0; i < n; i++) {
+        const soi_opt &p = ops->opts[i];
+        SCOPED_TRACE(p.name);
+        std::vector<double> before;
+        for (unsigned k = 0; k < n; k++)
+            before.push_back(soi_opt_get(&env, &ops->opts[k]));
+        double v = p.type == SOI_O_CHOICE ? (p.def ? 0 : 1) : p.def != p.max ? p.max : p.min;
+        ASSERT_EQ(soi_opt_setnum(&env, p.name, v, why, sizeof why), 0) << why;
+        EXPECT_EQ(soi_opt_get(&env, &p), v);
+        for (unsigned k = 0; k < n; k++)
+            if (k != i) {
+                EXPECT_EQ(soi_opt_get(&env, &ops->opts[k]), before[k]) << ops->opts[k].name << " moved";
+            }
+    }
+}
+
+TEST_P(EverySoi, OptionSetValidates)
+{
+    struct soi_env env;
+    soi_env_init(&env, ops, nullptr, 1, nullptr, -1, nullptr);
+    const struct soi_env before = env;
 
     // unknown names, on every SoI
-    EXPECT_EQ(soi_param_set(ops, vals, "no-such-param", "1", why, sizeof why), -EINVAL);
+    EXPECT_EQ(soi_opt_set(&env, "no-such-param", "1", why, sizeof why), -EINVAL);
     EXPECT_NE(strstr(why, "no-such-param"), nullptr) << why;
     EXPECT_NE(strstr(why, ops->name), nullptr) << why;
 
-    for (unsigned i = 0; i < soi_nparams(ops); i++) {
-        const soi_param &p = ops->params[i];
+    for (unsigned i = 0; i < soi_nopts(ops); i++) {
+        const soi_opt &p = ops->opts[i];
         SCOPED_TRACE(p.name);
         why[0] = 0;
-        EXPECT_EQ(soi_param_set(ops, vals, p.name, "abc", why, sizeof why), -EINVAL);
+        EXPECT_EQ(soi_opt_set(&env, p.name, "abc", why, sizeof why), -EINVAL);
         EXPECT_NE(strstr(why, p.name), nullptr) << why;
-        EXPECT_EQ(soi_param_set(ops, vals, p.name, "", why, sizeof why), -EINVAL);
-        EXPECT_EQ(soi_param_set(ops, vals, p.name, "1 ", why, sizeof why), -EINVAL);
+        EXPECT_EQ(soi_opt_set(&env, p.name, "", why, sizeof why), -EINVAL);
+        EXPECT_EQ(soi_opt_set(&env, p.name, "1 ", why, sizeof why), -EINVAL);
         std::string above, below;
         switch (p.type) {
-        case SOI_P_BOOL:
-            EXPECT_EQ(soi_param_set(ops, vals, p.name, "maybe", why, sizeof why), -EINVAL);
-            EXPECT_EQ(soi_param_set(ops, vals, p.name, "2", why, sizeof why), -EINVAL);
-            ASSERT_EQ(soi_param_set(ops, vals, p.name, "off", why, sizeof why), 0) << why;
-            EXPECT_EQ(vals[i], 0.0);
-            ASSERT_EQ(soi_param_set(ops, vals, p.name, "yes", why, sizeof why), 0) << why;
-            EXPECT_EQ(vals[i], 1.0);
+        case SOI_O_BOOL:
+            EXPECT_EQ(soi_opt_set(&env, p.name, "maybe", why, sizeof why), -EINVAL);
+            EXPECT_EQ(soi_opt_set(&env, p.name, "2", why, sizeof why), -EINVAL);
+            ASSERT_EQ(soi_opt_set(&env, p.name, "off", why, sizeof why), 0) << why;
+            EXPECT_EQ(soi_opt_get(&env, &p), 0.0);
+            ASSERT_EQ(soi_opt_set(&env, p.name, "yes", why, sizeof why), 0) << why;
+            EXPECT_EQ(soi_opt_get(&env, &p), 1.0);
+            soi_opt_setnum(&env, p.name, p.def, why, sizeof why);
             continue;
-        case SOI_P_SIZE:
+        case SOI_O_CHOICE: { // by name, each one; a number is not a name
+            EXPECT_EQ(soi_opt_set(&env, p.name, "0", why, sizeof why), -EINVAL);
+            EXPECT_NE(strstr(why, p.choices[0]), nullptr) << "the reason lists the names: " << why;
+            for (unsigned k = 0; p.choices[k]; k++) {
+                ASSERT_EQ(soi_opt_set(&env, p.name, p.choices[k], why, sizeof why), 0) << why;
+                EXPECT_EQ(soi_opt_get(&env, &p), (double)k);
+            }
+            soi_opt_setnum(&env, p.name, p.def, why, sizeof why);
+            continue;
+        }
+        case SOI_O_SIZE:
             above = std::to_string((unsigned long long)p.max / (1ULL << 40) + 1) + "T";
             break;
-        case SOI_P_UINT:
+        case SOI_O_UINT:
             above = std::to_string((unsigned long long)p.max + 1);
             if (p.min >= 1)
                 below = std::to_string((unsigned long long)p.min - 1);
@@ -264,25 +566,26 @@ TEST_P(EverySoi, ParamSetValidates)
             break;
         }
         why[0] = 0;
-        EXPECT_EQ(soi_param_set(ops, vals, p.name, above.c_str(), why, sizeof why), -ERANGE) << above;
+        EXPECT_EQ(soi_opt_set(&env, p.name, above.c_str(), why, sizeof why), -ERANGE) << above;
         EXPECT_NE(strstr(why, "outside"), nullptr) << why;
         EXPECT_NE(strstr(why, p.name), nullptr) << why;
         if (!below.empty()) {
             why[0] = 0;
-            EXPECT_EQ(soi_param_set(ops, vals, p.name, below.c_str(), why, sizeof why), -ERANGE) << below;
+            EXPECT_EQ(soi_opt_set(&env, p.name, below.c_str(), why, sizeof why), -ERANGE) << below;
             EXPECT_NE(strstr(why, "outside"), nullptr) << why;
         }
-        EXPECT_EQ(memcmp(vals, before, sizeof vals), 0) << "a refused value changes nothing";
+        EXPECT_EQ(memcmp(&env, &before, sizeof env), 0) << "a refused value changes nothing";
         // the bounds themselves are accepted
         char buf[64];
         snprintf(buf, sizeof buf, "%.0f", p.max);
-        ASSERT_EQ(soi_param_set(ops, vals, p.name, buf, why, sizeof why), 0) << buf << ": " << why;
-        EXPECT_EQ(vals[i], p.max);
+        ASSERT_EQ(soi_opt_set(&env, p.name, buf, why, sizeof why), 0) << buf << ": " << why;
+        EXPECT_EQ(soi_opt_get(&env, &p), p.max);
         snprintf(buf, sizeof buf, "%.0f", p.min);
-        ASSERT_EQ(soi_param_set(ops, vals, p.name, buf, why, sizeof why), 0) << buf << ": " << why;
-        EXPECT_EQ(vals[i], p.min);
-        vals[i] = before[i];
+        ASSERT_EQ(soi_opt_set(&env, p.name, buf, why, sizeof why), 0) << buf << ": " << why;
+        EXPECT_EQ(soi_opt_get(&env, &p), p.min);
+        ASSERT_EQ(soi_opt_setnum(&env, p.name, p.def, why, sizeof why), 0) << why;
     }
+    EXPECT_EQ(memcmp(&env, &before, sizeof env), 0) << "back to the defaults";
 }
 
 // ---- a real cycle on this machine -----------------------------------------------------------------------------------
@@ -342,28 +645,19 @@ TEST_P(SoiOnThisMachine, ShortRampThroughTheEngine)
     if (std::string(ops->name) == "interconnect")  // a cached peak far below any real message rate
         peak_store(&m->calib, "interconnect", cpus.data(), nth, kCachedMsgs, 0);
     atomic_int stop{0};
+    char why[512] = "";
     struct soi_env env;
-    memset(&env, 0, sizeof env);
-    env.topo = m->topo;
-    env.cpu = &m->cpu;
-    env.calib = &m->calib;
-    env.mlim = &m->mlim;
-    env.nthreads = nth;
-    env.cpus = cpus.data();
-    env.target_cpu = -1;
-    env.stop = &stop;
+    soi_env_init(&env, ops, m, nth, cpus.data(), -1, &stop);
     env.cached_capacity = 1;
-    soi_param_defaults(ops, env.param);
-    int mb = soi_param_index(ops, "max-bytes");
-    if (mb >= 0)
-        env.param[mb] = (double)(64 * MiB);
-    int fsz = soi_param_index(ops, "file-size");  // disk-bw: a small file
-    if (fsz >= 0)
-        env.param[fsz] = (double)(16 * MiB);
+    if (soi_opt_find(ops, "max-bytes")) {
+        ASSERT_EQ(soi_opt_setnum(&env, "max-bytes", (double)(64 * MiB), why, sizeof why), 0) << why;
+    }
+    if (soi_opt_find(ops, "file-size")) {  // disk-bw: a small file
+        ASSERT_EQ(soi_opt_setnum(&env, "file-size", (double)(16 * MiB), why, sizeof why), 0) << why;
+    }
 
     const uint64_t live_before = ib_map_live_bytes();
     const unsigned nbw_before = m->calib.nbw;
-    char why[512] = "";
     struct soi *s = nullptr;
     int rc = soi_open(ops, &env, &s, nullptr, why, sizeof why);
     if (rc == -ENOTSUP)
@@ -510,15 +804,7 @@ protected:
     struct soi_env make_env(const std::vector<int> &cpus, const soi_ops *ops)
     {
         struct soi_env env;
-        memset(&env, 0, sizeof env);
-        env.topo = m.topo;
-        env.cpu = &m.cpu;
-        env.calib = &m.calib;
-        env.mlim = &m.mlim;
-        env.nthreads = (unsigned)cpus.size();
-        env.cpus = cpus.data();
-        env.target_cpu = -1;
-        soi_param_defaults(ops, env.param);
+        soi_env_init(&env, ops, &m, (unsigned)cpus.size(), cpus.data(), -1, nullptr);
         return env;
     }
 };
@@ -653,16 +939,9 @@ protected:
     struct soi_env make_env(const struct mlim *ml, uint64_t max_bytes)
     {
         struct soi_env env;
-        memset(&env, 0, sizeof env);
-        env.topo = m.topo;
-        env.cpu = &m.cpu;
-        env.calib = &m.calib;
+        soi_env_init(&env, ops, &m, 1, cpus, -1, nullptr);
         env.mlim = ml;
-        env.nthreads = 1;
-        env.cpus = cpus;
-        env.target_cpu = -1;
-        soi_param_defaults(ops, env.param);
-        env.param[soi_param_index(ops, "max-bytes")] = (double)max_bytes;
+        EXPECT_EQ(soi_opt_setnum(&env, "max-bytes", (double)max_bytes, why, sizeof why), 0) << why;
         return env;
     }
 };

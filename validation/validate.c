@@ -88,11 +88,10 @@ static struct vprobe *ramp_probe(struct val_ctx *c, const char *name, struct vpr
     return own;
 }
 
-/* Open an SoI on soi_cpu with settings that keep it quick and safe (files of 256 MiB, the table's override). */
+/* Open an SoI on soi_cpu with settings that keep it quick and safe: its options' quick values (smaller files). */
 static int real_open(void *ctx, const struct soi_ops *ops, int fresh, char *why, size_t len)
 {
     struct val_ctx *c = ctx;
-    const struct vprobe_map *vm = vprobe_map_of(ops->name);
     unsigned n = ops->min_threads > 1 ? ops->min_threads : 1;
     if (ops->placement == SOI_PLACE_SPREAD) {
         int rc = topo_spread(c->m->topo, c->soi_cpu, n, c->cpus);
@@ -103,15 +102,10 @@ static int real_open(void *ctx, const struct soi_ops *ops, int fresh, char *why,
         for (unsigned i = 0; i < n; i++)
             c->cpus[i] = c->soi_cpu;
     }
-    c->env = (struct soi_env){.topo = c->m->topo, .cpu = &c->m->cpu, .calib = &c->m->calib, .mlim = &c->m->mlim,
-                              .nthreads = n, .cpus = c->cpus, .target_cpu = c->other_cpu, .stop = c->o.stop,
-                              .cached_capacity = !fresh, .dir = c->o.dir};
-    soi_param_defaults(ops, c->env.param);
-    int k;
-    if ((k = soi_param_index(ops, "file-size")) >= 0)
-        c->env.param[k] = 256.0 * IB_MIB;
-    if (vm && vm->vparam && (k = soi_param_index(ops, vm->vparam)) >= 0)
-        c->env.param[k] = vm->vvalue;
+    soi_env_init(&c->env, ops, c->m, n, c->cpus, c->other_cpu, c->o.stop);
+    soi_opts_quick(&c->env);
+    c->env.cached_capacity = !fresh;
+    c->env.dir = c->o.dir;
     return soi_open(ops, &c->env, &c->s, &c->bad_input, why, len);
 }
 

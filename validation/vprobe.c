@@ -48,7 +48,7 @@ const struct vprobe_map vprobe_maps[] = {
     {VM("prefetch", "stream-llc", TOPO_SCOPE_CORE, NULL, 0)},
     {VM("interconnect", NULL, TOPO_SCOPE_MACHINE, NULL, 0), .min_cpus = 4,
      .cpus_why = "2 for the SoI, 2 for a ping-pong probe"},
-    {VM("disk-cap", "disk-rand", TOPO_SCOPE_MACHINE, NULL, 0), .vparam = "max-bytes", .vvalue = 2.0 * IB_GIB},
+    {VM("disk-cap", "disk-rand", TOPO_SCOPE_MACHINE, NULL, 0)},
     {VM("disk-bw", "disk-seq", TOPO_SCOPE_MACHINE, NULL, 0)},
     {VM("net-bw", "net", TOPO_SCOPE_MACHINE, NULL, 0), .min_cpus = 4,
      .cpus_why = "with fewer, net-bw, its sink, the probe and the probe's sink all share them: the probe measures CPU "

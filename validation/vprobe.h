@@ -72,8 +72,6 @@ struct vprobe_map {
     unsigned min_cpus;     /* the probe can only measure the path with this many CPUs (0: any) ... */
     const char *cpus_why;  /* ... and why, for the skip reason */
     const char *quick_skip; /* --quick leaves this SoI out, for this reason */
-    const char *vparam;    /* a parameter validation sets (NULL: none), to keep the SoI quick and safe ... */
-    double vvalue;         /* ... to this value */
 };
 extern const struct vprobe_map vprobe_maps[];
 extern const size_t vprobe_nmaps;
