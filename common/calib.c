@@ -20,6 +20,7 @@
 #include "kernels.h"
 #include "measure.h"
 #include "output.h"
+#include "parse.h"
 #include "stats.h"
 
 const char *calib_level_name(enum calib_level l)
@@ -574,8 +575,8 @@ int calib_measure_caches(struct calib *c, const struct topo *t, int cpu, const a
     void *buf = ib_map(top, 1);
     if (!buf) {
         bind_pop(&g);
-        return ib_why(why, len, -ENOMEM, "cannot map %llu MiB for the latency sweep",
-                      (unsigned long long)(top >> 20));
+        char b[32];
+        return ib_why(why, len, -ENOMEM, "cannot map %s for the latency sweep", fmt_bytes((double)top, b, sizeof(b)));
     }
     memset(buf, 1, top);
     c->nsweep = 0;

@@ -385,11 +385,13 @@ out:
     return ret;
 }
 
-/* v scaled by `base` through prefixes pfx[0..npfx-1], 3 significant-ish digits: <10 -> 2 decimals, <100 -> 1,
- * else 0.  A value that would print as `base` (e.g. "1024 KiB") moves to the next prefix. */
-static const char *fmt_scaled(double v, double base, const char *const *pfx, size_t npfx, const char *unit,
-                              int int_base_unit, char *buf, unsigned len)
+const char *fmt_scaled(double v, int binary, int decimals, const char *unit, char *buf, unsigned len)
 {
+    static const char *const dpfx[] = {"", "k", "M", "G", "T", "P", "E"}, *const bpfx[] = {"", "Ki", "Mi", "Gi", "Ti",
+                                                                                          "Pi", "Ei"};
+    const char *const *pfx = binary ? bpfx : dpfx;
+    const size_t npfx = sizeof(dpfx) / sizeof(dpfx[0]);
+    const double base = binary ? 1024.0 : 1000.0;
     size_t i = 0;
     double a = fabs(v);
 
@@ -397,32 +399,35 @@ static const char *fmt_scaled(double v, double base, const char *const *pfx, siz
         return buf;
     if (!unit)
         unit = "";
-    while (isfinite(a) && i + 1 < npfx && a >= base - 0.5) {
+    if (decimals > 9)
+        decimals = 9;
+    for (;;) { /* up a prefix while v would print as the base at this one */
+        int whole = (i == 0 && binary) || decimals < 0;
+        double top = base - (whole ? 0.5 : 0.5 * pow(10, -decimals));
+        if (!isfinite(a) || i + 1 >= npfx || a < top)
+            break;
         v /= base;
         a /= base;
         i++;
     }
-    int dec;
-    if (i == 0 && int_base_unit)
+    int dec = decimals;
+    if (i == 0 && binary)
         dec = 0;
-    else if (a < 9.995)
-        dec = 2;
-    else if (a < 99.95)
-        dec = 1;
+    else if (decimals < 0)
+        dec = a < 9.995 ? 2 : a < 99.95 ? 1 : 0;
+    if (!*pfx[i] && !*unit)
+        snprintf(buf, len, "%.*f", dec, v);
     else
-        dec = 0;
-    snprintf(buf, len, "%.*f %s%s", dec, v, pfx[i], unit);
+        snprintf(buf, len, "%.*f %s%s", dec, v, pfx[i], unit);
     return buf;
 }
 
 const char *fmt_bytes(double bytes, char *buf, unsigned len)
 {
-    static const char *const pfx[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-    return fmt_scaled(bytes, 1024.0, pfx, sizeof(pfx) / sizeof(pfx[0]), "B", 1, buf, len);
+    return fmt_scaled(bytes, 1, -1, "B", buf, len);
 }
 
 const char *fmt_rate(double per_s, const char *unit, char *buf, unsigned len)
 {
-    static const char *const pfx[] = {"", "k", "M", "G", "T", "P", "E"};
-    return fmt_scaled(per_s, 1000.0, pfx, sizeof(pfx) / sizeof(pfx[0]), unit, 0, buf, len);
+    return fmt_scaled(per_s, 0, -1, unit, buf, len);
 }
