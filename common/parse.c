@@ -127,12 +127,15 @@ struct fixnum {
     int inexact; /* non-zero fraction digits beyond FIX_MAX_FDIG were dropped */
 };
 
-/* Scans digits [. digits] or . digits (no sign, no exponent). Returns chars consumed, 0 if no digit. */
-static size_t scan_fixed(const char *s, struct fixnum *f)
+/* Scans digits [. digits] or . digits (no sign, no exponent) at the start of s. Returns the end of the number (its
+ * suffix), NULL when s is NULL or does not start with a number. */
+static const char *scan_fixed(const char *s, struct fixnum *f)
 {
     size_t i = 0, nd = 0;
 
     memset(f, 0, sizeof(*f));
+    if (!s)
+        return NULL;
     while (is_digit(s[i])) {
         unsigned d = (unsigned)(s[i] - '0');
         if (f->ip > (UINT64_MAX - d) / 10)
@@ -157,12 +160,12 @@ static size_t scan_fixed(const char *s, struct fixnum *f)
         }
     }
     if (nd == 0)
-        return 0;
+        return NULL;
     while (f->fdig > 0 && f->fnum % 10 == 0) {
         f->fnum /= 10;
         f->fdig--;
     }
-    return i;
+    return s + i;
 }
 
 static int fix_is_zero(const struct fixnum *f)
@@ -205,14 +208,9 @@ int parse_duration_ns(const char *s, int allow_zero, uint64_t *out)
         {"s", 1000000000ULL}, {"m", 60ULL * 1000000000ULL},
     };
     struct fixnum f;
-    uint64_t v;
-
-    if (!s || !out)
+    const char *sfx = scan_fixed(s, &f);
+    if (!sfx || !out)
         return -EINVAL;
-    size_t n = scan_fixed(s, &f);
-    if (n == 0)
-        return -EINVAL;
-    const char *sfx = s + n;
     uint64_t mult = 0;
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(sfx, units[i].sfx) == 0) {
@@ -222,6 +220,7 @@ int parse_duration_ns(const char *s, int allow_zero, uint64_t *out)
     }
     if (mult == 0)
         return -EINVAL;
+    uint64_t v;
     int rc = fix_mul(&f, mult, 1, &v);
     if (rc)
         return rc;
@@ -238,14 +237,9 @@ int parse_duration_ns(const char *s, int allow_zero, uint64_t *out)
 int parse_size(const char *s, uint64_t *out)
 {
     struct fixnum f;
-    uint64_t v;
-
-    if (!s || !out)
+    const char *p = scan_fixed(s, &f);
+    if (!p || !out)
         return -EINVAL;
-    size_t n = scan_fixed(s, &f);
-    if (n == 0)
-        return -EINVAL;
-    const char *p = s + n;
     unsigned shift = 0;
     switch (lower(*p)) {
     case 'k': shift = 10; break;
@@ -265,6 +259,7 @@ int parse_size(const char *s, uint64_t *out)
     }
     if (*p != '\0')
         return -EINVAL;
+    uint64_t v;
     int rc = fix_mul(&f, 1ULL << shift, 0, &v);
     if (rc)
         return rc;

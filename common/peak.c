@@ -12,6 +12,7 @@
 #include "kernels.h"
 #include "measure.h"
 #include "parse.h"
+#include "soikit.h"
 
 uint64_t peak_iters_for(peak_kernel_fn k, double rate, uint64_t quantum_ns)
 {
@@ -176,11 +177,8 @@ int core_soi_open(struct soi *s, const char *kind, peak_kernel_fn k, const char 
         p->t[i].iters = q;
     s->priv = p;
     s->capacity = peak;
-    snprintf(s->unit, sizeof(s->unit), "ops/s");
-    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "ops/s");
-    char b1[32], b2[48] = "", b3[32];
-    if (old > 0 && !env->cached_capacity)
-        snprintf(b2, sizeof(b2), "; cached %s", fmt_rate(old, "ops/s", b3, sizeof(b3)));
+    char b1[32], b2[48];
+    kit_rate_units(s, "ops/s", old, b2, sizeof(b2));
     snprintf(s->capacity_src, sizeof(s->capacity_src), "%s peak of %s on %u CPU(s): %s%s",
              env->cached_capacity && old > 0 ? "cached" : "measured now:", what, env->nthreads,
              fmt_rate(peak, "ops/s", b1, sizeof(b1)), b2);

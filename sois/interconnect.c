@@ -26,6 +26,7 @@
 #include "measure.h"
 #include "parse.h"
 #include "peak.h"
+#include "soikit.h"
 
 #define IC_LINE 64
 #define IC_QUANTUM_NS 20000.0          /* one hub step() */
@@ -222,12 +223,9 @@ static int ic_prepare(struct soi *s, char *why, size_t len)
     s->capacity = peak;
     s->pace_lead_only = 1;
     s->pace_spin = 1; /* the responders spin anyway; a hub that slept would let its vCPU halt and be moved */
-    snprintf(s->unit, sizeof(s->unit), "msg/s");
-    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "msg/s");
     snprintf(s->load_meaning, sizeof(s->load_meaning), "ns per round trip (hub -> responders -> hub)");
-    char b1[32], b2[48] = "", b3[32], apart[32] = "";
-    if (old > 0 && !env->cached_capacity)
-        snprintf(b2, sizeof(b2), "; cached %s", fmt_rate(old, "msg/s", b3, sizeof(b3)));
+    char b1[32], b2[48], apart[32] = "";
+    kit_rate_units(s, "msg/s", old, b2, sizeof(b2));
     snprintf(s->capacity_src, sizeof(s->capacity_src), "%s peak of 64 B cache-line messages, hub + %u responder(s): %s%s",
              env->cached_capacity && old > 0 ? "cached" : "measured now:", n - 1, fmt_rate(peak, "msg/s", b1, sizeof(b1)),
              b2);
