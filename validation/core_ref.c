@@ -219,8 +219,7 @@ int main(int argc, char **argv)
             ratio[c] = peak / ((a + b) / 2);
             printf("%5d %12.4e %12.4e %12.4e %8.3f\n", c + 1, a, peak, b, ratio[c]);
         }
-        qsort(ratio, (size_t)cycles, sizeof(double), ib_cmp_double);
-        printf("median peak/reference %.3f\n", ratio[cycles / 2]);
+        printf("median peak/reference %.3f\n", ib_median(ratio, (size_t)cycles));
         free(ratio);
         topo_destroy(t);
         return 0;
@@ -228,8 +227,7 @@ int main(int argc, char **argv)
     double r[3];
     for (int i = 0; i < 3; i++)
         r[i] = ref_window(f, it, rep_ns);
-    qsort(r, 3, sizeof(double), ib_cmp_double);
-    printf("%.6e\n", r[1]);
+    printf("%.6e\n", ib_median(r, 3));
     return 0;
 }
 #endif

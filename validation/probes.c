@@ -209,7 +209,7 @@ int probe_chase(const struct topo *t, int cpu, uint64_t bytes, unsigned reps, do
     return probe_one(t, cpu, reps, &j, chase_setup, chase_window, chase_teardown, median_ns, best_ns, NULL);
 }
 
-/* ---- ping-pong: one cache line each way between two CPUs ---------------------------------------------------------- */
+/* ---- ping-pong: one cache line each way between two CPUs ---------------------------------------------------- */
 
 struct pp_shared {
     _Alignas(64) atomic_uint_fast64_t ping;
