@@ -25,7 +25,7 @@ struct Fake {
     std::atomic<int> out_of_step{0}; // a window begun before every thread finished the one before
     std::atomic<int> measurers_done{0};
     std::atomic<int> served_early{0};
-    uint64_t warm_ns_seen = 0;
+    std::atomic<uint64_t> warm_ns_seen{0};
     unsigned n = 0;
     int fail_setup_tid = -1, fail_window_tid = -1, fail_window_rep = -1, stop_at_rep = -1;
     atomic_int *stop = nullptr;
@@ -153,7 +153,7 @@ TEST(Measure, MedianAndSpreadOfTheWindowsTotals)
     EXPECT_DOUBLE_EQ(o.median, 18);
     EXPECT_DOUBLE_EQ(o.spread, (30.0 - 6.0) / 18.0);
     EXPECT_EQ(f.warms.load(), 6) << "two warm-ups a thread";
-    EXPECT_EQ(f.warm_ns_seen, 12345u);
+    EXPECT_EQ(f.warm_ns_seen.load(), 12345u);
     EXPECT_EQ(f.windows.load(), 15);
     EXPECT_EQ(f.setups.load(), 3);
     EXPECT_EQ(f.teardowns.load(), 3);
