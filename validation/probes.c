@@ -50,7 +50,9 @@ static int triad_setup(void *arg, unsigned tid)
 
 static int triad_window(void *arg, unsigned tid, int rep, uint64_t ns, double *bps)
 {
-    (void)tid, (void)rep, (void)ns; /* a window is one pass */
+    (void)tid; /* a window is one pass, whatever its rep and length */
+    (void)rep;
+    (void)ns;
     struct triad_job *j = arg;
     size_t n = j->bytes / sizeof(double);
     uint64_t t0 = clk_mono_ns();
@@ -186,7 +188,9 @@ static int chase_setup(void *arg, unsigned tid)
 /* A window is one walk of max(4 x lines, 200000) loads. */
 static int chase_window(void *arg, unsigned tid, int rep, uint64_t ns, double *ns_per_load)
 {
-    (void)tid, (void)rep, (void)ns;
+    (void)tid;
+    (void)rep;
+    (void)ns;
     struct chase_job *j = arg;
     *ns_per_load = probe_chase_walk_ns(&j->cursor, j->steps);
     return 0;
@@ -238,7 +242,8 @@ static int pp_serve(void *arg, unsigned tid, const atomic_int *done)
 /* Thread 0, the initiator: a window of >= ns in batches of 256 round trips; its figure is ns per round trip. */
 static int pp_window(void *arg, unsigned tid, int rep, uint64_t ns, double *rt_ns)
 {
-    (void)tid, (void)rep;
+    (void)tid;
+    (void)rep;
     struct pp_shared *sh = arg;
     uint64_t n = 0, t0 = clk_mono_ns(), d;
     do {
