@@ -152,12 +152,11 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
     }
     rc = run_levels(s, levels, nlevels, nsteps, step_ns, stop, res, &ndone, why, len);
     char w2[160] = "";
-    int prc = meas_finish(mr, NULL, w2, sizeof(w2));
+    int prc = meas_finish(mr, NULL, w2, sizeof(w2)); /* the probe's own error (no stop flag given: it polls it) */
     if (rc < 0)
         goto out;
     if (prc < 0) {
-        rc = prc == -EINTR ? ib_why(why, len, prc, "interrupted")
-                           : ib_why(why, len, prc, "beside: probe %s failed: %s", probe->name, strerror(-prc));
+        rc = ib_why(why, len, prc, "beside: probe %s failed: %s", probe->name, strerror(-prc));
         goto out;
     }
     out->nsteps = (unsigned)ndone;
