@@ -173,10 +173,12 @@ static void print_machine(json_t *doc, const struct machine *m)
             else
                 many = e;
         }
+        char r1[32], r2[32];
         if (one && many && many->bps < 1.3 * one->bps)
-            printf("note: L2 bandwidth does not add up across CPUs %s (%.1f GB/s together, %.1f GB/s on one):\n"
+            printf("note: L2 bandwidth does not add up across CPUs %s (%s together, %s on one):\n"
                    "      they likely share physical cores (hypervisor SMT), although the topology shows %s.\n",
-                   many->cpus, many->bps / 1e9, one->bps / 1e9, topo_has_smt(m->topo) ? "SMT" : "no SMT");
+                   many->cpus, fmt_scaled(many->bps, 0, 1, "B/s", r2, sizeof(r2)),
+                   fmt_scaled(one->bps, 0, 1, "B/s", r1, sizeof(r1)), topo_has_smt(m->topo) ? "SMT" : "no SMT");
     }
     json_t *pk = json_object_get(doc, "peak_rates");
     if (json_array_size(pk)) {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "output.h"
+#include "parse.h"
 
 /* ---- scalar formatting ------------------------------------------------------------------------------------ */
 
@@ -34,47 +35,6 @@ static void fmt_real_raw(double v, char *buf, size_t len)
         if (strtod(buf, NULL) == v)
             return;
     }
-}
-
-/* "512 B", "1.50 KiB", "1.50 MiB", ... */
-static void fmt_bytes_h(double b, char *buf, size_t len)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    const unsigned last = (unsigned)(sizeof(units) / sizeof(units[0])) - 1;
-    if (fabs(b) < 1024.0) {
-        snprintf(buf, len, "%.0f B", b);
-        return;
-    }
-    double v = b;
-    unsigned i = 0;
-    while (fabs(v) >= 1024.0 && i < last) {
-        v /= 1024.0;
-        i++;
-    }
-    if (fabs(v) >= 1023.995 && i < last) { /* would print as "1024.00" */
-        v /= 1024.0;
-        i++;
-    }
-    snprintf(buf, len, "%.2f %s", v, units[i]);
-}
-
-/* "28.0 GB/s", "512.0 B/s", "1.5 k" (unit NULL) ... */
-static void fmt_rate_h(double r, const char *unit, char *buf, size_t len)
-{
-    static const char *const prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
-    const unsigned last = (unsigned)(sizeof(prefixes) / sizeof(prefixes[0])) - 1;
-    double v = r;
-    unsigned i = 0;
-    while (fabs(v) >= 999.95 && i < last) { /* 999.95 would print as "1000.0" */
-        v /= 1000.0;
-        i++;
-    }
-    if (!unit)
-        unit = "";
-    if (!prefixes[i][0] && !unit[0])
-        snprintf(buf, len, "%.1f", v);
-    else
-        snprintf(buf, len, "%.1f %s%s", v, prefixes[i], unit);
 }
 
 /* Any JSON value as text, raw: integers as integers, reals round-trippable, strings as is.
@@ -118,10 +78,10 @@ static char *cell_human(const json_t *v, const struct out_col *col)
         return strdup(buf);
     }
     case OUT_K_BYTES:
-        fmt_bytes_h(d, buf, sizeof(buf));
+        fmt_scaled(d, 1, 2, "B", buf, sizeof(buf)); /* "512 B", "1.50 KiB", "1.50 MiB", ... */
         return strdup(buf);
     case OUT_K_RATE:
-        fmt_rate_h(d, col->unit, buf, sizeof(buf));
+        fmt_scaled(d, 0, 1, col->unit, buf, sizeof(buf)); /* "28.0 GB/s", "512.0 B/s", "1.5 k" (no unit) */
         return strdup(buf);
     case OUT_K_INT:
         if (json_is_integer(v))

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +18,9 @@
 #include "config.h"
 #include "ib_err.h"
 #include "kernels.h"
+#include "measure.h"
 #include "output.h"
+#include "parse.h"
 #include "stats.h"
 
 const char *calib_level_name(enum calib_level l)
@@ -574,8 +575,8 @@ int calib_measure_caches(struct calib *c, const struct topo *t, int cpu, const a
     void *buf = ib_map(top, 1);
     if (!buf) {
         bind_pop(&g);
-        return ib_why(why, len, -ENOMEM, "cannot map %llu MiB for the latency sweep",
-                      (unsigned long long)(top >> 20));
+        char b[32];
+        return ib_why(why, len, -ENOMEM, "cannot map %s for the latency sweep", fmt_bytes((double)top, b, sizeof(b)));
     }
     memset(buf, 1, top);
     c->nsweep = 0;
@@ -724,40 +725,6 @@ const struct calib_bw *calib_bw_find(const struct calib *c, const char *kind, co
     return NULL;
 }
 
-/* A barrier whose party count can shrink (a thread that could not be started must not hang the others). */
-struct gate {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    unsigned parties, arrived, gen;
-};
-
-static void gate_wait(struct gate *g)
-{
-    pthread_mutex_lock(&g->mu);
-    unsigned gen = g->gen;
-    if (++g->arrived >= g->parties) {
-        g->arrived = 0;
-        g->gen++;
-        pthread_cond_broadcast(&g->cv);
-    } else {
-        while (gen == g->gen)
-            pthread_cond_wait(&g->cv, &g->mu);
-    }
-    pthread_mutex_unlock(&g->mu);
-}
-
-static void gate_shrink(struct gate *g, unsigned parties)
-{
-    pthread_mutex_lock(&g->mu);
-    g->parties = parties;
-    if (g->arrived && g->arrived >= g->parties) {
-        g->arrived = 0;
-        g->gen++;
-        pthread_cond_broadcast(&g->cv);
-    }
-    pthread_mutex_unlock(&g->mu);
-}
-
 int calib_kind_is_memory(const char *kind)
 {
     return !strcmp(kind, "l2") || !strcmp(kind, "llc") || !strcmp(kind, "dram");
@@ -786,50 +753,54 @@ size_t calib_bw_chunk(const char *kind)
     return !strcmp(kind, "dram") ? 2 * IB_MIB : !strcmp(kind, "llc") ? 4 * IB_MIB : 8 * IB_MIB;
 }
 
+/* One thread's buffer; the threads step through it as the SoI does: same chunks, same wrap, a clock read a step. */
 struct bw_job {
-    const struct topo *t;
-    int cpu;
     uint64_t ws;
-    struct gate *bar;
-    const atomic_int *stop;
-    atomic_int *abort;
-    double bps[5];
-    int err;
     enum stream_op op;
     size_t chunk;
+    struct {
+        void *buf;
+        char pad[56]; /* one cache line per thread */
+    } t[];
 };
 
 #define BW_REPS 5
 #define BW_REP_NS (120 * IB_NS_PER_MS)
 
-static void *bw_thread(void *arg)
+static int bw_setup(void *arg, unsigned tid)
 {
     struct bw_job *j = arg;
-    int rc = topo_bind_thread(j->t, j->cpu);
-    void *buf = rc == 0 ? ib_map(j->ws, 1) : NULL;
-    if (rc < 0 || !buf) {
-        j->err = rc < 0 ? rc : -ENOMEM;
-        atomic_store(j->abort, 1);
-    } else {
-        memset(buf, 1, j->ws); /* first touch on this CPU: NUMA-local pages */
-    }
+    void *buf = ib_map(j->ws, 1);
+    if (!buf)
+        return -ENOMEM;
+    memset(buf, 1, j->ws); /* first touch on this CPU: NUMA-local pages */
+    j->t[tid].buf = buf;
+    return 0;
+}
+
+static int bw_window(void *arg, unsigned tid, int rep, uint64_t ns, double *bps)
+{
+    (void)rep;
+    struct bw_job *j = arg;
+    void *buf = j->t[tid].buf;
     volatile uint64_t sink = 0;
-    for (int r = 0; r < BW_REPS; r++) {
-        gate_wait(j->bar);
-        if (atomic_load(j->abort) || (j->stop && atomic_load(j->stop)))
-            continue;
-        size_t pos = 0;
-        sink += stream_step(buf, j->ws, &pos, j->ws, j->op); /* warm */
-        uint64_t bytes = 0, t0 = clk_mono_ns(), dt;
-        do { /* the SoI's own stepping: same chunks, same wrap, a clock read per step */
-            bytes += stream_step(buf, j->ws, &pos, j->chunk, j->op);
-            dt = clk_mono_ns() - t0;
-        } while (dt < BW_REP_NS);
-        j->bps[r] = (double)bytes / ((double)dt / 1e9);
-    }
+    size_t pos = 0;
+    sink += stream_step(buf, j->ws, &pos, j->ws, j->op); /* warm */
+    uint64_t bytes = 0, t0 = clk_mono_ns(), dt;
+    do {
+        bytes += stream_step(buf, j->ws, &pos, j->chunk, j->op);
+        dt = clk_mono_ns() - t0;
+    } while (dt < ns);
     (void)sink;
-    ib_unmap(buf, j->ws);
-    return NULL;
+    *bps = (double)bytes / ((double)dt / 1e9);
+    return 0;
+}
+
+static void bw_teardown(void *arg, unsigned tid)
+{
+    struct bw_job *j = arg;
+    ib_unmap(j->t[tid].buf, j->ws);
+    j->t[tid].buf = NULL;
 }
 
 int calib_measure_bw(struct calib *c, const struct topo *t, const struct mlim *m, const char *kind,
@@ -842,55 +813,26 @@ int calib_measure_bw(struct calib *c, const struct topo *t, const struct mlim *m
     if (!topo_is_this_machine(t))
         return ib_why(why, len, -ENOTSUP, "bandwidth can only be measured on this machine's topology");
     uint64_t ws = calib_bw_ws(c, t, m, kind, n);
-    struct bw_job *jobs = calloc(n, sizeof(*jobs));
-    pthread_t *th = calloc(n, sizeof(*th));
-    struct gate bar = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .parties = n};
-    atomic_int abort_flag = 0;
-    int rc = 0;
-    unsigned started = 0;
-    if (!jobs || !th) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    for (unsigned i = 0; i < n; i++) {
-        jobs[i] = (struct bw_job){.t = t, .cpu = cpus[i], .ws = ws, .bar = &bar, .stop = stop, .abort = &abort_flag,
-                                  .op = calib_bw_op(kind), .chunk = calib_bw_chunk(kind)};
-        if (pthread_create(&th[i], NULL, bw_thread, &jobs[i])) {
-            rc = -EAGAIN;
-            atomic_store(&abort_flag, 1);
-            gate_shrink(&bar, started); /* the missing threads must not hang the started ones */
-            break;
-        }
-        started++;
-    }
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    if (rc == 0 && stop && atomic_load(stop))
-        rc = -EINTR;
-    for (unsigned i = 0; rc == 0 && i < n; i++)
-        if (jobs[i].err)
-            rc = jobs[i].err;
-    if (rc == 0) {
-        double tot[BW_REPS];
-        for (int r = 0; r < BW_REPS; r++) {
-            tot[r] = 0;
-            for (unsigned i = 0; i < n; i++)
-                tot[r] += jobs[i].bps[r];
-        }
-        double med = ib_median(tot, BW_REPS); /* sorts tot: its ends give the spread */
-        struct calib_bw e = {.ws_bytes = ws, .bps = med, .spread = med > 0 ? (tot[BW_REPS - 1] - tot[0]) / med : 0,
-                             .when = (int64_t)time(NULL)};
-        snprintf(e.kind, sizeof(e.kind), "%s", kind);
-        if (calib_cpus_key(cpus, n, e.cpus, sizeof(e.cpus)) == 0) /* else measured, but too long a key to cache */
-            calib_bw_store(c, &e);
-        *bps = med;
-    }
-out:
-    free(jobs);
-    free(th);
-    if (rc < 0 && why && !*why)
-        ib_why(why, len, rc, "%s bandwidth measurement failed: %s", kind, strerror(-rc));
-    return rc;
+    struct bw_job *j = calloc(1, sizeof(*j) + (size_t)n * sizeof(j->t[0]));
+    if (!j)
+        return ib_why(why, len, -ENOMEM, "%s bandwidth measurement failed: out of memory", kind);
+    *j = (struct bw_job){.ws = ws, .op = calib_bw_op(kind), .chunk = calib_bw_chunk(kind)};
+    char what[48];
+    snprintf(what, sizeof(what), "%s bandwidth measurement", kind);
+    struct meas_spec sp = {.what = what, .n = n, .cpus = cpus, .topo = t, .stop = stop, .arg = j, .nmeasure = n,
+                           .windows = BW_REPS, .window_ns = BW_REP_NS, .setup = bw_setup, .window = bw_window,
+                           .teardown = bw_teardown};
+    struct meas_out o = {0};
+    int rc = meas_run(&sp, &o, why, len);
+    free(j);
+    if (rc < 0)
+        return rc;
+    struct calib_bw e = {.ws_bytes = ws, .bps = o.median, .spread = o.spread, .when = (int64_t)time(NULL)};
+    snprintf(e.kind, sizeof(e.kind), "%s", kind);
+    if (calib_cpus_key(cpus, n, e.cpus, sizeof(e.cpus)) == 0) /* else measured, but too long a key to cache */
+        calib_bw_store(c, &e);
+    *bps = o.median;
+    return 0;
 }
 
 int calib_need_bw(struct calib *c, const struct topo *t, const struct mlim *m, const char *kind, const int *cpus,

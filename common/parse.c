@@ -127,12 +127,15 @@ struct fixnum {
     int inexact; /* non-zero fraction digits beyond FIX_MAX_FDIG were dropped */
 };
 
-/* Scans digits [. digits] or . digits (no sign, no exponent). Returns chars consumed, 0 if no digit. */
-static size_t scan_fixed(const char *s, struct fixnum *f)
+/* Scans digits [. digits] or . digits (no sign, no exponent) at the start of s. Returns the end of the number (its
+ * suffix), NULL when s is NULL or does not start with a number. */
+static const char *scan_fixed(const char *s, struct fixnum *f)
 {
     size_t i = 0, nd = 0;
 
     memset(f, 0, sizeof(*f));
+    if (!s)
+        return NULL;
     while (is_digit(s[i])) {
         unsigned d = (unsigned)(s[i] - '0');
         if (f->ip > (UINT64_MAX - d) / 10)
@@ -157,12 +160,12 @@ static size_t scan_fixed(const char *s, struct fixnum *f)
         }
     }
     if (nd == 0)
-        return 0;
+        return NULL;
     while (f->fdig > 0 && f->fnum % 10 == 0) {
         f->fnum /= 10;
         f->fdig--;
     }
-    return i;
+    return s + i;
 }
 
 static int fix_is_zero(const struct fixnum *f)
@@ -205,14 +208,9 @@ int parse_duration_ns(const char *s, int allow_zero, uint64_t *out)
         {"s", 1000000000ULL}, {"m", 60ULL * 1000000000ULL},
     };
     struct fixnum f;
-    uint64_t v;
-
-    if (!s || !out)
+    const char *sfx = scan_fixed(s, &f);
+    if (!sfx || !out)
         return -EINVAL;
-    size_t n = scan_fixed(s, &f);
-    if (n == 0)
-        return -EINVAL;
-    const char *sfx = s + n;
     uint64_t mult = 0;
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(sfx, units[i].sfx) == 0) {
@@ -222,6 +220,7 @@ int parse_duration_ns(const char *s, int allow_zero, uint64_t *out)
     }
     if (mult == 0)
         return -EINVAL;
+    uint64_t v;
     int rc = fix_mul(&f, mult, 1, &v);
     if (rc)
         return rc;
@@ -238,14 +237,9 @@ int parse_duration_ns(const char *s, int allow_zero, uint64_t *out)
 int parse_size(const char *s, uint64_t *out)
 {
     struct fixnum f;
-    uint64_t v;
-
-    if (!s || !out)
+    const char *p = scan_fixed(s, &f);
+    if (!p || !out)
         return -EINVAL;
-    size_t n = scan_fixed(s, &f);
-    if (n == 0)
-        return -EINVAL;
-    const char *p = s + n;
     unsigned shift = 0;
     switch (lower(*p)) {
     case 'k': shift = 10; break;
@@ -265,6 +259,7 @@ int parse_size(const char *s, uint64_t *out)
     }
     if (*p != '\0')
         return -EINVAL;
+    uint64_t v;
     int rc = fix_mul(&f, 1ULL << shift, 0, &v);
     if (rc)
         return rc;
@@ -385,11 +380,13 @@ out:
     return ret;
 }
 
-/* v scaled by `base` through prefixes pfx[0..npfx-1], 3 significant-ish digits: <10 -> 2 decimals, <100 -> 1,
- * else 0.  A value that would print as `base` (e.g. "1024 KiB") moves to the next prefix. */
-static const char *fmt_scaled(double v, double base, const char *const *pfx, size_t npfx, const char *unit,
-                              int int_base_unit, char *buf, unsigned len)
+const char *fmt_scaled(double v, int binary, int decimals, const char *unit, char *buf, unsigned len)
 {
+    static const char *const dpfx[] = {"", "k", "M", "G", "T", "P", "E"}, *const bpfx[] = {"", "Ki", "Mi", "Gi", "Ti",
+                                                                                          "Pi", "Ei"};
+    const char *const *pfx = binary ? bpfx : dpfx;
+    const size_t npfx = sizeof(dpfx) / sizeof(dpfx[0]);
+    const double base = binary ? 1024.0 : 1000.0;
     size_t i = 0;
     double a = fabs(v);
 
@@ -397,32 +394,35 @@ static const char *fmt_scaled(double v, double base, const char *const *pfx, siz
         return buf;
     if (!unit)
         unit = "";
-    while (isfinite(a) && i + 1 < npfx && a >= base - 0.5) {
+    if (decimals > 9)
+        decimals = 9;
+    for (;;) { /* up a prefix while v would print as the base at this one */
+        int whole = (i == 0 && binary) || decimals < 0;
+        double top = base - (whole ? 0.5 : 0.5 * pow(10, -decimals));
+        if (!isfinite(a) || i + 1 >= npfx || a < top)
+            break;
         v /= base;
         a /= base;
         i++;
     }
-    int dec;
-    if (i == 0 && int_base_unit)
+    int dec = decimals;
+    if (i == 0 && binary)
         dec = 0;
-    else if (a < 9.995)
-        dec = 2;
-    else if (a < 99.95)
-        dec = 1;
+    else if (decimals < 0)
+        dec = a < 9.995 ? 2 : a < 99.95 ? 1 : 0;
+    if (!*pfx[i] && !*unit)
+        snprintf(buf, len, "%.*f", dec, v);
     else
-        dec = 0;
-    snprintf(buf, len, "%.*f %s%s", dec, v, pfx[i], unit);
+        snprintf(buf, len, "%.*f %s%s", dec, v, pfx[i], unit);
     return buf;
 }
 
 const char *fmt_bytes(double bytes, char *buf, unsigned len)
 {
-    static const char *const pfx[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-    return fmt_scaled(bytes, 1024.0, pfx, sizeof(pfx) / sizeof(pfx[0]), "B", 1, buf, len);
+    return fmt_scaled(bytes, 1, -1, "B", buf, len);
 }
 
 const char *fmt_rate(double per_s, const char *unit, char *buf, unsigned len)
 {
-    static const char *const pfx[] = {"", "k", "M", "G", "T", "P", "E"};
-    return fmt_scaled(per_s, 1000.0, pfx, sizeof(pfx) / sizeof(pfx[0]), unit, 0, buf, len);
+    return fmt_scaled(per_s, 0, -1, unit, buf, len);
 }

@@ -19,7 +19,12 @@ int parse_size(const char *s, uint64_t *out);
 int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out);
 /* CPU list "0-3,5" (hwloc list syntax) into a malloc'd sorted array of unique ids. */
 int parse_cpulist(const char *s, int **cpus, unsigned *n);
-/* Human formatting: bytes as "1.50 MiB", rates as "12.3 GB/s" (decimal for rates, as STREAM and fio do). */
+/* The one number formatter: v with a decimal prefix (k, M, G: rates, as STREAM and fio do) or a binary one (Ki, Mi,
+ * Gi: sizes) before unit, moved up a prefix where it would print as the base ("1024 KiB" -> "1.00 MiB").  decimals
+ * < 0: three significant digits (2, 1 or 0 decimals); else that many.  The base unit of a binary scale prints whole
+ * ("512 B").  No prefix and no unit: the number alone. */
+const char *fmt_scaled(double v, int binary, int decimals, const char *unit, char *buf, unsigned len);
+/* Bytes as "1.50 MiB", rates as "12.3 GB/s": fmt_scaled with three significant digits. */
 const char *fmt_bytes(double bytes, char *buf, unsigned len);
 const char *fmt_rate(double per_s, const char *unit, char *buf, unsigned len);
 

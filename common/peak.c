@@ -2,7 +2,6 @@
 #include "peak.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +10,9 @@
 #include "clock.h"
 #include "ib_err.h"
 #include "kernels.h"
+#include "measure.h"
 #include "parse.h"
-#include "stats.h"
+#include "soikit.h"
 
 uint64_t peak_iters_for(peak_kernel_fn k, double rate, uint64_t quantum_ns)
 {
@@ -21,24 +21,6 @@ uint64_t peak_iters_for(peak_kernel_fn k, double rate, uint64_t quantum_ns)
         return 1;
     double it = rate * (double)quantum_ns / 1e9 / (double)ipi;
     return it < 1 ? 1 : (uint64_t)it;
-}
-
-/* Threads wait here until the barrier is set up for as many threads as could be started. */
-struct pk_start {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int state; /* 0 wait, 1 run, -1 give up */
-};
-
-/* Wait until the starter has started every thread (1) or given up (-1); returns that state. */
-static int start_wait(struct pk_start *go)
-{
-    pthread_mutex_lock(&go->mu);
-    while (go->state == 0)
-        pthread_cond_wait(&go->cv, &go->mu);
-    int state = go->state;
-    pthread_mutex_unlock(&go->mu);
-    return state;
 }
 
 /* A kernel's peak through peak_threads: the warm-up window also finds the ~20 us quantum the SoI will step with
@@ -116,36 +98,16 @@ int peak_need(struct calib *c, const struct topo *t, const char *kind, const int
 
 /* ---- threads that measure themselves ---------------------------------------------------------------------------- */
 
-struct pt_job {
-    const struct soi_env *env;
-    unsigned tid;
+struct pt_arg {
     peak_window_fn window;
     void *arg;
-    uint64_t window_ns;
-    pthread_barrier_t *bar;
-    struct pk_start *go;
-    double rate[PEAK_REPS];
-    int err, bind_err;
 };
 
-static void *pt_thread(void *a)
+static int pt_window(void *a, unsigned tid, int rep, uint64_t ns, double *rate)
 {
-    struct pt_job *j = a;
-    if (start_wait(j->go) < 0)
-        return NULL;
-    int rc = topo_is_this_machine(j->env->topo) ? topo_bind_thread(j->env->topo, j->env->cpus[j->tid]) : 0;
-    j->bind_err = rc;
-    double warm = 0;
-    if (rc == 0)
-        rc = j->window(j->arg, j->tid, 50 * IB_NS_PER_MS, &warm);
-    for (int r = 0; r < PEAK_REPS; r++) {
-        pthread_barrier_wait(j->bar);
-        if (rc < 0 || (j->env->stop && atomic_load(j->env->stop)))
-            continue;
-        rc = j->window(j->arg, j->tid, j->window_ns, &j->rate[r]);
-    }
-    j->err = rc < 0 ? rc : 0;
-    return NULL;
+    (void)rep;
+    struct pt_arg *p = a;
+    return p->window(p->arg, tid, ns, rate);
 }
 
 int peak_threads(const struct soi_env *env, unsigned n, peak_window_fn window, void *arg, uint64_t window_ns,
@@ -153,59 +115,19 @@ int peak_threads(const struct soi_env *env, unsigned n, peak_window_fn window, v
 {
     if (n == 0 || n > SOI_MAX_THREADS)
         return ib_why(why, len, -EINVAL, "bad thread count %u", n);
-    struct pt_job *jobs = calloc(n, sizeof(*jobs));
-    pthread_t *th = calloc(n, sizeof(*th));
-    struct pk_start go = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .state = 0};
-    pthread_barrier_t bar;
-    int rc = 0;
-    unsigned started = 0;
-    if (!jobs || !th) {
-        free(jobs);
-        free(th);
-        return -ENOMEM;
-    }
-    for (unsigned i = 0; i < n; i++) {
-        jobs[i] = (struct pt_job){.env = env, .tid = i, .window = window, .arg = arg, .window_ns = window_ns,
-                                  .bar = &bar, .go = &go};
-        if (pthread_create(&th[i], NULL, pt_thread, &jobs[i])) {
-            rc = ib_why(why, len, -EAGAIN, "cannot start a peak-rate thread");
-            break;
-        }
-        started++;
-    }
-    if (rc == 0)
-        pthread_barrier_init(&bar, NULL, n);
-    pthread_mutex_lock(&go.mu);
-    go.state = rc == 0 ? 1 : -1;
-    pthread_cond_broadcast(&go.cv);
-    pthread_mutex_unlock(&go.mu);
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    if (rc == 0)
-        pthread_barrier_destroy(&bar);
-    if (rc == 0 && env->stop && atomic_load(env->stop))
-        rc = -EINTR;
-    for (unsigned i = 0; rc == 0 && i < n; i++)
-        if (jobs[i].bind_err < 0)
-            rc = ib_why(why, len, jobs[i].bind_err, "cannot bind a peak-rate thread to CPU %d", env->cpus[i]);
-        else if (jobs[i].err < 0)
-            rc = ib_why(why, len, jobs[i].err, "measuring the peak failed: %s", strerror(-jobs[i].err));
-    if (rc == 0) {
-        double tot[PEAK_REPS];
-        for (int r = 0; r < PEAK_REPS; r++) {
-            tot[r] = 0;
-            for (unsigned i = 0; i < n; i++)
-                tot[r] += jobs[i].rate[r];
-        }
-        *peak = ib_median(tot, PEAK_REPS); /* sorts tot: its ends give the spread */
-        if (spread)
-            *spread = *peak > 0 ? (tot[PEAK_REPS - 1] - tot[0]) / *peak : 0;
-        if (!(*peak > 0))
-            rc = ib_why(why, len, -EIO, "the peak measured as 0");
-    }
-    free(jobs);
-    free(th);
-    return rc;
+    struct pt_arg pa = {.window = window, .arg = arg};
+    struct meas_spec sp = {.what = "measuring the peak", .n = n, .cpus = env->cpus, .stop = env->stop, .arg = &pa,
+                           .topo = topo_is_this_machine(env->topo) ? env->topo : NULL, .nmeasure = n,
+                           .warmups = 1, .warm_ns = 50 * IB_NS_PER_MS, .windows = PEAK_REPS, .window_ns = window_ns,
+                           .window = pt_window};
+    struct meas_out o = {0};
+    int rc = meas_run(&sp, &o, why, len);
+    if (rc < 0)
+        return rc;
+    *peak = o.median;
+    if (spread)
+        *spread = o.spread;
+    return *peak > 0 ? 0 : ib_why(why, len, -EIO, "the peak measured as 0");
 }
 
 int peak_need_threads(const struct soi_env *env, const char *kind, unsigned n, peak_window_fn window, void *arg,
@@ -255,11 +177,8 @@ int core_soi_open(struct soi *s, const char *kind, peak_kernel_fn k, const char 
         p->t[i].iters = q;
     s->priv = p;
     s->capacity = peak;
-    snprintf(s->unit, sizeof(s->unit), "ops/s");
-    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "ops/s");
-    char b1[32], b2[48] = "", b3[32];
-    if (old > 0 && !env->cached_capacity)
-        snprintf(b2, sizeof(b2), "; cached %s", fmt_rate(old, "ops/s", b3, sizeof(b3)));
+    char b1[32], b2[48];
+    kit_rate_units(s, "ops/s", old, b2, sizeof(b2));
     snprintf(s->capacity_src, sizeof(s->capacity_src), "%s peak of %s on %u CPU(s): %s%s",
              env->cached_capacity && old > 0 ? "cached" : "measured now:", what, env->nthreads,
              fmt_rate(peak, "ops/s", b1, sizeof(b1)), b2);

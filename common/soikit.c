@@ -239,6 +239,18 @@ void strset_free(struct strset *s)
     s->n = 0;
 }
 
+const char *kit_rate_units(struct soi *s, const char *unit, double old, char *buf, size_t len)
+{
+    char r[32];
+    snprintf(s->unit, sizeof(s->unit), "%s", unit);
+    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "%s", unit);
+    if (old > 0 && !s->env->cached_capacity)
+        snprintf(buf, len, "; cached %s", fmt_rate(old, unit, r, sizeof(r)));
+    else if (len)
+        *buf = 0;
+    return buf;
+}
+
 int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char *why, size_t len)
 {
     const struct soi_env *env = s->env;
@@ -269,11 +281,8 @@ int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char
                  "the LLC is too small to give %u thread(s) %s each (1.5x the L2, %s): part of this traffic hits L2",
                  env->nthreads, fmt_bytes((double)(l2 + l2 / 2), b, sizeof(b)), fmt_bytes((double)l2, c, sizeof(c)));
     }
-    snprintf(s->unit, sizeof(s->unit), "B/s");
-    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "B/s");
-    char b1[32], b2[48] = "", b3[32];
-    if (cached > 0 && !env->cached_capacity)
-        snprintf(b2, sizeof(b2), "; cached %s", fmt_rate(cached, "B/s", b3, sizeof(b3)));
+    char b1[32], b2[48];
+    kit_rate_units(s, "B/s", cached, b2, sizeof(b2));
     snprintf(s->capacity_src, sizeof(s->capacity_src), "%s %s %s bandwidth on %u CPU(s), %s/thread, %s%s",
              env->cached_capacity ? "cached" : "measured now:", kind,
              calib_bw_op(kind) == STREAM_TRIAD ? "triad" : "read", env->nthreads,

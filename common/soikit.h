@@ -83,6 +83,9 @@ void strset_free(struct strset *s);
 /* The shared prepare of the three streaming SoIs: measure (or look up) the bandwidth of `kind` ("l2", "llc",
  * "dram") on env->cpus, size buffers, and fill s->capacity/unit/capacity_src. */
 int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char *why, size_t len);
+/* A rate SoI's units: s->unit and s->secondary_unit both `unit`.  Returns buf holding "; cached <old>" when a cached
+ * figure old > 0 was there but the capacity was measured anew (the tail of capacity_src), else "". */
+const char *kit_rate_units(struct soi *s, const char *unit, double old, char *buf, size_t len);
 
 /* ---- ready-made callbacks ------------------------------------------------------------------------------
  * A footprint SoI over cache lines or pages: its prepare() sizes things and calls kit_fp_prepare(); the ops table

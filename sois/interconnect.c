@@ -16,18 +16,17 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "ib_atomic.h"
 #include "ib_err.h"
 #include "kernels.h"
+#include "measure.h"
 #include "parse.h"
 #include "peak.h"
-#include "stats.h"
+#include "soikit.h"
 
 #define IC_LINE 64
 #define IC_QUANTUM_NS 20000.0          /* one hub step() */
@@ -117,92 +116,52 @@ static uint64_t serve(struct ic *p, unsigned tid, uint64_t budget_ns, const atom
 
 /* ---- peak: unthrottled rounds at full fan-out, hub and responders on their own threads ------------------------ */
 
-struct ic_cal {
-    struct ic *p;
-    const struct topo *t;
-    int cpu, bind;
-    unsigned tid;
-    atomic_int *quit;
-    const atomic_int *stop;
-    double rate[PEAK_REPS];
-    int err;
-};
-
-static void *ic_cal_thread(void *arg)
+/* The hub (thread 0) measures; the responders (1..n-1) serve until it is done. */
+static int ic_cal_window(void *arg, unsigned tid, int rep, uint64_t ns, double *rate)
 {
-    struct ic_cal *c = arg;
-    if (c->bind)
-        c->err = topo_bind_thread(c->t, c->cpu);
-    if (c->tid) {
-        serve(c->p, c->tid, 0, c->quit);
-        return NULL;
-    }
-    struct ic *p = c->p;
+    (void)tid;
+    struct ic *p = arg;
     unsigned f = p->n - 1;
-    uint64_t t0 = clk_mono_ns();
-    while (clk_mono_ns() - t0 < 30 * IB_NS_PER_MS) /* warm up: every responder running */
-        hub_round(p, f);
-    for (int r = 0; r < PEAK_REPS && !(c->stop && atomic_load(c->stop)); r++) {
-        uint64_t rounds = 0, s = clk_mono_ns(), d;
-        do {
-            for (int k = 0; k < 64; k++)
-                rounds += (uint64_t)hub_round(p, f);
-            d = clk_mono_ns() - s;
-        } while (d < PEAK_REP_NS);
-        c->rate[r] = 2.0 * f * (double)rounds / ((double)d / 1e9);
+    uint64_t s = clk_mono_ns();
+    if (rep < 0) { /* warm up: every responder running */
+        while (clk_mono_ns() - s < ns)
+            hub_round(p, f);
+        return 0;
     }
-    atomic_store(c->quit, 1);
-    return NULL;
+    uint64_t rounds = 0, d;
+    do {
+        for (int k = 0; k < 64; k++)
+            rounds += (uint64_t)hub_round(p, f);
+        d = clk_mono_ns() - s;
+    } while (d < ns);
+    *rate = 2.0 * f * (double)rounds / ((double)d / 1e9);
+    return 0;
+}
+
+static int ic_cal_serve(void *arg, unsigned tid, const atomic_int *done)
+{
+    serve(arg, tid, 0, done);
+    return 0;
 }
 
 static int ic_measure_peak(struct soi *s, double *peak, double *spread, char *why, size_t len)
 {
     const struct soi_env *env = s->env;
     struct ic *p = s->priv;
-    atomic_int quit = 0;
-    struct ic_cal *c = calloc(p->n, sizeof(*c));
-    pthread_t *th = calloc(p->n, sizeof(*th));
-    int rc = 0;
-    unsigned started = 0;
-    if (!c || !th) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    /* responders first, so the hub's warm-up finds them */
-    for (unsigned k = 0; k < p->n; k++) {
-        unsigned i = (k + 1) % p->n;
-        c[i] = (struct ic_cal){.p = p, .t = env->topo, .cpu = env->cpus[i], .bind = topo_is_this_machine(env->topo),
-                               .tid = i, .quit = &quit, .stop = env->stop};
-        if (pthread_create(&th[i], NULL, ic_cal_thread, &c[i])) {
-            rc = ib_why(why, len, -EAGAIN, "interconnect: cannot start a calibration thread");
-            atomic_store(&quit, 1);
-            break;
-        }
-        started++;
-    }
-    /* threads were created in the order 1, 2, ..., n-1, 0: join what was started */
-    for (unsigned k = 0; k < started; k++)
-        pthread_join(th[(k + 1) % p->n], NULL);
-    if (rc)
-        goto out;
-    if (env->stop && atomic_load(env->stop)) {
-        rc = -EINTR;
-        goto out;
-    }
-    for (unsigned i = 0; i < p->n; i++)
-        if (c[i].err) {
-            rc = ib_why(why, len, c[i].err, "interconnect: cannot bind a calibration thread to CPU %d", c[i].cpu);
-            goto out;
-        }
-    *peak = ib_median(c[0].rate, PEAK_REPS); /* sorts them: their ends give the spread */
-    *spread = *peak > 0 ? (c[0].rate[PEAK_REPS - 1] - c[0].rate[0]) / *peak : 0;
+    struct meas_spec sp = {.what = "interconnect: measuring the peak", .n = p->n, .cpus = env->cpus,
+                           .topo = topo_is_this_machine(env->topo) ? env->topo : NULL, .stop = env->stop, .arg = p,
+                           .nmeasure = 1, .warmups = 1, .warm_ns = 30 * IB_NS_PER_MS, .windows = PEAK_REPS,
+                           .window_ns = PEAK_REP_NS, .window = ic_cal_window, .serve = ic_cal_serve};
+    struct meas_out o = {0};
+    int rc = meas_run(&sp, &o, why, len);
+    if (rc < 0)
+        return rc;
+    *peak = o.median;
+    *spread = o.spread;
     if (!(*peak > 0))
-        rc = ib_why(why, len, -EIO, "interconnect: no round completed while measuring the peak (a responder "
-                                    "never ran: are its CPUs available?)");
-out:
-    free(c);
-    free(th);
-    return rc;
+        return ib_why(why, len, -EIO, "interconnect: no round completed while measuring the peak (a responder "
+                                      "never ran: are its CPUs available?)");
+    return 0;
 }
 
 /* ---- ops ------------------------------------------------------------------------------------------------------- */
@@ -264,12 +223,9 @@ static int ic_prepare(struct soi *s, char *why, size_t len)
     s->capacity = peak;
     s->pace_lead_only = 1;
     s->pace_spin = 1; /* the responders spin anyway; a hub that slept would let its vCPU halt and be moved */
-    snprintf(s->unit, sizeof(s->unit), "msg/s");
-    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "msg/s");
     snprintf(s->load_meaning, sizeof(s->load_meaning), "ns per round trip (hub -> responders -> hub)");
-    char b1[32], b2[48] = "", b3[32], apart[32] = "";
-    if (old > 0 && !env->cached_capacity)
-        snprintf(b2, sizeof(b2), "; cached %s", fmt_rate(old, "msg/s", b3, sizeof(b3)));
+    char b1[32], b2[48], apart[32] = "";
+    kit_rate_units(s, "msg/s", old, b2, sizeof(b2));
     snprintf(s->capacity_src, sizeof(s->capacity_src), "%s peak of 64 B cache-line messages, hub + %u responder(s): %s%s",
              env->cached_capacity && old > 0 ? "cached" : "measured now:", n - 1, fmt_rate(peak, "msg/s", b1, sizeof(b1)),
              b2);

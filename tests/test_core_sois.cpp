@@ -22,6 +22,7 @@
 #include "machine.h"
 #include "peak.h"
 #include "ramp.h"
+#include "ref_loops.h"
 #include "soi.h"
 #include "stats.h"
 #include "test_support.h"
@@ -401,22 +402,8 @@ uint64_t now_ns()
     return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
 
-#define B(x) __asm__ volatile("" : "+r"(x))
-// 8 independent chains of add + xor with barriers: 16 ALU instructions + loop decrement and branch = 18 per iteration
-__attribute__((noinline)) uint64_t plain_int(uint64_t n)
-{
-    uint64_t a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, h = 0;
-    for (uint64_t i = n; i; i--) {
-        a += 1; b += 3; c += 5; d += 7; e += 9; f += 11; g += 13; h += 15;
-        B(a); B(b); B(c); B(d); B(e); B(f); B(g); B(h);
-        a ^= 0x55; b ^= 0x66; c ^= 0x77; d ^= 0x11; e ^= 0x22; f ^= 0x33; g ^= 0x44; h ^= 0x5a;
-        B(a); B(b); B(c); B(d); B(e); B(f); B(g); B(h);
-    }
-    volatile uint64_t sink = a + b + c + d + e + f + g + h;
-    (void)sink;
-    return n * 18;
-}
-#undef B
+// 8 independent chains of add + xor with barriers: 18 instructions per iteration (validation/ref_loops.h)
+uint64_t plain_int(uint64_t n) { return ref_int_loop(n); }
 
 double plain_int_rate(uint64_t ns)
 {

@@ -393,6 +393,32 @@ TEST(FmtRate, Values)
     }
 }
 
+// The one formatter behind fmt_bytes, fmt_rate and the tables' cells: fixed decimals move up a prefix where the
+// value would print as the base at those decimals; no prefix and no unit print the number alone.
+TEST(FmtScaled, FixedDecimalsAndBareNumbers)
+{
+    char buf[32];
+    EXPECT_STREQ(fmt_scaled(1024.0 * 1023.999, 1, 2, "B", buf, sizeof buf), "1.00 MiB");
+    EXPECT_STREQ(fmt_scaled(1024.0 * 1023.99, 1, 2, "B", buf, sizeof buf), "1023.99 KiB");
+    EXPECT_STREQ(fmt_scaled(1023, 1, 2, "B", buf, sizeof buf), "1023 B");
+    EXPECT_STREQ(fmt_scaled(3.0 * 1024 * 1024 * 1024, 1, 2, "B", buf, sizeof buf), "3.00 GiB");
+    EXPECT_STREQ(fmt_scaled(999.96e6, 0, 1, nullptr, buf, sizeof buf), "1.0 G");
+    EXPECT_STREQ(fmt_scaled(999.94e6, 0, 1, "B/s", buf, sizeof buf), "999.9 MB/s");
+    EXPECT_STREQ(fmt_scaled(950, 0, 1, "B/s", buf, sizeof buf), "950.0 B/s");
+    EXPECT_STREQ(fmt_scaled(12.34, 0, 1, nullptr, buf, sizeof buf), "12.3");
+    EXPECT_STREQ(fmt_scaled(2.8e10, 0, -1, "B/s", buf, sizeof buf), fmt_rate(2.8e10, "B/s", buf + 16, 16));
+    EXPECT_STREQ(fmt_scaled(1536, 1, -1, "B", buf, sizeof buf), "1.50 KiB");
+}
+
+// A rate without a unit is the number alone, not the number and a stray blank ("5.00 " before).
+TEST(FmtRate, NoUnitNoTrailingBlank)
+{
+    char buf[32];
+    EXPECT_STREQ(fmt_rate(5, "", buf, sizeof buf), "5.00");
+    EXPECT_STREQ(fmt_rate(5, nullptr, buf, sizeof buf), "5.00");
+    EXPECT_STREQ(fmt_rate(5000, "", buf, sizeof buf), "5.00 k");
+}
+
 TEST(Fmt, SmallBufferTruncatesSafely)
 {
     char buf[6];

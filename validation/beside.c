@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "clock.h"
 #include "ib_err.h"
 #include "kernels.h"
+#include "measure.h"
 #include "probes.h"
 #include "stats.h"
 
@@ -21,56 +21,59 @@ struct sample {
     double v;
 };
 
+/* The probe thread (meas_start's one serving thread): opened and warm before the SoI starts, then sampling back to
+ * back until beside_run is done with the SoI. */
 struct probe_job {
-    struct soi *s;
-    int cpu;
     struct beside_probe *p;
-    atomic_int *done;
     const atomic_int *stop;
     struct sample *smp;
     size_t n, cap;
-    int err;
-    atomic_int ready;
+    int opened;
 };
 
-static void *probe_thread(void *arg)
+static int probe_setup(void *arg, unsigned tid)
 {
+    (void)tid;
     struct probe_job *j = arg;
-    int rc = topo_bind_thread(j->s->env->topo, j->cpu);
-    if (rc == 0 && j->p->open)
-        rc = j->p->open(j->p->ctx);
-    if (rc < 0) {
-        j->err = rc;
-        atomic_store(&j->ready, -1);
-        return NULL;
-    }
+    int rc = j->p->open ? j->p->open(j->p->ctx) : 0;
+    if (rc < 0)
+        return rc;
+    j->opened = 1;
     double warm;
     j->p->sample(j->p->ctx, &warm);
-    atomic_store(&j->ready, 1);
-    while (!atomic_load(j->done) && !(j->stop && atomic_load(j->stop))) {
+    return 0;
+}
+
+static int probe_serve(void *arg, unsigned tid, const atomic_int *done)
+{
+    (void)tid;
+    struct probe_job *j = arg;
+    while (!atomic_load(done) && !(j->stop && atomic_load(j->stop))) {
         if (j->n == j->cap) {
             size_t nc = j->cap ? 2 * j->cap : 4096;
             struct sample *ns = realloc(j->smp, nc * sizeof(*ns));
-            if (!ns) {
-                j->err = -ENOMEM;
-                break;
-            }
+            if (!ns)
+                return -ENOMEM;
             j->smp = ns;
             j->cap = nc;
         }
         struct sample *x = &j->smp[j->n];
         x->t0 = clk_mono_ns();
-        rc = j->p->sample(j->p->ctx, &x->v);
+        int rc = j->p->sample(j->p->ctx, &x->v);
         x->t1 = clk_mono_ns();
-        if (rc < 0) {
-            j->err = rc;
-            break;
-        }
+        if (rc < 0)
+            return rc;
         j->n++;
     }
-    if (j->p->close)
+    return 0;
+}
+
+static void probe_teardown(void *arg, unsigned tid)
+{
+    (void)tid;
+    struct probe_job *j = arg;
+    if (j->opened && j->p->close)
         j->p->close(j->p->ctx);
-    return NULL;
 }
 
 /* ib_median, but 0 (not NAN) for no values: the level fields stay numbers */
@@ -132,36 +135,28 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
     memset(out, 0, sizeof(*out));
     size_t nsteps = (size_t)nlevels * cycles, ndone = 0;
     struct engine_window *res = calloc(nsteps, sizeof(*res));
-    atomic_int done = 0;
-    struct probe_job pj = {.s = s, .cpu = probe_cpu, .p = probe, .done = &done, .stop = stop};
+    struct probe_job pj = {.p = probe, .stop = stop};
     double *vals = NULL, *ev = NULL, *od = NULL, *stepmed = NULL, *tmp = NULL, *ach = NULL, *cpu = NULL, *wcpu = NULL;
     int rc = 0;
     if (!res) {
         rc = -ENOMEM;
         goto out;
     }
-    pthread_t pt;
-    if (pthread_create(&pt, NULL, probe_thread, &pj)) {
-        rc = ib_why(why, len, -EAGAIN, "beside: cannot start the probe thread");
-        goto out;
-    }
-    while (atomic_load(&pj.ready) == 0) { /* the probe is built and warm before the SoI starts */
-        struct timespec ts = {0, 100000};
-        nanosleep(&ts, NULL);
-    }
-    if (atomic_load(&pj.ready) < 0) {
-        pthread_join(pt, NULL);
-        rc = ib_why(why, len, pj.err, "beside: probe %s cannot start on CPU %d: %s", probe->name, probe_cpu,
-                    strerror(-pj.err));
+    struct meas_spec sp = {.what = "beside: the probe", .n = 1, .cpus = &probe_cpu, .topo = s->env->topo,
+                           .arg = &pj, .setup = probe_setup, .serve = probe_serve, .teardown = probe_teardown};
+    struct meas_ctl *mr = NULL;
+    if ((rc = meas_start(&sp, &mr, why, len)) < 0) { /* the probe is built and warm before the SoI starts */
+        rc = ib_why(why, len, rc, "beside: probe %s cannot start on CPU %d: %s", probe->name, probe_cpu,
+                    strerror(-rc));
         goto out;
     }
     rc = run_levels(s, levels, nlevels, nsteps, step_ns, stop, res, &ndone, why, len);
-    atomic_store(&done, 1);
-    pthread_join(pt, NULL);
+    char w2[160] = "";
+    int prc = meas_finish(mr, NULL, w2, sizeof(w2)); /* the probe's own error (no stop flag given: it polls it) */
     if (rc < 0)
         goto out;
-    if (pj.err < 0) {
-        rc = ib_why(why, len, pj.err, "beside: probe %s failed: %s", probe->name, strerror(-pj.err));
+    if (prc < 0) {
+        rc = ib_why(why, len, prc, "beside: probe %s failed: %s", probe->name, strerror(-prc));
         goto out;
     }
     out->nsteps = (unsigned)ndone;

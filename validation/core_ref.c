@@ -28,6 +28,7 @@
 
 #include "ib_atomic.h"
 #include "peak.h"
+#include "ref_loops.h"
 #include "stats.h"
 #include "topo.h"
 uint64_t ib_int_kernel(uint64_t iters);
@@ -42,20 +43,8 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
 
-/* 8 chains of add + xor: 16 ALU + 2 loop = 18 per iteration */
-static uint64_t ref_int(uint64_t n)
-{
-    uint64_t a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, h = 0;
-    for (uint64_t i = n; i; i--) {
-        a += 1; b += 3; c += 5; d += 7; e += 9; f += 11; g += 13; h += 15;
-        B(a); B(b); B(c); B(d); B(e); B(f); B(g); B(h);
-        a ^= 0x55; b ^= 0x66; c ^= 0x77; d ^= 0x11; e ^= 0x22; f ^= 0x33; g ^= 0x44; h ^= 0x5a;
-        B(a); B(b); B(c); B(d); B(e); B(f); B(g); B(h);
-    }
-    volatile uint64_t sink = a + b + c + d + e + f + g + h;
-    (void)sink;
-    return n * 18;
-}
+/* 8 chains of add + xor: 16 ALU + 2 loop = 18 per iteration (ref_loops.h, shared with the unit test) */
+static uint64_t ref_int(uint64_t n) { return ref_int_loop(n); }
 
 /* 12 chains of scalar double add + mul: 24 + 2 per iteration */
 static uint64_t ref_fp(uint64_t n)
@@ -118,61 +107,39 @@ static uint64_t ref_sse(uint64_t n)
     return n * 26;
 }
 
-__attribute__((target("avx2,fma"))) static uint64_t ref_avx2(uint64_t n)
-{
-    __m256d z = _mm256_setzero_pd(), o = _mm256_set1_pd(1.0);
-    BV(z);
-    BV(o);
-    __m256d a0 = o, a1 = o, a2 = o, a3 = o, a4 = o, a5 = o, a6 = o, a7 = o, a8 = o, a9 = o, a10 = o, a11 = o;
-    for (uint64_t i = n; i; i--) {
-        a0 = _mm256_fmadd_pd(o, z, a0); BV(a0);
-        a1 = _mm256_fmadd_pd(o, z, a1); BV(a1);
-        a2 = _mm256_fmadd_pd(o, z, a2); BV(a2);
-        a3 = _mm256_fmadd_pd(o, z, a3); BV(a3);
-        a4 = _mm256_fmadd_pd(o, z, a4); BV(a4);
-        a5 = _mm256_fmadd_pd(o, z, a5); BV(a5);
-        a6 = _mm256_fmadd_pd(o, z, a6); BV(a6);
-        a7 = _mm256_fmadd_pd(o, z, a7); BV(a7);
-        a8 = _mm256_fmadd_pd(o, z, a8); BV(a8);
-        a9 = _mm256_fmadd_pd(o, z, a9); BV(a9);
-        a10 = _mm256_fmadd_pd(o, z, a10); BV(a10);
-        a11 = _mm256_fmadd_pd(o, z, a11); BV(a11);
+/* The same FMA loop at two widths (C has no generic over vector types): T, its zero and broadcast, its FMA and the
+ * low lane's read. */
+#define REF_FMA(name, isa, T, setzero, set1, fmadd, low)                                                               \
+    __attribute__((target(isa))) static uint64_t name(uint64_t n)                                                     \
+    {                                                                                                                  \
+        T z = setzero(), o = set1(1.0);                                                                                \
+        BV(z);                                                                                                         \
+        BV(o);                                                                                                         \
+        T a0 = o, a1 = o, a2 = o, a3 = o, a4 = o, a5 = o, a6 = o, a7 = o, a8 = o, a9 = o, a10 = o, a11 = o;           \
+        for (uint64_t i = n; i; i--) {                                                                                 \
+            a0 = fmadd(o, z, a0); BV(a0);                                                                              \
+            a1 = fmadd(o, z, a1); BV(a1);                                                                              \
+            a2 = fmadd(o, z, a2); BV(a2);                                                                              \
+            a3 = fmadd(o, z, a3); BV(a3);                                                                              \
+            a4 = fmadd(o, z, a4); BV(a4);                                                                              \
+            a5 = fmadd(o, z, a5); BV(a5);                                                                              \
+            a6 = fmadd(o, z, a6); BV(a6);                                                                              \
+            a7 = fmadd(o, z, a7); BV(a7);                                                                              \
+            a8 = fmadd(o, z, a8); BV(a8);                                                                              \
+            a9 = fmadd(o, z, a9); BV(a9);                                                                              \
+            a10 = fmadd(o, z, a10); BV(a10);                                                                           \
+            a11 = fmadd(o, z, a11); BV(a11);                                                                           \
+        }                                                                                                              \
+        volatile double sink = low(a0) + low(a5) + low(a11);                                                           \
+        (void)sink;                                                                                                    \
+        volatile double sink2 = low(a1) + low(a2) + low(a3) + low(a4) + low(a6) + low(a7) + low(a8) + low(a9) +       \
+                                low(a10);                                                                              \
+        (void)sink2;                                                                                                   \
+        _mm256_zeroupper();                                                                                            \
+        return n * 14;                                                                                                 \
     }
-    volatile double sink = _mm256_cvtsd_f64(a0) + _mm256_cvtsd_f64(a5) + _mm256_cvtsd_f64(a11);
-    (void)sink;
-    volatile double sink2 = _mm256_cvtsd_f64(a1) + _mm256_cvtsd_f64(a2) + _mm256_cvtsd_f64(a3) + _mm256_cvtsd_f64(a4) + _mm256_cvtsd_f64(a6) + _mm256_cvtsd_f64(a7) + _mm256_cvtsd_f64(a8) + _mm256_cvtsd_f64(a9) + _mm256_cvtsd_f64(a10);
-    (void)sink2;
-    _mm256_zeroupper();
-    return n * 14;
-}
-
-__attribute__((target("avx512f"))) static uint64_t ref_avx512(uint64_t n)
-{
-    __m512d z = _mm512_setzero_pd(), o = _mm512_set1_pd(1.0);
-    BV(z);
-    BV(o);
-    __m512d a0 = o, a1 = o, a2 = o, a3 = o, a4 = o, a5 = o, a6 = o, a7 = o, a8 = o, a9 = o, a10 = o, a11 = o;
-    for (uint64_t i = n; i; i--) {
-        a0 = _mm512_fmadd_pd(o, z, a0); BV(a0);
-        a1 = _mm512_fmadd_pd(o, z, a1); BV(a1);
-        a2 = _mm512_fmadd_pd(o, z, a2); BV(a2);
-        a3 = _mm512_fmadd_pd(o, z, a3); BV(a3);
-        a4 = _mm512_fmadd_pd(o, z, a4); BV(a4);
-        a5 = _mm512_fmadd_pd(o, z, a5); BV(a5);
-        a6 = _mm512_fmadd_pd(o, z, a6); BV(a6);
-        a7 = _mm512_fmadd_pd(o, z, a7); BV(a7);
-        a8 = _mm512_fmadd_pd(o, z, a8); BV(a8);
-        a9 = _mm512_fmadd_pd(o, z, a9); BV(a9);
-        a10 = _mm512_fmadd_pd(o, z, a10); BV(a10);
-        a11 = _mm512_fmadd_pd(o, z, a11); BV(a11);
-    }
-    volatile double sink = _mm512_cvtsd_f64(a0) + _mm512_cvtsd_f64(a5) + _mm512_cvtsd_f64(a11);
-    (void)sink;
-    volatile double sink2 = _mm512_cvtsd_f64(a1) + _mm512_cvtsd_f64(a2) + _mm512_cvtsd_f64(a3) + _mm512_cvtsd_f64(a4) + _mm512_cvtsd_f64(a6) + _mm512_cvtsd_f64(a7) + _mm512_cvtsd_f64(a8) + _mm512_cvtsd_f64(a9) + _mm512_cvtsd_f64(a10);
-    (void)sink2;
-    _mm256_zeroupper();
-    return n * 14;
-}
+REF_FMA(ref_avx2, "avx2,fma", __m256d, _mm256_setzero_pd, _mm256_set1_pd, _mm256_fmadd_pd, _mm256_cvtsd_f64)
+REF_FMA(ref_avx512, "avx512f", __m512d, _mm512_setzero_pd, _mm512_set1_pd, _mm512_fmadd_pd, _mm512_cvtsd_f64)
 
 /* instructions/s of f over one window of rep_ns, in chunks of `it` iterations */
 static double ref_window(uint64_t (*f)(uint64_t), uint64_t it, uint64_t rep_ns)
@@ -252,8 +219,7 @@ int main(int argc, char **argv)
             ratio[c] = peak / ((a + b) / 2);
             printf("%5d %12.4e %12.4e %12.4e %8.3f\n", c + 1, a, peak, b, ratio[c]);
         }
-        qsort(ratio, (size_t)cycles, sizeof(double), ib_cmp_double);
-        printf("median peak/reference %.3f\n", ratio[cycles / 2]);
+        printf("median peak/reference %.3f\n", ib_median(ratio, (size_t)cycles));
         free(ratio);
         topo_destroy(t);
         return 0;
@@ -261,8 +227,7 @@ int main(int argc, char **argv)
     double r[3];
     for (int i = 0; i < 3; i++)
         r[i] = ref_window(f, it, rep_ns);
-    qsort(r, 3, sizeof(double), ib_cmp_double);
-    printf("%.6e\n", r[1]);
+    printf("%.6e\n", ib_median(r, 3));
     return 0;
 }
 #endif

@@ -3,7 +3,6 @@
 #include "probes.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +13,7 @@
 #include "ib_err.h"
 #include "clock.h"
 #include "kernels.h"
-#include "stats.h"
+#include "measure.h"
 
 /* STREAM's triad loop, kept apart from the SoIs' kernels so the reference is independent of what it checks. */
 __attribute__((optimize("O3"))) static void ref_triad(double *restrict a, const double *restrict b,
@@ -25,52 +24,76 @@ __attribute__((optimize("O3"))) static void ref_triad(double *restrict a, const 
         a[i] = b[i] + scalar * c[i];
 }
 
+/* One bound thread: three arrays first touched on the probe's CPU (as STREAM does), one pass warms, reps passes. */
 struct triad_job {
-    const struct topo *t;
-    int cpu;
     uint64_t bytes;
-    unsigned reps;
-    double best, median;
-    int err;
+    double *a, *b, *c;
 };
 
-static void *triad_thread(void *arg)
+static int triad_setup(void *arg, unsigned tid)
 {
+    (void)tid;
     struct triad_job *j = arg;
-    int rc = topo_bind_thread(j->t, j->cpu);
-    if (rc < 0) {
-        j->err = rc;
-        return NULL;
-    }
     size_t n = j->bytes / sizeof(double);
-    double *a = ib_map(j->bytes, 1), *b = ib_map(j->bytes, 1), *c = ib_map(j->bytes, 1);
-    if (a && b && c) {
-        for (size_t i = 0; i < n; i++) { /* first touch on the probe's CPU, as STREAM does */
-            a[i] = 1.0;
-            b[i] = 2.0;
-            c[i] = 0.5;
-        }
-        double *t = calloc(j->reps, sizeof(double));
-        if (t) {
-            ref_triad(a, b, c, n); /* warm */
-            for (unsigned r = 0; r < j->reps; r++) {
-                uint64_t t0 = clk_mono_ns();
-                ref_triad(a, b, c, n);
-                t[r] = 24.0 * (double)n / ((double)(clk_mono_ns() - t0) / 1e9);
-            }
-            j->median = ib_median(t, j->reps); /* sorts t */
-            j->best = t[j->reps - 1];
-            free(t);
-        } else {
-            j->err = -ENOMEM;
-        }
-    } else {
-        j->err = -ENOMEM;
+    j->a = ib_map(j->bytes, 1);
+    j->b = ib_map(j->bytes, 1);
+    j->c = ib_map(j->bytes, 1);
+    if (!j->a || !j->b || !j->c)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        j->a[i] = 1.0;
+        j->b[i] = 2.0;
+        j->c[i] = 0.5;
     }
-    ib_unmap(a, j->bytes);
-    ib_unmap(b, j->bytes);
-    ib_unmap(c, j->bytes);
-    return NULL;
+    return 0;
+}
+
+static int triad_window(void *arg, unsigned tid, int rep, uint64_t ns, double *bps)
+{
+    (void)tid; /* a window is one pass, whatever its rep and length */
+    (void)rep;
+    (void)ns;
+    struct triad_job *j = arg;
+    size_t n = j->bytes / sizeof(double);
+    uint64_t t0 = clk_mono_ns();
+    ref_triad(j->a, j->b, j->c, n);
+    *bps = 24.0 * (double)n / ((double)(clk_mono_ns() - t0) / 1e9);
+    return 0;
+}
+
+static void triad_teardown(void *arg, unsigned tid)
+{
+    (void)tid;
+    struct triad_job *j = arg;
+    ib_unmap(j->a, j->bytes);
+    ib_unmap(j->b, j->bytes);
+    ib_unmap(j->c, j->bytes);
+}
+
+/* One thread of its own on `cpu` (binding it leaves the caller's affinity alone), reps windows of job: the median
+ * window, and the lowest (*lo) and highest (*hi) ones (any may be NULL). */
+static int probe_one(const struct topo *t, int cpu, unsigned reps, void *job, int (*setup)(void *, unsigned),
+                     int (*window)(void *, unsigned, int, uint64_t, double *), void (*teardown)(void *, unsigned),
+                     double *median, double *lo, double *hi)
+{
+    double *tot = calloc(reps, sizeof(double));
+    if (!tot)
+        return -ENOMEM;
+    char why[160];
+    struct meas_spec sp = {.what = "probe", .n = 1, .cpus = &cpu, .topo = t, .arg = job, .nmeasure = 1,
+                           .warmups = 1, .windows = reps, .setup = setup, .window = window, .teardown = teardown};
+    struct meas_out o = {.totals = tot};
+    int rc = meas_run(&sp, &o, why, sizeof(why));
+    if (rc == 0) {
+        if (median)
+            *median = o.median;
+        if (lo)
+            *lo = tot[0];
+        if (hi)
+            *hi = tot[reps - 1];
+    }
+    free(tot);
+    return rc;
 }
 
 int probe_triad(const struct topo *t, int cpu, uint64_t array_bytes, unsigned reps, double *best, double *median)
@@ -84,29 +107,15 @@ int probe_triad(const struct topo *t, int cpu, uint64_t array_bytes, unsigned re
         if (array_bytes < 32 * IB_MIB)
             array_bytes = 32 * IB_MIB;
     }
-    struct triad_job j = {.t = t, .cpu = cpu, .bytes = array_bytes & ~(uint64_t)4095, .reps = reps};
-    pthread_t th; /* a thread of its own, so binding it leaves the caller's affinity alone */
-    if (pthread_create(&th, NULL, triad_thread, &j))
-        return -EAGAIN;
-    pthread_join(th, NULL);
-    if (j.err)
-        return j.err;
-    if (best)
-        *best = j.best;
-    if (median)
-        *median = j.median;
-    return 0;
+    struct triad_job j = {.bytes = array_bytes & ~(uint64_t)4095};
+    return probe_one(t, cpu, reps, &j, triad_setup, triad_window, triad_teardown, median, NULL, best);
 }
 
 /* ---- chase: dependent loads over a random cyclic permutation of cache lines ------------------------------------- */
 
 struct chase_job {
-    const struct topo *t;
-    int cpu;
-    uint64_t bytes;
-    unsigned reps;
-    double median, best;
-    int err;
+    uint64_t bytes, steps;
+    void *buf, *cursor;
 };
 
 __attribute__((noinline)) static void *chase_walk(void *p, uint64_t n)
@@ -168,150 +177,112 @@ double probe_chase_walk_ns(void **cursor, uint64_t loads)
     return (double)(clk_thread_cpu_ns() - c0) / (double)loads;
 }
 
-static void *chase_thread(void *arg)
+static int chase_setup(void *arg, unsigned tid)
 {
+    (void)tid;
     struct chase_job *j = arg;
-    int rc = topo_bind_thread(j->t, j->cpu);
-    if (rc < 0) {
-        j->err = rc;
-        return NULL;
-    }
-    size_t lines = j->bytes / 64;
-    void *buf = probe_chase_build(j->bytes);
-    double *ns = calloc(j->reps, sizeof(*ns));
-    if (!buf || !ns) {
-        j->err = -ENOMEM;
-        goto out;
-    }
-    void *p = buf;
-    uint64_t steps = lines * 4 < 200000 ? 200000 : lines * 4;
-    probe_chase_walk_ns(&p, steps); /* warm */
-    for (unsigned r = 0; r < j->reps; r++)
-        ns[r] = probe_chase_walk_ns(&p, steps);
-    j->median = ib_median(ns, j->reps); /* sorts ns */
-    j->best = ns[0];
-out:
-    free(ns);
-    if (buf)
-        ib_unmap(buf, j->bytes);
-    return NULL;
+    j->cursor = j->buf = probe_chase_build(j->bytes);
+    return j->buf ? 0 : -ENOMEM;
+}
+
+/* A window is one walk of max(4 x lines, 200000) loads. */
+static int chase_window(void *arg, unsigned tid, int rep, uint64_t ns, double *ns_per_load)
+{
+    (void)tid;
+    (void)rep;
+    (void)ns;
+    struct chase_job *j = arg;
+    *ns_per_load = probe_chase_walk_ns(&j->cursor, j->steps);
+    return 0;
+}
+
+static void chase_teardown(void *arg, unsigned tid)
+{
+    (void)tid;
+    struct chase_job *j = arg;
+    if (j->buf)
+        ib_unmap(j->buf, j->bytes);
 }
 
 int probe_chase(const struct topo *t, int cpu, uint64_t bytes, unsigned reps, double *median_ns, double *best_ns)
 {
     if (!topo_cpu_exists(t, cpu) || reps == 0 || bytes < 4096)
         return -EINVAL;
-    struct chase_job j = {.t = t, .cpu = cpu, .bytes = bytes & ~(uint64_t)63, .reps = reps};
-    pthread_t th;
-    if (pthread_create(&th, NULL, chase_thread, &j))
-        return -EAGAIN;
-    pthread_join(th, NULL);
-    if (j.err)
-        return j.err;
-    if (median_ns)
-        *median_ns = j.median;
-    if (best_ns)
-        *best_ns = j.best;
-    return 0;
+    struct chase_job j = {.bytes = bytes & ~(uint64_t)63};
+    j.steps = j.bytes / 64 * 4 < 200000 ? 200000 : j.bytes / 64 * 4;
+    return probe_one(t, cpu, reps, &j, chase_setup, chase_window, chase_teardown, median_ns, best_ns, NULL);
 }
 
-/* ---- ping-pong: one cache line each way between two CPUs ---------------------------------------------------------- */
+/* ---- ping-pong: one cache line each way between two CPUs ---------------------------------------------------- */
 
 struct pp_shared {
     _Alignas(64) atomic_uint_fast64_t ping;
     _Alignas(64) atomic_uint_fast64_t pong;
-    _Alignas(64) atomic_int quit;
+    _Alignas(64) uint64_t seq; /* the initiator's */
 };
 
-struct pp_job {
-    const struct topo *t;
-    struct pp_shared *sh;
-    int cpu;
-    unsigned reps;
-    double *ns; /* initiator: per-rep median-free mean round trip */
-    int err;
-};
-
-static void *pp_responder(void *arg)
+/* Thread 1, the responder: echoes every new ping until the initiator is done. */
+static int pp_serve(void *arg, unsigned tid, const atomic_int *done)
 {
-    struct pp_job *j = arg;
-    j->err = topo_bind_thread(j->t, j->cpu);
+    (void)tid;
+    struct pp_shared *sh = arg;
     uint64_t last = 0;
-    while (!atomic_load_explicit(&j->sh->quit, memory_order_relaxed)) {
-        uint64_t v = atomic_load_explicit(&j->sh->ping, memory_order_acquire);
+    while (!atomic_load_explicit(done, memory_order_relaxed)) {
+        uint64_t v = atomic_load_explicit(&sh->ping, memory_order_acquire);
         if (v != last) {
             last = v;
-            atomic_store_explicit(&j->sh->pong, v, memory_order_release);
+            atomic_store_explicit(&sh->pong, v, memory_order_release);
         } else {
             __builtin_ia32_pause();
         }
     }
-    return NULL;
+    return 0;
 }
 
-static void *pp_initiator(void *arg)
+/* Thread 0, the initiator: a window of >= ns in batches of 256 round trips; its figure is ns per round trip. */
+static int pp_window(void *arg, unsigned tid, int rep, uint64_t ns, double *rt_ns)
 {
-    struct pp_job *j = arg;
-    j->err = topo_bind_thread(j->t, j->cpu);
-    uint64_t seq = 0;
-    for (unsigned r = 0; r < j->reps + 1 && !j->err; r++) { /* rep 0 warms up */
-        uint64_t n = 0, t0 = clk_mono_ns(), d;
-        do {
-            for (int k = 0; k < 256; k++) {
-                atomic_store_explicit(&j->sh->ping, ++seq, memory_order_release);
-                uint64_t spins = 0;
-                while (atomic_load_explicit(&j->sh->pong, memory_order_acquire) != seq)
-                    if (++spins > 400000000ull) { /* the responder never ran: ~seconds */
-                        j->err = -ETIMEDOUT;
-                        goto done;
-                    }
-                n++;
-            }
-            d = clk_mono_ns() - t0;
-        } while (d < 20 * IB_NS_PER_MS);
-        if (r)
-            j->ns[r - 1] = (double)d / (double)n;
-    }
-done:
-    atomic_store(&j->sh->quit, 1);
-    return NULL;
+    (void)tid;
+    (void)rep;
+    struct pp_shared *sh = arg;
+    uint64_t n = 0, t0 = clk_mono_ns(), d;
+    do {
+        for (int k = 0; k < 256; k++) {
+            atomic_store_explicit(&sh->ping, ++sh->seq, memory_order_release);
+            uint64_t spins = 0;
+            while (atomic_load_explicit(&sh->pong, memory_order_acquire) != sh->seq)
+                if (++spins > 400000000ull) /* the responder never ran: ~seconds */
+                    return -ETIMEDOUT;
+            n++;
+        }
+        d = clk_mono_ns() - t0;
+    } while (d < ns);
+    *rt_ns = (double)d / (double)n;
+    return 0;
 }
 
+/* The initiator measures and the responder serves, so the two roles share the helper's start, join and median. */
 int probe_pingpong(const struct topo *t, int cpu_a, int cpu_b, unsigned reps, double *median_ns, double *best_ns)
 {
     if (!topo_cpu_exists(t, cpu_a) || !topo_cpu_exists(t, cpu_b) || reps == 0)
         return -EINVAL;
     struct pp_shared *sh = ib_map(sizeof(*sh), 0);
     double *ns = calloc(reps, sizeof(double));
-    int rc = 0;
-    if (!sh || !ns) {
-        rc = -ENOMEM;
-        goto out;
+    int rc = -ENOMEM;
+    if (sh && ns) {
+        int cpus[2] = {cpu_a, cpu_b};
+        char why[160];
+        struct meas_spec sp = {.what = "pingpong", .n = 2, .cpus = cpus, .topo = t, .arg = sh, .nmeasure = 1,
+                               .warmups = 1, .warm_ns = 20 * IB_NS_PER_MS, .windows = reps,
+                               .window_ns = 20 * IB_NS_PER_MS, .window = pp_window, .serve = pp_serve};
+        struct meas_out o = {.totals = ns};
+        if ((rc = meas_run(&sp, &o, why, sizeof(why))) == 0) {
+            if (median_ns)
+                *median_ns = o.median;
+            if (best_ns)
+                *best_ns = ns[0];
+        }
     }
-    struct pp_job a = {.t = t, .sh = sh, .cpu = cpu_a, .reps = reps, .ns = ns};
-    struct pp_job b = {.t = t, .sh = sh, .cpu = cpu_b};
-    pthread_t ta, tb;
-    if (pthread_create(&tb, NULL, pp_responder, &b)) {
-        rc = -EAGAIN;
-        goto out;
-    }
-    if (pthread_create(&ta, NULL, pp_initiator, &a)) {
-        atomic_store(&sh->quit, 1);
-        pthread_join(tb, NULL);
-        rc = -EAGAIN;
-        goto out;
-    }
-    pthread_join(ta, NULL);
-    pthread_join(tb, NULL);
-    rc = a.err ? a.err : b.err;
-    if (rc == 0) {
-        double med = ib_median(ns, reps); /* sorts ns */
-        if (median_ns)
-            *median_ns = med;
-        if (best_ns)
-            *best_ns = ns[0];
-    }
-out:
     free(ns);
     if (sh)
         ib_unmap(sh, sizeof(*sh));

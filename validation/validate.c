@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "ib_err.h"
 #include "output.h"
+#include "parse.h"
 #include "stats.h"
 
 const char *val_verdict_name(enum val_verdict v)
@@ -148,8 +149,10 @@ static int real_unshared(void *ctx, const char *kind, int pcpu, char *why, size_
         calib_measure_bw(&c->m->calib, c->m->topo, &c->m->mlim, kind, two, 2, c->o.stop, &b2, w, sizeof(w)) < 0 ||
         b1 <= 0)
         return -1;
-    snprintf(why, len, "%s bandwidth is no shared bottleneck of CPUs %d and %d now: both at once stream %.1f GB/s, "
-             "%.0f %% of twice one (%.1f GB/s)", kind, pcpu, c->soi_cpu, b2 / 1e9, 100 * b2 / (2 * b1), b1 / 1e9);
+    char r1[32], r2[32];
+    snprintf(why, len, "%s bandwidth is no shared bottleneck of CPUs %d and %d now: both at once stream %s, "
+             "%.0f %% of twice one (%s)", kind, pcpu, c->soi_cpu, fmt_scaled(b2, 0, 1, "B/s", r2, sizeof(r2)),
+             100 * b2 / (2 * b1), fmt_scaled(b1, 0, 1, "B/s", r1, sizeof(r1)));
     return b2 >= 0.9 * 2 * b1;
 }
 
