@@ -256,7 +256,7 @@ int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char
     const struct soi_env *env = s->env;
     double bps, cached = 0;
     int rc;
-    /* Peak rates drift on a shared host (DRAM bandwidth here moved 27 -> 23 GB/s within minutes), so unless told
+    /* Peak rates drift on a shared host, by tens of % within minutes (docs/capacities.md), so unless told
      * to trust the cache, measure the peak now, on these CPUs, with this kernel: 100 % then means 100 % of now. */
     const struct calib_bw *e = calib_bw_find(env->calib, kind, env->cpus, env->nthreads);
     if (e)

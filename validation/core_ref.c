@@ -10,7 +10,7 @@
  *       N cycles of: this loop for MS, the SoI's calibration (peak_measure on CPU with the SoI's kernel, exactly as
  *       `ibench run` calibrates: 5 x 100 ms, median), this loop for MS again.  Prints per cycle the peak, the two
  *       reference rates and peak / mean(references), then the median ratio: the comparison made moments apart,
- *       so the host's drift (int moved by 20-40 % within minutes here) cancels.
+ *       so the host's drift (tens of % within minutes on a shared host: docs/sois.md, int) cancels.
  */
 #ifdef IBENCH_CORE_REF_MAIN
 #define _GNU_SOURCE

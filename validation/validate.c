@@ -135,9 +135,9 @@ static int real_beside(void *ctx, const char *probe, int probe_cpu, const double
 }
 
 /* Is this bandwidth a shared bottleneck of the two CPUs at all? Both streaming at once against one alone, measured
- * now, back to back: 1 when two CPUs get at least 90 % of twice one (nothing for a probe to feel). The host moves
- * this within minutes (the same two vCPUs measured 75 % and 96 %), so it only explains a ramp that showed no effect;
- * it never replaces one. */
+ * now, back to back: 1 when two CPUs get at least 90 % of twice one (nothing for a probe to feel). A shared host
+ * moves this within minutes (docs/validation.md), so it only explains a ramp that showed no effect; it never
+ * replaces one. */
 static int real_unshared(void *ctx, const char *kind, int pcpu, char *why, size_t len)
 {
     struct val_ctx *c = ctx;
