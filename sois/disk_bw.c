@@ -34,6 +34,7 @@
 #include "memlimit.h"
 #include "parse.h"
 #include "peak.h"
+#include "soikit.h"
 #include "scratch.h"
 #include "soi_opts.h"
 #include "uring_kit.h"
@@ -360,11 +361,8 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
         goto fail;
     s->capacity = peak;
     s->pace_burst_ns = 25 * IB_NS_PER_MS; /* the path stalls for tens of ms: let the bucket make that up */
-    snprintf(s->unit, sizeof(s->unit), "B/s");
-    snprintf(s->secondary_unit, sizeof(s->secondary_unit), "B/s");
-    char b1[32], b2[32], b3[48] = "", b4[32];
-    if (old > 0 && !env->cached_capacity)
-        snprintf(b3, sizeof(b3), "; cached %s", fmt_rate(old, "B/s", b4, sizeof(b4)));
+    char b1[32], b2[32], b3[40]; /* "; cached 123.45 GB/s" */
+    kit_rate_units(s, "B/s", old, b3, sizeof(b3));
     snprintf(s->capacity_src, sizeof(s->capacity_src), "%s sequential %s, %s blocks, QD %u, O_DIRECT io_uring, %.40s: %s%s",
              env->cached_capacity && old > 0 ? "cached" : "measured now:", rw_name[p->rw],
              fmt_bytes((double)p->bs, b1, sizeof(b1)), p->qd, fsdesc, fmt_rate(peak, "B/s", b2, sizeof(b2)), b3);

@@ -29,6 +29,7 @@
 #include "netsink.h"
 #include "parse.h"
 #include "peak.h"
+#include "soikit.h"
 #include "soi_opts.h"
 
 static const struct soi_opt nbw_opts[] = {
@@ -167,11 +168,9 @@ static int nbw_prepare(struct soi *s, char *why, size_t len)
     }
     s->capacity = peak;
     s->pace_burst_ns = 25 * IB_NS_PER_MS; /* the path stalls for tens of ms: let the bucket make that up */
-    snprintf(s->unit, sizeof(s->unit), "B/s");
+    char b1[32], b2[32], b3[40]; /* "; cached 123.45 GB/s" */
+    kit_rate_units(s, "B/s", old, b3, sizeof(b3));
     snprintf(s->secondary_unit, sizeof(s->secondary_unit), "req/s");
-    char b1[32], b2[32], b3[48] = "", b4[32];
-    if (old > 0 && !env->cached_capacity)
-        snprintf(b3, sizeof(b3), "; cached %s", fmt_rate(old, "B/s", b4, sizeof(b4)));
     snprintf(s->capacity_src, sizeof(s->capacity_src), "%s TCP to the sink at %s, %u connection(s), %s requests, "
              "acknowledged bytes: %s%s", env->cached_capacity && old > 0 ? "cached" : "measured now:", p->target, p->n,
              fmt_bytes((double)p->maxreq, b1, sizeof(b1)), fmt_rate(peak, "B/s", b2, sizeof(b2)), b3);
