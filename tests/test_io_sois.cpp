@@ -38,40 +38,12 @@ constexpr uint64_t kMs = 1000000ULL;
 constexpr uint64_t MiB = 1ULL << 20, GiB = 1ULL << 30;
 ::testing::Environment *const g_cache_env = ::testing::AddGlobalTestEnvironment(new ib_test::PrivateCacheEnv("io"));
 
-// Entries in a directory (not . and ..).
-std::vector<std::string> entries(const std::string &dir)
-{
-    std::vector<std::string> v;
-    DIR *d = opendir(dir.c_str());
-    if (!d)
-        return v;
-    while (struct dirent *e = readdir(d))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            v.emplace_back(e->d_name);
-    closedir(d);
-    return v;
-}
+using ib_test::dir_entries;
 
 // A scratch directory on a real disk (/var/tmp), removed afterwards.
 struct DiskDir {
-    std::string path;
-    DiskDir()
-    {
-        char t[] = "/var/tmp/ibench_test_io.XXXXXX";
-        if (mkdtemp(t))
-            path = t;
-    }
-    ~DiskDir()
-    {
-        for (const auto &e : entries(path)) {
-            std::string sub = path + "/" + e;
-            for (const auto &f : entries(sub))
-                unlink((sub + "/" + f).c_str());
-            rmdir(sub.c_str());
-            unlink(sub.c_str());
-        }
-        rmdir(path.c_str());
-    }
+    ib_test::TempDir t{"io", "/var/tmp"};
+    const std::string &path = t.path();
 };
 
 // A tmpfs of `size` mounted on a fresh directory (root only); ok() is false where mounting is not allowed.
@@ -162,7 +134,7 @@ TEST(FsGuard, CheckDirAndPrivateDirs)
     ib_test::TempDir t("fsguard");
     ASSERT_FALSE(t.path().empty());
     EXPECT_EQ(fs_check_dir(t.path().c_str(), why, sizeof why), 0) << why;
-    EXPECT_EQ(entries(t.path()).size(), 0u) << "the writability probe leaves nothing";
+    EXPECT_EQ(dir_entries(t.path()).size(), 0u) << "the writability probe leaves nothing";
     EXPECT_EQ(fs_check_dir("/nonexistent-ibench-dir", why, sizeof why), -ENOENT);
     std::string file = t.path() + "/f";
     std::ofstream(file) << "x";
@@ -195,7 +167,7 @@ TEST(FsGuard, CheckDirAndPrivateDirs)
     std::ofstream(std::string(pd) + "/a") << "1";
     std::ofstream(std::string(pd) + "/b") << "2";
     EXPECT_EQ(fs_remove_private_dir(pd), 0);
-    EXPECT_EQ(entries(t.path()), std::vector<std::string>{"f"});
+    EXPECT_EQ(dir_entries(t.path()), std::vector<std::string>{"f"});
     EXPECT_EQ(fs_remove_private_dir(t.path().c_str()), -EINVAL) << "not one of ours: refused";
     EXPECT_EQ(access(file.c_str(), F_OK), 0);
     EXPECT_EQ(fs_is_memory("/proc/self"), 0);
@@ -216,8 +188,8 @@ TEST_F(IoSoi, DiskCapAllocatesWhatItSaysAndCleansUp)
     struct soi *s = nullptr;
     ASSERT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), 0) << why;
     EXPECT_EQ(s->capacity, (double)(64 * MiB));
-    ASSERT_EQ(entries(d.path).size(), 1u) << "one private directory";
-    EXPECT_EQ(entries(d.path)[0].rfind("ibench-disk-cap-", 0), 0u);
+    ASSERT_EQ(dir_entries(d.path).size(), 1u) << "one private directory";
+    EXPECT_EQ(dir_entries(d.path)[0].rfind("ibench-disk-cap-", 0), 0u);
     auto res = ramp(s, {0, 50, 100, 25}, 60 * kMs);
     // the meter is what the filesystem allocated: within a block group of the size asked (fallocate is exact on ext4)
     EXPECT_NEAR(res[0].achieved, 0, 1 * MiB);
@@ -226,7 +198,7 @@ TEST_F(IoSoi, DiskCapAllocatesWhatItSaysAndCleansUp)
     EXPECT_NEAR(res[3].achieved, 16.0 * MiB, 1 * MiB) << "shrinks too";
     EXPECT_GT(res[2].secondary, 0.0) << "reads it at random";
     soi_close(s);
-    EXPECT_TRUE(entries(d.path).empty()) << "file and directory removed";
+    EXPECT_TRUE(dir_entries(d.path).empty()) << "file and directory removed";
 }
 
 TEST_F(IoSoi, DiskCapKeepsTheMarginOnASmallFilesystem)
@@ -245,7 +217,7 @@ TEST_F(IoSoi, DiskCapKeepsTheMarginOnASmallFilesystem)
     EXPECT_EQ(soi_open(ops, &e, &s, &bad, why, sizeof why), -ENOSPC) << "more than it can spare: refused";
     EXPECT_EQ(bad, 1) << "the allotment asked for is the user's input";
     EXPECT_NE(strstr(why, "can spare"), nullptr) << why;
-    EXPECT_TRUE(entries(fs.path).empty()) << "nothing made";
+    EXPECT_TRUE(dir_entries(fs.path).empty()) << "nothing made";
 
     set(ops, e, "max-bytes", "60M");
     ASSERT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), 0) << why;
@@ -266,7 +238,7 @@ TEST_F(IoSoi, DiskCapKeepsTheMarginOnASmallFilesystem)
     ASSERT_EQ(fs_space_of(fs.path.c_str(), &sp), 0);
     EXPECT_GE(sp.avail + MiB, fs_margin(sp.total)) << "the margin is still free";
     soi_close(s);
-    EXPECT_EQ(entries(fs.path), std::vector<std::string>{"other"});
+    EXPECT_EQ(dir_entries(fs.path), std::vector<std::string>{"other"});
 }
 
 // ---- disk-bw ----------------------------------------------------------------------------------------------------
@@ -304,7 +276,7 @@ TEST_F(IoSoi, DiskBwPacesReadWriteMixAndCleansUp)
         // fake clock: Bucket.IoStallShorterThanItsCreditIsMadeUpWithinTheStep in test_pace.
         EXPECT_GT(res[2].achieved, res[1].achieved) << "unthrottled beats 30 %";
         soi_close(s);
-        EXPECT_TRUE(entries(d.path).empty()) << "files removed";
+        EXPECT_TRUE(dir_entries(d.path).empty()) << "files removed";
     }
 }
 
@@ -341,7 +313,7 @@ TEST_F(IoSoi, DiskBwRefusesWhatIsNotADisk)
         EXPECT_EQ(soi_open(ops, &e, &s, nullptr, why, sizeof why), -ENOSPC);
         EXPECT_NE(strstr(why, "can spare"), nullptr) << why;
     }
-    EXPECT_TRUE(entries(d.path).empty());
+    EXPECT_TRUE(dir_entries(d.path).empty());
 }
 
 // An SoI marks bad input through the API (soi_bad_input) and keeps the real error: soi_open hands the mark to its
@@ -555,7 +527,7 @@ protected:
         EXPECT_EQ(p.exit_code(), code) << p.err;
         EXPECT_NE(p.err.find(word), std::string::npos) << p.err;
         EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << "one line: " << p.err;
-        EXPECT_TRUE(entries(d.path).empty()) << "nothing left behind";
+        EXPECT_TRUE(dir_entries(d.path).empty()) << "nothing left behind";
     }
 };
 
@@ -604,7 +576,7 @@ TEST_F(IoBin, AProfileStopsOnADirItsDiskSoiRefuses)
     EXPECT_NE(p.err.find("--dir /nonexistent-ibench: No such file or directory; no profile written"),
               std::string::npos)
         << p.err;
-    EXPECT_TRUE(entries(d.path).empty()) << "no profile written";
+    EXPECT_TRUE(dir_entries(d.path).empty()) << "no profile written";
 }
 
 TEST_F(IoBin, DiskFilesAreRemovedOnEveryExit)
@@ -623,7 +595,7 @@ TEST_F(IoBin, DiskFilesAreRemovedOnEveryExit)
             a.insert(a.end(), {"--levels", "0,50,100", "--step-ms", "100", "--json"});
             run(p, a);
             EXPECT_EQ(p.exit_code(), 0) << p.err;
-            EXPECT_TRUE(entries(d.path).empty());
+            EXPECT_TRUE(dir_entries(d.path).empty());
         }
         for (int sig : {SIGINT, SIGTERM}) {
             SCOPED_TRACE(sig == SIGINT ? "SIGINT" : "SIGTERM");
@@ -632,11 +604,11 @@ TEST_F(IoBin, DiskFilesAreRemovedOnEveryExit)
             a.insert(a.end(), {"--ramp", "--step-ms", "400", "--json"});
             ASSERT_TRUE(p.start(a, env()));
             ASSERT_TRUE(p.pump_until([&] { return p.err.find("step 2/11") != std::string::npos; }, 60)) << p.err;
-            EXPECT_FALSE(entries(d.path).empty()) << "its directory exists while it runs";
+            EXPECT_FALSE(dir_entries(d.path).empty()) << "its directory exists while it runs";
             ASSERT_EQ(kill(p.pid, sig), 0);
             ASSERT_TRUE(p.finish(30)) << p.err;
             EXPECT_EQ(p.exit_code(), IB_EXIT_INTR) << p.err;
-            EXPECT_TRUE(entries(d.path).empty()) << "removed after " << (sig == SIGINT ? "SIGINT" : "SIGTERM");
+            EXPECT_TRUE(dir_entries(d.path).empty()) << "removed after " << (sig == SIGINT ? "SIGINT" : "SIGTERM");
         }
     }
 }
@@ -759,7 +731,7 @@ TEST_F(IoBin, CalibrateMeasuresTheFilesystem)
     }
     EXPECT_TRUE(r && w) << "read and write bandwidth of the filesystem cached";
     json_decref(doc);
-    EXPECT_TRUE(entries(d.path).empty()) << "its files removed";
+    EXPECT_TRUE(dir_entries(d.path).empty()) << "its files removed";
     // and disk-bw --cached-capacity uses it without measuring
     ib_test::Proc q;
     run(q, {"run", "--soi", "disk-bw", "--dir", d.path, "--cached-capacity", "--levels", "10", "--step-ms", "100",

@@ -20,40 +20,12 @@
 
 namespace {
 
-std::vector<std::string> entries(const std::string &dir)
-{
-    std::vector<std::string> v;
-    DIR *d = opendir(dir.c_str());
-    if (!d)
-        return v;
-    while (struct dirent *e = readdir(d))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            v.emplace_back(e->d_name);
-    closedir(d);
-    return v;
-}
+using ib_test::dir_entries;
 
 // A directory on a memory filesystem (/dev/shm), removed afterwards; empty path where there is none.
 struct ShmDir {
-    std::string path;
-    ShmDir()
-    {
-        char t[] = "/dev/shm/ibench_test_scratch.XXXXXX";
-        if (fs_is_memory("/dev/shm") && mkdtemp(t))
-            path = t;
-    }
-    ~ShmDir()
-    {
-        if (path.empty())
-            return;
-        for (const auto &e : entries(path)) {
-            std::string sub = path + "/" + e;
-            for (const auto &f : entries(sub))
-                unlink((sub + "/" + f).c_str());
-            rmdir(sub.c_str());
-        }
-        rmdir(path.c_str());
-    }
+    ib_test::TempDir t{"scratch", "/dev/shm"};
+    const std::string path = fs_is_memory("/dev/shm") ? t.path() : std::string();
 };
 
 int open_fds()
@@ -79,7 +51,7 @@ TEST(Scratch, FilesLiveInAPrivateDirectoryAndGoTogether)
     struct scratch sc = {};
     char why[512] = "";
     ASSERT_EQ(scratch_open(&sc, base.path().c_str(), "disk-test", 1 << 20, 0, why, sizeof why), 0) << why;
-    std::vector<std::string> made = entries(base.path());
+    std::vector<std::string> made = dir_entries(base.path());
     ASSERT_EQ(made.size(), 1u);
     EXPECT_EQ(made[0].rfind("ibench-disk-test-" + std::to_string(getpid()) + ".", 0), 0u) << made[0];
     EXPECT_EQ(fs_private_dir_pid(made[0].c_str()), (long)getpid()) << "the stale sweep reads the pid back";
@@ -94,9 +66,9 @@ TEST(Scratch, FilesLiveInAPrivateDirectoryAndGoTogether)
     EXPECT_TRUE(fcntl(a, F_GETFD) & FD_CLOEXEC) << "a target started later must not inherit it";
     ASSERT_GE(scratch_file(&sc, "b", O_RDWR, 0, nullptr, 0, why, sizeof why), 0) << why;
     EXPECT_EQ(scratch_file(&sc, "b", O_RDWR, 0, nullptr, 0, why, sizeof why), -EEXIST) << "never another's file";
-    EXPECT_EQ(entries(sc.dir).size(), 2u) << "the file asked twice stays";
+    EXPECT_EQ(dir_entries(sc.dir).size(), 2u) << "the file asked twice stays";
     scratch_close(&sc);
-    EXPECT_TRUE(entries(base.path()).empty());
+    EXPECT_TRUE(dir_entries(base.path()).empty());
     EXPECT_EQ(open_fds(), fds) << "every descriptor closed";
     scratch_close(&sc);  // idempotent
     struct scratch zero = {};
@@ -127,7 +99,7 @@ TEST(Scratch, EveryFailureLeavesNothing)
     EXPECT_EQ(scratch_open(&sc, base.path().c_str(), "t", 1ULL << 60, 0, why, sizeof why), -ENOSPC);
     EXPECT_TRUE(sc.refused_input);
     EXPECT_NE(strstr(why, "can spare only"), nullptr) << why;
-    EXPECT_TRUE(entries(base.path()).empty()) << "nothing made before the space check";
+    EXPECT_TRUE(dir_entries(base.path()).empty()) << "nothing made before the space check";
     scratch_close(&sc);
     // open failure after the directory exists: a name the filesystem refuses, then a plain name that is not one
     ASSERT_EQ(scratch_open(&sc, base.path().c_str(), "t", 0, 0, why, sizeof why), 0) << why;
@@ -135,15 +107,15 @@ TEST(Scratch, EveryFailureLeavesNothing)
     std::string huge(300, 'n');  // longer than NAME_MAX
     EXPECT_EQ(scratch_file(&sc, huge.c_str(), O_RDWR, 0, nullptr, 0, why, sizeof why), -ENAMETOOLONG) << why;
     EXPECT_EQ(scratch_file(&sc, "a/b", O_RDWR, 0, nullptr, 0, why, sizeof why), -EINVAL);
-    EXPECT_TRUE(entries(sc.dir).empty()) << "a file that failed is not kept";
+    EXPECT_TRUE(dir_entries(sc.dir).empty()) << "a file that failed is not kept";
     char small[8];
     EXPECT_EQ(scratch_file(&sc, "data", O_RDWR, 0, small, sizeof small, why, sizeof why), -ENAMETOOLONG)
         << "a path cut for its caller would name another file";
-    EXPECT_TRUE(entries(sc.dir).empty());
+    EXPECT_TRUE(dir_entries(sc.dir).empty());
     scratch_close(&sc);
-    EXPECT_TRUE(entries(base.path()).empty());
+    EXPECT_TRUE(dir_entries(base.path()).empty());
     EXPECT_EQ(scratch_file(&sc, "data", O_RDWR, 0, nullptr, 0, why, sizeof why), -EBADF) << "closed: no directory";
-    EXPECT_TRUE(entries(base.path()).empty());
+    EXPECT_TRUE(dir_entries(base.path()).empty());
 }
 
 // A caller that measures storage refuses a memory filesystem, where O_DIRECT reads and writes memory; one that only
@@ -158,13 +130,13 @@ TEST(Scratch, AMemoryFilesystemIsRefusedWhereADiskIsNeeded)
     EXPECT_EQ(scratch_open(&sc, shm.path.c_str(), "t", 0, SCRATCH_DISK, why, sizeof why), -ENOTSUP);
     EXPECT_FALSE(sc.refused_input) << "what the machine has, not the user's mistake";
     EXPECT_NE(strstr(why, "tmpfs"), nullptr) << why;
-    EXPECT_TRUE(entries(shm.path).empty());
+    EXPECT_TRUE(dir_entries(shm.path).empty());
     scratch_close(&sc);
     ASSERT_EQ(scratch_open(&sc, shm.path.c_str(), "t", 0, 0, why, sizeof why), 0) << why;
     EXPECT_TRUE(sc.memory);
     ASSERT_GE(scratch_file(&sc, "f", O_RDWR, 4096, nullptr, 0, why, sizeof why), 0) << why;
     scratch_close(&sc);
-    EXPECT_TRUE(entries(shm.path).empty());
+    EXPECT_TRUE(dir_entries(shm.path).empty());
 }
 
 // The directory of an ibench killed before it could close its scratch is found by the next one's stale sweep.
@@ -184,9 +156,9 @@ TEST(Scratch, AKilledOwnersDirectoryIsSweptAway)
     int st = 0;
     ASSERT_EQ(waitpid(pid, &st, 0), pid);
     ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    std::vector<std::string> left = entries(base.path());
+    std::vector<std::string> left = dir_entries(base.path());
     ASSERT_EQ(left.size(), 1u);
     EXPECT_EQ(fs_private_dir_pid(left[0].c_str()), (long)pid);
     EXPECT_EQ(fs_remove_stale_dirs(base.path().c_str()), 1);
-    EXPECT_TRUE(entries(base.path()).empty());
+    EXPECT_TRUE(dir_entries(base.path()).empty());
 }

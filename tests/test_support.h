@@ -1,6 +1,7 @@
 // test_support.h - small fixtures the GoogleTest binaries share.
 #ifndef IB_TEST_SUPPORT_H
 #define IB_TEST_SUPPORT_H
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <gtest/gtest.h>
@@ -22,13 +23,13 @@ extern char **environ;
 
 namespace ib_test {
 
-// A fresh directory under /tmp ("/tmp/ibench_test_<tag>.XXXXXX"), removed with everything in it when the object
+// A fresh directory under base ("<base>/ibench_test_<tag>.XXXXXX"), removed with everything in it when the object
 // goes. path() is empty if it could not be made.
 class TempDir {
 public:
-    explicit TempDir(const char *tag)
+    explicit TempDir(const char *tag, const char *base = "/tmp")
     {
-        std::string t = std::string("/tmp/ibench_test_") + tag + ".XXXXXX";
+        std::string t = std::string(base) + "/ibench_test_" + tag + ".XXXXXX";
         if (mkdtemp(&t[0]))
             path_ = t;
     }
@@ -45,6 +46,19 @@ private:
     static int remove_entry(const char *p, const struct stat *, int, struct FTW *) { return remove(p); }
     std::string path_;
 };
+
+// The names in a directory other than . and .. (none when it cannot be read).
+inline std::vector<std::string> dir_entries(const std::string &dir)
+{
+    std::vector<std::string> v;
+    DIR *d = opendir(dir.c_str());
+    while (struct dirent *e = d ? readdir(d) : nullptr)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            v.emplace_back(e->d_name);
+    if (d)
+        closedir(d);
+    return v;
+}
 
 // A private, empty calibration cache (IBENCH_CACHE_DIR) for the whole test process:
 //   ::testing::AddGlobalTestEnvironment(new ib_test::PrivateCacheEnv("registry"));

@@ -21,16 +21,7 @@
 namespace {
 
 // Entries in a directory other than . and .. (0 when it cannot be read).
-unsigned dir_entries(const std::string &dir)
-{
-    unsigned n = 0;
-    DIR *d = opendir(dir.c_str());
-    while (struct dirent *e = d ? readdir(d) : nullptr)
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    if (d)
-        closedir(d);
-    return n;
-}
+unsigned dir_entries(const std::string &dir) { return (unsigned)ib_test::dir_entries(dir).size(); }
 
 // A probe beside an SoI whose true degradation at x % is shape(x) (%), measured with per-cycle noise: each cycle's
 // ratio is the true one times (1 + sd x N(0,1)), sd = sd60 x sqrt(60 ms / dwell) (a step's median over more samples).
