@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int *cpus = NULL;
         unsigned nc = 0;
         rc = parse_cpulist(s, &cpus, &nc);
-        CHECK(rc == 0 || rc < 0);
+        CHECK(rc < 0 ? !cpus && !nc : cpus && nc);
         for (unsigned i = 1; rc == 0 && i < nc; i++)
             CHECK(cpus[i - 1] < cpus[i] && cpus[i - 1] >= 0);
         free(cpus);
