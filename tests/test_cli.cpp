@@ -354,6 +354,9 @@ TEST(CliParse, UnknownRepeatedAndStray)
     expect_error({"extra", "--soi", "l1d", "--ramp"}, {"'extra'"});
     expect_error({"--ramp", "--soi"}, {"--soi", "needs a value"});
     expect_error({"--soi", "l1d", "--ramp", "--steps"}, {"--steps", "needs a value"});
+    // an argument holding a newline or another control character is still named on one line (found by fuzz_cli)
+    expect_error({"--soi", "l1d", "--ramp", "ex\ntra"}, {"unexpected argument", "'ex?tra'"});
+    expect_error({"--soi", "l1d", "--rw", "a\r\nb", "--ramp"}, {"--rw", "'a??b'"});
 }
 
 // One mapping from a lower layer's error to the exit code, for every command; a failure the lower layer marked as

@@ -23,6 +23,15 @@ extern char **environ;
 
 namespace ib_test {
 
+// Hang guards (how long a test waits for a child before calling it hung) stretch by this in a sanitized build
+// (IBENCH_SANITIZED, set by tests/CMakeLists.txt under -DIBENCH_SANITIZE): ASan/UBSan make ibench several times
+// slower. A timing assertion never uses it.
+#ifdef IBENCH_SANITIZED
+constexpr double kHangScale = 5;
+#else
+constexpr double kHangScale = 1;
+#endif
+
 // A fresh directory under base ("<base>/ibench_test_<tag>.XXXXXX"), removed with everything in it when the object
 // goes. path() is empty if it could not be made.
 class TempDir {
@@ -181,13 +190,13 @@ public:
     // Pumps until pred() holds or the process exits or timeout_s passes; returns pred().
     bool pump_until(const std::function<bool()> &pred, double timeout_s)
     {
-        double end = now_s() + timeout_s;
+        double end = now_s() + timeout_s * kHangScale;
         while (!pred() && now_s() < end && !(exited && fd_out < 0 && fd_err < 0))
             pump(20);
         return pred();
     }
 
-    // Waits for the exit and EOF on both pipes; kills the child after timeout_s. Returns false on timeout.
+    // Waits for the exit and EOF on both pipes; kills the child after timeout_s (x kHangScale). False on timeout.
     bool finish(double timeout_s)
     {
         bool ok = pump_until([&] { return exited && fd_out < 0 && fd_err < 0; }, timeout_s);
