@@ -356,7 +356,7 @@ TEST(CliParse, UnknownRepeatedAndStray)
     expect_error({"--soi", "l1d", "--ramp", "--steps"}, {"--steps", "needs a value"});
     // an argument holding a newline or another control character is still named on one line (found by fuzz_cli)
     expect_error({"--soi", "l1d", "--ramp", "ex\ntra"}, {"unexpected argument", "'ex?tra'"});
-    expect_error({"--soi", "l1d", "--rw", "a\r\nb", "--ramp"}, {"--rw", "'a??b'"});
+    expect_error({"--soi", "l1d", "--ramp", "--steps", "a\r\nb"}, {"--steps", "a??b"});
 }
 
 // One mapping from a lower layer's error to the exit code, for every command; a failure the lower layer marked as

@@ -1064,3 +1064,16 @@ TEST_F(MemCapLimits, RunsWithinASmallCgroup)
     EXPECT_EQ(ib_map_live_bytes(), live_before);
     EXPECT_LT((double)rss_bytes(), (double)rss_before + 8.0 * MiB) << "the footprint was handed back";
 }
+
+// A value holding control characters is refused on one line that still names it (ib_why shows them as '?').
+TEST(Registry, AnOptionValueWithANewlineIsNamedOnOneLine)
+{
+    const soi_ops *ops = soi_find("disk-bw");
+    ASSERT_NE(ops, nullptr);
+    struct soi_env env;
+    soi_env_init(&env, ops, nullptr, 1, nullptr, -1, nullptr);
+    char why[256] = "";
+    EXPECT_EQ(soi_opt_set(&env, "rw", "a\r\nb", why, sizeof why), -EINVAL);
+    EXPECT_EQ(strchr(why, '\n'), nullptr) << why;
+    EXPECT_NE(strstr(why, "'a??b'"), nullptr) << why;
+}
