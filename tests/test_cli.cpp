@@ -859,8 +859,9 @@ TEST_F(Bin, DutyRunReportsItsQuantum)
     json_t *st = json_array_get(json_object_get(doc, "steps"), 1);
     EXPECT_DOUBLE_EQ(json_number_value(json_object_get(st, "quantum_s")), 0.003) << "a forced quantum stays";
     EXPECT_GT(json_number_value(json_object_get(st, "wake_cpu_s")), 0.0) << "it slept, and it cost";
-    // the share of the CPU at 50 %: loose, the CPU may be shared with another test
-    EXPECT_GT(json_number_value(json_object_get(st, "on_cpu_pct")), 25.0);
+    // the share of the CPU at 50 %: loose, the CPU may be shared with another busy test (18 % was seen so under
+    // ASan); the pacer's accuracy is the fake-clock tests' (DutyWorker.*) and validation/bench-duty's job
+    EXPECT_GT(json_number_value(json_object_get(st, "on_cpu_pct")), 10.0);
     EXPECT_LT(json_number_value(json_object_get(st, "on_cpu_pct")), 65.0);
     json_decref(doc);
 
