@@ -223,6 +223,10 @@ static int ic_prepare(struct soi *s, char *why, size_t len)
     s->capacity = peak;
     s->pace_lead_only = 1;
     s->pace_spin = 1; /* the responders spin anyway; a hub that slept would let its vCPU halt and be moved */
+    /* A hub or responder that another task preempts stalls the rounds for a scheduler slice, several ms: with the
+     * engine's 2 ms of credit that time was lost for good and paced levels fell a quarter short under contention
+     * (docs/sois.md). 25 ms of credit lets the hub make it up, as the I/O SoIs do with their stalls. */
+    s->pace_burst_ns = 25 * IB_NS_PER_MS;
     snprintf(s->load_meaning, sizeof(s->load_meaning), "ns per round trip (hub -> responders -> hub)");
     char b1[32], b2[48], apart[32] = "";
     kit_rate_units(s, "msg/s", old, b2, sizeof(b2));
