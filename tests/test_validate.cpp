@@ -20,6 +20,16 @@
 
 namespace {
 
+// A machine of 16 GiB, 8 available, no cgroup limit.
+struct mlim sixteen_gib()
+{
+    struct mlim m = {};
+    m.mem_total = 16ULL << 30;
+    m.mem_available = 8ULL << 30;
+    m.cg_limit = MLIM_UNLIMITED;
+    return m;
+}
+
 // Entries in a directory other than . and .. (0 when it cannot be read).
 unsigned dir_entries(const std::string &dir) { return (unsigned)ib_test::dir_entries(dir).size(); }
 
@@ -375,23 +385,12 @@ TEST(ValidateProbes, AFileProbeThatFailsLeavesNoDirectory)
     ib_test::TempDir base("vprobe");
     ASSERT_FALSE(base.path().empty());
     struct calib c = {};
-    struct mlim m = {};
-    m.mem_total = 16ULL << 30;
-    m.mem_available = 8ULL << 30;
-    m.cg_limit = MLIM_UNLIMITED;
+    struct mlim m = sixteen_gib();
     struct vprobe vp;
     char why[256] = "";
     ASSERT_EQ(vprobe_init(&vp, "pagecache", &c, &m, base.path().c_str(), nullptr, -1, why, sizeof why), 0) << why;
     vp.bytes = 1ULL << 60; // more than any filesystem can spare
-    auto entries = [&] {
-        unsigned n = 0;
-        DIR *d = opendir(base.path().c_str());
-        while (struct dirent *e = d ? readdir(d) : nullptr)
-            n += e->d_name[0] != '.';
-        if (d)
-            closedir(d);
-        return n;
-    };
+    auto entries = [&] { return dir_entries(base.path()); };
     for (int i = 0; i < 2; i++) {
         EXPECT_EQ(vp.bp.open(vp.bp.ctx), -ENOSPC) << "try " << i;
         EXPECT_EQ(entries(), 0u) << "try " << i << ": its private directory was left in " << base.path();
@@ -434,10 +433,7 @@ TEST(ValidateProbes, APageCacheProbeThatFailsLateLeavesNothing)
     ib_test::TempDir base("vprobe");
     ASSERT_FALSE(base.path().empty());
     struct calib c = {};
-    struct mlim m = {};
-    m.mem_total = 16ULL << 30;
-    m.mem_available = 8ULL << 30;
-    m.cg_limit = MLIM_UNLIMITED;
+    struct mlim m = sixteen_gib();
     struct vprobe vp;
     char why[256] = "";
     ASSERT_EQ(vprobe_init(&vp, "pagecache", &c, &m, base.path().c_str(), nullptr, -1, why, sizeof why), 0) << why;
