@@ -12,6 +12,7 @@
 #include "fsguard.h"
 #include "ib_err.h"
 #include "machine.h"
+#include "place.h"
 #include "target.h"
 #include "watchdog.h"
 
@@ -103,6 +104,7 @@ static const struct cmd commands[] = {
     {"profile", cmd_profile, "a target's tolerated and caused interference per SoI, as a versioned profile"},
     {"show", cmd_show, "print a profile as a table"},
     {"plot", cmd_plot, "chart a profile: tolerated and caused per SoI"},
+    {"place", cmd_place, "placement: topology, sharing classes, apply/show a placement, NUMA locality score"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,245 @@
+/* cmd_place.c - `ibench place ...`: the subcommand table, the options every place command shares, and
+ * `ibench place topo` (what the placement engine sees of a topology).  docs/placement.md. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ib_err.h"
+#include "parse.h"
+#include "place.h"
+
+const char place_common_help[] =
+    "  --topology SPEC    live (this machine, the default), an hwloc XML file (lstopo --of xml), or\n"
+    "                     synthetic:STRING, an hwloc synthetic description such as\n"
+    "                     synthetic:'pack:2 l2:2(size=4MiB) core:2 pu:1'\n"
+    "  --distances FILE   NUMA distances as a JSON matrix (default: the topology's)\n"
+    "  --concerns LIST    the shared levels that matter, coarse or fine in any order, from\n"
+    "                     package,die,numa,l3,l2,l1,core (default: every level with more than one instance\n"
+    "                     and more than one PU per instance; levels with the same instances merge)\n"
+    "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n";
+
+int place_common_opt(struct place_opts *o, int code, const char *arg)
+{
+    switch (code) {
+    case PLACE_OPT_TOPOLOGY: o->topology = arg; return 0;
+    case PLACE_OPT_DISTANCES: o->distances = arg; return 0;
+    case PLACE_OPT_CONCERNS: o->concerns = arg; return 0;
+    case PLACE_OPT_JSON: o->json = 1; return 0;
+    default: return -EINVAL;
+    }
+}
+
+int place_open(const char *cmd, const struct place_opts *o, struct pl_machine *m, struct pl_hier *h)
+{
+    char why[512], name[64];
+    snprintf(name, sizeof(name), "place %s", cmd);
+    /* "hops" is not a file: it turns the loaded distances into hop counts (score) */
+    const char *dist = o->distances && strcmp(o->distances, "hops") ? o->distances : NULL;
+    int rc = pl_machine_load(m, o->topology, dist, why, sizeof(why));
+    if (rc < 0)
+        return cli_fail(cli_exit_for(rc, rc != -ENOMEM), name, "%s", why);
+    if (h) {
+        rc = pl_hier_from_topo(m->topo, o->concerns, h, why, sizeof(why));
+        if (rc < 0) {
+            pl_machine_free(m);
+            return cli_fail(cli_exit_for(rc, rc != -ENOMEM), name, "%s", why);
+        }
+    }
+    return 0;
+}
+
+/* ---- place topo ------------------------------------------------------------------------------------------------ */
+
+static void pus_range(const struct pl_level *l, unsigned *lo, unsigned *hi)
+{
+    *lo = UINT32_MAX;
+    *hi = 0;
+    for (unsigned i = 0; i < l->ninst; i++) {
+        *lo = l->inst_npus[i] < *lo ? l->inst_npus[i] : *lo;
+        *hi = l->inst_npus[i] > *hi ? l->inst_npus[i] : *hi;
+    }
+}
+
+static json_t *level_rows(const struct pl_hier *h)
+{
+    json_t *rows = json_array();
+    for (unsigned k = 0; k < h->nlevels; k++) {
+        const struct pl_level *l = &h->lv[k];
+        unsigned lo, hi;
+        pus_range(l, &lo, &hi);
+        json_t *row = json_pack("{s:s,s:i,s:i,s:i}", "name", l->name, "instances", (int)l->ninst,
+                                "pus_per_instance_min", (int)lo, "pus_per_instance_max", (int)hi);
+        json_object_set_new(row, "size", l->size ? json_integer((json_int_t)l->size) : json_null());
+        if (!strcmp(l->name, "numa")) {
+            json_t *os = json_array();
+            for (unsigned i = 0; i < l->ninst; i++)
+                json_array_append_new(os, json_integer(l->inst_os[i]));
+            json_object_set_new(row, "os_indexes", os);
+        }
+        json_array_append_new(rows, row);
+    }
+    return rows;
+}
+
+static json_t *topo_doc(const struct pl_machine *m, const struct pl_hier *all, const struct pl_hier *conc)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "command", json_string("place topo"));
+    json_t *pus = json_array();
+    for (unsigned p = 0; p < all->npus; p++)
+        json_array_append_new(pus, json_integer(all->pu_os[p]));
+    json_object_set_new(doc, "topology", json_pack("{s:s,s:s,s:i,s:o}", "spec", m->spec, "kind", m->kind, "pus",
+                                                   (int)all->npus, "pu_os", pus));
+    json_object_set_new(doc, "levels", level_rows(all));
+    json_t *cn = json_array();
+    for (unsigned k = 0; k < conc->nlevels; k++)
+        json_array_append_new(cn, json_string(conc->lv[k].name));
+    json_object_set_new(doc, "concerns", cn);
+    json_t *nodes = json_array();
+    for (unsigned i = 0; i < m->nnodes; i++)
+        json_array_append_new(nodes, json_integer(m->node_os[i]));
+    json_t *matrix = json_null();
+    if (m->dist) {
+        matrix = json_array();
+        for (unsigned i = 0; i < m->nnodes; i++) {
+            json_t *row = json_array();
+            for (unsigned j = 0; j < m->nnodes; j++)
+                json_array_append_new(row, json_real(m->dist[i * m->nnodes + j]));
+            json_array_append_new(matrix, row);
+        }
+    }
+    json_object_set_new(doc, "distances",
+                        json_pack("{s:s,s:o,s:o}", "source", m->dist_source, "nodes", nodes, "matrix", matrix));
+    return doc;
+}
+
+static void print_topo(const struct pl_machine *m, const struct pl_hier *all, const struct pl_hier *conc)
+{
+    printf("topology  %s (%s): %u PUs, %u NUMA node(s)\n", m->spec, m->kind, all->npus, m->nnodes);
+    printf("\n%-10s %9s %10s %10s\n", "level", "instances", "PUs each", "size");
+    printf("%-10s %9s %10s %10s\n", "-----", "---------", "--------", "----");
+    for (unsigned k = 0; k < all->nlevels; k++) {
+        const struct pl_level *l = &all->lv[k];
+        unsigned lo, hi;
+        pus_range(l, &lo, &hi);
+        char each[32], size[32];
+        if (lo == hi)
+            snprintf(each, sizeof(each), "%u", lo);
+        else
+            snprintf(each, sizeof(each), "%u-%u", lo, hi);
+        printf("%-10s %9u %10s %10s\n", l->name, l->ninst, each,
+               l->size ? fmt_bytes((double)l->size, size, sizeof(size)) : "-");
+    }
+    printf("%-10s %9u %10s %10s\n", "pu", all->npus, "1", "-");
+    printf("\nconcerns  ");
+    if (!conc->nlevels)
+        printf("none: no level has more than one instance sharing more than one PU (every placement is alike)");
+    for (unsigned k = 0; k < conc->nlevels; k++)
+        printf("%s%s", k ? ", " : "", conc->lv[k].name);
+    printf("\ndistances %s\n", m->dist_source);
+    if (m->dist) {
+        printf("%8s", "node");
+        for (unsigned j = 0; j < m->nnodes; j++)
+            printf(" %6u", m->node_os[j]);
+        printf("\n");
+        for (unsigned i = 0; i < m->nnodes; i++) {
+            printf("%8u", m->node_os[i]);
+            for (unsigned j = 0; j < m->nnodes; j++)
+                printf(" %6.4g", m->dist[i * m->nnodes + j]);
+            printf("\n");
+        }
+    }
+}
+
+int cmd_place_topo(int argc, char **argv)
+{
+    static const struct option lo[] = {PLACE_COMMON_OPTIONS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    struct place_opts o = {0};
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        if (c == 'h') {
+            printf("usage: ibench place topo [--topology SPEC] [--distances FILE] [--concerns LIST] [--json]\n\n"
+                   "What the placement engine sees of a topology: every shared level with its instances, PUs\n"
+                   "per instance and size, the concerns placement commands use, and the NUMA distances.\n\n%s",
+                   place_common_help);
+            return IB_EXIT_OK;
+        }
+        if (place_common_opt(&o, c, optarg) < 0)
+            return cli_fail(IB_EXIT_USAGE, "place topo", "unknown option or missing value '%s'", argv[optind - 1]);
+    }
+    if (optind != argc)
+        return cli_fail(IB_EXIT_USAGE, "place topo", "unexpected argument '%s'", argv[optind]);
+    struct pl_machine m;
+    struct pl_hier conc;
+    int rc = place_open("topo", &o, &m, &conc);
+    if (rc)
+        return rc;
+    struct pl_hier all;
+    char why[256];
+    rc = pl_hier_levels(m.topo, &all, why, sizeof(why));
+    if (rc < 0) {
+        pl_hier_free(&conc);
+        pl_machine_free(&m);
+        return cli_fail(cli_exit_for(rc, rc != -ENOMEM), "place topo", "%s", why);
+    }
+    if (o.json) {
+        json_t *doc = topo_doc(&m, &all, &conc);
+        rc = out_json(stdout, doc) < 0 ? IB_EXIT_FAIL : IB_EXIT_OK;
+        json_decref(doc);
+    } else {
+        print_topo(&m, &all, &conc);
+        rc = IB_EXIT_OK;
+    }
+    pl_hier_free(&all);
+    pl_hier_free(&conc);
+    pl_machine_free(&m);
+    return rc;
+}
+
+/* ---- the table --------------------------------------------------------------------------------------------------- */
+
+struct place_cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct place_cmd place_cmds[] = {
+    {"topo", cmd_place_topo, "what placement sees of a topology: levels, counts, sizes, distances"},
+    {"classes", cmd_place_classes, "the sharing classes of N-thread placements, or the important ones"},
+    {"apply", cmd_place_apply, "pin every thread of a live process to a CPU list or a class's representative"},
+    {"show", cmd_place_show, "where each thread of a live process runs and may run, and its class"},
+    {"score", cmd_place_score, "the NUMA locality score (CPU-memory locality) of a process or of given usage"},
+};
+
+static void place_usage(FILE *f)
+{
+    fprintf(f, "usage: ibench place <command> [options]\n\nThe placement engine: which placements of threads on a "
+               "machine really differ, and how local a process's memory is.\n\ncommands:\n");
+    for (size_t i = 0; i < IB_ARRAY_SIZE(place_cmds); i++)
+        fprintf(f, "  %-8s %s\n", place_cmds[i].name, place_cmds[i].summary);
+    fprintf(f, "\nibench place <command> --help for its options; docs/placement.md for the methods.\n");
+}
+
+int cmd_place(int argc, char **argv)
+{
+    if (argc < 2) {
+        place_usage(stderr);
+        return IB_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        place_usage(stdout);
+        return IB_EXIT_OK;
+    }
+    for (size_t i = 0; i < IB_ARRAY_SIZE(place_cmds); i++)
+        if (!strcmp(place_cmds[i].name, argv[1]))
+            return place_cmds[i].fn(argc - 1, argv + 1);
+    return cli_fail(IB_EXIT_USAGE, "place", "unknown command '%s' (ibench place --help lists them)", argv[1]);
+}
