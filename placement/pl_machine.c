@@ -145,6 +145,18 @@ int pl_hier_uniform(struct pl_hier *h, const char *const *names, const unsigned 
 
 /* ---- from hwloc ------------------------------------------------------------------------------------------------ */
 
+/* A NUMA node without CPUs of its own (memory only: HBM, CXL, NVDIMM) or with the same CPUs as an earlier node
+ * (KNL's MCDRAM beside DDR): for thread placement it is not a separate instance. */
+static bool numa_alias(hwloc_topology_t t, hwloc_obj_t o, int i)
+{
+    if (hwloc_bitmap_iszero(o->cpuset))
+        return true;
+    for (int j = 0; j < i; j++)
+        if (hwloc_bitmap_isequal(hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, (unsigned)j)->cpuset, o->cpuset))
+            return true;
+    return false;
+}
+
 /* One known level of t as a partition of the PUs; -ENOENT when t has none of that type, -EINVAL when its objects
  * do not cover every PU exactly once. */
 static int level_from_topo(hwloc_topology_t t, unsigned npus, unsigned which, struct pl_level *l, char *why,
@@ -168,6 +180,8 @@ static int level_from_topo(hwloc_topology_t t, unsigned npus, unsigned which, st
     for (int i = 0; i < nobj && rc == 0; i++) {
         hwloc_obj_t o = hwloc_get_obj_by_type(t, level_types[which], (unsigned)i);
         raw_os[i] = level_types[which] == HWLOC_OBJ_NUMANODE ? o->os_index : (unsigned)i;
+        if (level_types[which] == HWLOC_OBJ_NUMANODE && numa_alias(t, o, i))
+            continue; /* CPU placement cannot tell it from the first node with these CPUs */
         if (level_types[which] == HWLOC_OBJ_NUMANODE)
             size = size ? size : o->attr->numanode.local_memory;
         else if (hwloc_obj_type_is_cache(level_types[which]))
