@@ -730,10 +730,12 @@ TEST_P(SoiOnThisMachine, ShortRampThroughTheEngine)
         if (is_footprint(ops)) {
             EXPECT_NEAR(res[2].achieved_pct, 100.0, 2.0);
             EXPECT_NEAR(res[1].achieved_pct, 50.0, 2.0);
-        } else if (name == "int" || name == "fp" || name == "simd") {
-            // The cached peak is fake, so % of it means nothing here. The duty controller's accuracy is tested
-            // exactly on the fake clock (Duty.*); on the real, shared CPUs only the trend is asserted: another
-            // test on the same CPU under ctest -j2 moves a 40 ms step's active fraction by more than 0.1.
+        } else if (ops->kind == SOI_DUTY) {
+            // A duty SoI's figure is its share of a CPU, and at 100 % that is whatever the CPU gives it: half when
+            // another test shares the CPU under ctest -j2 (prefetch once read 0.48 at 100 % beside 0.51 at 50 %,
+            // whose budget it could meet). (int, fp, simd: the cached peak is fake, so % of it means nothing.) The
+            // duty controller's accuracy is tested exactly on the fake clock (Duty.*); on the real, shared CPUs only
+            // the trend of the active fraction is asserted, loosely: a neighbour moves a 40 ms step's by over 0.1.
             EXPECT_GT(res[1].active_frac, 0.2);
             EXPECT_LT(res[1].active_frac, 0.8);
             EXPECT_GT(res[2].active_frac, res[1].active_frac);
