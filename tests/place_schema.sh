@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# place_schema.sh IBENCH - every `ibench place` command's --json validates against docs/schema/placement-v1.schema.json
+# on several topologies (synthetic, XML, this machine), and the checker rejects a document that breaks it.
+set -u
+ibench=${1:?usage: place_schema.sh IBENCH}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+check="/usr/bin/python3 $here/check_profile_schema.py --schema placement-v1"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail=0
+n=0
+run() { # NAME ARGS...: the command must exit 0 and its JSON validate
+  local name=$1
+  shift
+  if ! "$ibench" place "$@" --json >"$out/$name.json" 2>"$out/$name.err"; then
+    echo "FAIL: ibench place $* exited $?: $(cat "$out/$name.err")"
+    fail=1
+    return
+  fi
+  if ! $check "$out/$name.json"; then
+    fail=1
+  fi
+  n=$((n + 1))
+}
+clover='synthetic:pack:2 l2:2 core:2 pu:1'
+intel='synthetic:pack:4 [numa] l3:1 l2:12 core:1 pu:2'
+run topo-clover topo --topology "$clover"
+run topo-intel topo --topology "$intel"
+run topo-live topo
+# a JSON that breaks the schema (an unknown kind) must be rejected: exit 1, the error at that field
+"$ibench" place topo --topology "$clover" --json | sed 's/"kind": "synthetic"/"kind": "imaginary"/' >"$out/bad.json"
+msg=$($check "$out/bad.json" 2>&1)
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q 'invalid' <<<"$msg"; then
+  echo "FAIL: a document with kind \"imaginary\" was not rejected (exit $rc): $msg"
+  fail=1
+fi
+[ $fail = 0 ] && echo "place_schema: $n documents valid, a broken one rejected"
+exit $fail
