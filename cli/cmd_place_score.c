@@ -62,7 +62,7 @@ static int parse_list(const char *s, const char *what, double **out, unsigned *n
     *n = 0;
     size_t slen = strlen(s);
     char *buf = strdup(s);
-    double *v = malloc((slen / 2 + 1) * sizeof(*v));
+    double *v = malloc((slen + 1) * sizeof(*v)); /* at most one entry per character */
     if (!buf || !v) {
         free(buf);
         free(v);

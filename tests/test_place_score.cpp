@@ -3,6 +3,7 @@
 // sampler on a fixture /proc tree whose files change between samples, and `ibench place score` through the binary:
 // offline table and JSON, the exit-2 cases, and a live child process on this machine.
 #include <gtest/gtest.h>
+#include <hwloc.h>
 #include <jansson.h>
 
 #include <signal.h>
@@ -461,6 +462,53 @@ TEST_F(ScoreCli, OfflineJson)
     json_t *range = json_object_get(doc, "range");
     EXPECT_DOUBLE_EQ(json_real_value(json_object_get(range, "min")), 1.0 / 3);
     EXPECT_DOUBLE_EQ(json_real_value(json_object_get(range, "max")), 1.0);
+    json_decref(doc);
+}
+
+// An hwloc XML export of the 4-node machine with the ring's SLIT (10/21/31) as its latency matrix, as a firmware
+// would give it: the default is the raw matrix, --distances hops the paper's 10/20/30.
+TEST_F(ScoreCli, TopologyMatrixRawAndAsHops)
+{
+    hwloc_topology_t t;
+    ASSERT_EQ(hwloc_topology_init(&t), 0);
+    ASSERT_EQ(hwloc_topology_set_synthetic(t, "pack:4 [numa] core:2 pu:1"), 0);
+    ASSERT_EQ(hwloc_topology_load(t), 0);
+    hwloc_obj_t nodes[4];
+    hwloc_uint64_t values[16];
+    std::vector<double> d = ring_slit();
+    for (int i = 0; i < 4; i++)
+        nodes[i] = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, (unsigned)i);
+    for (int i = 0; i < 16; i++)
+        values[i] = (hwloc_uint64_t)d[i];
+    hwloc_distances_add_handle_t h =
+        hwloc_distances_add_create(t, "NUMALatency", HWLOC_DISTANCES_KIND_FROM_OS | HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0);
+    ASSERT_NE(h, nullptr);
+    ASSERT_EQ(hwloc_distances_add_values(t, h, 4, nodes, values, 0), 0);
+    ASSERT_EQ(hwloc_distances_add_commit(t, h, 0), 0);
+    std::string xml = dir.path() + "/ring4.xml";
+    ASSERT_EQ(hwloc_topology_export_xml(t, xml.c_str(), 0), 0);
+    hwloc_topology_destroy(t);
+
+    CliRun r = ibench({"--cpu-usage", "1,0,0,0", "--memory", "0,0,1,0", "--topology", xml, "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    json_t *doc = parse(r.out);
+    ASSERT_NE(doc, nullptr);
+    json_t *dist = json_object_get(doc, "distances");
+    EXPECT_STREQ(json_string_value(json_object_get(dist, "source")), "hwloc NUMALatency");
+    EXPECT_TRUE(json_is_false(json_object_get(dist, "hops")));
+    EXPECT_EQ(reals(json_array_get(json_object_get(dist, "matrix"), 0)), (std::vector<double>{10, 21, 31, 21}));
+    EXPECT_DOUBLE_EQ(json_real_value(json_object_get(doc, "score")), 10.0 / 31);
+    json_decref(doc);
+
+    r = ibench({"--cpu-usage", "1,0,0,0", "--memory", "0,0,1,0", "--topology", xml, "--distances", "hops", "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    doc = parse(r.out);
+    ASSERT_NE(doc, nullptr);
+    dist = json_object_get(doc, "distances");
+    EXPECT_TRUE(json_is_true(json_object_get(dist, "hops")));
+    EXPECT_EQ(reals(json_array_get(json_object_get(dist, "matrix"), 0)), (std::vector<double>{10, 20, 30, 20}));
+    EXPECT_DOUBLE_EQ(json_real_value(json_object_get(doc, "score")), 1.0 / 3);
+    EXPECT_DOUBLE_EQ(json_real_value(json_object_get(json_object_get(doc, "range"), "min")), 1.0 / 3);
     json_decref(doc);
 }
 
