@@ -120,9 +120,10 @@ static int load_distances(const struct score_in *in, unsigned nlist, struct scor
         snprintf(s->source, sizeof(s->source), "%s", s->m.dist_source);
         if (!s->nodes)
             return cli_fail(IB_EXIT_FAIL, CMD, "out of memory");
+        const char *none = !strncmp(s->source, "none: ", 6) ? s->source + 6 : s->source;
         if (!s->dist && s->n > 1)
-            return cli_fail(IB_EXIT_USAGE, CMD, "the topology has %u NUMA nodes and no distances (%s): give "
-                            "--distances FILE", s->n, s->source);
+            return cli_fail(IB_EXIT_USAGE, CMD, "%u NUMA nodes but no distances (%s): give --distances FILE", s->n,
+                            none);
         return 0;
     }
     if (file) {
@@ -161,6 +162,15 @@ static int measure(pid_t pid, uint64_t window_ns, struct score_out *s)
     if (rc == 0)
         rc = pl_numa_maps_read(NULL, pid, s->nodes, s->n, s->bytes, why, sizeof(why));
     if (rc == 0) {
+        uint64_t total = 0;
+        for (unsigned i = 0; i < s->n; i++) {
+            s->mem[i] = (double)s->bytes[i];
+            total += s->bytes[i];
+        }
+        if (total == 0)
+            rc = ib_why(why, sizeof(why), -ENODATA, "process %d has no resident memory (a kernel thread?)", (int)pid);
+    }
+    if (rc == 0) {
         struct pl_sample_opts so = {.window_ns = window_ns, .stop = &cli_stop};
         struct pl_cpu_use use = {.ns = s->cpu, .last = last};
         cli_signals_install();
@@ -170,8 +180,6 @@ static int measure(pid_t pid, uint64_t window_ns, struct score_out *s)
         s->nthreads = use.nthreads;
     }
     if (rc == 0) {
-        for (unsigned i = 0; i < s->n; i++)
-            s->mem[i] = (double)s->bytes[i];
         double busy = 0;
         for (unsigned i = 0; i < s->n; i++)
             busy += s->cpu[i];
@@ -374,9 +382,7 @@ static int run(const struct score_in *in, struct score_out *s)
     if (rc == 0)
         rc = pl_numa_normalise(s->mem, s->n, s->mem, live ? "memory" : "--memory", why, sizeof(why));
     if (rc < 0) {
-        if (live)
-            return cli_fail(IB_EXIT_FAIL, CMD, "process %ld: %s (no resident memory?)", s->pid, why);
-        return cli_fail(IB_EXIT_USAGE, CMD, "%s", why);
+        return cli_fail(live ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
     }
     if (s->n == 1) {
         s->score = s->lo = s->hi = 1;

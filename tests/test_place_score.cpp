@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -549,8 +550,10 @@ TEST_F(ScoreCli, BadInputExitsTwoWithOneLine)
         {{"--cpu-usage", "1,0", "--memory", "1,0", "--distances", "/nonexistent.json"}, "cannot read distances file"},
         {{"--cpu-usage", "1,0", "--memory", "1,0"}, "no distances for 2 nodes: give --distances FILE"},
         {{"--cpu-usage", "1,0", "--memory", "1,0", "--distances", "hops"}, "no distances for 2 nodes"},
-        {{"--cpu-usage", "1,0,0,0", "--memory", "1,0,0,0", "--topology", kFourNodes}, "has 4 NUMA nodes and no "
-                                                                                      "distances"},
+        {{"--cpu-usage", "1,0,0,0", "--memory", "1,0,0,0", "--topology", kFourNodes}, "4 NUMA nodes but no distances "
+                                                                                      "(the topology has no NUMA "
+                                                                                      "distance matrix): give "
+                                                                                      "--distances FILE"},
         {{"--cpu-usage", "1,0,0,0", "--memory", "1,0,0,0", "--topology", "synthetic:pack:4 [numa] core:2 pu:1",
           "--distances", "B"},
          "row 1 has 1 entries"},
@@ -570,6 +573,38 @@ TEST_F(ScoreCli, BadInputExitsTwoWithOneLine)
         EXPECT_NE(line.find(b.says), std::string::npos) << "[" << line << "] should say: " << b.says;
         EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << line;
     }
+}
+
+// A process with nothing resident (a kernel thread: its numa_maps is empty) cannot be scored: exit 1 at once, before
+// the window, with one line.
+TEST(ScoreLive, KernelThreadHasNoMemory)
+{
+    std::string kthread;
+    for (const std::string &e : ib_test::dir_entries("/proc")) {
+        if (e.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::ifstream st("/proc/" + e + "/stat"), maps("/proc/" + e + "/numa_maps");
+        std::string line, rest;
+        // kernel threads carry PF_KTHREAD (0x00200000) in stat's flags (field 9)
+        if (!std::getline(st, line) || line.rfind(')') == std::string::npos || !maps.good())
+            continue;
+        std::istringstream f(line.substr(line.rfind(')') + 2));
+        std::string state;
+        long ppid, pgrp, session, tty, tpgid;
+        unsigned long flags = 0;
+        f >> state >> ppid >> pgrp >> session >> tty >> tpgid >> flags;
+        if ((flags & 0x00200000) && !std::getline(maps, rest)) {
+            kthread = e;
+            break;
+        }
+    }
+    if (kthread.empty())
+        GTEST_SKIP() << "no kernel thread visible in /proc";
+    double t0 = ib_test::now_s();
+    CliRun r = ibench({"--pid", kthread, "--window", "10s"});
+    EXPECT_LT(ib_test::now_s() - t0, 5.0) << "refused before the window";
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_EQ(r.err, "ibench place score: process " + kthread + " has no resident memory (a kernel thread?)\n");
 }
 
 // A live child on this machine: it maps and touches 64 MiB, then waits to be killed.
