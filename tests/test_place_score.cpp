@@ -481,8 +481,8 @@ TEST_F(ScoreCli, TopologyMatrixRawAndAsHops)
         nodes[i] = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, (unsigned)i);
     for (int i = 0; i < 16; i++)
         values[i] = (hwloc_uint64_t)d[i];
-    hwloc_distances_add_handle_t h =
-        hwloc_distances_add_create(t, "NUMALatency", HWLOC_DISTANCES_KIND_FROM_OS | HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0);
+    const unsigned long kind = HWLOC_DISTANCES_KIND_FROM_OS | HWLOC_DISTANCES_KIND_MEANS_LATENCY;
+    hwloc_distances_add_handle_t h = hwloc_distances_add_create(t, "NUMALatency", kind, 0);
     ASSERT_NE(h, nullptr);
     ASSERT_EQ(hwloc_distances_add_values(t, h, 4, nodes, values, 0), 0);
     ASSERT_EQ(hwloc_distances_add_commit(t, h, 0), 0);
