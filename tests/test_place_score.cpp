@@ -360,6 +360,27 @@ TEST(NumaSampler, AttributesEachThreadsDeltaToTheNodeItWasSeenOn)
     EXPECT_DOUBLE_EQ(ns[2], 2 * 3e6);                   // B, samples 1 and 2
     EXPECT_DOUBLE_EQ(ns[3], 2 * 3e6 + 2 * 2e6);         // B after its move, C's two intervals (3, 4)
     EXPECT_EQ(std::vector<double>(last, last + 4), (std::vector<double>{2, 0, 0, 2}));  // A,E / B,C
+
+    // the whole live path on the fixture: memory from its numa_maps, distances from a file, Eq. 1
+    write_file(fp.root + "/4242/numa_maps", "7f00 default anon=256 N0=256 kernelpagesize_kB=4\n"
+                                            "7e00 default anon=3 N2=1 N0=0 kernelpagesize_kB=2048\n"
+                                            "7d00 default\n");
+    uint64_t bytes[4];
+    ASSERT_EQ(pl_numa_maps_read(fp.root.c_str(), fp.pid, mc.m.node_os, 4, bytes, why, sizeof why), 0) << why;
+    EXPECT_EQ(std::vector<uint64_t>(bytes, bytes + 4), (std::vector<uint64_t>{1 << 20, 0, 2 << 20, 0}));
+    std::string dist = fp.root + "/ring.json";
+    write_file(dist, matrix_json(ring_slit(), 4));
+    pl_machine withd{};
+    ASSERT_EQ(pl_machine_load(&withd, kFourNodes, dist.c_str(), why, sizeof why), 0) << why;
+    std::vector<double> mem(bytes, bytes + 4), cpu(ns, ns + 4);
+    double got = -1;
+    ASSERT_EQ(pl_numa_score(cpu.data(), mem.data(), withd.dist, 4, &got, why, sizeof why), 0) << why;
+    pl_machine_free(&withd);
+    // C = (4, 8, 6, 10) / 28, M = (1, 0, 2, 0) / 3; node i's row weighs M by D(i,i)/D(i,j) on the 10/21/31 ring
+    double c[4] = {4 / 28.0, 8 / 28.0, 6 / 28.0, 10 / 28.0};
+    double want = c[0] * (1 / 3.0 + 2 / 3.0 * 10 / 31) + c[1] * (10 / 21.0) + c[2] * (1 / 3.0 * 10 / 31 + 2 / 3.0) +
+                  c[3] * (10 / 21.0);
+    EXPECT_DOUBLE_EQ(got, want);
     // no such process, and a process that exits during the window
     EXPECT_EQ(pl_numa_cpu_sample(1, &o, mc.cpu_node, mc.ncpus, 4, &use, why, sizeof why), -ESRCH);
     EXPECT_NE(strstr(why, "no process 1"), nullptr) << why;
