@@ -381,9 +381,8 @@ static int run(const struct score_in *in, struct score_out *s)
     rc = pl_numa_normalise(s->cpu, s->n, s->cpu, live ? "CPU use" : "--cpu-usage", why, sizeof(why));
     if (rc == 0)
         rc = pl_numa_normalise(s->mem, s->n, s->mem, live ? "memory" : "--memory", why, sizeof(why));
-    if (rc < 0) {
+    if (rc < 0) /* live, both sums were checked above: this is only a CPU share that came out empty */
         return cli_fail(live ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
-    }
     if (s->n == 1) {
         s->score = s->lo = s->hi = 1;
         s->why = ONE_NODE;
