@@ -27,6 +27,10 @@ intel='synthetic:pack:4 [numa] l3:1 l2:12 core:1 pu:2'
 run topo-clover topo --topology "$clover"
 run topo-intel topo --topology "$intel"
 run topo-live topo
+ring="$out/ring.json"
+echo '[[10,20,30,20],[20,10,20,30],[30,20,10,20],[20,30,20,10]]' >"$ring"
+run score-offline score --cpu-usage 1,0,0,0 --memory 0,0,1,0 --distances "$ring" --hops
+run score-live score --pid $$ --window 50ms
 # a JSON that breaks the schema (an unknown kind) must be rejected: exit 1, the error at that field
 "$ibench" place topo --topology "$clover" --json | sed 's/"kind": "synthetic"/"kind": "imaginary"/' >"$out/bad.json"
 msg=$($check "$out/bad.json" 2>&1)
