@@ -56,6 +56,15 @@ static void count_str(const char *dec, char *buf, size_t len)
         snprintf(buf, len, "%s", dec);
 }
 
+/* Every level's usage, coarse first: "2,2 / 1x4". */
+static void usage_str(const struct pl_hier *h, const struct pl_class *c, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (unsigned k = 0; k < h->nlevels && o < len; k++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", k ? " / " : "", c->usage[k]);
+}
+
 static json_t *class_json(const struct pl_hier *h, const struct pl_class *c)
 {
     json_t *sc = json_object(), *us = json_object(), *cpus = json_array(), *pus = json_array(), *nodes = json_array();
@@ -91,10 +100,19 @@ static void print_table(const struct pl_machine *m, const struct pl_hier *h, con
         printf("%s%s", k ? "," : "", h->lv[k].name);
     printf(": %u %s of C(%u,%u) = %s placements\n", l->n, all ? "classes" : "important placements", h->npus, n, tot);
     printf("%s\n\n", all ? "all classes" : "important placements: balanced, feasible (seed 002 §3)");
+    /* column widths from the rows */
+    int uw = 5, ow = 10;
+    for (unsigned i = 0; i < l->n; i++) {
+        char usage[256], orbit[128];
+        usage_str(h, &l->v[i], usage, sizeof(usage));
+        count_str(l->v[i].orbit, orbit, sizeof(orbit));
+        uw = (int)strlen(usage) > uw ? (int)strlen(usage) : uw;
+        ow = (int)strlen(orbit) > ow ? (int)strlen(orbit) : ow;
+    }
     printf("%4s", "id");
     for (unsigned k = 0; k < h->nlevels; k++)
         printf(" %8s", h->lv[k].name);
-    printf("  %-16s %-28s %7s", "usage", "orbit size", "share");
+    printf("  %-*s  %-*s %9s", uw, "usage", ow, "orbit size", "share");
     if (h->npus <= 64)
         printf("  %-*s", (int)h->npus + 2, "notation");
     printf("  %s", "cpus");
@@ -106,13 +124,15 @@ static void print_table(const struct pl_machine *m, const struct pl_hier *h, con
         printf("%4u", c->id);
         for (unsigned k = 0; k < h->nlevels; k++)
             printf(" %8u", c->score[k]);
-        char usage[256] = "", orbit[128], cpus[1024], nota[80];
-        size_t o = 0;
-        for (unsigned k = 0; k < h->nlevels && o < sizeof(usage); k++)
-            o += (size_t)snprintf(usage + o, sizeof(usage) - o, "%s%s", k ? " / " : "", c->usage[k]);
+        char usage[256], orbit[128], cpus[1024], nota[80], share[32];
+        usage_str(h, c, usage, sizeof(usage));
         count_str(c->orbit, orbit, sizeof(orbit));
         cpu_list(h, c, cpus, sizeof(cpus));
-        printf("  %-16s %-28s %6.2f%%", usage, orbit, 100.0 * c->orbit_frac);
+        if (c->orbit_frac >= 0.0001 || c->orbit_frac == 0)
+            snprintf(share, sizeof(share), "%.2f%%", 100.0 * c->orbit_frac);
+        else
+            snprintf(share, sizeof(share), "%.1e%%", 100.0 * c->orbit_frac);
+        printf("  %-*s  %-*s %9s", uw, usage, ow, orbit, share);
         if (pl_class_notation(h, c, nota, sizeof(nota)) == 0)
             printf("  %s", nota);
         printf("  %s", cpus);
