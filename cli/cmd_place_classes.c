@@ -123,7 +123,7 @@ static void print_table(const struct pl_machine *m, const struct pl_hier *h, con
         const struct pl_class *c = &l->v[i];
         printf("%4u", c->id);
         for (unsigned k = 0; k < h->nlevels; k++)
-            printf(" %8u", c->score[k]);
+            printf(" %*u", strlen(h->lv[k].name) > 8 ? (int)strlen(h->lv[k].name) : 8, c->score[k]);
         char usage[256], orbit[128], cpus[1024], nota[80], share[32];
         usage_str(h, c, usage, sizeof(usage));
         count_str(c->orbit, orbit, sizeof(orbit));

@@ -1297,6 +1297,8 @@ int pl_classes(const struct pl_hier *h, const struct pl_classes_opts *opt, struc
     unsigned n = opt->nthreads;
     if (n == 0 || n > h->npus)
         return ib_why(why, len, -EINVAL, "the thread count must be 1 to %u (the PUs), not %u", h->npus, n);
+    if (opt->bw && opt->all)
+        return ib_why(why, len, -EINVAL, "a bandwidth file applies to the important placements, not to every class");
     if (opt->bw && pl_hier_find(h, "numa") < 0)
         return ib_why(why, len, -EINVAL, "a bandwidth file needs numa among the concerns");
     struct ctx c;
