@@ -9,6 +9,8 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <functional>
+#include <random>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -456,12 +458,41 @@ TEST(PlaceClasses, XmlWithShuffledOsIndexes)
     ASSERT_TRUE(S.ok);
     std::string xml = export_xml(topo_hwloc(S.m.topo));
     ASSERT_FALSE(xml.empty());
-    // Firmware-style numbering: the OS indexes interleave the SMT siblings (thread s of core c is s*8 + c), as
-    // Linux numbers most x86 machines.  An arbitrary permutation would break the cpuset order of siblings, which
-    // needs the XML's objects reordered too (hwloc warns of an "out-of-order XML topology load").
+    // A seeded random renumbering of the PUs that hwloc accepts: every node's OS indexes are shuffled and dealt to
+    // its children, whose parts are then ordered by their smallest index (hwloc wants siblings in cpuset order;
+    // any other order would need the XML's objects moved too, an "out-of-order XML topology load").
     std::vector<unsigned> perm(S.h.npus);
+    std::vector<unsigned> os_all(S.h.npus);
     for (unsigned p = 0; p < S.h.npus; p++)
-        perm[p] = (p % 2) * 8 + p / 2;
+        os_all[p] = (unsigned)S.h.pu_os[p];
+    Tree tree(S.h);
+    std::mt19937 rng(15);
+    std::function<unsigned(int)> npus = [&](int i) {
+        unsigned c = tree.n[i].pu >= 0 ? 1 : 0;
+        for (int ch : tree.n[i].ch)
+            c += npus(ch);
+        return c;
+    };
+    std::function<void(int, std::vector<unsigned>)> deal = [&](int i, std::vector<unsigned> set) {
+        if (tree.n[i].pu >= 0) {
+            perm[(unsigned)S.h.pu_os[tree.n[i].pu]] = set[0];
+            return;
+        }
+        std::shuffle(set.begin(), set.end(), rng);
+        std::vector<std::vector<unsigned>> parts;
+        size_t o = 0;
+        for (int ch : tree.n[i].ch) {
+            unsigned k = npus(ch);
+            parts.emplace_back(set.begin() + (long)o, set.begin() + (long)(o + k));
+            o += k;
+        }
+        std::sort(parts.begin(), parts.end(), [](const std::vector<unsigned> &a, const std::vector<unsigned> &b) {
+            return *std::min_element(a.begin(), a.end()) < *std::min_element(b.begin(), b.end());
+        });
+        for (size_t c = 0; c < parts.size(); c++)
+            deal(tree.n[i].ch[c], parts[c]);
+    };
+    deal(0, os_all);
     std::string path = write_tmp("shuffled.xml", shuffle_xml(xml, perm));
     Machine X(path, "package,l2,core");
     ASSERT_TRUE(X.ok);
@@ -482,8 +513,7 @@ TEST(PlaceClasses, XmlWithShuffledOsIndexes)
                 for (unsigned k = 0; k < S.h.nlevels; k++)
                     EXPECT_EQ(a.l.v[i].score[k], b.l.v[i].score[k]);
                 EXPECT_EQ(pus_of(a.l.v[i]), pus_of(b.l.v[i])) << "N=" << n << " id " << i + 1;
-                // mapped back through pu_os and the inverse shuffle: a placement of the same class on S (hwloc
-                // orders siblings by cpuset, so the PUs may differ by a symmetry, never the class)
+                // mapped back through pu_os and the inverse shuffle: a placement of the same class on S
                 std::vector<unsigned> back;
                 for (unsigned j = 0; j < b.l.v[i].nthreads; j++) {
                     unsigned os = (unsigned)X.h.pu_os[b.l.v[i].pus[j]];
@@ -493,6 +523,9 @@ TEST(PlaceClasses, XmlWithShuffledOsIndexes)
                             back.push_back(p);
                 }
                 ASSERT_EQ(back.size(), a.l.v[i].nthreads);
+                // siblings keep their order, so each logical PU is the same tree position: OS index = perm
+                for (unsigned j = 0; j < a.l.v[i].nthreads; j++)
+                    EXPECT_EQ((unsigned)X.h.pu_os[b.l.v[i].pus[j]], perm[(unsigned)S.h.pu_os[a.l.v[i].pus[j]]]);
                 uint32_t m = 0;
                 for (unsigned p : back)
                     m |= 1u << p;
