@@ -512,8 +512,11 @@ static void gen_group(struct gen *gs, unsigned g, unsigned rem)
     unsigned lo = rem > restcap ? (unsigned)(rem - restcap) : 0;
     for (unsigned t = hi + 1; t-- > lo && !c->err;) {
         /* candidates: the child shape's nonempty classes of at most t threads, n descending then key */
-        unsigned ncand = 0, top = t < cpus ? t : cpus;
-        for (unsigned m = top; m >= 1; m--)
+        /* a child with m threads leaves t - m to its k - 1 siblings: m >= t - (k-1)*cpus.  Every list computed then
+         * extends to a root class, so a list over the limit means the root is over it too */
+        unsigned long others = (unsigned long)(k - 1) * cpus;
+        unsigned ncand = 0, top = t < cpus ? t : cpus, bottom = t > others ? (unsigned)(t - others) : 1;
+        for (unsigned m = top; m >= bottom && m >= 1; m--)
             if (allowed(c, c->s[cs].level, m)) {
                 const struct clist *l = classes(c, cs, m);
                 if (!l)
@@ -526,7 +529,7 @@ static void gen_group(struct gen *gs, unsigned g, unsigned rem)
             return;
         }
         unsigned o = 0;
-        for (unsigned m = top; m >= 1; m--)
+        for (unsigned m = top; m >= bottom && m >= 1; m--)
             if (allowed(c, c->s[cs].level, m)) {
                 const struct clist *l = classes(c, cs, m);
                 memcpy(cand + o, l->v, l->n * sizeof(*cand));

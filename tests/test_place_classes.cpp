@@ -337,6 +337,8 @@ TEST(PlaceClasses, ClovertownFourThreads)
     List lim(&M.h, 4, true, nullptr, 4);
     EXPECT_EQ(lim.rc, -E2BIG);
     EXPECT_NE(lim.why.find("more than 4 classes of 4-thread placements"), std::string::npos) << lim.why;
+    List exact(&M.h, 4, true, nullptr, 5); // the limit itself is allowed
+    EXPECT_EQ(exact.rc, 0) << exact.why;
     List zero(&M.h, 0, false), big(&M.h, 9, false);
     EXPECT_EQ(zero.rc, -EINVAL);
     EXPECT_EQ(big.rc, -EINVAL);
