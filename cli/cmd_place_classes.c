@@ -114,7 +114,7 @@ static void print_table(const struct pl_machine *m, const struct pl_hier *h, con
         printf(" %8s", h->lv[k].name);
     printf("  %-*s  %-*s %9s", uw, "usage", ow, "orbit size", "share");
     if (h->npus <= 64)
-        printf("  %-*s", (int)h->npus + 2, "notation");
+        printf("  %-*s", h->npus + 2 > 8 ? (int)h->npus + 2 : 8, "notation");
     printf("  %s", "cpus");
     if (bw)
         printf("  bandwidth (%s)  why", bw->unit);
@@ -134,7 +134,7 @@ static void print_table(const struct pl_machine *m, const struct pl_hier *h, con
             snprintf(share, sizeof(share), "%.1e%%", 100.0 * c->orbit_frac);
         printf("  %-*s  %-*s %9s", uw, usage, ow, orbit, share);
         if (pl_class_notation(h, c, nota, sizeof(nota)) == 0)
-            printf("  %s", nota);
+            printf("  %-*s", h->npus + 2 > 8 ? (int)h->npus + 2 : 8, nota);
         printf("  %s", cpus);
         if (bw)
             printf("  %g  %s", c->bandwidth, c->why ? c->why : "");

@@ -35,7 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "ib_err.h"
 
@@ -835,11 +834,6 @@ static struct cent *cent_of(struct ctx *c, unsigned i, const bool *on)
     return e;
 }
 
-static void binom(mpz_t r, unsigned n, unsigned k)
-{
-    mpz_bin_uiui(r, n, k);
-}
-
 int pl_class_of(const struct pl_hier *h, const unsigned *pus, unsigned n, struct pl_class *out, char *why,
                 size_t len)
 {
@@ -863,7 +857,7 @@ int pl_class_of(const struct pl_hier *h, const unsigned *pus, unsigned n, struct
         struct cent *e = cent_of(&c, 0, on);
         mpz_t total;
         mpz_init(total);
-        binom(total, h->npus, n);
+        mpz_bin_uiui(total, h->npus, n);
         if (e)
             rc = fill_class(&c, e, false, 0, total, out);
         mpz_clear(total);
