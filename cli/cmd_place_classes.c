@@ -1,11 +1,247 @@
-/* cmd_place_classes.c - `ibench place classes` (placeholder until the classes engine lands). */
+/* cmd_place_classes.c - `ibench place classes`: the sharing classes of N-thread placements, or the important ones
+ * (placement/pl_classes.h; docs/placement.md). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <gmp.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
 #include "ib_err.h"
+#include "parse.h"
+#include "pl_classes.h"
 #include "place.h"
+
+#define DEFAULT_LIMIT 10000
+
+/* OS indexes as "0-3,8". */
+static void cpu_list(const struct pl_hier *h, const struct pl_class *c, char *buf, size_t len)
+{
+    int *os = malloc((c->nthreads ? c->nthreads : 1) * sizeof(*os));
+    size_t o = 0;
+    buf[0] = 0;
+    if (!os)
+        return;
+    for (unsigned j = 0; j < c->nthreads; j++) {
+        int v = h->pu_os[c->pus[j]], x = (int)j;
+        while (x > 0 && os[x - 1] > v) {
+            os[x] = os[x - 1];
+            x--;
+        }
+        os[x] = v;
+    }
+    for (unsigned a = 0; a < c->nthreads && o < len;) {
+        unsigned b = a;
+        while (b + 1 < c->nthreads && os[b + 1] == os[b] + 1)
+            b++;
+        if (b > a)
+            o += (size_t)snprintf(buf + o, len - o, "%s%d-%d", a ? "," : "", os[a], os[b]);
+        else
+            o += (size_t)snprintf(buf + o, len - o, "%s%d", a ? "," : "", os[a]);
+        a = b + 1;
+    }
+    free(os);
+}
+
+/* The exact count, and "(1.2e22)" too when it is long. */
+static void count_str(const char *dec, char *buf, size_t len)
+{
+    if (strlen(dec) > 12)
+        snprintf(buf, len, "%s (%.2g)", dec, strtod(dec, NULL));
+    else
+        snprintf(buf, len, "%s", dec);
+}
+
+/* Every level's usage, coarse first: "2,2 / 1x4". */
+static void usage_str(const struct pl_hier *h, const struct pl_class *c, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (unsigned k = 0; k < h->nlevels && o < len; k++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", k ? " / " : "", c->usage[k]);
+}
+
+static json_t *class_json(const struct pl_hier *h, const struct pl_class *c)
+{
+    json_t *sc = json_object(), *us = json_object(), *cpus = json_array(), *pus = json_array(), *nodes = json_array();
+    for (unsigned k = 0; k < h->nlevels; k++) {
+        json_object_set_new(sc, h->lv[k].name, json_integer(c->score[k]));
+        json_object_set_new(us, h->lv[k].name, json_string(c->usage[k]));
+    }
+    for (unsigned j = 0; j < c->nthreads; j++) {
+        json_array_append_new(cpus, json_integer(h->pu_os[c->pus[j]]));
+        json_array_append_new(pus, json_integer(c->pus[j]));
+    }
+    for (unsigned i = 0; i < 64; i++)
+        if (c->nodes >> i & 1)
+            json_array_append_new(nodes, json_integer(i));
+    char nota[80];
+    json_t *nj = pl_class_notation(h, c, nota, sizeof(nota)) == 0 ? json_string(nota) : json_null();
+    return json_pack("{s:i,s:o,s:o,s:s,s:f,s:o,s:o,s:o,s:s,s:o,s:o,s:o}", "id", (int)c->id, "scores", sc, "usage", us,
+                     "orbit_size", c->orbit, "orbit_fraction", c->orbit_frac, "cpus", cpus, "pus", pus, "notation",
+                     nj, "key", c->key, "bandwidth", isnan(c->bandwidth) ? json_null() : json_real(c->bandwidth),
+                     "nodes", nodes, "why", c->why ? json_string(c->why) : json_null());
+}
+
+static void print_table(const struct pl_machine *m, const struct pl_hier *h, const struct pl_class_list *l,
+                        unsigned n, bool all, const struct pl_bandwidth *bw)
+{
+    char tot[128];
+    count_str(l->total, tot, sizeof(tot));
+    printf("topology  %s (%s): %u PUs\n", m->spec, m->kind, h->npus);
+    printf("%u threads, concerns ", n);
+    if (!h->nlevels)
+        printf("none");
+    for (unsigned k = 0; k < h->nlevels; k++)
+        printf("%s%s", k ? "," : "", h->lv[k].name);
+    printf(": %u %s of C(%u,%u) = %s placements\n", l->n, all ? "classes" : "important placements", h->npus, n, tot);
+    printf("%s\n\n", all ? "all classes" : "important placements: balanced, feasible (seed 002 §3)");
+    /* column widths from the rows */
+    int uw = 5, ow = 10;
+    for (unsigned i = 0; i < l->n; i++) {
+        char usage[256], orbit[128];
+        usage_str(h, &l->v[i], usage, sizeof(usage));
+        count_str(l->v[i].orbit, orbit, sizeof(orbit));
+        uw = (int)strlen(usage) > uw ? (int)strlen(usage) : uw;
+        ow = (int)strlen(orbit) > ow ? (int)strlen(orbit) : ow;
+    }
+    printf("%4s", "id");
+    for (unsigned k = 0; k < h->nlevels; k++)
+        printf(" %8s", h->lv[k].name);
+    printf("  %-*s  %-*s %9s", uw, "usage", ow, "orbit size", "share");
+    if (h->npus <= 64)
+        printf("  %-*s", h->npus + 2 > 8 ? (int)h->npus + 2 : 8, "notation");
+    printf("  %s", "cpus");
+    if (bw)
+        printf("  bandwidth (%s)  why", bw->unit);
+    printf("\n");
+    for (unsigned i = 0; i < l->n; i++) {
+        const struct pl_class *c = &l->v[i];
+        printf("%4u", c->id);
+        for (unsigned k = 0; k < h->nlevels; k++)
+            printf(" %*u", strlen(h->lv[k].name) > 8 ? (int)strlen(h->lv[k].name) : 8, c->score[k]);
+        char usage[256], orbit[128], cpus[1024], nota[80], share[32];
+        usage_str(h, c, usage, sizeof(usage));
+        count_str(c->orbit, orbit, sizeof(orbit));
+        cpu_list(h, c, cpus, sizeof(cpus));
+        if (c->orbit_frac >= 0.0001 || c->orbit_frac == 0)
+            snprintf(share, sizeof(share), "%.2f%%", 100.0 * c->orbit_frac);
+        else
+            snprintf(share, sizeof(share), "%.1e%%", 100.0 * c->orbit_frac);
+        printf("  %-*s  %-*s %9s", uw, usage, ow, orbit, share);
+        if (pl_class_notation(h, c, nota, sizeof(nota)) == 0)
+            printf("  %-*s", h->npus + 2 > 8 ? (int)h->npus + 2 : 8, nota);
+        printf("  %s", cpus);
+        if (bw)
+            printf("  %g  %s", c->bandwidth, c->why ? c->why : "");
+        printf("\n");
+    }
+}
 
 int cmd_place_classes(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail(IB_EXIT_SKIP, "place classes", "not built yet");
+    static const struct option lo[] = {PLACE_COMMON_OPTIONS,
+                                       {"threads", required_argument, 0, 't'},
+                                       {"all", no_argument, 0, 'a'},
+                                       {"limit", required_argument, 0, 'l'},
+                                       {"bandwidth", required_argument, 0, 'b'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    struct place_opts o = {0};
+    struct pl_classes_opts co = {0};
+    co.limit = DEFAULT_LIMIT;
+    const char *bwfile = NULL;
+    unsigned long v;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":ht:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            printf("usage: ibench place classes --threads N [--all] [--limit K] [--bandwidth FILE] [--topology SPEC]\n"
+                   "                            [--distances FILE] [--concerns LIST] [--json]\n\n"
+                   "The sharing classes of N-thread placements (one thread per PU): placements a symmetry of the\n"
+                   "concerned levels maps onto each other form one class.  By default the important ones (seed 002\n"
+                   "§3: balanced and feasible); --all lists every class.\n\n"
+                   "  --threads N        threads to place, 1 to the PUs\n"
+                   "  --all              every class, not only the important placements\n"
+                   "  --limit K          with --all, refuse when there are more than K classes (default %d)\n"
+                   "  --bandwidth FILE   NUMA node sets' bandwidth (JSON {\"unit\",\"sets\":[{\"nodes\",\"bandwidth\"}]}):\n"
+                   "                     keep the best node sets of each important placement (needs numa)\n%s",
+                   DEFAULT_LIMIT, place_common_help);
+            return IB_EXIT_OK;
+        case 't':
+            if (parse_uint(optarg, 1, 1u << 20, &v) < 0)
+                return cli_fail(IB_EXIT_USAGE, "place classes", "--threads wants a positive number, not '%s'",
+                                optarg);
+            co.nthreads = (unsigned)v;
+            break;
+        case 'a': co.all = true; break;
+        case 'l':
+            if (parse_uint(optarg, 1, 100000000, &v) < 0)
+                return cli_fail(IB_EXIT_USAGE, "place classes", "--limit wants 1 to 100000000, not '%s'", optarg);
+            co.limit = v;
+            break;
+        case 'b': bwfile = optarg; break;
+        default:
+            if (place_common_opt(&o, c, optarg) < 0)
+                return cli_fail(IB_EXIT_USAGE, "place classes", "unknown option or missing value '%s'",
+                                argv[optind - 1]);
+        }
+    }
+    if (optind != argc)
+        return cli_fail(IB_EXIT_USAGE, "place classes", "unexpected argument '%s'", argv[optind]);
+    if (!co.nthreads)
+        return cli_fail(IB_EXIT_USAGE, "place classes", "--threads N is required");
+    if (bwfile && co.all)
+        return cli_fail(IB_EXIT_USAGE, "place classes", "--bandwidth applies to the important placements, not --all");
+    struct pl_machine m;
+    struct pl_hier h;
+    int rc = place_open("classes", &o, &m, &h);
+    if (rc)
+        return rc;
+    char why[512];
+    struct pl_bandwidth bw = {0};
+    if (bwfile) {
+        rc = pl_bandwidth_load(bwfile, &bw, why, sizeof(why));
+        if (rc < 0) {
+            pl_hier_free(&h);
+            pl_machine_free(&m);
+            return cli_fail(cli_exit_for(rc, rc != -ENOMEM), "place classes", "%s", why);
+        }
+        co.bw = &bw;
+    }
+    struct pl_class_list l;
+    rc = pl_classes(&h, &co, &l, why, sizeof(why));
+    if (rc < 0) {
+        pl_bandwidth_free(&bw);
+        pl_hier_free(&h);
+        pl_machine_free(&m);
+        return cli_fail(cli_exit_for(rc, rc != -ENOMEM), "place classes", "%s", why);
+    }
+    if (o.json) {
+        json_t *cn = json_array(), *rows = json_array();
+        for (unsigned k = 0; k < h.nlevels; k++)
+            json_array_append_new(cn, json_string(h.lv[k].name));
+        for (unsigned i = 0; i < l.n; i++)
+            json_array_append_new(rows, class_json(&h, &l.v[i]));
+        json_t *doc = json_pack("{s:s,s:{s:s,s:s,s:i},s:i,s:o,s:s,s:s,s:o}", "command", "place classes", "topology",
+                                "spec", m.spec, "kind", m.kind, "pus", (int)h.npus, "threads", (int)co.nthreads,
+                                "concerns", cn, "mode", co.all ? "all" : "important", "total_placements", l.total,
+                                "classes", rows);
+        rc = !doc || out_json(stdout, doc) < 0 ? IB_EXIT_FAIL : IB_EXIT_OK;
+        json_decref(doc);
+    } else {
+        print_table(&m, &h, &l, co.nthreads, co.all, bwfile ? &bw : NULL);
+        rc = IB_EXIT_OK;
+    }
+    pl_class_list_free(&l);
+    pl_bandwidth_free(&bw);
+    pl_hier_free(&h);
+    pl_machine_free(&m);
+    return rc;
 }

@@ -47,6 +47,7 @@ struct pl_class {
     double orbit_frac;              /* orbit / C(PUs, N) */
     char *key;                      /* canonical form: equal keys <=> same class */
     bool balanced;
+    uint64_t nodes;                 /* OS-index mask of the NUMA nodes the representative uses (0: no numa level) */
     double bandwidth;               /* interconnect score of the representative's node set; NaN without a file */
     char *why;                      /* important listing: why it is kept ("balanced", "best 2-node bandwidth", ...) */
 };
