@@ -117,6 +117,11 @@ static int thread_cmp(const void *a, const void *b, void *arg)
     return x < y ? -1 : 1;
 }
 
+void pl_threads_sort(struct pl_threads *t)
+{
+    qsort_r(t->v, t->n, sizeof(*t->v), thread_cmp, &t->pid);
+}
+
 void pl_threads_free(struct pl_threads *t)
 {
     if (!t)
@@ -201,7 +206,7 @@ static int list_threads(pid_t pid, struct pl_threads *out, char *why, size_t len
         pl_threads_free(out);
         return rc;
     }
-    qsort_r(out->v, out->n, sizeof(*out->v), thread_cmp, &pid);
+    pl_threads_sort(out);
     return 0;
 }
 

@@ -42,6 +42,9 @@ struct pl_threads {
  * pid <= 0; threads that exit while being read are left out. */
 int pl_proc_threads(pid_t pid, struct pl_threads *out, char *why, size_t len);
 void pl_threads_free(struct pl_threads *t);
+/* Puts t->v in pl_proc_threads order: the main thread (tid == t->pid) first, then ascending TID.  The main thread
+ * has the smallest TID unless pids wrapped, so the rule is spelled out rather than left to the numbers. */
+void pl_threads_sort(struct pl_threads *t);
 
 /* A CPU list in hwloc list syntax ("2,0-1") kept in the order written (ranges ascending): *cpus malloc'd.  -EINVAL
  * with one line for bad syntax or a CPU named twice. */
