@@ -144,6 +144,8 @@ static int class_cpus(const struct apply_args *a, const struct pl_hier *h, unsig
     if (parse_uint(a->class_id, 0, ULONG_MAX, &id) < 0)
         return cli_fail(IB_EXIT_USAGE, "place apply", "bad --class '%s': want a row id of ibench place classes",
                         a->class_id);
+    if (n > h->npus)
+        return cli_fail(IB_EXIT_USAGE, "place apply", "--threads %lu: this machine has %u PUs", n, h->npus);
     struct pl_classes_opts co = {.nthreads = (unsigned)n, .all = a->all, .limit = LIVE_CLASS_LIMIT, .bw = NULL};
     struct pl_class_list l;
     char why[512];
