@@ -323,6 +323,8 @@ void pl_apply_result_free(struct pl_apply_result *r)
 {
     if (!r)
         return;
+    for (unsigned i = 0; i < r->n; i++)
+        free(r->v[i].before);
     free(r->v);
     memset(r, 0, sizeof(*r));
 }
@@ -392,6 +394,10 @@ int pl_proc_apply(pid_t pid, const struct pl_apply_opts *o, struct pl_apply_resu
             a->pos = r->n;
             a->round = round;
             a->cpu = o->set ? -1 : o->cpus[r->n % o->ncpus];
+            a->before = t.v[i].allowed; /* taken over from the listing */
+            a->nbefore = t.v[i].nallowed;
+            t.v[i].allowed = NULL;
+            t.v[i].nallowed = 0;
             if (!o->set && r->n >= o->ncpus)
                 r->wrapped = true;
             r->n++;
@@ -410,8 +416,14 @@ int pl_proc_apply(pid_t pid, const struct pl_apply_opts *o, struct pl_apply_resu
                                    : rc == -EINVAL ? " (offline, or outside the process's cpuset)"
                                                    : "";
                 pl_threads_free(&t);
-                return ib_why(why, len, rc, "thread %d of process %d: cannot pin to %s: %s%s", (int)a->tid, (int)pid,
-                              cpus, strerror(-rc), hint);
+                /* all or nothing, as far as the kernel lets us: put back the threads pinned so far */
+                unsigned back = 0;
+                for (unsigned k = 0; k + 1 < r->n; k++)
+                    if (!r->v[k].exited && r->v[k].nbefore && pin(r->v[k].tid, r->v[k].before, r->v[k].nbefore) == 0)
+                        back++;
+                r->pinned -= back;
+                return ib_why(why, len, rc, "thread %d of process %d: cannot pin to %s: %s%s%s", (int)a->tid, (int)pid,
+                              cpus, strerror(-rc), hint, back ? "; the threads pinned before it were put back" : "");
             }
             r->pinned++;
         }

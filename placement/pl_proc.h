@@ -74,6 +74,8 @@ struct pl_applied {
     int cpu;        /* the CPU it was pinned to; -1 with set (all of cpus) */
     unsigned round; /* the pass that found it */
     bool exited;    /* it exited before it could be pinned (skipped) */
+    int *before;    /* the CPUs it was allowed before (as listed), ascending */
+    unsigned nbefore;
 };
 
 struct pl_apply_result {
@@ -89,7 +91,8 @@ struct pl_apply_result {
  * threads a later pass finds continue the count in their own TID order.  With o->set every thread gets all of
  * o->cpus.  Passes repeat until one finds no new thread.  *r is filled (pl_apply_result_free) whatever the result:
  * 0; -ESRCH when the process is gone; -EAGAIN when threads were still appearing after o->rounds passes; another
- * -errno (-EPERM, -EINVAL: a CPU the cpuset forbids) with the thread and CPU named. */
+ * -errno (-EPERM, -EINVAL: a CPU the cpuset forbids) with the thread and CPU named, after putting the threads
+ * already pinned back on the CPUs they had (best effort), so a refusal does not leave half a placement. */
 int pl_proc_apply(pid_t pid, const struct pl_apply_opts *o, struct pl_apply_result *r, char *why, size_t len);
 void pl_apply_result_free(struct pl_apply_result *r);
 

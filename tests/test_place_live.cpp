@@ -454,6 +454,36 @@ TEST(PlProc, ApplyPinsInOrderCatchesLateThreadsAndSkipsExitedOnes)
     pl_apply_result_free(&r);
 }
 
+TEST(PlProc, ApplyRefusedMidwayPutsBackTheThreadsAlreadyPinned)
+{
+    std::vector<int> mine = affinity_of(0);
+    if (mine.size() < 2)
+        GTEST_SKIP() << "needs 2 allowed CPUs";
+    KeepAffinity keep;
+    OwnThread a("ibt-own-a");
+    ASSERT_TRUE(a.started);
+    // the main thread gets a CPU it may use, the next one a CPU no machine here has (the library leaves that check
+    // to its caller, so the kernel refuses it): EINVAL half way
+    int cpus[2] = {mine[0], 4000};
+    struct pl_apply_opts o = {};
+    o.cpus = cpus;
+    o.ncpus = 2;
+    struct pl_apply_result r;
+    char why[256] = "";
+    EXPECT_EQ(pl_proc_apply(getpid(), &o, &r, why, sizeof why), -EINVAL);
+    EXPECT_NE(std::string(why).find("thread " + std::to_string(a.tid) + " of process " + std::to_string(getpid()) +
+                                    ": cannot pin to CPU 4000"),
+              std::string::npos)
+        << why;
+    EXPECT_NE(std::string(why).find("put back"), std::string::npos) << why;
+    EXPECT_EQ(affinity_of(0), mine) << "the main thread, pinned first, is back on its CPUs";
+    EXPECT_EQ(affinity_of(a.tid), mine);
+    EXPECT_EQ(r.pinned, 0u);
+    ASSERT_GE(r.n, 1u);
+    EXPECT_EQ(std::vector<int>(r.v[0].before, r.v[0].before + r.v[0].nbefore), mine);
+    pl_apply_result_free(&r);
+}
+
 TEST(PlProc, ApplySetGivesEveryThreadTheWholeList)
 {
     std::vector<int> mine = affinity_of(0);
