@@ -189,8 +189,9 @@ static json_t *apply_doc(const struct apply_args *a, const int *cpus, unsigned n
     for (unsigned i = 0; i < r->n; i++) {
         const struct pl_applied *t = &r->v[i];
         json_t *tc = t->exited ? json_array() : a->set ? int_array(cpus, ncpus) : int_array(&t->cpu, 1);
-        json_array_append_new(th, json_pack("{s:i,s:s,s:o,s:i,s:b}", "tid", (int)t->tid, "name", t->comm, "cpus", tc,
-                                            "round", (int)t->round, "exited", t->exited));
+        json_array_append_new(th, json_pack("{s:i,s:s,s:o,s:o,s:i,s:b}", "tid", (int)t->tid, "name", t->comm, "cpus",
+                                            tc, "before", int_array(t->before, t->nbefore), "round", (int)t->round,
+                                            "exited", t->exited));
     }
     json_object_set_new(doc, "threads", th);
     return doc;

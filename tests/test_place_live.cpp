@@ -557,6 +557,9 @@ TEST(PlaceLive, ApplyCpusPinsOneCpuEachMainThreadFirst)
     EXPECT_EQ(json_integer_value(json_object_get(json_array_get(th, 0), "tid")), c.tids[0]);
     EXPECT_EQ(json_integer_value(json_array_get(json_object_get(json_array_get(th, 0), "cpus"), 0)), 1);
     EXPECT_EQ(json_integer_value(json_array_get(json_object_get(json_array_get(th, 1), "cpus"), 0)), 0);
+    // what each thread had before: the first apply's CPU
+    EXPECT_EQ(json_integer_value(json_array_get(json_object_get(json_array_get(th, 0), "before"), 0)), 0);
+    EXPECT_EQ(json_integer_value(json_array_get(json_object_get(json_array_get(th, 1), "before"), 0)), 1);
     json_decref(doc);
 }
 
