@@ -236,15 +236,22 @@ int cmd_place_apply(int argc, char **argv)
 
     struct pl_machine m;
     struct pl_hier h;
-    rc = place_open("apply", &a.po, &m, &h);
+    /* --cpus needs only the PUs' OS indexes: every level, unchecked, so a hierarchy the concerns would refuse does
+     * not stand in the way */
+    rc = place_open("apply", &a.po, &m, a.class_id ? &h : NULL);
     if (rc) {
         free(cpus);
         return rc;
     }
-    if (a.cpus)
-        rc = pl_cpus_on_machine(&h, cpus, ncpus, why, sizeof(why)) < 0 ? cli_fail(IB_EXIT_USAGE, cmd, "%s", why) : 0;
-    else
+    if (a.cpus) {
+        rc = pl_hier_levels(m.topo, &h, why, sizeof(why));
+        if (rc < 0)
+            rc = cli_fail(cli_exit_for(rc, rc != -ENOMEM), cmd, "%s", why);
+        else if (pl_cpus_on_machine(&h, cpus, ncpus, why, sizeof(why)) < 0)
+            rc = cli_fail(IB_EXIT_USAGE, cmd, "%s", why);
+    } else {
         rc = class_cpus(&a, &h, n, &cpus, &ncpus);
+    }
     pl_hier_free(&h);
     pl_machine_free(&m);
     if (rc) {
