@@ -93,8 +93,8 @@ static int apply_parse(int argc, char **argv, struct apply_args *a)
     while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
         switch (c) {
         case 'h':
-            printf("usage: ibench place apply --pid P (--cpus LIST | --class ID --threads N [--all] [--concerns LIST])\n"
-                   "                          [--set] [--json]\n\n"
+            printf("usage: ibench place apply --pid P (--cpus LIST | --class ID --threads N [--all]\n"
+                   "                          [--concerns LIST]) [--set] [--json]\n\n"
                    "Pins every thread of a running process.  Threads, the main thread first and then by thread id,\n"
                    "get one CPU each from the list in its order, starting again from its first CPU when there are\n"
                    "more threads than CPUs; threads started meanwhile are found and pinned too.\n\n"
