@@ -416,8 +416,8 @@ static json_t *show_doc(pid_t pid, const struct pl_threads *t, const struct pl_h
     }
     char note[80];
     json_t *cls = json_pack("{s:o,s:o,s:o,s:s,s:f,s:s}", "id", c->id ? json_integer(c->id) : json_null(), "scores",
-                            scores, "usage", usage, "orbit", c->orbit ? c->orbit : "", "orbit_frac", c->orbit_frac,
-                            "key", c->key ? c->key : "");
+                            scores, "usage", usage, "orbit_size", c->orbit ? c->orbit : "", "orbit_fraction",
+                            c->orbit_frac, "key", c->key ? c->key : "");
     json_object_set_new(cls, "notation",
                         pl_class_notation(h, c, note, sizeof(note)) == 0 ? json_string(note) : json_null());
     json_object_set_new(doc, "placement",
@@ -461,7 +461,8 @@ static void show_print(pid_t pid, const struct pl_threads *t, const struct pl_hi
         for (unsigned k = 0; k < h->nlevels; k++)
             printf("%-16s %6u  %s\n", h->lv[k].name, c->score[k], c->usage[k] ? c->usage[k] : "");
     }
-    printf("orbit     %s placement(s) in this class (%.3g of all)\n", c->orbit ? c->orbit : "?", c->orbit_frac);
+    printf("orbit     %s placement(s) in this class (%.3g of all placements of %u thread(s))\n",
+           c->orbit ? c->orbit : "?", c->orbit_frac, c->nthreads);
     if (pl_class_notation(h, c, buf, sizeof(buf)) == 0)
         printf("notation  %s\n", buf);
 }

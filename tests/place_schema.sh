@@ -6,7 +6,8 @@ ibench=${1:?usage: place_schema.sh IBENCH}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 check="/usr/bin/python3 $here/check_profile_schema.py --schema placement-v1"
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+victim=
+trap '[ -n "$victim" ] && kill "$victim" 2>/dev/null; rm -rf "$out"' EXIT
 fail=0
 n=0
 run() { # NAME ARGS...: the command must exit 0 and its JSON validate
@@ -29,6 +30,21 @@ run topo-intel topo --topology "$intel"
 run topo-live topo
 ring="$out/ring.json"
 echo '[[10,20,30,20],[20,10,20,30],[30,20,10,20],[20,30,20,10]]' >"$ring"
+run classes-clover classes --topology "$clover" --threads 4
+run classes-clover-all classes --topology "$clover" --threads 4 --all
+run classes-intel classes --topology "$intel" --threads 24 --concerns numa,l2
+run classes-live classes --threads 1
+bw="$out/bw.json"
+echo '{"unit": "GB/s", "sets": [{"nodes": [0], "bandwidth": 10}, {"nodes": [1], "bandwidth": 11},
+  {"nodes": [0, 1], "bandwidth": 19.5}]}' >"$bw"
+run classes-bandwidth classes --topology 'synthetic:pack:2 [numa] core:2 pu:1' --threads 2 --bandwidth "$bw"
+# a live process of this machine: pinned to its first CPU, then shown
+sleep 60 &
+victim=$!
+run apply apply --pid "$victim" --cpus 0
+run show show --pid "$victim"
+kill "$victim" 2>/dev/null
+wait "$victim" 2>/dev/null
 run score-offline score --cpu-usage 1,0,0,0 --memory 0,0,1,0 --distances "$ring" --hops
 run score-live score --pid $$ --window 50ms
 # a JSON that breaks the schema (an unknown kind) must be rejected: exit 1, the error at that field
