@@ -627,48 +627,42 @@ static bool realise(const struct ctx *c, unsigned i, const struct cent *e, bool 
         unsigned q = 0;
         at[0] = 0;
         while (true) {
+            bool back; /* nothing fits at position q: undo position q-1 and try its next child */
             if (q == ng) {
                 /* every child of the group with a node of the set must be used */
-                bool cover = true;
+                back = false;
                 for (unsigned x = 0; cons && x < t->nch; x++)
                     if (!used[x] && c->t[t->ch[x]].shape == sh->gshape[g] && (c->t[t->ch[x]].nodes & set))
-                        cover = false;
-                if (cover)
+                        back = true;
+                if (!back)
                     break;
-                if (q == 0) {
-                    ok = false;
-                    break;
-                }
-                q--;
-                used[at[q]] = false;
-                *cnt = mark[q];
-                at[q]++;
-                continue;
-            }
-            unsigned x = at[q];
-            while (x < t->nch && (used[x] || c->t[t->ch[x]].shape != sh->gshape[g]))
-                x++;
-            if (x >= t->nch) {
-                if (q == 0) {
-                    ok = false;
-                    break;
-                }
-                q--;
-                used[at[q]] = false;
-                *cnt = mark[q];
-                at[q]++;
-                continue;
-            }
-            mark[q] = *cnt;
-            if (realise(c, t->ch[x], e->ch[j0 + q], cons, set, out, cnt)) {
-                at[q] = x;
-                used[x] = true;
-                q++;
-                at[q] = 0;
             } else {
-                *cnt = mark[q];
-                at[q] = x + 1;
+                unsigned x = at[q];
+                while (x < t->nch && (used[x] || c->t[t->ch[x]].shape != sh->gshape[g]))
+                    x++;
+                back = x >= t->nch;
+                if (!back) {
+                    mark[q] = *cnt;
+                    if (realise(c, t->ch[x], e->ch[j0 + q], cons, set, out, cnt)) {
+                        at[q] = x;
+                        used[x] = true;
+                        q++;
+                        at[q] = 0;
+                    } else {
+                        *cnt = mark[q];
+                        at[q] = x + 1;
+                    }
+                    continue;
+                }
             }
+            if (q == 0) {
+                ok = false;
+                break;
+            }
+            q--;
+            used[at[q]] = false;
+            *cnt = mark[q];
+            at[q]++;
         }
         free(at);
         free(mark);
