@@ -14,36 +14,28 @@
 #include "ib_err.h"
 #include "parse.h"
 #include "pl_classes.h"
+#include "pl_proc.h"
 #include "place.h"
 
 #define DEFAULT_LIMIT 10000
 
-/* OS indexes as "0-3,8". */
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The representative's CPUs (OS indexes, ascending) as "0-3,8". */
 static void cpu_list(const struct pl_hier *h, const struct pl_class *c, char *buf, size_t len)
 {
     int *os = malloc((c->nthreads ? c->nthreads : 1) * sizeof(*os));
-    size_t o = 0;
     buf[0] = 0;
     if (!os)
         return;
-    for (unsigned j = 0; j < c->nthreads; j++) {
-        int v = h->pu_os[c->pus[j]], x = (int)j;
-        while (x > 0 && os[x - 1] > v) {
-            os[x] = os[x - 1];
-            x--;
-        }
-        os[x] = v;
-    }
-    for (unsigned a = 0; a < c->nthreads && o < len;) {
-        unsigned b = a;
-        while (b + 1 < c->nthreads && os[b + 1] == os[b] + 1)
-            b++;
-        if (b > a)
-            o += (size_t)snprintf(buf + o, len - o, "%s%d-%d", a ? "," : "", os[a], os[b]);
-        else
-            o += (size_t)snprintf(buf + o, len - o, "%s%d", a ? "," : "", os[a]);
-        a = b + 1;
-    }
+    for (unsigned j = 0; j < c->nthreads; j++)
+        os[j] = h->pu_os[c->pus[j]];
+    qsort(os, c->nthreads, sizeof(*os), cmp_int);
+    pl_cpulist_format(os, c->nthreads, buf, len);
     free(os);
 }
 
