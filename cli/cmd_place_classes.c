@@ -17,8 +17,6 @@
 #include "pl_proc.h"
 #include "place.h"
 
-#define DEFAULT_LIMIT 10000
-
 static int cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
@@ -145,7 +143,7 @@ int cmd_place_classes(int argc, char **argv)
                                        {0, 0, 0, 0}};
     struct place_opts o = {0};
     struct pl_classes_opts co = {0};
-    co.limit = DEFAULT_LIMIT;
+    co.limit = PL_CLASSES_LIMIT;
     const char *bwfile = NULL;
     unsigned long v;
     int c;
@@ -161,10 +159,11 @@ int cmd_place_classes(int argc, char **argv)
                    "§3: balanced and feasible); --all lists every class.\n\n"
                    "  --threads N        threads to place, 1 to the PUs\n"
                    "  --all              every class, not only the important placements\n"
-                   "  --limit K          with --all, refuse when there are more than K classes (default %d)\n"
-                   "  --bandwidth FILE   NUMA node sets' bandwidth (JSON {\"unit\",\"sets\":[{\"nodes\",\"bandwidth\"}]}):\n"
+                   "  --limit K          with --all, refuse when there are more than K classes (default %lu)\n"
+                   "  --bandwidth FILE   NUMA node sets' bandwidth, JSON\n"
+                   "                     ({\"unit\",\"sets\":[{\"nodes\",\"bandwidth\"}]}):\n"
                    "                     keep the best node sets of each important placement (needs numa)\n%s",
-                   DEFAULT_LIMIT, place_common_help);
+                   PL_CLASSES_LIMIT, place_common_help);
             return IB_EXIT_OK;
         case 't':
             if (parse_uint(optarg, 1, 1u << 20, &v) < 0)

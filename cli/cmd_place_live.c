@@ -17,9 +17,8 @@
 #include "place.h"
 
 /* --class on a listing with --all: more classes than this is not a listing anyone picks a row from */
-#define LIVE_CLASS_LIMIT 1000000UL
 
-enum { OPT_PID = 1, OPT_CPUS, OPT_CLASS, OPT_THREADS, OPT_ALL, OPT_SET };
+enum { OPT_PID = 1, OPT_CPUS, OPT_CLASS, OPT_THREADS, OPT_ALL, OPT_LIMIT, OPT_SET };
 
 static const char live_common_help[] =
     "  --concerns LIST    the shared levels that define classes (ibench place classes --help)\n"
@@ -71,7 +70,7 @@ static json_t *int_array(const int *v, unsigned n)
 struct apply_args {
     struct place_opts po;
     pid_t pid;
-    const char *cpus, *class_id, *threads;
+    const char *cpus, *class_id, *threads, *limit;
     int all, set;
 };
 
@@ -82,6 +81,7 @@ static int apply_parse(int argc, char **argv, struct apply_args *a)
                                        {"class", required_argument, 0, OPT_CLASS},
                                        {"threads", required_argument, 0, OPT_THREADS},
                                        {"all", no_argument, 0, OPT_ALL},
+                                       {"limit", required_argument, 0, OPT_LIMIT},
                                        {"set", no_argument, 0, OPT_SET},
                                        PLACE_COMMON_OPTIONS,
                                        {"help", no_argument, 0, 'h'},
@@ -93,7 +93,7 @@ static int apply_parse(int argc, char **argv, struct apply_args *a)
     while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
         switch (c) {
         case 'h':
-            printf("usage: ibench place apply --pid P (--cpus LIST | --class ID --threads N [--all]\n"
+            printf("usage: ibench place apply --pid P (--cpus LIST | --class ID --threads N [--all [--limit K]]\n"
                    "                          [--concerns LIST]) [--set] [--json]\n\n"
                    "Pins every thread of a running process.  Threads, the main thread first and then by thread id,\n"
                    "get one CPU each from the list in its order, starting again from its first CPU when there are\n"
@@ -106,15 +106,17 @@ static int apply_parse(int argc, char **argv, struct apply_args *a)
                    "  --threads N        the thread count of that listing (a warning when the process has more\n"
                    "                     or fewer threads)\n"
                    "  --all              ID is a row of the --all listing (every class), not of the important ones\n"
+                   "  --limit K          with --all: as place classes --limit (default %lu)\n"
                    "  --set              every thread gets the whole list, as taskset -a, instead of one CPU each\n"
                    "%s",
-                   live_common_help);
+                   PL_CLASSES_LIMIT, live_common_help);
             return -1;
         case OPT_PID: pid = optarg; break;
         case OPT_CPUS: a->cpus = optarg; break;
         case OPT_CLASS: a->class_id = optarg; break;
         case OPT_THREADS: a->threads = optarg; break;
         case OPT_ALL: a->all = 1; break;
+        case OPT_LIMIT: a->limit = optarg; break;
         case OPT_SET: a->set = 1; break;
         default:
             if (place_common_opt(&a->po, c, optarg) < 0)
@@ -131,8 +133,11 @@ static int apply_parse(int argc, char **argv, struct apply_args *a)
     if (a->class_id && !a->threads)
         return cli_fail(IB_EXIT_USAGE, "place apply", "--class ID needs --threads N: ids number the rows of "
                                                       "`ibench place classes --threads N`");
-    if (a->cpus && (a->threads || a->all))
-        return cli_fail(IB_EXIT_USAGE, "place apply", "--%s goes with --class, not --cpus", a->all ? "all" : "threads");
+    if (a->cpus && (a->threads || a->all || a->limit))
+        return cli_fail(IB_EXIT_USAGE, "place apply", "--%s goes with --class, not --cpus",
+                        a->all ? "all" : a->limit ? "limit" : "threads");
+    if (a->limit && !a->all)
+        return cli_fail(IB_EXIT_USAGE, "place apply", "--limit goes with --all");
     int rc = live_only("place apply", &a->po);
     return rc ? rc : parse_pid("place apply", pid, &a->pid);
 }
@@ -146,7 +151,10 @@ static int class_cpus(const struct apply_args *a, const struct pl_hier *h, unsig
                         a->class_id);
     if (n > h->npus)
         return cli_fail(IB_EXIT_USAGE, "place apply", "--threads %lu: this machine has %u PUs", n, h->npus);
-    struct pl_classes_opts co = {.nthreads = (unsigned)n, .all = a->all, .limit = LIVE_CLASS_LIMIT, .bw = NULL};
+    unsigned long limit = PL_CLASSES_LIMIT;
+    if (a->limit && parse_uint(a->limit, 1, ULONG_MAX, &limit) < 0)
+        return cli_fail(IB_EXIT_USAGE, "place apply", "bad --limit '%s': want a count of classes >= 1", a->limit);
+    struct pl_classes_opts co = {.nthreads = (unsigned)n, .all = a->all, .limit = limit, .bw = NULL};
     struct pl_class_list l;
     char why[512];
     int rc = pl_classes(h, &co, &l, why, sizeof(why));
@@ -373,7 +381,7 @@ static int show_class(const struct pl_hier *h, const struct show_place *sp, stru
     if (rc < 0)
         return rc;
     c->id = 0;
-    struct pl_classes_opts co = {.nthreads = sp->n, .all = false, .limit = LIVE_CLASS_LIMIT, .bw = NULL};
+    struct pl_classes_opts co = {.nthreads = sp->n, .all = false, .limit = PL_CLASSES_LIMIT, .bw = NULL};
     struct pl_class_list l;
     char ignore[256];
     if (pl_classes(h, &co, &l, ignore, sizeof(ignore)) == 0) {

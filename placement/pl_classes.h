@@ -58,6 +58,9 @@ struct pl_class_list {
     char *total; /* C(PUs, N), exact, in decimal */
 };
 
+/* The default of `--limit` (place classes --all, place apply --class --all): more classes are refused. */
+#define PL_CLASSES_LIMIT 10000UL
+
 struct pl_classes_opts {
     unsigned nthreads;
     bool all;                      /* every class; else the important placements */

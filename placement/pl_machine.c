@@ -393,7 +393,8 @@ int pl_distances_parse(const char *text, double **d, unsigned *n, char *why, siz
     int rc = 0;
     size_t rows = json_is_array(m) ? json_array_size(m) : 0;
     if (!json_is_array(m) || rows == 0 || rows > 1024) {
-        rc = ib_why(why, len, -EINVAL, "want a square matrix of 1-1024 rows (an array of arrays, or {\"matrix\": ...})");
+        rc = ib_why(why, len, -EINVAL,
+                    "want a square matrix of 1-1024 rows (an array of arrays, or {\"matrix\": ...})");
         goto out;
     }
     double *v = malloc(rows * rows * sizeof(*v));
