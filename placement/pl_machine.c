@@ -294,7 +294,8 @@ int pl_hier_from_topo(const struct topo *t, const char *concerns, struct pl_hier
             return ib_why(why, len, -EINVAL, "--concerns is too long");
         snprintf(buf, sizeof(buf), "%s", concerns);
         char *save = NULL;
-        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        unsigned named = 0;
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), named++) {
             const char *name = canonical_name(tok);
             if (!name)
                 return ib_why(why, len, -EINVAL, "unknown concern '%s' (known: package, die, numa, l3, l2, l1, core)",
@@ -303,6 +304,8 @@ int pl_hier_from_topo(const struct topo *t, const char *concerns, struct pl_hier
                 if (!strcmp(name, pl_level_names[i]))
                     want[i] = true;
         }
+        if (!named)
+            return ib_why(why, len, -EINVAL, "--concerns '%s' names no level", concerns);
     }
     hwloc_topology_t ht = topo_hwloc(t);
     int rc = pus_of(t, h, why, len);

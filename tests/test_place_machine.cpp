@@ -98,6 +98,7 @@ TEST(PlaceMachine, BadConcernsAreRefusedWithOneLine)
     } cases[] = {
         {kClovertown, "package,l9", "unknown concern 'l9'"},
         {kClovertown, "l3", "no l3 level"},
+        {kClovertown, ",,", "names no level"},
         {kClovertown, "", nullptr}, // "" is the default
     };
     for (const auto &k : cases) {
