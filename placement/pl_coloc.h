@@ -32,6 +32,8 @@ struct pl_coloc_cell {
     double headroom;   /* tolerated - margin - others; < 0: unsafe */
     bool unknown_tol;  /* tolerated was not measured: the unknown rule gave it */
     bool unknown_oth;  /* some other member's caused was not known: the unknown rule gave it */
+    bool judged;       /* false: no evidence on either side (tolerance unknown, no other's caused known): not
+                        * judged, counted safe (100 / 0 / 100), left out of the fit */
 };
 
 struct pl_coloc_result {
@@ -39,7 +41,8 @@ struct pl_coloc_result {
     char **res;                   /* nres resource (SoI) names, sorted */
     struct pl_coloc_cell *cell;   /* napps x nres, row-major by application */
     bool safe;
-    char *deciding;               /* unsafe: "mem-bw (B breaks A), llc-cap (A breaks B)"; safe: NULL */
+    char *deciding;               /* unsafe: "mem-bw (B breaks A: 40.0 caused > 25.0 tolerated - 5 margin), ..."
+                                   * (co-runners that press it joined by '+'); safe: NULL */
     double fit;                   /* safe groups only: larger is better (monotone: less pressure never fits worse) */
     char **warnings;              /* e.g. profiles taken on machines of another shape */
     unsigned nwarnings;
