@@ -2,11 +2,14 @@
 // numbers), policy choices on tiny fleets (exact), and interference against least-loaded over 5 seeds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
 
 extern "C" {
 #include "pl_sim.h"
@@ -197,5 +200,34 @@ TEST(PlaceSim, InterferenceHasFewerViolationsOverFiveSeeds) { five_seeds(false);
 // The "at no more machines used" does NOT hold in this model (interference averages ~1-2 more machines:
 // it closes machines and moves applications off unsafe ones); disabled, not tuned: the figures are in doc-B.md.
 TEST(PlaceSim, DISABLED_InterferenceUsesNoMoreMachinesOverFiveSeeds) { five_seeds(true); }
+
+// The command: exit 2 with one line on an unknown scenario and on a profile that does not parse.
+std::string sh(const std::string &cmd, int *rc)
+{
+    std::string out;
+    FILE *f = popen((cmd + " 2>&1").c_str(), "r");
+    char b[512];
+    while (f && fgets(b, sizeof b, f))
+        out += b;
+    int st = f ? pclose(f) : -1;
+    *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+}
+
+TEST(PlaceSim, CommandRefusesBadInputWithOneLine)
+{
+    int rc;
+    std::string o = sh(std::string(IBENCH_BIN) + " place simulate --scenario nope --policy interference --seed 1", &rc);
+    EXPECT_EQ(rc, 2);
+    EXPECT_EQ(o, "ibench place simulate: unknown scenario 'nope' (known: ibench-200x40)\n");
+    o = sh(std::string(IBENCH_BIN) + " place simulate --scenario ibench-200x40 --policy interference --seed 1 "
+           "--profiles " IBENCH_FIXTURES, &rc); // fixtures hold invalid profiles on purpose
+    EXPECT_EQ(rc, 2);
+    EXPECT_NE(o.find("profile-"), std::string::npos) << o;
+    EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << o;
+    o = sh(std::string(IBENCH_BIN) + " place simulate --scenario ibench-200x40 --policy interference --seed 2 --json", &rc);
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(o.rfind("{\"scenario\": \"ibench-200x40\", \"policy\": \"interference\", \"seed\": 2,", 0), 0u) << o;
+}
 
 } // namespace
