@@ -58,7 +58,10 @@ static uint64_t rng_next(struct rng *g)
 }
 static double rng_unit(struct rng *g) { return (double)(rng_next(g) >> 11) * 0x1.0p-53; } /* [0, 1) */
 static double rng_uniform(struct rng *g, double lo, double hi) { return lo + (hi - lo) * rng_unit(g); }
-static unsigned rng_int(struct rng *g, unsigned lo, unsigned hi) { return lo + (unsigned)(rng_next(g) % (hi - lo + 1)); }
+static unsigned rng_int(struct rng *g, unsigned lo, unsigned hi)
+{
+    return lo + (unsigned)(rng_next(g) % (hi - lo + 1));
+}
 static double rng_normal(struct rng *g)
 {
     double u = 1.0 - rng_unit(g), v = rng_unit(g); /* u in (0, 1] */

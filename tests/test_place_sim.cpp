@@ -225,7 +225,8 @@ TEST(PlaceSim, CommandRefusesBadInputWithOneLine)
     EXPECT_EQ(rc, 2);
     EXPECT_NE(o.find("profile-"), std::string::npos) << o;
     EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << o;
-    o = sh(std::string(IBENCH_BIN) + " place simulate --scenario ibench-200x40 --policy interference --seed 2 --json", &rc);
+    o = sh(std::string(IBENCH_BIN) + " place simulate --scenario ibench-200x40 --policy interference --seed 2 --json",
+           &rc);
     EXPECT_EQ(rc, 0);
     EXPECT_EQ(o.rfind("{\"scenario\": \"ibench-200x40\", \"policy\": \"interference\", \"seed\": 2,", 0), 0u) << o;
 }
