@@ -160,11 +160,15 @@ int cmd_place_simulate(int argc, char **argv)
     } else {
         printf("scenario %s, policy %s, seed %llu: %u applications on %u machines\n", scenario, policy, seed,
                r.napps, r.nmachines);
-        printf("  QoS violations      %u\n  adaptive moves      %u\n  machines closed     %u\n"
-               "  waited on arrival   %u\n  relative perf       mean %.3f, worst %.3f\n"
-               "  machines used       mean %.2f, peak %u\n  utilization         %.3f\n",
-               r.violations, r.moves, r.closures, r.waited, r.mean_rel, r.worst_rel, r.mean_used, r.peak_used,
-               r.utilization);
+        printf("  QoS violations      %u (applications ever under their QoS in the truth)\n"
+               "  adaptive moves      %u\n  machines closed     %u\n"
+               "  waited on arrival   %u (mean wait %.1f s)\n"
+               "  relative perf       mean %.3f, worst %.3f (each application's lowest)\n"
+               "  performance         mean %.3f (run time alone / run time)\n"
+               "  machine time        %.0f machine-seconds; mean %.2f machines while busy, peak %u; last left at %u s\n"
+               "  utilization         %.3f of used machines' CPUs held, %.3f doing work (rate-weighted)\n",
+               r.violations, r.moves, r.closures, r.waited, r.mean_wait, r.mean_rel, r.worst_rel, r.mean_perf,
+               r.machine_seconds, r.mean_used, r.peak_used, r.makespan, r.utilization, r.useful);
     }
     pl_sim_result_free(&r);
     pl_sim_scenario_free(&s);

@@ -25,6 +25,7 @@
  *   safe group the L1 norm of the slack its binding members keep.  Every headroom falls as any caused figure rises,
  *   so less pressure never fits worse: a co-runner that causes nothing never ranks below one that causes something.
  */
+#define _GNU_SOURCE /* asprintf */
 #include "pl_coloc.h"
 
 #include <errno.h>
@@ -171,22 +172,26 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
     r->napps = n;
     r->safe = true;
     for (unsigned k = 0; k < r->nres; k++) {
-        double least = INFINITY;
+        double least = INFINITY, cv[PL_COLOC_MAX_APPS];
+        const struct profile_soi *sp[PL_COLOC_MAX_APPS];
+        bool ck[PL_COLOC_MAX_APPS];
+        for (unsigned b = 0; b < n; b++) {
+            sp[b] = soi_of(apps[b], r->res[k]);
+            cv[b] = caused_counted(sp[b], o->pessimistic, &ck[b]);
+        }
         for (unsigned a = 0; a < n; a++) {
             struct pl_coloc_cell *c = &r->cell[a * r->nres + k];
-            const struct profile_soi *s = soi_of(apps[a], r->res[k]);
+            const struct profile_soi *s = sp[a];
             bool tol_known = measured(s);
             double oth = 0;
             bool any_known = false;
             for (unsigned b = 0; b < n; b++) {
                 if (b == a)
                     continue;
-                bool known;
-                double v = caused_counted(soi_of(apps[b], r->res[k]), o->pessimistic, &known);
-                if (!known)
+                if (!ck[b])
                     c->unknown_oth = true;
-                any_known |= known;
-                oth += v;
+                any_known |= ck[b];
+                oth += cv[b];
             }
             c->unknown_tol = !tol_known;
             c->judged = tol_known || any_known;
@@ -201,12 +206,12 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
             least = fmin(least, c->headroom);
             if (c->headroom < 0) {
                 r->safe = false;
+                if (o->terse)
+                    return 0;
                 char *who = NULL; /* the others that press r (or may: unknown) */
-                for (unsigned b = 0; b < n && err == 0; b++) {
-                    bool known;
-                    if (b != a && (caused_counted(soi_of(apps[b], r->res[k]), o->pessimistic, &known) > 0 || !known))
+                for (unsigned b = 0; b < n && err == 0; b++)
+                    if (b != a && (cv[b] > 0 || !ck[b]))
                         err = append(&who, "+", "%s", str_or(apps[b]->name, "?"));
-                }
                 if (err == 0)
                     err = append(&r->deciding, ", ", "%s (%s break%s %s: %.1f caused > %.1f tolerated - %g margin)",
                                  r->res[k], who ? who : "any co-runner", who && strchr(who, '+') ? "" : "s",
@@ -221,7 +226,7 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
         if (isfinite(least))
             r->fit += least;
     }
-    if ((err = shape_warnings(apps, n, r))) {
+    if (!o->terse && (err = shape_warnings(apps, n, r))) {
         pl_coloc_result_free(r);
         return ib_why(why, len, err, "out of memory");
     }

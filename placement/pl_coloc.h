@@ -22,6 +22,8 @@ struct pl_coloc_opts {
     double margin;    /* points kept free under every tolerated figure (default PL_COLOC_MARGIN) */
     bool pessimistic; /* unknowns (skipped SoI, NAN or indistinguishable caused, a resource missing from a profile)
                        * count against safety; false: in its favour */
+    bool terse;       /* a scheduler's inner loop: no `deciding` text, no warnings; an unsafe group returns at its
+                       * first deciding cell (the cells after it are not filled) */
 };
 #define PL_COLOC_MARGIN 5.0
 

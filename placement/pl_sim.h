@@ -35,11 +35,14 @@ struct pl_sim_app {
     const struct profile *p;                /* not owned */
     unsigned cpus;
     double mem;                             /* bytes */
-    unsigned arrival, duration;             /* seconds */
+    unsigned arrival;                       /* seconds */
+    unsigned duration;                      /* seconds of work: its run time alone */
     double qos;                             /* relative performance it must keep (the profile's qos) */
     /* filled by the run */
     int machine;                            /* -1: not placed (waiting or done) */
-    unsigned start;
+    unsigned start, end;                    /* seconds: placed first, left */
+    double rate;                            /* its truth now: seconds of work done per second */
+    double done;                            /* seconds of work done */
     bool violated;                          /* was ever under its QoS in the truth */
     double worst;                           /* lowest truth it saw (1.0 if never co-located) */
 };
@@ -62,6 +65,8 @@ const struct pl_sim_policy *pl_sim_policy_find(const char *name);
 /* Sensitivity curve of one SoI at an intensity (%): points sorted by intensity, repeated intensities averaged,
  * every point capped at 1.0, 1.0 at 0, linear between points, flat beyond the last.  No curve: 1.0. */
 double pl_sim_curve(const struct profile_soi *s, double intensity);
+/* The pressure n co-runners put on an SoI together: their known, positive caused values summed, capped at 100. */
+double pl_sim_pressure(const struct profile *const *others, unsigned n, const char *soi);
 /* The truth without noise: the product over app's measured SoIs of its curve at the pressure the others cause
  * together on that SoI (their known, positive caused values summed, capped at 100). */
 double pl_sim_truth(const struct profile *app, const struct profile *const *others, unsigned n);
@@ -72,8 +77,13 @@ struct pl_sim_result {
     unsigned moves, closures;   /* the adaptive step: applications moved; machines closed (no machine to move to) */
     unsigned waited;            /* applications that could not be placed on arrival */
     double mean_rel, worst_rel; /* over applications of the lowest truth each saw */
+    double mean_perf;           /* over applications of duration / (end - start): run time alone over run time */
+    double mean_wait;           /* seconds from arrival to first placement, averaged over applications */
+    unsigned makespan;          /* the second the last application left */
     double utilization;         /* CPU demand / CPUs of used machines, averaged over seconds with a used machine */
+    double useful;              /* the same with each application's CPUs weighted by its rate (work done) */
     double mean_used;           /* machines used, averaged over the same seconds */
+    double machine_seconds;     /* machines used, summed over the seconds: what the fleet cost */
     unsigned peak_used;
     unsigned *used;             /* machines used at each second 0..nseries-1 */
     unsigned nseries;
