@@ -217,6 +217,9 @@ static const struct place_cmd place_cmds[] = {
     {"apply", cmd_place_apply, "pin every thread of a live process to a CPU list or a class's representative"},
     {"show", cmd_place_show, "where each thread of a live process runs and may run, and its class"},
     {"score", cmd_place_score, "the NUMA locality score (CPU-memory locality) of a process or of given usage"},
+    {"pair", cmd_place_pair, "may these applications share a machine: per-resource safety both ways, on profiles"},
+    {"predict", cmd_place_predict, "an application's relative performance beside others, by the simulator's truth"},
+    {"simulate", cmd_place_simulate, "a fleet simulator: co-location policies on profiles against a ground truth"},
 };
 
 static void place_usage(FILE *f)

@@ -41,6 +41,9 @@ int cmd_place_classes(int argc, char **argv);
 int cmd_place_apply(int argc, char **argv);
 int cmd_place_show(int argc, char **argv);
 int cmd_place_score(int argc, char **argv);
+int cmd_place_pair(int argc, char **argv);
+int cmd_place_predict(int argc, char **argv);
+int cmd_place_simulate(int argc, char **argv);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,317 @@
+/* cmd_place_pair.c - `ibench place pair`: may these applications share a machine (placement/pl_coloc.h), and
+ * `ibench place predict`: how one would fare beside others by the fleet simulator's truth model (pl_sim.h).
+ * docs/placement.md, "Co-location on profiles". */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ib_err.h"
+#include "parse.h"
+#include "pl_coloc.h"
+#include "pl_sim.h"
+#include "place.h"
+#include "render.h"
+
+enum { OPT_MARGIN = 1, OPT_UNKNOWN, OPT_BESIDE };
+
+/* Reads n profile files; 0, or an exit code after one line (the profile library's reason). */
+static int read_profiles(const char *cmd, char *const *paths, unsigned n, struct profile **out)
+{
+    *out = calloc(n ? n : 1, sizeof **out);
+    if (!*out)
+        return cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
+    for (unsigned i = 0; i < n; i++) {
+        char why[512];
+        int rc = profile_read(paths[i], &(*out)[i], why, sizeof why);
+        if (rc < 0) {
+            for (unsigned k = 0; k < i; k++)
+                profile_free(&(*out)[k]);
+            free(*out);
+            *out = NULL;
+            return cli_fail(rc == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, cmd, "%s", why);
+        }
+    }
+    return 0;
+}
+
+static void free_profiles(struct profile *p, unsigned n)
+{
+    for (unsigned i = 0; p && i < n; i++)
+        profile_free(&p[i]);
+    free(p);
+}
+
+static const char *name_of(const struct profile *p) { return p->name ? p->name : "?"; }
+
+/* ---- place pair -------------------------------------------------------------------------------------------------- */
+
+static int pair_usage(void)
+{
+    printf("usage: ibench place pair A.json B.json [C.json ...] [--margin M] [--unknown pessimistic|optimistic]\n"
+           "                         [--json]\n\n"
+           "May these applications share a machine?  Per resource (SoI), what each tolerates, what the others cause\n"
+           "together (summed, capped at 100 %%), and the headroom = tolerated - margin - others.  Safe when every\n"
+           "headroom is >= 0, in every direction; unsafe names the deciding resources.  The fit (the slack the\n"
+           "binding members keep, summed over resources) only ranks safe groups: larger is better.\n\n"
+           "  --margin M         points kept free under every measured tolerance below 100 (default %g)\n"
+           "  --unknown MODE     what a skipped SoI, an unmeasurable caused figure or a resource missing from a\n"
+           "                     profile counts as: pessimistic (default: caused 100, tolerated 0, a caused figure\n"
+           "                     within 2 se of 0 as value + 2 se) or optimistic (caused 0, tolerated 100)\n"
+           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n\n"
+           "Exit 0 safe or unsafe alike (the verdict is the answer), 2 bad input.\n",
+           PL_COLOC_MARGIN);
+    return IB_EXIT_OK;
+}
+
+static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *pair_doc(char *const *paths, const struct profile *p, const struct pl_coloc_result *r,
+                        const struct pl_coloc_opts *o)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "command", json_string("place pair"));
+    json_object_set_new(doc, "margin", json_real(o->margin));
+    json_object_set_new(doc, "unknown", json_string(o->pessimistic ? "pessimistic" : "optimistic"));
+    json_t *apps = json_array();
+    for (unsigned a = 0; a < r->napps; a++)
+        json_array_append_new(apps, json_pack("{s:s,s:s,s:o}", "name", name_of(&p[a]), "file", paths[a], "qos",
+                                              num_or_null(p[a].qos)));
+    json_object_set_new(doc, "applications", apps);
+    json_t *res = json_array(), *deciding = json_array();
+    for (unsigned k = 0; k < r->nres; k++) {
+        json_t *cells = json_array();
+        for (unsigned a = 0; a < r->napps; a++) {
+            const struct pl_coloc_cell *c = &r->cell[a * r->nres + k];
+            json_array_append_new(cells, json_pack("{s:s,s:f,s:f,s:f,s:b,s:b,s:b}", "application", name_of(&p[a]),
+                                                   "tolerated", c->tolerated, "others", c->others, "headroom",
+                                                   c->headroom, "unknown_tolerated", c->unknown_tol,
+                                                   "unknown_others", c->unknown_oth, "judged", c->judged));
+            if (c->headroom < 0)
+                json_array_append_new(deciding, json_pack("{s:s,s:s,s:f}", "resource", r->res[k], "application",
+                                                          name_of(&p[a]), "headroom", c->headroom));
+        }
+        json_array_append_new(res, json_pack("{s:s,s:o}", "name", r->res[k], "cells", cells));
+    }
+    json_object_set_new(doc, "resources", res);
+    json_object_set_new(doc, "verdict", json_string(r->safe ? "safe" : "unsafe"));
+    json_object_set_new(doc, "deciding", deciding);
+    json_object_set_new(doc, "why", r->deciding ? json_string(r->deciding) : json_null());
+    json_object_set_new(doc, "fit", r->safe ? json_real(r->fit) : json_null());
+    json_t *w = json_array();
+    for (unsigned i = 0; i < r->nwarnings; i++)
+        json_array_append_new(w, json_string(r->warnings[i]));
+    json_object_set_new(doc, "warnings", w);
+    return doc;
+}
+
+static void pair_table(const struct profile *p, const struct pl_coloc_result *r, const struct pl_coloc_opts *o)
+{
+    printf("%u applications, margin %g points, unknowns %s\n\n", r->napps, o->margin,
+           o->pessimistic ? "pessimistic" : "optimistic");
+    printf("%-14s %-20s %10s %13s %9s\n", "resource", "application", "tolerates", "others cause", "headroom");
+    printf("%-14s %-20s %10s %13s %9s\n", "--------", "-----------", "---------", "------------", "--------");
+    bool marks = false, unjudged = false;
+    char *none = NULL; /* resources nobody's cell is judged on: one line, not n rows of dashes */
+    size_t nlen = 0;
+    FILE *nf = open_memstream(&none, &nlen);
+    for (unsigned k = 0; k < r->nres; k++) {
+        bool any = false;
+        for (unsigned a = 0; a < r->napps; a++)
+            any |= r->cell[a * r->nres + k].judged;
+        if (!any) {
+            if (nf)
+                fprintf(nf, "%s%s", ftell(nf) ? ", " : "", r->res[k]);
+            continue;
+        }
+        for (unsigned a = 0; a < r->napps; a++) {
+            const struct pl_coloc_cell *c = &r->cell[a * r->nres + k];
+            char label[40];
+            snprintf(label, sizeof label, "%u %s", a + 1, name_of(&p[a]));
+            if (!c->judged) {
+                printf("%-14s %-20.20s %10s %13s %9s\n", r->res[k], label, "-", "-", "-");
+                unjudged = true;
+                continue;
+            }
+            char t[32], oth[32];
+            snprintf(t, sizeof t, "%.1f%s", c->tolerated, c->unknown_tol ? "?" : "");
+            snprintf(oth, sizeof oth, "%.1f%s", c->others, c->unknown_oth ? "?" : "");
+            marks |= c->unknown_tol || c->unknown_oth;
+            printf("%-14s %-20.20s %10s %13s %9.1f%s\n", r->res[k], label, t, oth, c->headroom,
+                   c->headroom < 0 ? "  breaks" : "");
+        }
+    }
+    if (nf)
+        fclose(nf);
+    if (marks || unjudged || (none && *none))
+        printf("\n");
+    if (marks)
+        printf("?: not measured; the %s rule's value\n", o->pessimistic ? "pessimistic" : "optimistic");
+    if (unjudged)
+        printf("-: not judged: neither side measured it (counted safe, left out of the fit)\n");
+    if (none && *none)
+        printf("not judged (measured by no one): %s\n", none);
+    free(none);
+    if (r->safe)
+        printf("\nverdict: safe, fit %.1f (slack kept by the binding members, summed over resources)\n", r->fit);
+    else
+        printf("\nverdict: unsafe: %s\n", r->deciding ? r->deciding : "");
+    for (unsigned i = 0; i < r->nwarnings; i++)
+        printf("warning: %s\n", r->warnings[i]);
+}
+
+int cmd_place_pair(int argc, char **argv)
+{
+    static const char cmd[] = "place pair";
+    static const struct option lo[] = {{"margin", required_argument, 0, OPT_MARGIN},
+                                       {"unknown", required_argument, 0, OPT_UNKNOWN},
+                                       {"json", no_argument, 0, PLACE_OPT_JSON},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    struct pl_coloc_opts o = {.margin = PL_COLOC_MARGIN, .pessimistic = true};
+    int json = 0, c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': return pair_usage();
+        case OPT_MARGIN:
+            if (parse_double(optarg, &o.margin) < 0 || !(o.margin >= 0 && o.margin <= 100))
+                return cli_fail(IB_EXIT_USAGE, cmd, "--margin '%s': a number of points in 0-100 expected", optarg);
+            break;
+        case OPT_UNKNOWN:
+            if (strcmp(optarg, "pessimistic") && strcmp(optarg, "optimistic"))
+                return cli_fail(IB_EXIT_USAGE, cmd, "--unknown '%s': pessimistic or optimistic expected", optarg);
+            o.pessimistic = !strcmp(optarg, "pessimistic");
+            break;
+        case PLACE_OPT_JSON: json = 1; break;
+        default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    unsigned n = (unsigned)(argc - optind);
+    if (n < 2 || n > PL_COLOC_MAX_APPS)
+        return cli_fail(IB_EXIT_USAGE, cmd, "2 to %d profiles expected, got %u", PL_COLOC_MAX_APPS, n);
+    struct profile *p;
+    int rc = read_profiles(cmd, argv + optind, n, &p);
+    if (rc)
+        return rc;
+    const struct profile *g[PL_COLOC_MAX_APPS];
+    for (unsigned a = 0; a < n; a++)
+        g[a] = &p[a];
+    struct pl_coloc_result r;
+    char why[512];
+    int e = pl_coloc_check(g, n, &o, &r, why, sizeof why);
+    if (e < 0) {
+        rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, cmd, "%s", why);
+    } else {
+        if (json) {
+            json_t *doc = pair_doc(argv + optind, p, &r, &o);
+            rc = doc && out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, cmd, "cannot write JSON");
+            json_decref(doc);
+        } else {
+            pair_table(p, &r, &o);
+        }
+        pl_coloc_result_free(&r);
+    }
+    free_profiles(p, n);
+    return rc;
+}
+
+/* ---- place predict ----------------------------------------------------------------------------------------------- */
+
+static int predict_usage(void)
+{
+    printf("usage: ibench place predict A.json --beside B.json [--beside C.json ...] [--json]\n\n"
+           "A's relative performance beside co-runners by the fleet simulator's truth model, without its noise:\n"
+           "the product over A's measured SoIs of A's sensitivity curve at the pressure the co-runners cause\n"
+           "together there (their known, positive caused figures summed, capped at 100).  1.0 = as fast as alone.\n\n"
+           "  --beside FILE      a co-runner's profile (repeat for several)\n"
+           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n");
+    return IB_EXIT_OK;
+}
+
+int cmd_place_predict(int argc, char **argv)
+{
+    static const char cmd[] = "place predict";
+    static const struct option lo[] = {{"beside", required_argument, 0, OPT_BESIDE},
+                                       {"json", no_argument, 0, PLACE_OPT_JSON},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    char *paths[PL_COLOC_MAX_APPS];
+    unsigned n = 1; /* paths[0]: the application */
+    int json = 0, c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': return predict_usage();
+        case OPT_BESIDE:
+            if (n == PL_COLOC_MAX_APPS)
+                return cli_fail(IB_EXIT_USAGE, cmd, "at most %d co-runners", PL_COLOC_MAX_APPS - 1);
+            paths[n++] = optarg;
+            break;
+        case PLACE_OPT_JSON: json = 1; break;
+        default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 1)
+        return cli_fail(IB_EXIT_USAGE, cmd, "one application profile expected, got %d", argc - optind);
+    if (n < 2)
+        return cli_fail(IB_EXIT_USAGE, cmd, "--beside FILE expected (a co-runner's profile)");
+    paths[0] = argv[optind];
+    struct profile *p;
+    int rc = read_profiles(cmd, paths, n, &p);
+    if (rc)
+        return rc;
+    const struct profile *others[PL_COLOC_MAX_APPS];
+    for (unsigned i = 1; i < n; i++)
+        others[i - 1] = &p[i];
+    double rel = pl_sim_truth(&p[0], others, n - 1);
+    json_t *doc = json_object(), *res = json_array(), *beside = json_array();
+    for (unsigned i = 1; i < n; i++)
+        json_array_append_new(beside, json_pack("{s:s,s:s}", "name", name_of(&p[i]), "file", paths[i]));
+    for (unsigned i = 0; i < p[0].nsois; i++) {
+        const struct profile_soi *s = &p[0].sois[i];
+        if (s->status != PROFILE_MEASURED)
+            continue;
+        double x = pl_sim_pressure(others, n - 1, s->soi);
+        json_array_append_new(res, json_pack("{s:s,s:f,s:f}", "name", s->soi, "pressure", x, "relative",
+                                             pl_sim_curve(s, x)));
+    }
+    json_object_set_new(doc, "command", json_string(cmd));
+    json_object_set_new(doc, "application", json_pack("{s:s,s:s,s:o}", "name", name_of(&p[0]), "file", paths[0],
+                                                      "qos", num_or_null(p[0].qos)));
+    json_object_set_new(doc, "beside", beside);
+    json_object_set_new(doc, "resources", res);
+    json_object_set_new(doc, "relative", json_real(rel));
+    json_object_set_new(doc, "meets_qos", isfinite(p[0].qos) ? json_boolean(rel >= p[0].qos) : json_null());
+    if (json) {
+        rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, cmd, "cannot write JSON");
+    } else {
+        printf("%s beside", name_of(&p[0]));
+        for (unsigned i = 1; i < n; i++)
+            printf("%s %s", i > 1 ? "," : "", name_of(&p[i]));
+        printf("\n\n%-14s %9s %9s\n%-14s %9s %9s\n", "resource", "pressure", "relative", "--------", "--------",
+               "--------");
+        size_t k;
+        json_t *row;
+        json_array_foreach(res, k, row)
+        {
+            printf("%-14s %9.1f %9.3f\n", json_string_value(json_object_get(row, "name")),
+                   json_real_value(json_object_get(row, "pressure")), json_real_value(json_object_get(row, "relative")));
+        }
+        printf("\npredicted relative performance %.3f", rel);
+        if (isfinite(p[0].qos))
+            printf(" (%s its QoS %.2f)", rel >= p[0].qos ? "meets" : "under", p[0].qos);
+        printf("\n");
+    }
+    json_decref(doc);
+    free_profiles(p, n);
+    return rc;
+}

@@ -1,0 +1,247 @@
+/* pl_coloc.c - may these applications share a machine?  (seed 004 §V.A, on profiles; docs/placement.md "Co-location")
+ *
+ * The rules, each with its reason:
+ * - Resources are the SoIs named in any member's profile, by name, sorted.
+ * - Safety is a hard constraint, per resource, in every direction: for each member a and resource r, what the others
+ *   cause together on r must stay under what a tolerates on r, less the margin.  The paper's objective, the L1 norm of
+ *   tolerated minus caused, read literally prefers a co-runner that causes exactly what the other tolerates over one
+ *   that causes nothing; a QoS figure is a limit, not a target, so it is a constraint here and the L1 form only ranks.
+ * - Composition: the others' caused figures on r add up, capped at 100.  A caused figure is the share of the SoI's
+ *   capacity the application took from it; two co-runners taking 30 % each leave the resource 40 %.  Adding is the
+ *   conservative reading: where the resource is not a zero-sum share (a cache two streams thrash together, or a
+ *   bandwidth neither saturates alone) it can over-count, never under-count, what a linear share model predicts.
+ * - Caused as counted: a figure distinguishable from 0 counts max(0, value) (negative: the SoI ran faster beside the
+ *   target; no co-runner frees capacity).  One within 2 se of 0 counts as an unknown bound: pessimistic max(0, value
+ *   + 2 se), optimistic 0.  Older files (1.0/1.1) carry no se: their value counts as measured.
+ * - Unknowns: an SoI skipped, a caused value NAN, a resource absent from a profile.  Pessimistic (the default):
+ *   unknown caused counts 100, unknown tolerance 0; optimistic: 0 and 100.  But a cell where neither side carries
+ *   any evidence (a's tolerance unknown and no other member measured what it causes there) is not judged: profiles
+ *   taken where a resource is not shared (no SMT: every core SoI is skipped) would otherwise refuse every pair for a
+ *   resource neither could press.  Such cells are flagged, count as safe and do not enter the fit.
+ * - Margin: points kept free under every measured tolerance below 100.  The tolerated figure is the highest ramp
+ *   point that met QoS on noisy samples; the margin covers a point met by luck.  A measured 100 means even the full
+ *   SoI did not break QoS, and an assumed tolerance is exact by definition: neither gets a margin.
+ * - Fit (larger is better): the sum over resources of the smallest headroom among the judged cells on it, i.e. on a
+ *   safe group the L1 norm of the slack its binding members keep.  Every headroom falls as any caused figure rises,
+ *   so less pressure never fits worse: a co-runner that causes nothing never ranks below one that causes something.
+ */
+#define _GNU_SOURCE /* asprintf */
+#include "pl_coloc.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ib_err.h"
+
+static const struct profile_soi *soi_of(const struct profile *p, const char *name)
+{
+    for (unsigned i = 0; i < p->nsois; i++)
+        if (strcmp(p->sois[i].soi, name) == 0)
+            return &p->sois[i];
+    return NULL;
+}
+
+static bool measured(const struct profile_soi *s) { return s && s->status == PROFILE_MEASURED; }
+
+/* What b causes on r as counted; *known false when unknown (the unknown rule's value is returned then). */
+static double caused_counted(const struct profile_soi *s, bool pessimistic, bool *known)
+{
+    *known = measured(s) && s->have_caused && isfinite(s->caused.value);
+    if (!*known)
+        return pessimistic ? 100.0 : 0.0;
+    const struct profile_caused *c = &s->caused;
+    if (c->distinguishable == 0)
+        return pessimistic ? fmax(0.0, c->value + (isfinite(c->se) ? 2 * c->se : 0.0)) : 0.0;
+    return fmax(0.0, c->value);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int resources(const struct profile *const *apps, unsigned n, struct pl_coloc_result *r)
+{
+    unsigned cap = 0;
+    for (unsigned a = 0; a < n; a++)
+        cap += apps[a]->nsois;
+    r->res = calloc(cap ? cap : 1, sizeof *r->res);
+    if (!r->res)
+        return -ENOMEM;
+    for (unsigned a = 0; a < n; a++)
+        for (unsigned i = 0; i < apps[a]->nsois; i++) {
+            const char *name = apps[a]->sois[i].soi;
+            bool seen = false;
+            for (unsigned k = 0; k < r->nres && !seen; k++)
+                seen = strcmp(r->res[k], name) == 0;
+            if (seen)
+                continue;
+            if (!(r->res[r->nres] = strdup(name)))
+                return -ENOMEM;
+            r->nres++;
+        }
+    qsort(r->res, r->nres, sizeof *r->res, cmp_str);
+    return 0;
+}
+
+/* Appends formatted text to *s (malloc'd), after sep when *s holds something; -ENOMEM. */
+static int append(char **s, const char *sep, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int append(char **s, const char *sep, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *piece = NULL;
+    int n = vasprintf(&piece, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -ENOMEM;
+    char *joined = NULL;
+    n = *s ? asprintf(&joined, "%s%s%s", *s, sep, piece) : asprintf(&joined, "%s", piece);
+    free(piece);
+    if (n < 0)
+        return -ENOMEM;
+    free(*s);
+    *s = joined;
+    return 0;
+}
+
+static int warn(struct pl_coloc_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int warn(struct pl_coloc_result *r, const char *fmt, ...)
+{
+    char **w = realloc(r->warnings, (r->nwarnings + 1) * sizeof *w);
+    if (!w)
+        return -ENOMEM;
+    r->warnings = w;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&w[r->nwarnings], fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -ENOMEM;
+    r->nwarnings++;
+    return 0;
+}
+
+static const char *str_or(const char *s, const char *dflt) { return s ? s : dflt; }
+
+/* Profiles taken on machines of another shape: their percentages are shares of other capacities. */
+static int shape_warnings(const struct profile *const *apps, unsigned n, struct pl_coloc_result *r)
+{
+    const struct profile *p0 = apps[0];
+    for (unsigned a = 1; a < n; a++) {
+        const struct profile *p = apps[a];
+        bool same = p->machine_cpus == p0->machine_cpus && strcmp(str_or(p->cpu_model, ""), str_or(p0->cpu_model, "")) == 0;
+        if (!same &&
+            warn(r, "%s was profiled on %s (%d CPUs), %s on %s (%d CPUs): their figures are shares of different "
+                    "machines' capacities", str_or(p0->name, "?"), str_or(p0->cpu_model, "an unnamed CPU"),
+                 p0->machine_cpus, str_or(p->name, "?"), str_or(p->cpu_model, "an unnamed CPU"), p->machine_cpus))
+            return -ENOMEM;
+    }
+    for (unsigned a = 0; a < n; a++)
+        if (apps[a]->confidence && strcmp(apps[a]->confidence, "low") == 0 &&
+            warn(r, "%s's profile has low confidence: its solo baseline moved or spread by more than its QoS band",
+                 str_or(apps[a]->name, "?")))
+            return -ENOMEM;
+    return 0;
+}
+
+int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct pl_coloc_opts *o,
+                   struct pl_coloc_result *r, char *why, size_t len)
+{
+    memset(r, 0, sizeof *r);
+    if (n < 2 || n > PL_COLOC_MAX_APPS)
+        return ib_why(why, len, -EINVAL, "a co-location check takes 2 to %d applications, not %u", PL_COLOC_MAX_APPS,
+                      n);
+    if (!(o->margin >= 0 && o->margin <= 100))
+        return ib_why(why, len, -EINVAL, "margin %g: a number of points in 0-100 expected", o->margin);
+    for (unsigned a = 0; a < n; a++) {
+        unsigned k = 0;
+        while (k < apps[a]->nsois && !measured(&apps[a]->sois[k]))
+            k++;
+        if (k == apps[a]->nsois)
+            return ib_why(why, len, -EINVAL, "%s: the profile has no measured SoI", str_or(apps[a]->name, "?"));
+    }
+    int err = resources(apps, n, r);
+    if (err == 0 && !(r->cell = calloc((size_t)n * (r->nres ? r->nres : 1), sizeof *r->cell)))
+        err = -ENOMEM;
+    if (err) {
+        pl_coloc_result_free(r);
+        return ib_why(why, len, err, "out of memory");
+    }
+    r->napps = n;
+    r->safe = true;
+    for (unsigned k = 0; k < r->nres; k++) {
+        double least = INFINITY, cv[PL_COLOC_MAX_APPS];
+        const struct profile_soi *sp[PL_COLOC_MAX_APPS];
+        bool ck[PL_COLOC_MAX_APPS];
+        for (unsigned b = 0; b < n; b++) {
+            sp[b] = soi_of(apps[b], r->res[k]);
+            cv[b] = caused_counted(sp[b], o->pessimistic, &ck[b]);
+        }
+        for (unsigned a = 0; a < n; a++) {
+            struct pl_coloc_cell *c = &r->cell[a * r->nres + k];
+            const struct profile_soi *s = sp[a];
+            bool tol_known = measured(s);
+            double oth = 0;
+            bool any_known = false;
+            for (unsigned b = 0; b < n; b++) {
+                if (b == a)
+                    continue;
+                if (!ck[b])
+                    c->unknown_oth = true;
+                any_known |= ck[b];
+                oth += cv[b];
+            }
+            c->unknown_tol = !tol_known;
+            c->judged = tol_known || any_known;
+            if (!c->judged) { /* no evidence on either side */
+                c->tolerated = 100, c->others = 0, c->headroom = 100;
+                continue;
+            }
+            c->others = fmin(100.0, oth);
+            c->tolerated = tol_known ? s->tolerated : (o->pessimistic ? 0.0 : 100.0);
+            double margin = tol_known && s->tolerated < 100 ? o->margin : 0.0;
+            c->headroom = c->tolerated - margin - c->others;
+            least = fmin(least, c->headroom);
+            if (c->headroom < 0) {
+                r->safe = false;
+                if (o->terse)
+                    return 0;
+                char *who = NULL; /* the others that press r (or may: unknown) */
+                for (unsigned b = 0; b < n && err == 0; b++)
+                    if (b != a && (cv[b] > 0 || !ck[b]))
+                        err = append(&who, "+", "%s", str_or(apps[b]->name, "?"));
+                if (err == 0)
+                    err = append(&r->deciding, ", ", "%s (%s break%s %s: %.1f caused > %.1f tolerated - %g margin)",
+                                 r->res[k], who ? who : "any co-runner", who && strchr(who, '+') ? "" : "s",
+                                 str_or(apps[a]->name, "?"), c->others, c->tolerated, margin);
+                free(who);
+                if (err) {
+                    pl_coloc_result_free(r);
+                    return ib_why(why, len, err, "out of memory");
+                }
+            }
+        }
+        if (isfinite(least))
+            r->fit += least;
+    }
+    if (!o->terse && (err = shape_warnings(apps, n, r))) {
+        pl_coloc_result_free(r);
+        return ib_why(why, len, err, "out of memory");
+    }
+    return 0;
+}
+
+void pl_coloc_result_free(struct pl_coloc_result *r)
+{
+    for (unsigned k = 0; r->res && k < r->nres; k++)
+        free(r->res[k]);
+    free(r->res);
+    free(r->cell);
+    free(r->deciding);
+    for (unsigned w = 0; w < r->nwarnings; w++)
+        free(r->warnings[w]);
+    free(r->warnings);
+    memset(r, 0, sizeof *r);
+}
