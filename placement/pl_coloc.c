@@ -125,6 +125,18 @@ static int warn(struct pl_coloc_result *r, const char *fmt, ...)
 
 static const char *str_or(const char *s, const char *dflt) { return s ? s : dflt; }
 
+/* A member's name in the verdict: its profile's, with "#k" (its place in the group) when another has the same. */
+static const char *label(const struct profile *const *apps, unsigned n, unsigned a, char *buf, size_t len)
+{
+    const char *name = str_or(apps[a]->name, "?");
+    for (unsigned b = 0; b < n; b++)
+        if (b != a && strcmp(str_or(apps[b]->name, "?"), name) == 0) {
+            snprintf(buf, len, "%s#%u", name, a + 1);
+            return buf;
+        }
+    return name;
+}
+
 /* Profiles taken on machines of another shape: their percentages are shares of other capacities. */
 static int shape_warnings(const struct profile *const *apps, unsigned n, struct pl_coloc_result *r)
 {
@@ -209,13 +221,14 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
                 if (o->terse)
                     return 0;
                 char *who = NULL; /* the others that press r (or may: unknown) */
+                char lb[96], la[96];
                 for (unsigned b = 0; b < n && err == 0; b++)
                     if (b != a && (cv[b] > 0 || !ck[b]))
-                        err = append(&who, "+", "%s", str_or(apps[b]->name, "?"));
+                        err = append(&who, "+", "%s", label(apps, n, b, lb, sizeof lb));
                 if (err == 0)
                     err = append(&r->deciding, ", ", "%s (%s break%s %s: %.1f caused > %.1f tolerated - %g margin)",
                                  r->res[k], who ? who : "any co-runner", who && strchr(who, '+') ? "" : "s",
-                                 str_or(apps[a]->name, "?"), c->others, c->tolerated, margin);
+                                 label(apps, n, a, la, sizeof la), c->others, c->tolerated, margin);
                 free(who);
                 if (err) {
                     pl_coloc_result_free(r);

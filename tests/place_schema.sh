@@ -47,6 +47,11 @@ kill "$victim" 2>/dev/null
 wait "$victim" 2>/dev/null
 run score-offline score --cpu-usage 1,0,0,0 --memory 0,0,1,0 --distances "$ring" --hops
 run score-live score --pid $$ --window 50ms
+# co-location on profiles: a pair (safe), a group of three, a prediction
+mc="$here/fixtures/profile-memcached.json"
+run pair pair "$mc" "$mc"
+run pair-three pair "$mc" "$mc" "$mc" --unknown optimistic --margin 0
+run predict predict "$mc" --beside "$mc" --beside "$mc"
 # a JSON that breaks the schema (an unknown kind) must be rejected: exit 1, the error at that field
 "$ibench" place topo --topology "$clover" --json | sed 's/"kind": "synthetic"/"kind": "imaginary"/' >"$out/bad.json"
 msg=$($check "$out/bad.json" 2>&1)

@@ -231,6 +231,15 @@ TEST(PlacePair, UnknownsPessimisticAndOptimistic)
     EXPECT_FALSE(ab.r.safe); // E's tolerance of net-bw is unknown and F presses it
 }
 
+TEST(PlacePair, MembersOfTheSameNameAreToldApart)
+{
+    Prof x1("X", {{"mem-bw", 50, 60}}), x2("X", {{"mem-bw", 50, 60}});
+    Check c({&x1, &x2});
+    EXPECT_FALSE(c.r.safe);
+    EXPECT_NE(c.deciding().find("mem-bw (X#2 breaks X#1"), std::string::npos) << c.deciding();
+    EXPECT_NE(c.deciding().find("mem-bw (X#1 breaks X#2"), std::string::npos) << c.deciding();
+}
+
 TEST(PlacePair, AMeasured100TakesNoMargin)
 {
     Prof a("A", {{"mem-bw", 100, 0}});
