@@ -26,7 +26,8 @@ static int usage(void)
            "  a fleet of machines receives applications with profiles; a policy places them and a ground truth\n"
            "  (the profiles' sensitivity curves under the co-runners' summed caused pressure) says how each fares\n"
            "  --scenario NAME   ibench-200x40: 200 applications, 40 machines, one arrival a second\n"
-           "  --profiles DIR    recorded profiles (*.json) mixed into the pool with synthetic ones\n"
+           "  --profiles DIR    recorded profiles (*.json) mixed into the pool with synthetic ones, instead of\n"
+           "                    the built-in ones (recorded on the development machine, docs/data/corun)\n"
            "  --seed S          the run is a function of the seed alone\n"
            "  --json            the result as JSON\n");
     return IB_EXIT_OK;
@@ -144,7 +145,7 @@ int cmd_place_simulate(int argc, char **argv)
     }
     for (unsigned i = 0; i < nrec; i++)
         rp[i] = &rec[i];
-    int e = pl_sim_scenario_make(scenario, seed, rp, nrec, &s, why, sizeof why);
+    int e = pl_sim_scenario_make(scenario, seed, dir ? rp : NULL, nrec, &s, why, sizeof why); /* NULL: built-in pool */
     if (e < 0) {
         rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
         goto out;

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "ib_err.h"
+#include "pl_recorded.h"
 
 /* ---- PRNG: xoshiro256** seeded by splitmix64 */
 struct rng {
@@ -492,6 +493,9 @@ static int synth_profile(struct profile *p, unsigned idx, struct rng *g)
 
 void pl_sim_scenario_free(struct pl_sim_scenario *s)
 {
+    for (unsigned i = 0; i < s->nbuiltin; i++)
+        profile_free(&s->builtin[i]);
+    free(s->builtin);
     for (unsigned i = 0; i < s->nsynth; i++)
         profile_free(&s->synth[i]);
     free(s->synth);
@@ -507,6 +511,22 @@ int pl_sim_scenario_make(const char *name, uint64_t seed, const struct profile *
     if (strcmp(name, "ibench-200x40") != 0)
         return ib_why(why, len, -EINVAL, "unknown scenario '%s' (known: ibench-200x40)", name);
     const unsigned nm = 40, na = 200, nsynth = 64;
+    const struct profile *builtin[64];
+    if (!recorded) { /* the built-in pool: parsed as a file would be; a bad one is a build defect, refused alike */
+        if (pl_nrecorded > sizeof builtin / sizeof builtin[0])
+            return ib_why(why, len, -EINVAL, "%u built-in profiles: at most 64", pl_nrecorded);
+        if (pl_nrecorded && !(s->builtin = calloc(pl_nrecorded, sizeof *s->builtin)))
+            return ib_why(why, len, -ENOMEM, "out of memory");
+        for (unsigned i = 0; i < pl_nrecorded; i++) {
+            int rc = profile_parse(pl_recorded[i].text, pl_recorded[i].name, &s->builtin[i], why, len);
+            if (rc < 0) {
+                pl_sim_scenario_free(s);
+                return rc;
+            }
+            builtin[s->nbuiltin++] = &s->builtin[i];
+        }
+        recorded = builtin, nrec = s->nbuiltin;
+    }
     struct rng g;
     rng_seed(&g, seed);
     s->f.m = calloc(nm, sizeof *s->f.m);

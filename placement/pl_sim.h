@@ -95,12 +95,15 @@ int pl_sim_run(struct pl_sim_fleet *f, const struct pl_sim_policy *pol, uint64_t
 void pl_sim_result_free(struct pl_sim_result *r);
 
 /* A built-in scenario ("ibench-200x40"): the fleet and the applications, drawn from the seed; recorded profiles
- * (already read) are mixed with synthetic ones.  *f and *owned (the synthetic profiles) are freed with
+ * (already read; NULL: the built-in pool recorded on the development machine, pl_recorded.h) are mixed with
+ * synthetic ones.  *f and *owned (the synthetic profiles) are freed with
  * pl_sim_scenario_free.  -EINVAL (unknown scenario) with one line. */
 struct pl_sim_scenario {
     struct pl_sim_fleet f;
     struct profile *synth;
     unsigned nsynth;
+    struct profile *builtin;    /* the built-in recorded pool (pl_recorded.h), when recorded == NULL */
+    unsigned nbuiltin;
 };
 int pl_sim_scenario_make(const char *name, uint64_t seed, const struct profile *const *recorded, unsigned nrec,
                          struct pl_sim_scenario *s, char *why, size_t len);

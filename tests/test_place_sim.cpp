@@ -48,15 +48,15 @@ void make(struct profile *p, const char *name, double qos, const std::vector<Soi
     }
 }
 
-// One run of ibench-200x40; recorded: the memcached fixture joins the pool.
-std::string run_json(const char *policy, uint64_t seed, struct pl_sim_result *out = nullptr, bool recorded = true)
+// One run of ibench-200x40; fixture: the memcached fixture is the recorded pool, else the built-in one.
+std::string run_json(const char *policy, uint64_t seed, struct pl_sim_result *out = nullptr, bool fixture = true)
 {
     struct profile mc;
     char why[256] = "";
     EXPECT_EQ(profile_read(IBENCH_FIXTURES "/profile-memcached.json", &mc, why, sizeof why), 0) << why;
     const struct profile *rec[] = {&mc};
     struct pl_sim_scenario s;
-    EXPECT_EQ(pl_sim_scenario_make("ibench-200x40", seed, rec, recorded ? 1 : 0, &s, why, sizeof why), 0) << why;
+    EXPECT_EQ(pl_sim_scenario_make("ibench-200x40", seed, fixture ? rec : nullptr, 1, &s, why, sizeof why), 0) << why;
     struct pl_sim_result r;
     EXPECT_EQ(pl_sim_run(&s.f, pl_sim_policy_find(policy), seed, &r, why, sizeof why), 0) << why;
     char *j = pl_sim_json("ibench-200x40", policy, seed, &r);
