@@ -219,6 +219,7 @@ static const struct place_cmd place_cmds[] = {
     {"score", cmd_place_score, "the NUMA locality score (CPU-memory locality) of a process or of given usage"},
     {"pair", cmd_place_pair, "may these applications share a machine: per-resource safety both ways, on profiles"},
     {"predict", cmd_place_predict, "an application's relative performance beside others, by the simulator's truth"},
+    {"colocate", cmd_place_colocate, "place a stream of applications on a fleet with tenants, each with its reason"},
     {"simulate", cmd_place_simulate, "a fleet simulator: co-location policies on profiles against a ground truth"},
 };
 

@@ -392,3 +392,35 @@ int plot_profile(const char *path, const struct profile *p, char *why, size_t le
     fclose(f);
     return plot_end(&pf, path, 0, why, len);
 }
+
+int plot_machines(const char *path, const char *title, const char *const *labels, unsigned *const *series,
+                  const unsigned *n, unsigned nser, char *why, size_t len)
+{
+    struct plotfiles pf;
+    const char *term;
+    FILE *f;
+    int rc = plot_open(&pf, path, &term, &f, why, len);
+    if (rc < 0)
+        return rc;
+    for (unsigned s = 0; s < nser; s++) { /* one gnuplot data block per series, two blank lines apart */
+        for (unsigned t = 0; t < n[s]; t++)
+            fprintf(f, "%u %u\n", t, series[s][t]);
+        fprintf(f, "\n\n");
+    }
+    fclose(f);
+    rc = plot_script(&pf, path, term, title, "machines in use each second (machine-seconds: the area under a line)", 0,
+                     &f, why, len);
+    if (rc < 0)
+        return rc;
+    fprintf(f, "set xlabel 'time (s)'\nset ylabel 'machines used'\nset yrange [0:*]\nset grid\nset key top right\n"
+               "plot ");
+    for (unsigned s = 0; s < nser; s++) {
+        fprintf(f, "%s", s ? ", " : "");
+        gq(f, pf.dat);
+        fprintf(f, " index %u using 1:2 with steps lw 2 title ", s);
+        gq(f, labels[s]);
+    }
+    fprintf(f, "\n");
+    fclose(f);
+    return plot_end(&pf, path, 0, why, len);
+}

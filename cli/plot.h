@@ -26,6 +26,9 @@ int plot_heatmap(const char *path, json_t *rows, const char *const *probes, unsi
 /* A profile (read by profile_read): per measured SoI, tolerated and caused interference side by side (0-100; caused
  * clamped to it for display). */
 int plot_profile(const char *path, const struct profile *p, char *why, size_t len);
+/* `place simulate`: machines used per second, one line per run (labels[s], series[s] of n[s] seconds). */
+int plot_machines(const char *path, const char *title, const char *const *labels, unsigned *const *series,
+                  const unsigned *n, unsigned nser, char *why, size_t len);
 
 #ifdef __cplusplus
 }

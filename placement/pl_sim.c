@@ -172,12 +172,13 @@ static int choose_least_loaded(const struct pl_sim_fleet *f, unsigned a, int exc
 /* Among machines where CPU and memory fit, those where pl_coloc_check(tenants + app) is safe (margin
  * PL_COLOC_MARGIN, unknowns optimistic); a shared safe machine before an empty one (packing onto a safe co-runner is
  * what keeps machines free, the point of seed 004 V.A), the best fit first, ties by least loaded, then name. */
-static int choose_interference(const struct pl_sim_fleet *f, unsigned a, int exclude)
+int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned a, int exclude, const struct pl_coloc_opts *opts)
 {
     int best = -1;
     double best_fit = 0;
     bool best_shared = false;
-    struct pl_coloc_opts o = {.margin = PL_COLOC_MARGIN, .pessimistic = false, .terse = true};
+    struct pl_coloc_opts o = *opts;
+    o.terse = true;
     for (unsigned i = 0; i < f->nm; i++) {
         if ((int)i == exclude || !fits(f, i, a))
             continue;
@@ -214,6 +215,12 @@ static int choose_interference(const struct pl_sim_fleet *f, unsigned a, int exc
             best = (int)i, best_fit = fit, best_shared = shared;
     }
     return best;
+}
+
+static int choose_interference(const struct pl_sim_fleet *f, unsigned a, int exclude)
+{
+    const struct pl_coloc_opts o = {.margin = PL_COLOC_MARGIN, .pessimistic = false};
+    return pl_sim_choose_safe(f, a, exclude, &o);
 }
 
 static const struct pl_sim_policy policies[] = {

@@ -61,6 +61,10 @@ struct pl_sim_policy {
     int (*choose)(const struct pl_sim_fleet *f, unsigned app, int exclude);
 };
 const struct pl_sim_policy *pl_sim_policy_find(const char *name);
+/* The interference policy's rule with the check's options given (the policy itself: margin PL_COLOC_MARGIN,
+ * unknowns optimistic): among machines where CPU and memory fit and the tenants plus app are safe, a shared one
+ * before an empty one, the fullest first, then the best fit, then name.  -1: none. */
+int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned app, int exclude, const struct pl_coloc_opts *o);
 
 /* Sensitivity curve of one SoI at an intensity (%): points sorted by intensity, repeated intensities averaged,
  * every point capped at 1.0, 1.0 at 0, linear between points, flat beyond the last.  No curve: 1.0. */
