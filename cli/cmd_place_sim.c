@@ -1,7 +1,8 @@
-/* cmd_place_sim.c - `ibench place simulate`: the fleet simulator (placement/pl_sim.h) on a built-in scenario.
- * --profiles DIR adds every profile DIR holds (*.json, by name: a fixed order keeps a run deterministic) to the
- * scenario's pool of recorded profiles; one that does not parse is bad input (exit 2).  --fleet/--arrivals files
- * are not implemented yet (exit 2 says so). */
+/* cmd_place_sim.c - `ibench place simulate`: the fleet simulator (placement/pl_sim.h) on a built-in scenario or on
+ * fleet and arrivals files (pl_fleet.h).  --profiles DIR replaces the built-in scenario's pool of recorded profiles
+ * with every profile DIR holds (*.json, by name: a fixed order keeps a run deterministic); one that does not parse
+ * is bad input (exit 2).  --policy both runs the two policies on the same inputs, side by side; --plot charts the
+ * machines used over time of every policy run. */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -12,24 +13,30 @@
 
 #include "cli.h"
 #include "ib_err.h"
+#include "pl_fleet.h"
 #include "pl_sim.h"
 #include "place.h"
+#include "plot.h"
 
 #define CMD "place simulate"
 
-enum { OPT_SCENARIO = 1, OPT_FLEET, OPT_ARRIVALS, OPT_PROFILES, OPT_POLICY, OPT_SEED };
+enum { OPT_SCENARIO = 1, OPT_FLEET, OPT_ARRIVALS, OPT_PROFILES, OPT_POLICY, OPT_SEED, OPT_PLOT };
 
 static int usage(void)
 {
-    printf("usage: ibench place simulate --scenario NAME --policy least-loaded|interference --seed S\n"
-           "                             [--profiles DIR] [--json]\n"
-           "  a fleet of machines receives applications with profiles; a policy places them and a ground truth\n"
-           "  (the profiles' sensitivity curves under the co-runners' summed caused pressure) says how each fares\n"
+    printf("usage: ibench place simulate (--scenario NAME [--profiles DIR] | --fleet FILE --arrivals FILE)\n"
+           "                             --policy least-loaded|interference|both --seed S [--json] [--plot FILE]\n\n"
+           "A fleet of machines receives applications with profiles; a policy places them, and a ground truth (the\n"
+           "profiles' sensitivity curves under the co-runners' summed caused pressure, times 2 %% noise) says how\n"
+           "each fares and how fast it does its work (docs/placement.md, \"A fleet simulator\").\n\n"
            "  --scenario NAME   ibench-200x40: 200 applications, 40 machines, one arrival a second\n"
            "  --profiles DIR    recorded profiles (*.json) mixed into the pool with synthetic ones, instead of\n"
            "                    the built-in ones (recorded on the development machine, docs/data/corun)\n"
+           "  --fleet FILE      machines (no tenants) and --arrivals FILE the applications, instead of a scenario\n"
+           "  --policy P        least-loaded, interference, or both (side by side; not with --json)\n"
            "  --seed S          the run is a function of the seed alone\n"
-           "  --json            the result as JSON\n");
+           "  --json            the result as JSON (docs/schema/placement-v1.schema.json)\n"
+           "  --plot FILE       machines used over time, a line per policy (.png or .svg, through gnuplot)\n");
     return IB_EXIT_OK;
 }
 
@@ -86,6 +93,20 @@ static int read_dir(const char *dir, struct profile **out, unsigned *n)
     return rc;
 }
 
+static void print_result(const char *name, const char *policy, unsigned long long seed, const struct pl_sim_result *r)
+{
+    printf("%s, policy %s, seed %llu: %u applications on %u machines\n", name, policy, seed, r->napps, r->nmachines);
+    printf("  QoS violations      %u (applications ever under their QoS in the truth)\n"
+           "  adaptive moves      %u\n  machines closed     %u\n"
+           "  waited on arrival   %u (mean wait %.1f s)\n"
+           "  relative perf       mean %.3f, worst %.3f (each application's lowest)\n"
+           "  performance         mean %.3f (run time alone / run time)\n"
+           "  machine time        %.0f machine-seconds; mean %.2f machines while busy, peak %u; last left at %u s\n"
+           "  utilization         %.3f of used machines' CPUs held, %.3f doing work (rate-weighted)\n",
+           r->violations, r->moves, r->closures, r->waited, r->mean_wait, r->mean_rel, r->worst_rel, r->mean_perf,
+           r->machine_seconds, r->mean_used, r->peak_used, r->makespan, r->utilization, r->useful);
+}
+
 int cmd_place_simulate(int argc, char **argv)
 {
     static const struct option lo[] = {{"scenario", required_argument, 0, OPT_SCENARIO},
@@ -94,10 +115,12 @@ int cmd_place_simulate(int argc, char **argv)
                                        {"profiles", required_argument, 0, OPT_PROFILES},
                                        {"policy", required_argument, 0, OPT_POLICY},
                                        {"seed", required_argument, 0, OPT_SEED},
+                                       {"plot", required_argument, 0, OPT_PLOT},
                                        {"json", no_argument, 0, PLACE_OPT_JSON},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     const char *scenario = NULL, *fleet = NULL, *arrivals = NULL, *dir = NULL, *policy = NULL, *seed_arg = NULL;
+    const char *plot = NULL;
     int json = 0, c;
     optind = 0;
     opterr = 0;
@@ -110,70 +133,98 @@ int cmd_place_simulate(int argc, char **argv)
         case OPT_PROFILES: dir = optarg; break;
         case OPT_POLICY: policy = optarg; break;
         case OPT_SEED: seed_arg = optarg; break;
+        case OPT_PLOT: plot = optarg; break;
         case PLACE_OPT_JSON: json = 1; break;
         default: return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
         }
     }
     if (optind != argc)
         return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
-    if (fleet || arrivals)
-        return cli_fail(IB_EXIT_USAGE, CMD, "--fleet/--arrivals: not implemented yet; use --scenario");
-    if (!scenario)
-        return cli_fail(IB_EXIT_USAGE, CMD, "--scenario NAME expected (known: ibench-200x40)");
+    if (!scenario == !(fleet || arrivals))
+        return cli_fail(IB_EXIT_USAGE, CMD, "--scenario NAME (known: ibench-200x40) or --fleet and --arrivals expected");
+    if (!scenario && (!fleet || !arrivals))
+        return cli_fail(IB_EXIT_USAGE, CMD, "--fleet and --arrivals go together");
+    if (!scenario && dir)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--profiles DIR is the scenario's pool: the arrivals file names profiles");
     if (!policy)
-        return cli_fail(IB_EXIT_USAGE, CMD, "--policy least-loaded|interference expected");
-    const struct pl_sim_policy *pol = pl_sim_policy_find(policy);
-    if (!pol)
-        return cli_fail(IB_EXIT_USAGE, CMD, "unknown policy '%s' (known: least-loaded, interference)", policy);
+        return cli_fail(IB_EXIT_USAGE, CMD, "--policy least-loaded|interference|both expected");
+    const struct pl_sim_policy *pols[2] = {NULL, NULL};
+    unsigned npol = 1;
+    if (!strcmp(policy, "both"))
+        pols[0] = pl_sim_policy_find("least-loaded"), pols[1] = pl_sim_policy_find("interference"), npol = 2;
+    else if (!(pols[0] = pl_sim_policy_find(policy)))
+        return cli_fail(IB_EXIT_USAGE, CMD, "unknown policy '%s' (known: least-loaded, interference, both)", policy);
+    if (json && npol > 1)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--json takes one policy (run it once per policy)");
     char *end;
     errno = 0;
     unsigned long long seed = seed_arg ? strtoull(seed_arg, &end, 10) : 0;
     if (!seed_arg || errno || end == seed_arg || *end || seed_arg[0] == '-')
         return cli_fail(IB_EXIT_USAGE, CMD, "--seed: a non-negative integer expected");
+    char why[512];
+    if (plot && plot_check(plot, why, sizeof why) < 0)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--plot: %s", why);
     struct profile *rec = NULL;
     unsigned nrec = 0;
     int rc = dir ? read_dir(dir, &rec, &nrec) : 0;
     if (rc)
         return rc;
     const struct profile **rp = calloc(nrec ? nrec : 1, sizeof *rp);
-    struct pl_sim_scenario s;
-    struct pl_sim_result r = {0};
-    char why[512];
+    struct pl_sim_scenario s = {0};
+    struct pl_fleet fl = {0};
+    struct pl_sim_fleet *f = NULL;
+    struct pl_sim_result r[2] = {{0}, {0}};
+    const char *name = scenario ? scenario : fleet;
     if (!rp) {
         rc = cli_fail(IB_EXIT_FAIL, CMD, "out of memory");
         goto out;
     }
     for (unsigned i = 0; i < nrec; i++)
         rp[i] = &rec[i];
-    int e = pl_sim_scenario_make(scenario, seed, dir ? rp : NULL, nrec, &s, why, sizeof why); /* NULL: built-in pool */
+    int e = scenario ? pl_sim_scenario_make(scenario, seed, dir ? rp : NULL, nrec, &s, why, sizeof why) /* NULL: built-in pool */
+                     : pl_fleet_read(fleet, &fl, why, sizeof why);
+    if (e == 0 && !scenario && fl.ntenants)
+        e = ib_why(why, sizeof why, -EINVAL, "%s: simulate starts from empty machines (tenants are for place colocate)",
+                   fleet);
+    if (e == 0 && !scenario)
+        e = pl_fleet_read_arrivals(arrivals, &fl, why, sizeof why);
     if (e < 0) {
         rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
         goto out;
     }
-    e = pl_sim_run(&s.f, pol, seed, &r, why, sizeof why);
-    if (e < 0) {
-        rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
-    } else if (json) {
-        char *j = pl_sim_json(scenario, policy, seed, &r);
+    f = scenario ? &s.f : &fl.f;
+    for (unsigned k = 0; k < npol && rc == 0; k++) {
+        e = pl_sim_run(f, pols[k], seed, &r[k], why, sizeof why);
+        if (e < 0)
+            rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
+    }
+    if (rc == 0 && json) {
+        char *j = pl_sim_json(name, pols[0]->name, seed, &r[0]);
         if (!j || fputs(j, stdout) == EOF)
             rc = cli_fail(IB_EXIT_FAIL, CMD, "cannot write the result");
         free(j);
-    } else {
-        printf("scenario %s, policy %s, seed %llu: %u applications on %u machines\n", scenario, policy, seed,
-               r.napps, r.nmachines);
-        printf("  QoS violations      %u (applications ever under their QoS in the truth)\n"
-               "  adaptive moves      %u\n  machines closed     %u\n"
-               "  waited on arrival   %u (mean wait %.1f s)\n"
-               "  relative perf       mean %.3f, worst %.3f (each application's lowest)\n"
-               "  performance         mean %.3f (run time alone / run time)\n"
-               "  machine time        %.0f machine-seconds; mean %.2f machines while busy, peak %u; last left at %u s\n"
-               "  utilization         %.3f of used machines' CPUs held, %.3f doing work (rate-weighted)\n",
-               r.violations, r.moves, r.closures, r.waited, r.mean_wait, r.mean_rel, r.worst_rel, r.mean_perf,
-               r.machine_seconds, r.mean_used, r.peak_used, r.makespan, r.utilization, r.useful);
+    } else if (rc == 0) {
+        for (unsigned k = 0; k < npol; k++) {
+            if (k)
+                printf("\n");
+            print_result(name, pols[k]->name, seed, &r[k]);
+        }
     }
-    pl_sim_result_free(&r);
-    pl_sim_scenario_free(&s);
+    if (rc == 0 && plot) {
+        const char *labels[2] = {pols[0]->name, npol > 1 ? pols[1]->name : NULL};
+        unsigned *series[2] = {r[0].used, r[1].used}, n[2] = {r[0].nseries, r[1].nseries};
+        char title[256];
+        snprintf(title, sizeof title, "ibench place simulate: %s, seed %llu", name, seed);
+        if (plot_machines(plot, title, labels, series, n, npol, why, sizeof why) < 0)
+            rc = cli_fail(IB_EXIT_FAIL, CMD, "--plot: %s", why);
+        else
+            fprintf(stderr, "ibench %s: wrote %s\n", CMD, plot);
+    }
 out:
+    for (unsigned k = 0; k < 2; k++)
+        pl_sim_result_free(&r[k]);
+    pl_sim_scenario_free(&s);
+    pl_fleet_free(&fl);
     free(rp);
     for (unsigned i = 0; i < nrec; i++)
         profile_free(&rec[i]);

@@ -1,7 +1,7 @@
 /* pl_fleet.h - fleet and arrivals files for `place colocate` and `place simulate` (docs/placement.md, "Fleet and
  * arrivals files").  Read strictly (jansson): an unknown key, a missing or out-of-range field, a duplicate machine
- * name, tenants over a machine's capacity or a profile that does not parse is -EINVAL with one line naming the file
- * and the field.  Profile paths are relative to the file's directory; each file is read once.
+ * name, tenants over a machine's capacity or a profile that does not parse is -EINVAL (a file that cannot be read:
+ * its -errno) with one line naming the file and the field.  Profile paths are relative to the file's directory; each file is read once.
  */
 #ifndef IB_PL_FLEET_H
 #define IB_PL_FLEET_H
