@@ -220,6 +220,7 @@ static const struct place_cmd place_cmds[] = {
     {"pair", cmd_place_pair, "may these applications share a machine: per-resource safety both ways, on profiles"},
     {"predict", cmd_place_predict, "an application's relative performance beside others, by the simulator's truth"},
     {"colocate", cmd_place_colocate, "place a stream of applications on a fleet with tenants, each with its reason"},
+    {"provision", cmd_place_provision, "the resources a profile presses and tolerates least, and machine types to relieve"},
     {"simulate", cmd_place_simulate, "a fleet simulator: co-location policies on profiles against a ground truth"},
 };
 
