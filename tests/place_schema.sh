@@ -52,6 +52,15 @@ mc="$here/fixtures/profile-memcached.json"
 run pair pair "$mc" "$mc"
 run pair-three pair "$mc" "$mc" "$mc" --unknown optimistic --margin 0
 run predict predict "$mc" --beside "$mc" --beside "$mc"
+corun="$here/../docs/data/corun"
+fleet="$here/../examples/fleet"
+run colocate colocate --fleet "$fleet/fleet.json" --unknown optimistic --profiles "$corun/memcached.json" \
+  "$corun/dram.json:2:8" "$corun/xz.json"
+run simulate simulate --scenario ibench-200x40 --policy interference --seed 1
+run simulate-files simulate --fleet "$fleet/machines.json" --arrivals "$fleet/arrivals.json" --policy least-loaded \
+  --seed 2
+run provision provision "$corun/disk.json" --catalog "$here/../examples/catalog.json"
+run provision-bare provision "$mc"
 # a JSON that breaks the schema (an unknown kind) must be rejected: exit 1, the error at that field
 "$ibench" place topo --topology "$clover" --json | sed 's/"kind": "synthetic"/"kind": "imaginary"/' >"$out/bad.json"
 msg=$($check "$out/bad.json" 2>&1)
