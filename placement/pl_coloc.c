@@ -220,10 +220,10 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
                 r->safe = false;
                 if (o->terse)
                     return 0;
-                char *who = NULL; /* the others that press r (or may: unknown) */
+                char *who = NULL; /* the others that press r as counted (an unknown counted 100 among them) */
                 char lb[96], la[96];
                 for (unsigned b = 0; b < n && err == 0; b++)
-                    if (b != a && (cv[b] > 0 || !ck[b]))
+                    if (b != a && cv[b] > 0)
                         err = append(&who, "+", "%s", label(apps, n, b, lb, sizeof lb));
                 if (err == 0)
                     err = append(&r->deciding, ", ", "%s (%s break%s %s: %.1f caused > %.1f tolerated - %g margin)",
