@@ -160,6 +160,41 @@ static bool less_loaded(const struct pl_sim_machine *a, const struct pl_sim_mach
     return strcmp(a->name, b->name) < 0;
 }
 
+/* The pressure the group's other members put on each of member x's SoIs (the profile's order, up to
+ * PL_SIM_LEARN_SOIS). */
+static void pressure_vec(const struct pl_sim_fleet *f, const unsigned *group, unsigned n, unsigned x, float *v)
+{
+    const struct profile *o[PL_COLOC_MAX_APPS];
+    unsigned k = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (group[i] != x)
+            o[k++] = f->app[group[i]].p;
+    const struct profile *p = f->app[x].p;
+    for (unsigned s = 0; s < p->nsois && s < PL_SIM_LEARN_SOIS; s++)
+        v[s] = (float)pl_sim_pressure(o, k, p->sois[s].soi);
+}
+
+/* Does the group press some member at least as hard, on every SoI, as where a re-profile found it breaking? */
+static bool learned_unsafe(const struct pl_sim_fleet *f, const unsigned *group, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        const struct pl_sim_app *x = &f->app[group[i]];
+        if (!x->nlearned)
+            continue;
+        float v[PL_SIM_LEARN_SOIS];
+        pressure_vec(f, group, n, group[i], v);
+        unsigned ns = x->p->nsois < PL_SIM_LEARN_SOIS ? x->p->nsois : PL_SIM_LEARN_SOIS;
+        for (unsigned l = 0; l < x->nlearned; l++) {
+            unsigned s = 0;
+            while (s < ns && v[s] >= x->learned[l][s])
+                s++;
+            if (s == ns)
+                return true;
+        }
+    }
+    return false;
+}
+
 static int choose_least_loaded(const struct pl_sim_fleet *f, unsigned a, int exclude)
 {
     int best = -1;
@@ -198,6 +233,11 @@ int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned a, int exclude, co
             fit = r.fit;
             pl_coloc_result_free(&r);
             if (!safe)
+                continue;
+            unsigned grp[PL_COLOC_MAX_APPS];
+            memcpy(grp, m->tenant, m->ntenants * sizeof grp[0]);
+            grp[m->ntenants] = a;
+            if (learned_unsafe(f, grp, m->ntenants + 1))
                 continue;
         }
         bool better;
@@ -272,6 +312,26 @@ static double truth_of(const struct pl_sim_fleet *f, unsigned a, struct rng *g)
     return pl_sim_truth(f->app[a].p, o, n) * (n ? noise : 1.0); /* alone: 1.0 by definition of relative */
 }
 
+/* The adaptive step's re-profile of a, found under its QoS on machine mi: where the truth without its noise is under
+ * the QoS too, the pressures it breaks at are kept (the oldest replaced); a dip of noise alone teaches nothing. */
+static void relearn(struct pl_sim_fleet *f, unsigned mi, unsigned a)
+{
+    const struct pl_sim_machine *m = &f->m[mi];
+    struct pl_sim_app *x = &f->app[a];
+    const struct profile *o[PL_COLOC_MAX_APPS];
+    unsigned n = 0;
+    for (unsigned t = 0; t < m->ntenants; t++)
+        if (m->tenant[t] != a)
+            o[n++] = f->app[m->tenant[t]].p;
+    if (pl_sim_truth(x->p, o, n) >= x->qos)
+        return;
+    if (x->nlearned == PL_SIM_LEARN) { /* full: the oldest goes */
+        memmove(x->learned[0], x->learned[1], (PL_SIM_LEARN - 1) * sizeof x->learned[0]);
+        x->nlearned--;
+    }
+    pressure_vec(f, m->tenant, m->ntenants, a, x->learned[x->nlearned++]);
+}
+
 /* Evaluates every tenant of machine mi; the adaptive step for those under QoS. */
 static void evaluate(struct pl_sim_fleet *f, unsigned mi, const struct pl_sim_policy *pol, struct rng *g,
                      struct pl_sim_result *r, int depth)
@@ -292,6 +352,7 @@ static void evaluate(struct pl_sim_fleet *f, unsigned mi, const struct pl_sim_po
             f->app[a].violated = true;
             r->violations++;
         }
+        relearn(f, mi, a);
         if (depth > 0)
             continue; /* one adaptive step per event: a move does not cascade */
         unplace(f, a);
@@ -326,6 +387,7 @@ int pl_sim_run(struct pl_sim_fleet *f, const struct pl_sim_policy *pol, uint64_t
         ap->worst = 1.0;
         ap->rate = 1.0;
         ap->done = 0;
+        ap->nlearned = 0;
         ap->start = ap->end = 0;
         if (ap->duration == 0)
             return ib_why(why, len, -EINVAL, "application %u has no work (duration 0)", a);

@@ -20,6 +20,8 @@ extern "C" {
 
 #define PL_SIM_MAX_TENANTS (PL_COLOC_MAX_APPS - 1)
 #define PL_SIM_NOISE_SD 0.02 /* lognormal noise on the truth: sd of its log, ~2 % */
+#define PL_SIM_LEARN 4        /* re-profiles an application keeps: the pressures it was found breaking at */
+#define PL_SIM_LEARN_SOIS 32  /* of its first SoIs (the rest are left out of the comparison: more refusals) */
 
 struct pl_sim_machine {
     char name[32];
@@ -44,6 +46,11 @@ struct pl_sim_app {
     double rate;                            /* its truth now: seconds of work done per second */
     double done;                            /* seconds of work done */
     bool violated;                          /* was ever under its QoS in the truth */
+    /* the adaptive step's re-profiles (seed 004 V.A): the pressure on each of its SoIs (the profile's order) where
+     * it was found under its QoS, its co-runners' summed caused; the interference policy refuses a group that
+     * presses it at least as hard on every one of them again */
+    float learned[PL_SIM_LEARN][PL_SIM_LEARN_SOIS];
+    unsigned nlearned;
     double worst;                           /* lowest truth it saw (1.0 if never co-located) */
 };
 

@@ -161,6 +161,23 @@ TEST(PlaceSim, InterferenceAvoidsAnUnsafeCoRunnerAndPacksOnASafeOne)
     EXPECT_EQ(pl_sim_policy_find("interference")->choose(&t.f, 2, 1), 2);
 }
 
+TEST(PlaceSim, AReprofiledApplicationIsNotPressedAsHardAgain)
+{
+    Tiny t;
+    t.app[1] = app_of(&t.quiet);
+    t.app[2] = app_of(&t.victim);
+    t.m[1].tenant[0] = 1, t.m[1].ntenants = 1, t.m[1].cpu_used = 1, t.app[1].machine = 1;
+    t.f.napps = 3;
+    t.app[0] = app_of(&t.quiet); // unplaced, unused
+    EXPECT_EQ(pl_sim_policy_find("interference")->choose(&t.f, 2, -1), 1); // quiet's 5 fits the victim's 20 - 5
+    // a re-profile found the victim breaking at mem-bw 5 (quiet's pressure): b is refused, an empty one taken (a and
+    // c tie on free CPU: a by name)
+    t.app[2].learned[0][0] = 5, t.app[2].nlearned = 1;
+    EXPECT_EQ(pl_sim_policy_find("interference")->choose(&t.f, 2, -1), 0);
+    t.app[2].learned[0][0] = 6; // breaking at 6: quiet's 5 presses less, b is fine again
+    EXPECT_EQ(pl_sim_policy_find("interference")->choose(&t.f, 2, -1), 1);
+}
+
 TEST(PlaceSim, UnknownScenarioAndEmptyFleetAreRefused)
 {
     struct pl_sim_scenario s;
@@ -234,8 +251,8 @@ TEST(PlaceSim, InterferenceHasFewerViolationsOverFiveSeeds) { five_seeds(false);
 
 // "At no more machines used": machines used summed over the run (machine-seconds), the fleet's cost; the runs'
 // lengths differ, so a mean over each run's own busy seconds would reward a long, thin tail (docs/placement.md).
-// OPEN (issue 16): with the built-in pool recorded here it holds on seeds 1, 2, 4 and 5, not on seed 3 (31739 vs
-// 30928 machine-seconds, +2.6 %). Disabled, not tuned; run it with --gtest_also_run_disabled_tests.
+// OPEN (issue 16): with the built-in pool recorded here and the adaptive step's re-profiles it holds on seed 4
+// only (docs/placement.md, "Results"). Disabled, not tuned; run it with --gtest_also_run_disabled_tests.
 TEST(PlaceSim, DISABLED_InterferenceUsesNoMoreMachineTimeOverFiveSeeds) { five_seeds(true); }
 
 // The command: exit 2 with one line on an unknown scenario and on a profile that does not parse.
