@@ -175,7 +175,13 @@ TEST_F(InterconnectRun, RampIsPacedAndSelfMetered)
     // test_pace.
     // and it does send: a trend, not a timing bar (the host is shared)
     EXPECT_GT(res[1].achieved, 0.0);
-    EXPECT_GT(res[2].achieved, res[1].achieved);
+    // More at 50 % than at 20 % only where 20 % was reached (pacing bound); where the round trips bound both steps
+    // (the hub under its target at 20 % already), both run as fast as the round trips allow, and the host's noise
+    // orders them (6.99e6 against 7.07e6 msg/s once): then 50 % must not fall far below 20 %.
+    if (res[1].achieved_pct >= 0.9 * 20)
+        EXPECT_GT(res[2].achieved, res[1].achieved);
+    else
+        EXPECT_GT(res[2].achieved, 0.8 * res[1].achieved);
     EXPECT_GT(res[3].achieved, res[1].achieved);
     for (int i = 1; i < 4; i++)
         EXPECT_GT(res[i].load_ns, 0.0) << "step " << i;
