@@ -1,0 +1,264 @@
+/* cmd_place_map.c - `ibench place map`: seed 000's characteristics heuristic (Algorithm 1) for a latency-sensitive
+ * target beside a co-runner, and both applications' CPU sets on a machine (placement/pl_map.h; docs/placement.md,
+ * "The characteristics heuristic"). */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ib_err.h"
+#include "parse.h"
+#include "pl_map.h"
+#include "pl_proc.h"
+#include "place.h"
+#include "render.h"
+
+#define CMD "place map"
+
+enum { OPT_TARGET = 1, OPT_CORUNNER, OPT_SHARING_HIGH, OPT_FOOTPRINT_HIGH };
+
+static int usage(void)
+{
+    printf("usage: ibench place map --target T[:THREADS] --corunner C[:THREADS] [--topology SPEC] [--concerns LIST]\n"
+           "                        [--sharing-high F] [--footprint-high P] [--json]\n\n"
+           "Seed 000's characteristics heuristic (Algorithm 1): whether the latency-sensitive target T should share\n"
+           "the last-level cache and the memory path among its own threads or spread over them, beside co-runner C;\n"
+           "then both applications' CPU sets on the machine and seed 000's notation ({XXXX****}: X the target,\n"
+           "* the co-runner, . idle).  T and C are ibench profiles (bus usage = caused mem-bw, LLC footprint =\n"
+           "caused llc-cap) or characteristics files (docs/placement.md, \"The characteristics heuristic\").\n"
+           "THREADS: the file's \"threads\", else half the machine's PUs.\n\n"
+           "  --sharing-high F   data sharing (0-1) at or above F is high (default %.2f)\n"
+           "  --footprint-high P an LLC footprint at or above P %% of one LLC is high (default %.0f)\n"
+           "%s",
+           PL_MAP_SHARING_HIGH, PL_MAP_FOOTPRINT_HIGH, place_common_help);
+    return IB_EXIT_OK;
+}
+
+static char *slurp(const char *path, char *why, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ib_why(why, len, -errno, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    for (size_t r; b && (r = fread(b + n, 1, cap - n - 1, f)) > 0;) {
+        n += r;
+        if (n + 1 == cap) {
+            char *nb = cap < (16u << 20) ? realloc(b, cap * 2) : NULL;
+            if (!nb) {
+                free(b);
+                b = NULL;
+                ib_why(why, len, -EFBIG, "%s: larger than 16 MiB", path);
+                break;
+            }
+            b = nb, cap *= 2;
+        }
+    }
+    if (b)
+        b[n] = 0;
+    else if (!why[0])
+        ib_why(why, len, -ENOMEM, "out of memory");
+    fclose(f);
+    return b;
+}
+
+/* FILE[:THREADS]: a profile ("format": "ibench-profile") or a characteristics file. */
+static int load_app(const char *arg, struct pl_map_chars *c, char *why, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", arg);
+    unsigned long threads = 0;
+    char *colon = strrchr(path, ':');
+    if (colon) {
+        if (parse_uint(colon + 1, 1, 4096, &threads) < 0)
+            return ib_why(why, len, -EINVAL, "'%s': FILE[:THREADS] expected, THREADS a whole number in 1-4096", arg);
+        *colon = 0;
+    }
+    why[0] = 0;
+    char *text = slurp(path, why, len);
+    if (!text)
+        return -EINVAL;
+    json_t *doc = json_loads(text, 0, NULL);
+    bool is_profile = doc && json_is_string(json_object_get(doc, "format")) &&
+                      !strcmp(json_string_value(json_object_get(doc, "format")), "ibench-profile");
+    json_decref(doc);
+    int rc;
+    if (is_profile) {
+        struct profile p;
+        rc = profile_read(path, &p, why, len);
+        if (rc == 0) {
+            rc = pl_map_chars_from_profile(&p, c, why, len);
+            profile_free(&p);
+        }
+    } else {
+        rc = pl_map_chars_parse(text, path, c, why, len);
+    }
+    free(text);
+    if (rc == 0 && threads)
+        c->threads = (unsigned)threads;
+    return rc;
+}
+
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *app_json(const struct pl_map_chars *c, const char *cpus)
+{
+    return json_pack("{s:s,s:i,s:o,s:o,s:o,s:{s:s,s:s,s:s},s:s}", "name", c->name, "threads", (int)c->threads,
+                     "bus_usage", num(c->bus_usage), "llc_footprint", num(c->llc_footprint), "data_sharing",
+                     num(c->data_sharing), "sources", "bus_usage", c->src[0], "llc_footprint", c->src[1],
+                     "data_sharing", c->src[2], "cpus", cpus);
+}
+
+static const char *word(enum pl_share s) { return s == PL_SHARED ? "shared" : "spread"; }
+
+int cmd_place_map(int argc, char **argv)
+{
+    static const struct option lo[] = {{"target", required_argument, 0, OPT_TARGET},
+                                       {"corunner", required_argument, 0, OPT_CORUNNER},
+                                       {"sharing-high", required_argument, 0, OPT_SHARING_HIGH},
+                                       {"footprint-high", required_argument, 0, OPT_FOOTPRINT_HIGH},
+                                       PLACE_COMMON_OPTIONS,
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    struct place_opts po = {0};
+    struct pl_map_opts mo = {PL_MAP_SHARING_HIGH, PL_MAP_FOOTPRINT_HIGH};
+    const char *targ = NULL, *corun = NULL;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': return usage();
+        case OPT_TARGET: targ = optarg; break;
+        case OPT_CORUNNER: corun = optarg; break;
+        case OPT_SHARING_HIGH:
+            if (parse_double(optarg, &mo.sharing_high) < 0 || !(mo.sharing_high >= 0 && mo.sharing_high <= 1))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--sharing-high '%s': a number in [0, 1] expected", optarg);
+            break;
+        case OPT_FOOTPRINT_HIGH:
+            if (parse_double(optarg, &mo.footprint_high) < 0 || !(mo.footprint_high >= 0))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--footprint-high '%s': a number >= 0 expected", optarg);
+            break;
+        default:
+            if (c >= PLACE_OPT_BASE && place_common_opt(&po, c, optarg) == 0)
+                break;
+            return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    if (!targ || !corun)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--target and --corunner are both required");
+    char why[512] = "";
+    struct pl_map_chars t, co;
+    int e;
+    if ((e = load_app(targ, &t, why, sizeof why)) < 0 || (e = load_app(corun, &co, why, sizeof why)) < 0)
+        return cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
+    struct pl_map_decision d;
+    if ((e = pl_map_decide(&t, &co, &mo, &d, why, sizeof why)) < 0)
+        return cli_fail(IB_EXIT_USAGE, CMD, "%s", why);
+    struct pl_machine m;
+    struct pl_hier h;
+    int rc = place_open("map", &po, &m, &h);
+    if (rc)
+        return rc;
+    int llc, bus;
+    struct pl_map_result r = {0};
+    if ((e = pl_map_levels(&h, &llc, &bus, why, sizeof why)) < 0)
+        goto bad;
+    if (!t.threads)
+        t.threads = h.npus / 2 ? h.npus / 2 : 1;
+    if (!co.threads)
+        co.threads = h.npus / 2 ? h.npus / 2 : 1;
+    if ((e = pl_map_place(&h, llc, bus, t.threads, co.threads, &d, &r, why, sizeof why)) < 0)
+        goto bad;
+    if (r.np > 4096 || r.nc > 4096) {
+        e = ib_why(why, sizeof why, -EINVAL, "more than 4096 threads");
+        goto bad;
+    }
+    int tc[4096], cc[4096];
+    for (unsigned j = 0; j < r.np; j++)
+        tc[j] = h.pu_os[r.p_pus[j]];
+    for (unsigned j = 0; j < r.nc; j++)
+        cc[j] = h.pu_os[r.c_pus[j]];
+    /* OS indexes need not ascend with logical ones: the list format wants them sorted */
+    for (unsigned i = 1; i < r.np; i++)
+        for (unsigned j = i; j > 0 && tc[j - 1] > tc[j]; j--) {
+            int x = tc[j];
+            tc[j] = tc[j - 1], tc[j - 1] = x;
+        }
+    for (unsigned i = 1; i < r.nc; i++)
+        for (unsigned j = i; j > 0 && cc[j - 1] > cc[j]; j--) {
+            int x = cc[j];
+            cc[j] = cc[j - 1], cc[j - 1] = x;
+        }
+    char tl[1024], cl[1024];
+    pl_cpulist_format(tc, r.np, tl, sizeof tl);
+    pl_cpulist_format(cc, r.nc, cl, sizeof cl);
+    if (po.json) {
+        json_t *doc = json_object();
+        json_object_set_new(doc, "command", json_string(CMD));
+        json_object_set_new(doc, "topology", json_string(m.spec));
+        json_object_set_new(doc, "levels", llc < 0 ? json_null()
+                                                   : json_pack("{s:s,s:i,s:s,s:i}", "llc", h.lv[llc].name,
+                                                               "llc_instances", (int)h.lv[llc].ninst, "bus",
+                                                               h.lv[bus].name, "bus_instances", (int)h.lv[bus].ninst));
+        json_object_set_new(doc, "thresholds", json_pack("{s:f,s:f}", "sharing_high", mo.sharing_high,
+                                                          "footprint_high", mo.footprint_high));
+        json_object_set_new(doc, "target", app_json(&t, tl));
+        json_object_set_new(doc, "corunner", app_json(&co, cl));
+        json_object_set_new(doc, "decision", json_pack("{s:s,s:s,s:i,s:s}", "llc", word(d.llc), "bus", word(d.bus),
+                                                        "line", d.line, "why", d.why));
+        json_object_set_new(doc, "placed", json_pack("{s:s,s:s,s:i,s:i,s:b,s:o}", "llc", word(r.llc), "bus",
+                                                      word(r.bus), "llc_instances", (int)r.llc_used, "bus_instances",
+                                                      (int)r.bus_used, "adjusted", r.adjusted, "why",
+                                                      r.adjusted ? json_string(r.adjust_why) : json_null()));
+        json_object_set_new(doc, "notation", r.notation[0] ? json_string(r.notation) : json_null());
+        rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, CMD, "cannot write JSON");
+        json_decref(doc);
+    } else {
+        if (llc >= 0)
+            printf("%s (%u threads) beside %s (%u threads) on %s: LLC = %s (%u), memory path = %s (%u)\n\n", t.name,
+                   t.threads, co.name, co.threads, m.spec, h.lv[llc].name, h.lv[llc].ninst, h.lv[bus].name,
+                   h.lv[bus].ninst);
+        else
+            printf("%s (%u threads) beside %s (%u threads) on %s: no shared level\n\n", t.name, t.threads, co.name,
+                   co.threads, m.spec);
+        printf("%-16s %12s %14s %13s\n", "", "bus usage", "LLC footprint", "data sharing");
+        const struct pl_map_chars *ap[2] = {&t, &co};
+        for (int i = 0; i < 2; i++) {
+            char ds[32];
+            snprintf(ds, sizeof ds, isnan(ap[i]->data_sharing) ? "unknown" : "%.2f", ap[i]->data_sharing);
+            printf("%-16.16s %12.1f %14.1f %13s\n", ap[i]->name, ap[i]->bus_usage, ap[i]->llc_footprint, ds);
+        }
+        for (int i = 0; i < 2; i++)
+            printf("  %s: bus usage %s; LLC footprint %s; data sharing %s\n", ap[i]->name, ap[i]->src[0],
+                   ap[i]->src[1], ap[i]->src[2]);
+        printf("\nAlgorithm 1: %s\n", d.why);
+        printf("decision: LLC %s, memory path %s (line %d)\n", word(d.llc), word(d.bus), d.line);
+        if (r.adjusted)
+            printf("adjusted: %s\n", r.adjust_why);
+        if (llc >= 0)
+            printf("placed:   LLC %s (%u instance%s), memory path %s (%u)\n", word(r.llc), r.llc_used,
+                   r.llc_used == 1 ? "" : "s", word(r.bus), r.bus_used);
+        printf("\n");
+        printf("%-16.16s cpus %s\n%-16.16s cpus %s\n", t.name, tl, co.name, cl);
+        if (r.notation[0])
+            printf("notation         %s\n", r.notation);
+    }
+    pl_map_result_free(&r);
+    pl_hier_free(&h);
+    pl_machine_free(&m);
+    return rc;
+bad:
+    pl_map_result_free(&r);
+    pl_hier_free(&h);
+    pl_machine_free(&m);
+    return cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
+}
