@@ -238,8 +238,11 @@ int cmd_place_map(int argc, char **argv)
             printf("%-16.16s %12.1f %14.1f %13s\n", ap[i]->name, ap[i]->bus_usage, ap[i]->llc_footprint, ds);
         }
         for (int i = 0; i < 2; i++)
-            printf("  %s: bus usage %s; LLC footprint %s; data sharing %s\n", ap[i]->name, ap[i]->src[0],
-                   ap[i]->src[1], ap[i]->src[2]);
+            if (!strcmp(ap[i]->src[0], ap[i]->src[1]) && !strcmp(ap[i]->src[1], ap[i]->src[2]))
+                printf("  %s: all %s\n", ap[i]->name, ap[i]->src[0]);
+            else
+                printf("  %s: bus usage %s; LLC footprint %s; data sharing %s\n", ap[i]->name, ap[i]->src[0],
+                       ap[i]->src[1], ap[i]->src[2]);
         printf("\nAlgorithm 1: %s\n", d.why);
         printf("decision: LLC %s, memory path %s (line %d)\n", word(d.llc), word(d.bus), d.line);
         if (r.adjusted)

@@ -61,6 +61,10 @@ run simulate-files simulate --fleet "$fleet/machines.json" --arrivals "$fleet/ar
   --seed 2
 run provision provision "$corun/disk.json" --catalog "$here/../examples/catalog.json"
 run provision-bare provision "$mc"
+seed0="$here/fixtures/seed000"
+run map map --topology "$clover" --concerns package,l2 --target "$seed0/contentAnalyzer.json" \
+  --corunner "$seed0/stitcher.json"
+run map-live map --target "$corun/memcached.json" --corunner "$corun/dram.json"
 # a JSON that breaks the schema (an unknown kind) must be rejected: exit 1, the error at that field
 "$ibench" place topo --topology "$clover" --json | sed 's/"kind": "synthetic"/"kind": "imaginary"/' >"$out/bad.json"
 msg=$($check "$out/bad.json" 2>&1)
