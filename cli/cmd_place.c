@@ -223,6 +223,7 @@ static const struct place_cmd place_cmds[] = {
     {"provision", cmd_place_provision, "the resources a profile presses and tolerates least, and machine types to relieve"},
     {"simulate", cmd_place_simulate, "a fleet simulator: co-location policies on profiles against a ground truth"},
     {"map", cmd_place_map, "seed 000's heuristic: share or spread a target's threads over LLC and memory path"},
+    {"atom", cmd_place_atom, "AToM: learn a live process's best sharing class by competition, and pin it there"},
 };
 
 static void place_usage(FILE *f)

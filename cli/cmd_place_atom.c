@@ -1,0 +1,463 @@
+/* cmd_place_atom.c - `ibench place atom`: AToM, seed 000's adaptive thread-to-core mapper, on a live process or on a
+ * simulated one (--oracle).  The method is placement/pl_atom.h; this file is its two adapters: the classes of the
+ * process's thread count (pl_classes), pinning (pl_proc_apply) and the metric (the profile's adapters), or the
+ * oracle.  docs/placement.md, "The adaptive mapper". */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ib_err.h"
+#include "metric.h"
+#include "parse.h"
+#include "pl_atom.h"
+#include "pl_classes.h"
+#include "pl_proc.h"
+#include "place.h"
+#include "render.h"
+#include "target.h"
+
+#define CMD "place atom"
+
+enum { OPT_PID = 1, OPT_ORACLE, OPT_THREADS, OPT_METRIC, OPT_PERIOD, OPT_ROUNDS, OPT_RELEARN, OPT_CYCLES, OPT_DRY,
+       OPT_SEED };
+
+static int usage(void)
+{
+    printf("usage: ibench place atom (--pid P --metric SPEC | --oracle FILE --threads N) [--period S] [--rounds N]\n"
+           "                         [--relearn S [--cycles N]] [--dry-run] [--seed S] [--topology SPEC]\n"
+           "                         [--concerns LIST] [--json]\n\n"
+           "AToM (seed 000 section 5.2): a learning phase runs the application in each sharing class of its thread\n"
+           "count (the important placements of `ibench place classes`) for --period seconds each, as --rounds\n"
+           "interleaved slices, measuring its own metric; then pins it to the winner.  A class wins clearly only when\n"
+           "its mean beats every other by more than %.0f standard errors over the slices; otherwise the output says\n"
+           "so and keeps the leader.  Learning takes classes x period.\n\n"
+           "  --pid P            the live process: every thread is pinned, one CPU each (place apply's rule)\n"
+           "  --metric SPEC      its metric over a slice: command:CMD / command-lower:CMD (the first number CMD\n"
+           "                     prints at the end of the slice; higher / lower is better), or cputime (the CPU\n"
+           "                     seconds per second its threads got over the slice; higher is better)\n"
+           "  --oracle FILE      a simulated application instead: performance per class and noise (JSON; the\n"
+           "                     classes by notation; docs/placement.md); needs --threads; time is not slept\n"
+           "  --period S         seconds each class runs in a learning phase (default 60)\n"
+           "  --rounds N         slices each period is run as (default %u)\n"
+           "  --relearn S        after S seconds on the winner, compete again\n"
+           "  --cycles N         learning phases in all (default 1; with --relearn, until interrupted)\n"
+           "  --dry-run          list the classes and the schedule; pin nothing, measure nothing\n"
+           "  --seed S           the oracle's noise (default 1)\n"
+           "%s",
+           PL_ATOM_Z, PL_ATOM_ROUNDS, place_common_help);
+    return IB_EXIT_OK;
+}
+
+/* ---- live adapter */
+struct live {
+    pid_t pid;
+    const struct pl_class_list *cl;
+    const struct pl_hier *h;
+    struct metric *metric;
+    bool cputime;
+};
+
+static int stop_sleep(double s)
+{
+    double end = s;
+    while (end > 0 && !cli_stop) {
+        double d = end < 0.05 ? end : 0.05;
+        struct timespec ts = {(time_t)d, (long)((d - (time_t)d) * 1e9)};
+        nanosleep(&ts, NULL);
+        end -= d;
+    }
+    return cli_stop ? -EINTR : 0;
+}
+
+static int cpus_of(const struct pl_hier *h, const struct pl_class *c, int *cpus)
+{
+    for (unsigned j = 0; j < c->nthreads; j++)
+        cpus[j] = h->pu_os[c->pus[j]];
+    return (int)c->nthreads;
+}
+
+static int live_apply(void *ctx, unsigned k, char *why, size_t len)
+{
+    struct live *L = ctx;
+    int cpus[4096];
+    unsigned n = (unsigned)cpus_of(L->h, &L->cl->v[k], cpus);
+    struct pl_apply_opts ao = {.cpus = cpus, .ncpus = n};
+    struct pl_apply_result r;
+    int rc = pl_proc_apply(L->pid, &ao, &r, why, len);
+    pl_apply_result_free(&r);
+    return rc;
+}
+
+/* utime + stime of every thread of pid, in seconds */
+static int cpu_seconds(pid_t pid, double *s, char *why, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return ib_why(why, len, -ESRCH, "process %d is gone", (int)pid);
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    unsigned long long ut, st;
+    /* after "pid (comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return ib_why(why, len, -EBADMSG, "%s: cannot read utime and stime", path);
+    *s = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    return 0;
+}
+
+static int live_measure(void *ctx, unsigned k, double seconds, double *value, char *why, size_t len)
+{
+    struct live *L = ctx;
+    (void)k;
+    double c0 = 0, c1 = 0;
+    int rc;
+    if (L->cputime && (rc = cpu_seconds(L->pid, &c0, why, len)) < 0)
+        return rc;
+    if ((rc = stop_sleep(seconds)) < 0)
+        return ib_why(why, len, rc, "interrupted");
+    if (L->cputime) {
+        if ((rc = cpu_seconds(L->pid, &c1, why, len)) < 0)
+            return rc;
+        *value = (c1 - c0) / seconds;
+        return 0;
+    }
+    char *out = NULL;
+    int status;
+    uint64_t wall;
+    rc = child_run(L->metric->cmd, NULL, 0, 60000, &cli_stop, &out, &status, &wall, NULL, why, len);
+    if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        rc = ib_why(why, len, -EBADMSG, "the metric command failed (%s)", WIFEXITED(status) ? "non-zero exit" :
+                    "killed");
+    if (rc == 0)
+        rc = metric_read(L->metric, out, value, why, len);
+    free(out);
+    return rc;
+}
+
+static const struct pl_atom_ops live_ops = {live_apply, live_measure};
+
+/* ---- output */
+static json_t *phase_json(const struct pl_atom_result *r, const struct pl_class_list *cl, const struct pl_hier *h,
+                          bool applied)
+{
+    json_t *cls = json_array();
+    for (unsigned k = 0; k < r->nclasses; k++) {
+        char note[80] = "", cpus_s[1024];
+        int cpus[4096];
+        pl_class_notation(h, &cl->v[k], note, sizeof note);
+        int n = cpus_of(h, &cl->v[k], cpus);
+        for (int i = 1; i < n; i++) /* ascending for the list format */
+            for (int j = i; j > 0 && cpus[j - 1] > cpus[j]; j--) {
+                int x = cpus[j];
+                cpus[j] = cpus[j - 1], cpus[j - 1] = x;
+            }
+        pl_cpulist_format(cpus, (unsigned)n, cpus_s, sizeof cpus_s);
+        const struct pl_atom_stat *s = &r->st[k];
+        json_array_append_new(cls, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o}", "class", (int)k + 1, "notation", note,
+                                             "cpus", cpus_s, "slices", (int)s->n,
+                                             "mean", isfinite(s->mean) ? json_real(s->mean) : json_null(), "se",
+                                             isfinite(s->se) ? json_real(s->se) : json_null()));
+    }
+    return json_pack("{s:o,s:f,s:f,s:i,s:i,s:o,s:b,s:s,s:b}", "classes", cls, "slice_s", r->slice_s, "learning_s",
+                     r->learning_s, "best", r->best + 1, "rival", r->rival + 1,
+                     "margin_se", isfinite(r->margin_se) ? json_real(r->margin_se) : json_null(), "clear", r->clear,
+                     "why", r->why, "applied", applied);
+}
+
+static void phase_print(unsigned cycle, const struct pl_atom_result *r, const struct pl_class_list *cl,
+                        const struct pl_hier *h, bool applied, const char *unit)
+{
+    printf("learning phase %u: %u class%s x %.3g s = %.3g s (%u slices of %.3g s)\n", cycle, r->nclasses,
+           r->nclasses == 1 ? "" : "es", r->nslices ? r->learning_s / r->nclasses : 0.0, r->learning_s, r->nslices,
+           r->slice_s);
+    printf("  %5s  %-20s %8s %12s %10s\n", "class", "notation", "slices", "mean", "se");
+    for (unsigned k = 0; k < r->nclasses; k++) {
+        char note[80] = "";
+        pl_class_notation(h, &cl->v[k], note, sizeof note);
+        const struct pl_atom_stat *s = &r->st[k];
+        printf("  %5u  %-20s %8u %12.5g %10.3g%s\n", k + 1, note[0] ? note : "-", s->n, s->mean, s->se,
+               (int)k == r->best ? "  <- best" : "");
+    }
+    printf("  %s%s%s\n", r->why, unit[0] ? "; metric in " : "", unit);
+    printf("  %s class %d\n", applied ? "applied" : "would apply (--dry-run or oracle)", r->best + 1);
+}
+
+int cmd_place_atom(int argc, char **argv)
+{
+    static const struct option lo[] = {{"pid", required_argument, 0, OPT_PID},
+                                       {"oracle", required_argument, 0, OPT_ORACLE},
+                                       {"threads", required_argument, 0, OPT_THREADS},
+                                       {"metric", required_argument, 0, OPT_METRIC},
+                                       {"period", required_argument, 0, OPT_PERIOD},
+                                       {"rounds", required_argument, 0, OPT_ROUNDS},
+                                       {"relearn", required_argument, 0, OPT_RELEARN},
+                                       {"cycles", required_argument, 0, OPT_CYCLES},
+                                       {"dry-run", no_argument, 0, OPT_DRY},
+                                       {"seed", required_argument, 0, OPT_SEED},
+                                       PLACE_COMMON_OPTIONS,
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    struct place_opts po = {0};
+    unsigned long pid = 0, threads = 0, rounds = PL_ATOM_ROUNDS, cycles = 0, seed = 1;
+    double period = 60, relearn = -1;
+    const char *oracle = NULL, *mspec = NULL;
+    bool dry = false;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': return usage();
+        case OPT_PID:
+            if (parse_uint(optarg, 1, 4194304, &pid) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--pid '%s': a process id expected", optarg);
+            break;
+        case OPT_ORACLE: oracle = optarg; break;
+        case OPT_THREADS:
+            if (parse_uint(optarg, 1, 4096, &threads) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--threads '%s': a whole number in 1-4096 expected", optarg);
+            break;
+        case OPT_METRIC: mspec = optarg; break;
+        case OPT_PERIOD:
+            if (parse_double(optarg, &period) < 0 || !(period > 0 && period <= 86400))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--period '%s': seconds in (0, 86400] expected", optarg);
+            break;
+        case OPT_ROUNDS:
+            if (parse_uint(optarg, 1, 100000, &rounds) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--rounds '%s': a whole number in 1-100000 expected", optarg);
+            break;
+        case OPT_RELEARN:
+            if (parse_double(optarg, &relearn) < 0 || !(relearn >= 0 && relearn <= 86400 * 365.0))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--relearn '%s': seconds >= 0 expected", optarg);
+            break;
+        case OPT_CYCLES:
+            if (parse_uint(optarg, 1, 1000000, &cycles) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--cycles '%s': a whole number >= 1 expected", optarg);
+            break;
+        case OPT_DRY: dry = true; break;
+        case OPT_SEED:
+            if (parse_uint(optarg, 0, UINT64_MAX, &seed) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--seed '%s': a whole number expected", optarg);
+            break;
+        default:
+            if (c >= PLACE_OPT_BASE && place_common_opt(&po, c, optarg) == 0)
+                break;
+            return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    if (!!pid == !!oracle)
+        return cli_fail(IB_EXIT_USAGE, CMD, "one of --pid and --oracle is needed");
+    if (oracle && !threads)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--oracle needs --threads (the simulated application's thread count)");
+    if (pid && threads)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--threads is for --oracle: a live process's threads are counted");
+    if (pid && !mspec && !dry)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--pid needs --metric (command:CMD, command-lower:CMD or cputime)");
+    if (pid && po.topology && strcmp(po.topology, "live"))
+        return cli_fail(IB_EXIT_USAGE, CMD, "--pid runs on this machine: --topology must be live");
+    if (cycles && relearn < 0 && cycles > 1)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--cycles above 1 needs --relearn");
+    if (!cycles)
+        cycles = relearn < 0 ? 1 : 0; /* 0: until interrupted */
+    if (pid && period / rounds < 0.05)
+        return cli_fail(IB_EXIT_USAGE, CMD, "slices of %.3g s are under 50 ms: raise --period or lower --rounds",
+                        period / rounds);
+
+    char why[512] = "";
+    struct metric metric = {0};
+    struct live L = {0};
+    bool have_metric = false;
+    if (mspec) {
+        if (!strcmp(mspec, "cputime")) {
+            L.cputime = true;
+        } else {
+            int e = metric_parse(&metric, mspec, NULL, why, sizeof why);
+            if (e < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "%s", why);
+            have_metric = true;
+            if (metric.kind != MK_COMMAND) {
+                metric_free(&metric);
+                return cli_fail(IB_EXIT_USAGE, CMD, "--metric '%s': atom reads command:CMD, command-lower:CMD or "
+                                "cputime (a live process has no run to time and no load of ours)", mspec);
+            }
+        }
+    }
+    struct pl_machine m;
+    struct pl_hier h;
+    int rc = place_open("atom", &po, &m, &h);
+    if (rc) {
+        if (have_metric)
+            metric_free(&metric);
+        return rc;
+    }
+    struct pl_atom_oracle orc = {0};
+    struct pl_class_list cl = {0};
+    int e = 0;
+    if (pid) {
+        if ((e = pid_check((pid_t)pid, why, sizeof why)) < 0)
+            goto bad_input;
+        struct pl_threads t;
+        if ((e = pl_proc_threads((pid_t)pid, &t, why, sizeof why)) < 0)
+            goto bad_input;
+        threads = t.n;
+        pl_threads_free(&t);
+    }
+    if (threads > h.npus) {
+        e = ib_why(why, sizeof why, -EINVAL, "%lu threads, %u PUs: AToM maps one thread a PU", threads, h.npus);
+        goto bad_input;
+    }
+    struct pl_classes_opts co = {.nthreads = (unsigned)threads, .all = false, .limit = PL_CLASSES_LIMIT};
+    if ((e = pl_classes(&h, &co, &cl, why, sizeof why)) < 0)
+        goto bad_input;
+    if (cl.n == 0) { /* nothing balanced: every class competes */
+        pl_class_list_free(&cl);
+        co.all = true;
+        if ((e = pl_classes(&h, &co, &cl, why, sizeof why)) < 0)
+            goto bad_input;
+    }
+    if (oracle) {
+        FILE *f = fopen(oracle, "r");
+        char *text = NULL;
+        size_t cap = 0;
+        if (!f || getdelim(&text, &cap, 0, f) < 0) {
+            e = ib_why(why, sizeof why, -EINVAL, "%s: %s", oracle, f ? "empty" : strerror(errno));
+            if (f)
+                fclose(f);
+            free(text);
+            goto bad_input;
+        }
+        fclose(f);
+        e = pl_atom_oracle_parse(text, oracle, &orc, why, sizeof why);
+        free(text);
+        if (e < 0)
+            goto bad_input;
+        /* the oracle's classes, by notation, in the listing's order */
+        if (orc.n != cl.n) {
+            e = ib_why(why, sizeof why, -EINVAL, "%s: %u classes, but %lu threads here have %u", oracle, orc.n,
+                       threads, cl.n);
+            goto bad_input;
+        }
+        double *perf = calloc(cl.n, sizeof *perf);
+        if (!perf) {
+            e = -ENOMEM;
+            goto bad_input;
+        }
+        for (unsigned k = 0; k < cl.n; k++) {
+            char note[80] = "";
+            pl_class_notation(&h, &cl.v[k], note, sizeof note);
+            unsigned j = 0;
+            while (j < orc.n && !(orc.label[j] ? !strcmp(orc.label[j], note) : j == k))
+                j++;
+            if (j == orc.n) {
+                free(perf);
+                e = ib_why(why, sizeof why, -EINVAL, "%s: no performance for class %u %s", oracle, k + 1, note);
+                goto bad_input;
+            }
+            perf[k] = orc.perf[j];
+        }
+        memcpy(orc.perf, perf, cl.n * sizeof *perf);
+        free(perf);
+        pl_atom_oracle_seed(&orc, seed);
+    }
+    L.pid = (pid_t)pid, L.cl = &cl, L.h = &h, L.metric = &metric;
+    struct pl_atom_opts ao = {.period = period, .rounds = (unsigned)rounds, .z = PL_ATOM_Z,
+                              .higher_better = oracle || L.cputime || metric.higher_better};
+    const char *unit = oracle ? "" : L.cputime ? "CPU-s/s" : metric.unit;
+    json_t *doc = json_object(), *phases = json_array();
+    json_object_set_new(doc, "command", json_string(CMD));
+    json_object_set_new(doc, "target", oracle ? json_pack("{s:s,s:s,s:f,s:I}", "oracle", oracle, "name", "oracle",
+                                                          "noise", orc.noise, "seed", (json_int_t)seed)
+                                              : json_pack("{s:i,s:s}", "pid", (int)pid, "metric", mspec ? mspec : ""));
+    json_object_set_new(doc, "threads", json_integer((json_int_t)threads));
+    json_object_set_new(doc, "classes", json_integer(cl.n));
+    json_object_set_new(doc, "period_s", json_real(period));
+    json_object_set_new(doc, "rounds", json_integer((json_int_t)rounds));
+    json_object_set_new(doc, "dry_run", json_boolean(dry));
+    if (dry) {
+        if (!po.json) {
+            printf("%lu threads: %u class%s; a learning phase takes %u x %.3g s = %.3g s (%lu slices of %.3g s "
+                   "each)\n", threads, cl.n, cl.n == 1 ? "" : "es", cl.n, period, cl.n * period, cl.n * rounds,
+                   period / rounds);
+            for (unsigned k = 0; k < cl.n; k++) {
+                char note[80] = "";
+                pl_class_notation(&h, &cl.v[k], note, sizeof note);
+                printf("  class %u  %s\n", k + 1, note);
+            }
+            printf("--dry-run: nothing pinned, nothing measured\n");
+        }
+        json_object_set_new(doc, "phases", phases);
+        rc = po.json ? (out_json(stdout, doc) == 0 ? 0 : cli_fail(IB_EXIT_FAIL, CMD, "cannot write JSON")) : 0;
+        json_decref(doc);
+        goto out;
+    }
+    if (pid)
+        cli_signals_install();
+    for (unsigned long cyc = 1; !cycles || cyc <= cycles; cyc++) {
+        struct pl_atom_result r;
+        e = pl_atom_learn(oracle ? &pl_atom_oracle_ops : &live_ops, oracle ? (void *)&orc : (void *)&L, cl.n, &ao,
+                          &r, why, sizeof why);
+        if (e == 0 && pid)
+            e = live_apply(&L, (unsigned)r.best, why, sizeof why);
+        if (e == 0 && oracle)
+            e = pl_atom_oracle_ops.apply(&orc, (unsigned)r.best, why, sizeof why);
+        if (e < 0) {
+            pl_atom_result_free(&r);
+            break;
+        }
+        json_array_append_new(phases, phase_json(&r, &cl, &h, pid != 0));
+        if (!po.json) {
+            phase_print((unsigned)cyc, &r, &cl, &h, pid != 0, unit);
+            fflush(stdout);
+        }
+        pl_atom_result_free(&r);
+        if (cycles && cyc == cycles)
+            break;
+        if (pid && (e = stop_sleep(relearn)) < 0) {
+            ib_why(why, sizeof why, e, "interrupted");
+            break;
+        }
+    }
+    if (pid)
+        cli_signals_restore();
+    json_object_set_new(doc, "phases", phases);
+    if (e == -EINTR || cli_stop) {
+        json_decref(doc);
+        rc = cli_fail(IB_EXIT_INTR, CMD, "interrupted");
+        goto out;
+    }
+    if (e < 0) {
+        json_decref(doc);
+        rc = cli_fail(cli_exit_for(e, e == -ESRCH), CMD, "%s", why);
+        goto out;
+    }
+    if (po.json && out_json(stdout, doc) != 0)
+        rc = cli_fail(IB_EXIT_FAIL, CMD, "cannot write JSON");
+    json_decref(doc);
+    goto out;
+bad_input:
+    rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : cli_exit_for(e, e != -EPERM), CMD, "%s",
+                  why[0] ? why : "out of memory");
+out:
+    pl_atom_oracle_free(&orc);
+    pl_class_list_free(&cl);
+    if (have_metric)
+        metric_free(&metric);
+    pl_hier_free(&h);
+    pl_machine_free(&m);
+    return rc;
+}
