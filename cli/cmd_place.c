@@ -222,6 +222,7 @@ static const struct place_cmd place_cmds[] = {
     {"colocate", cmd_place_colocate, "place a stream of applications on a fleet with tenants, each with its reason"},
     {"provision", cmd_place_provision, "the resources a profile presses and tolerates least, and machine types to relieve"},
     {"simulate", cmd_place_simulate, "a fleet simulator: co-location policies on profiles against a ground truth"},
+    {"hetero", cmd_place_hetero, "assign a mix to heterogeneous cores from per-core-type profiles, exactly"},
 };
 
 static void place_usage(FILE *f)
