@@ -224,6 +224,7 @@ static const struct place_cmd place_cmds[] = {
     {"simulate", cmd_place_simulate, "a fleet simulator: co-location policies on profiles against a ground truth"},
     {"map", cmd_place_map, "seed 000's heuristic: share or spread a target's threads over LLC and memory path"},
     {"atom", cmd_place_atom, "AToM: learn a live process's best sharing class by competition, and pin it there"},
+    {"hetero", cmd_place_hetero, "assign a mix to heterogeneous cores from per-core-type profiles, exactly"},
 };
 
 static void place_usage(FILE *f)

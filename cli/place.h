@@ -48,6 +48,7 @@ int cmd_place_provision(int argc, char **argv);
 int cmd_place_simulate(int argc, char **argv);
 int cmd_place_map(int argc, char **argv);
 int cmd_place_atom(int argc, char **argv);
+int cmd_place_hetero(int argc, char **argv);
 
 #ifdef __cplusplus
 }

@@ -65,6 +65,12 @@ seed0="$here/fixtures/seed000"
 run map map --topology "$clover" --concerns package,l2 --target "$seed0/contentAnalyzer.json" \
   --corunner "$seed0/stitcher.json"
 run map-live map --target "$corun/memcached.json" --corunner "$corun/dram.json"
+# heterogeneous cores: recorded profiles as the big type, examples/hetero's hand-made little ones
+little="$here/../examples/hetero"
+run hetero hetero --cores big:2,little:4 $(for a in disk dram llc memcached redis xz; do
+  printf ' --app %s=big:%s,little:%s' "$a" "$corun/$a.json" "$little/$a-little.json"; done)
+run hetero-optimistic hetero --cores big:1,little:1 --unknown optimistic --shared mem-bw,llc-cap \
+  --app xz=big:"$corun/xz.json",little:"$little/xz-little.json" --app llc=little:"$little/llc-little.json",big:"$corun/llc.json"
 # a JSON that breaks the schema (an unknown kind) must be rejected: exit 1, the error at that field
 "$ibench" place topo --topology "$clover" --json | sed 's/"kind": "synthetic"/"kind": "imaginary"/' >"$out/bad.json"
 msg=$($check "$out/bad.json" 2>&1)
