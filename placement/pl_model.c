@@ -770,8 +770,9 @@ static int model_from_json(json_t *doc, struct pl_model *m, char *why, size_t le
         json_t *s = json_array_get(pl, j);
         if (!json_is_string(s) || !*json_string_value(s))
             return ib_why(why, len, -EINVAL, "placements[%u]: not a non-empty string", j);
-        if (pl_model_placement(m, json_string_value(s)) >= 0)
-            return ib_why(why, len, -EINVAL, "placements[%u]: '%s' named twice", j, json_string_value(s));
+        for (unsigned e = 0; e < j; e++)
+            if (!strcmp(m->pid[e], json_string_value(s)))
+                return ib_why(why, len, -EINVAL, "placements[%u]: '%s' named twice", j, json_string_value(s));
         if (!(m->pid[j] = strdup(json_string_value(s))))
             return ib_why(why, len, -ENOMEM, "out of memory");
     }

@@ -67,4 +67,378 @@ TEST(PlaceModel, CsvRefusesBadInputWithLineAndColumn)
     EXPECT_EQ(parse_err("workload,a,label\nw,1,\n"), "line 2 column 3: empty label");
 }
 
+// ---------------------------------------------------------------- the synthetic corpus
+
+uint64_t sm64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+double u01(uint64_t *s) { return (double)(sm64(s) >> 11) * 0x1.0p-53; }
+
+constexpr unsigned kClusters = 7, kPer = 6, kPl = 7;
+
+// 7 centres drawn in [0.5, 1.5] per placement (baseline 1.0), redrawn until every pair is at least 0.6 apart
+// (Euclidean); members = centre + uniform noise in [-0.01, 0.01] (none on the baseline).  Fixed seed.
+std::string corpus_csv(std::vector<unsigned> *truth = nullptr)
+{
+    uint64_t s = 20170420;
+    double c[kClusters][kPl];
+    for (unsigned k = 0; k < kClusters; k++) {
+        for (bool ok = false; !ok;) {
+            c[k][0] = 1.0;
+            for (unsigned p = 1; p < kPl; p++)
+                c[k][p] = 0.5 + u01(&s);
+            ok = true;
+            for (unsigned e = 0; e < k && ok; e++) {
+                double d = 0;
+                for (unsigned p = 0; p < kPl; p++)
+                    d += (c[k][p] - c[e][p]) * (c[k][p] - c[e][p]);
+                ok = sqrt(d) >= 0.6;
+            }
+        }
+    }
+    std::string t = "workload";
+    for (unsigned p = 0; p < kPl; p++)
+        t += ",p" + std::to_string(p + 1);
+    t += "\n";
+    // members interleaved (w1 of cluster 1, w2 of cluster 2, ...) so no cluster is a block of the file
+    for (unsigned i = 0; i < kClusters * kPer; i++) {
+        unsigned k = i % kClusters;
+        if (truth)
+            truth->push_back(k);
+        char b[64];
+        t += "w" + std::to_string(i + 1);
+        for (unsigned p = 0; p < kPl; p++) {
+            snprintf(b, sizeof b, ",%.6f", p ? c[k][p] + 0.02 * (u01(&s) - 0.5) : 1.0);
+            t += b;
+        }
+        t += "\n";
+    }
+    return t;
+}
+
+struct Vec {
+    struct pl_vectors v;
+    explicit Vec(const std::string &text)
+    {
+        char why[256] = "";
+        EXPECT_EQ(pl_vectors_parse(text.c_str(), &v, why, sizeof why), 0) << why;
+    }
+    ~Vec() { pl_vectors_free(&v); }
+};
+
+double fake_measure(void *ctx, unsigned p) { return static_cast<const double *>(ctx)[p]; }
+
+TEST(PlaceModel, SilhouetteHandComputed)
+{
+    // 1-D points 0, 1 | 4, 6.  Point 0: a = 1, b = (4+6)/2 = 5, s = 4/5.  Point 1: a = 1, b = (3+5)/2 = 4, s = 3/4.
+    // Point 4: a = 2, b = (4+3)/2 = 3.5, s = 1.5/3.5 = 3/7.  Point 6: a = 2, b = (6+5)/2 = 5.5, s = 3.5/5.5 = 7/11.
+    const double x[] = {0, 1, 4, 6};
+    const unsigned a[] = {0, 0, 1, 1};
+    EXPECT_NEAR(pl_silhouette(x, 4, 1, a, 2), (0.8 + 0.75 + 3.0 / 7 + 7.0 / 11) / 4, 1e-15);
+    // a singleton scores 0: points 0, 1 | 5 -> (4/5 + 3/4 + 0) / 3
+    const double y[] = {0, 1, 5};
+    EXPECT_NEAR(pl_silhouette(y, 3, 1, a, 2), (0.8 + 0.75) / 3, 1e-15);
+    // 2-D: (0,0),(0,2) | (3,0): a = 2 for both; b = 3 and sqrt(13); the singleton 0
+    const double z[] = {0, 0, 0, 2, 3, 0};
+    EXPECT_NEAR(pl_silhouette(z, 3, 2, a, 2), ((3.0 - 2) / 3 + (sqrt(13.0) - 2) / sqrt(13.0)) / 3, 1e-15);
+    EXPECT_TRUE(std::isnan(pl_silhouette(x, 4, 1, a, 1)));
+}
+
+TEST(PlaceModel, KmeansIsDeterministicUnderASeed)
+{
+    Vec c(corpus_csv());
+    unsigned n = c.v.n, d = c.v.np;
+    for (unsigned k : {3u, 7u, 9u}) {
+        std::vector<unsigned> a1(n), a2(n);
+        double i1, i2;
+        ASSERT_EQ(pl_kmeans(c.v.v, n, d, k, 42, a1.data(), &i1), 0);
+        ASSERT_EQ(pl_kmeans(c.v.v, n, d, k, 42, a2.data(), &i2), 0);
+        EXPECT_EQ(a1, a2) << "k " << k;
+        EXPECT_EQ(i1, i2) << "k " << k; // bit for bit
+        EXPECT_EQ(a1[0], 0u);           // renumbered by first member
+        unsigned mx = 0;
+        for (unsigned x : a1)
+            mx = x > mx ? x : mx;
+        EXPECT_EQ(mx, k - 1) << "no empty cluster";
+    }
+    std::vector<unsigned> a(n);
+    EXPECT_EQ(pl_kmeans(c.v.v, n, d, 0, 1, a.data(), nullptr), -EINVAL);
+    EXPECT_EQ(pl_kmeans(c.v.v, n, d, n + 1, 1, a.data(), nullptr), -EINVAL);
+}
+
+TEST(PlaceModel, KAutoFindsTheSevenClusters)
+{
+    std::vector<unsigned> truth;
+    Vec c(corpus_csv(&truth));
+    struct pl_model m;
+    char why[256] = "";
+    struct pl_train_opts o = {0, 1, 0};
+    ASSERT_EQ(pl_model_train(&c.v, &o, &m, why, sizeof why), 0) << why;
+    for (unsigned t = 0; t < m.nk; t++)
+        printf("k %2u  silhouette %.4f\n", m.ks[t], m.sil[t]);
+    EXPECT_EQ(m.k, 7u);
+    EXPECT_EQ(m.nk, 9u); // k = 2..10
+    for (unsigned cl = 0; cl < m.k; cl++) {
+        EXPECT_EQ(m.c[cl].size, kPer);
+        // every member of a cluster has the same true cluster: the partition is the truth
+        unsigned t0 = truth[atoi(m.c[cl].members[0] + 1) - 1];
+        for (unsigned i = 0; i < m.c[cl].size; i++)
+            EXPECT_EQ(truth[atoi(m.c[cl].members[i] + 1) - 1], t0);
+    }
+    pl_model_free(&m);
+}
+
+TEST(PlaceModel, LeaveOneOutPredictsWithinFivePercent)
+{
+    std::vector<unsigned> truth;
+    std::string all = corpus_csv(&truth);
+    std::vector<std::string> lines;
+    for (size_t a = 0, b; (b = all.find('\n', a)) != std::string::npos; a = b + 1)
+        lines.push_back(all.substr(a, b - a));
+    unsigned n = (unsigned)lines.size() - 1, within = 0, few = 0, right = 0;
+    printf("%-8s %5s %9s %-10s %-22s %9s\n", "workload", "true", "predicted", "status", "tried", "max error");
+    for (unsigned h = 0; h < n; h++) {
+        std::string train = lines[0] + "\n";
+        for (unsigned i = 0; i < n; i++)
+            if (i != h)
+                train += lines[i + 1] + "\n";
+        Vec tv(train), hv(lines[0] + "\n" + lines[h + 1] + "\n");
+        struct pl_model m;
+        char why[256] = "";
+        struct pl_train_opts o = {0, 1, 0};
+        ASSERT_EQ(pl_model_train(&tv.v, &o, &m, why, sizeof why), 0) << why;
+        struct pl_prediction pr;
+        ASSERT_EQ(pl_model_predict(&m, fake_measure, hv.v.v, &pr, why, sizeof why), 0) << why;
+        double err = 0;
+        for (unsigned p = 0; p < kPl; p++)
+            err = std::max(err, fabs(pr.vector[p] - hv.v.v[p]) / hv.v.v[p]);
+        std::string tried;
+        for (unsigned t = 0; t < pr.ntried; t++)
+            tried += (t ? "," : "") + std::string(m.pid[pr.tried[t]]);
+        bool ok = pr.cluster >= 0;
+        for (unsigned i = 0; ok && i < m.c[pr.cluster].size; i++)
+            ok = truth[atoi(m.c[pr.cluster].members[i] + 1) - 1] == truth[h];
+        printf("%-8s %5u %9s %-10s %-22s %8.2f%%\n", hv.v.name[0], truth[h] + 1,
+               pr.cluster >= 0 ? m.c[pr.cluster].name : "-", pl_predict_status_name(pr.status), tried.c_str(),
+               100 * err);
+        within += err <= 0.05;
+        few += pr.ntried - 1 <= 3;
+        right += ok;
+        pl_prediction_free(&pr);
+        pl_model_free(&m);
+    }
+    printf("within 5 %%: %u/%u; at most 3 placements beyond the baseline: %u/%u; right cluster: %u/%u\n", within, n,
+           few, n, right, n);
+    EXPECT_GE(within * 10, n * 9);
+    EXPECT_GE(few * 10, n * 9);
+}
+
+// Three clusters by label, placements b (baseline), p1, p2:
+//   A: p1 [0.80, 0.90]  p2 [0.50, 0.60]
+//   B: p1 [0.85, 0.95]  p2 [1.00, 1.10]
+//   C: p1 [1.40, 1.50]  p2 [0.55, 0.65]
+// Worst case at p1: A and B overlap (2 stay); at p2: A and C overlap (2); the tie goes to p1, the lower index.
+const char *kAbc = "workload,b,p1,p2,label\n"
+                   "a1,1,0.80,0.50,A\na2,1,0.90,0.60,A\n"
+                   "b1,1,0.85,1.00,B\nb2,1,0.95,1.10,B\n"
+                   "c1,1,1.40,0.55,C\nc2,1,1.50,0.65,C\n";
+
+struct Pred {
+    struct pl_prediction p;
+    Pred(const struct pl_model *m, std::vector<double> truth)
+    {
+        char why[256] = "";
+        EXPECT_EQ(pl_model_predict(m, fake_measure, truth.data(), &p, why, sizeof why), 0) << why;
+    }
+    ~Pred() { pl_prediction_free(&p); }
+    std::vector<unsigned> tried() const { return std::vector<unsigned>(p.tried, p.tried + p.ntried); }
+};
+
+TEST(PlaceModel, LabelColumnGivesTheClusters)
+{
+    Vec c(kAbc);
+    struct pl_model m;
+    char why[256] = "";
+    struct pl_train_opts o = {5, 9, 0}; // k and seed ignored with labels
+    ASSERT_EQ(pl_model_train(&c.v, &o, &m, why, sizeof why), 0) << why;
+    EXPECT_TRUE(m.from_labels);
+    ASSERT_EQ(m.k, 3u);
+    EXPECT_STREQ(m.c[0].name, "A");
+    EXPECT_STREQ(m.c[2].name, "C");
+    EXPECT_STREQ(m.c[1].members[1], "b2");
+    EXPECT_DOUBLE_EQ(m.c[1].centroid[1], 0.9);
+    EXPECT_DOUBLE_EQ(m.c[2].lo[2], 0.55);
+    EXPECT_DOUBLE_EQ(m.c[2].hi[2], 0.65);
+    pl_model_free(&m);
+}
+
+TEST(PlaceModel, Algorithm1ExclusionClosestAndNoCluster)
+{
+    Vec c(kAbc);
+    struct pl_model m;
+    char why[256] = "";
+    struct pl_train_opts o = {0, 1, 0};
+    ASSERT_EQ(pl_model_train(&c.v, &o, &m, why, sizeof why), 0) << why;
+    {   // p1 = 0.82: inside A only -> found after one placement
+        Pred r(&m, {2.0, 1.64, 1.0}); // raw throughputs: divided by the baseline's 2.0
+        EXPECT_EQ(r.p.status, PL_PRED_FOUND);
+        EXPECT_EQ(r.p.cluster, 0);
+        EXPECT_EQ(r.tried(), (std::vector<unsigned>{0, 1}));
+        EXPECT_DOUBLE_EQ(r.p.vector[1], 0.82);
+        EXPECT_DOUBLE_EQ(r.p.vector[2], 0.55); // A's centroid where not measured
+    }
+    {   // p1 = 1.2: outside every interval; the closest is C's (0.2 away; A 0.4, B 0.25) -> C
+        Pred r(&m, {1, 1.2, 0.3});
+        EXPECT_EQ(r.p.status, PL_PRED_CLOSEST);
+        EXPECT_EQ(r.p.cluster, 2);
+        EXPECT_EQ(r.tried(), (std::vector<unsigned>{0, 1}));
+        EXPECT_DOUBLE_EQ(r.p.vector[2], 0.6);
+    }
+    {   // p1 = 0.87 keeps A, B; p2 = 0.45 is outside every interval, closest A's (0.05) -> A
+        Pred r(&m, {1, 0.87, 0.45});
+        EXPECT_EQ(r.p.status, PL_PRED_CLOSEST);
+        EXPECT_EQ(r.p.cluster, 0);
+        EXPECT_EQ(r.tried(), (std::vector<unsigned>{0, 1, 2}));
+        EXPECT_EQ(r.p.remaining[1], 2u);
+        EXPECT_EQ(r.p.remaining[2], 1u);
+    }
+    {   // p1 = 0.87 keeps A, B; p2 = 0.70 is outside every interval and the closest is C's (0.05), excluded at p1:
+        // every cluster is excluded -> no cluster, and every placement is measured
+        Pred r(&m, {1, 0.87, 0.70});
+        EXPECT_EQ(r.p.status, PL_PRED_NONE);
+        EXPECT_EQ(r.p.cluster, -1);
+        EXPECT_EQ(r.p.remaining[2], 0u);
+        EXPECT_DOUBLE_EQ(r.p.vector[2], 0.70);
+    }
+    {   // p2 = 0.63 falls inside C's interval only, C excluded at p1: no cluster
+        Pred r(&m, {1, 0.87, 0.63});
+        EXPECT_EQ(r.p.status, PL_PRED_NONE);
+        EXPECT_EQ(r.p.ntried, 3u);
+    }
+    pl_model_free(&m);
+    // tolerance 0.1 widens every interval: p1 = 1.2 is then inside nothing still (C from 1.3), p1 = 1.32 inside C
+    o.tolerance = 0.1;
+    ASSERT_EQ(pl_model_train(&c.v, &o, &m, why, sizeof why), 0) << why;
+    {
+        Pred r(&m, {1, 1.32, 0.6});
+        EXPECT_EQ(r.p.status, PL_PRED_FOUND);
+        EXPECT_EQ(r.p.cluster, 2);
+    }
+    pl_model_free(&m);
+}
+
+TEST(PlaceModel, AmbiguousWhenEveryPlacementIsMeasured)
+{
+    // two clusters with the same intervals everywhere: never told apart; the nearest centroid is named
+    Vec c("workload,b,p1,label\nx1,1,0.8,X\nx2,1,1.0,X\ny1,1,0.7,Y\ny2,1,1.1,Y\n");
+    struct pl_model m;
+    char why[256] = "";
+    struct pl_train_opts o = {0, 1, 0};
+    ASSERT_EQ(pl_model_train(&c.v, &o, &m, why, sizeof why), 0) << why;
+    Pred r(&m, {1, 0.95});
+    EXPECT_EQ(r.p.status, PL_PRED_AMBIGUOUS);
+    EXPECT_EQ(r.p.cluster, 0); // X's centroid 0.9 = Y's 0.9: the tie goes to the lower index
+    pl_model_free(&m);
+}
+
+TEST(PlaceModel, ModelFileRoundTripAndStrictReader)
+{
+    Vec c(kAbc);
+    struct pl_model m, r;
+    char why[256] = "";
+    struct pl_train_opts o = {0, 7, 0.01};
+    ASSERT_EQ(pl_model_train(&c.v, &o, &m, why, sizeof why), 0) << why;
+    char *s = pl_model_dump(&m);
+    ASSERT_NE(s, nullptr);
+    ASSERT_EQ(pl_model_parse(s, &r, why, sizeof why), 0) << why;
+    EXPECT_EQ(r.k, 3u);
+    EXPECT_EQ(r.np, 3u);
+    EXPECT_DOUBLE_EQ(r.tolerance, 0.01);
+    EXPECT_STREQ(r.c[1].name, "B");
+    EXPECT_EQ(r.c[1].centroid[2], m.c[1].centroid[2]);
+    char *s2 = pl_model_dump(&r);
+    EXPECT_STREQ(s, s2);
+    free(s2);
+    pl_model_free(&r);
+    std::string t = s;
+    auto bad = [&](const std::string &doc) {
+        char w[256] = "";
+        EXPECT_NE(pl_model_parse(doc.c_str(), &r, w, sizeof w), 0) << doc;
+        return std::string(w);
+    };
+    std::string v2 = t;
+    v2.replace(v2.find("\"version\": 1"), 12, "\"version\": 2");
+    EXPECT_EQ(bad(v2), "\"version\" is not 1");
+    std::string extra = t;
+    extra.insert(extra.find("\"tolerance\""), "\"x\": 1, ");
+    EXPECT_EQ(bad(extra), "model: unknown key 'x'");
+    std::string cen = t;
+    cen.replace(cen.find("\"centroid\": ["), 13, "\"centroid\": [9, ");
+    EXPECT_EQ(bad(cen), "clusters[0].centroid: not an array of 3 numbers");
+    EXPECT_EQ(bad("{"), "line 1: string or '}' expected near end of file");
+    free(s);
+    pl_model_free(&m);
+}
+
+TEST(PlaceModel, PackOnASyntheticTopology)
+{
+    // 4 NUMA nodes x 4 L2 x 2 PUs, 8 threads: important placements 1 (1 node), 2-3 (2 nodes), 4-5 (4 nodes).
+    const char *names[] = {"numa", "l2"};
+    const unsigned arity[] = {4, 4};
+    struct pl_hier h;
+    char why[256] = "";
+    ASSERT_EQ(pl_hier_uniform(&h, names, arity, 2, 2, why, sizeof why), 0) << why;
+    // baseline: placement 5 (4 nodes, no L2 shared); predicted 1 0.7 | 2 0.85 | 3 0.95 | 4 0.98
+    Vec c("workload,5,1,2,3,4,label\n"
+          "a1,1,0.68,0.84,0.94,0.97,A\na2,1,0.72,0.86,0.96,0.99,A\n"
+          "z1,1,1.2,1.1,1.1,1.0,Z\n");
+    struct pl_model m;
+    struct pl_train_opts o = {0, 1, 0};
+    ASSERT_EQ(pl_model_train(&c.v, &o, &m, why, sizeof why), 0) << why;
+    struct pl_pack pk;
+    ASSERT_EQ(pl_model_pack(&m, 0, 0.9, PL_PACK_CENTROID, &h, 8, &pk, why, sizeof why), 0) << why;
+    EXPECT_STREQ(pk.level, "numa");
+    EXPECT_EQ(pk.ninst, 4u);
+    // 3 (2 nodes: 2 containers, 0.95) beats 5 and 4 (4 nodes: 1 container); 1 and 2 miss 0.9
+    EXPECT_EQ(pk.choice, 3);
+    EXPECT_EQ(pk.containers, 2u);
+    EXPECT_EQ(pk.row[1].containers, 4u);
+    EXPECT_FALSE(pk.row[1].meets);
+    EXPECT_EQ(pk.row[4].units, 4u);
+    pl_pack_free(&pk);
+    // 0.8: 2 and 3 both fit 2 containers; 3 predicts more (0.95 > 0.85)
+    ASSERT_EQ(pl_model_pack(&m, 0, 0.8, PL_PACK_CENTROID, &h, 8, &pk, why, sizeof why), 0) << why;
+    EXPECT_EQ(pk.choice, 3);
+    pl_pack_free(&pk);
+    // 0.7: placement 1 (one node each): 4 containers; by the interval minimum (0.68) it misses, so 2 again
+    ASSERT_EQ(pl_model_pack(&m, 0, 0.7, PL_PACK_CENTROID, &h, 8, &pk, why, sizeof why), 0) << why;
+    EXPECT_EQ(pk.choice, 1);
+    EXPECT_EQ(pk.containers, 4u);
+    pl_pack_free(&pk);
+    ASSERT_EQ(pl_model_pack(&m, 0, 0.7, PL_PACK_MIN, &h, 8, &pk, why, sizeof why), 0) << why;
+    EXPECT_EQ(pk.choice, 3);
+    EXPECT_EQ(pk.containers, 2u);
+    pl_pack_free(&pk);
+    // 1.01: nothing meets it
+    ASSERT_EQ(pl_model_pack(&m, 0, 1.01, PL_PACK_CENTROID, &h, 8, &pk, why, sizeof why), 0) << why;
+    EXPECT_EQ(pk.choice, -1);
+    EXPECT_EQ(pk.containers, 0u);
+    pl_pack_free(&pk);
+    // Z prefers one node: 4 containers at 1.2
+    ASSERT_EQ(pl_model_pack(&m, 1, 1.0, PL_PACK_CENTROID, &h, 8, &pk, why, sizeof why), 0) << why;
+    EXPECT_EQ(pk.choice, 1);
+    EXPECT_EQ(pk.containers, 4u);
+    pl_pack_free(&pk);
+    // a placement the topology does not have
+    EXPECT_EQ(pl_model_pack(&m, 0, 0.9, PL_PACK_CENTROID, &h, 16, &pk, why, sizeof why), -EINVAL);
+    EXPECT_STREQ(why, "placement '5' of the model is not an important placement of 16 threads here (ids 1-3, or their "
+                      "notation)");
+    pl_model_free(&m);
+    pl_hier_free(&h);
+}
+
 } // namespace
