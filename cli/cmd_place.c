@@ -222,6 +222,8 @@ static const struct place_cmd place_cmds[] = {
     {"colocate", cmd_place_colocate, "place a stream of applications on a fleet with tenants, each with its reason"},
     {"provision", cmd_place_provision, "the resources a profile presses and tolerates least, and machine types to relieve"},
     {"simulate", cmd_place_simulate, "a fleet simulator: co-location policies on profiles against a ground truth"},
+    {"model", cmd_place_model, "the placement model: cluster performance vectors, predict by the iterative method"},
+    {"pack", cmd_place_pack, "how many containers of a workload fit a machine under a performance goal"},
 };
 
 static void place_usage(FILE *f)

@@ -46,6 +46,8 @@ int cmd_place_predict(int argc, char **argv);
 int cmd_place_colocate(int argc, char **argv);
 int cmd_place_provision(int argc, char **argv);
 int cmd_place_simulate(int argc, char **argv);
+int cmd_place_model(int argc, char **argv);
+int cmd_place_pack(int argc, char **argv);
 
 #ifdef __cplusplus
 }

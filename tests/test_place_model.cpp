@@ -12,6 +12,8 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <algorithm>
+#include <iterator>
 #include <vector>
 
 extern "C" {
@@ -439,6 +441,117 @@ TEST(PlaceModel, PackOnASyntheticTopology)
                       "notation)");
     pl_model_free(&m);
     pl_hier_free(&h);
+}
+
+// ---------------------------------------------------------------- the command
+
+std::string sh(const std::string &cmd, int *rc)
+{
+    std::string out;
+    FILE *f = popen((cmd + " 2>&1").c_str(), "r");
+    char b[512];
+    while (f && fgets(b, sizeof b, f))
+        out += b;
+    int st = f ? pclose(f) : -1;
+    *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+}
+
+std::string tmpfile_with(const std::string &text, const char *suffix)
+{
+    std::string t = std::string("/tmp/ibench-model-XXXXXX") + suffix;
+    std::vector<char> b(t.begin(), t.end());
+    b.push_back(0);
+    int fd = mkstemps(b.data(), (int)strlen(suffix));
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(write(fd, text.data(), text.size()), (ssize_t)text.size());
+    close(fd);
+    return b.data();
+}
+
+const std::string kExample = std::string(IBENCH_FIXTURES) + "/../../examples/placement/vectors-7x6.csv";
+
+TEST(PlaceModel, ExampleCorpusIsTheTestsCorpus)
+{
+    // examples/placement/vectors-7x6.csv is corpus_csv() written out (IBENCH_WRITE_CORPUS=FILE regenerates it)
+    if (const char *w = getenv("IBENCH_WRITE_CORPUS")) {
+        std::ofstream(w) << corpus_csv();
+    }
+    std::ifstream f(kExample);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text, corpus_csv());
+}
+
+TEST(PlaceModel, CommandTrainPredictPack)
+{
+    int rc;
+    std::string bin = IBENCH_BIN, model = tmpfile_with("", ".json");
+    std::string o = sh(bin + " place model train --vectors " + kExample + " --k auto --seed 1 -o " + model, &rc);
+    ASSERT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("   7      0.9743  <- chosen"), std::string::npos) << o;
+    o = sh(bin + " place model train --vectors " + kExample + " --seed 1 -o " + model + " --json", &rc);
+    ASSERT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("\"k\": 7,"), std::string::npos) << o;
+    // w1's vector, columns in another order: found after one placement beyond the baseline
+    std::string all = corpus_csv();
+    std::string row = all.substr(all.find('\n') + 1);
+    row = row.substr(0, row.find('\n'));
+    o = sh(bin + " place model predict --model " + model + " --measured " + tmpfile_with(all.substr(0, all.find('\n'))
+           + "\n" + row + "\n", ".csv"), &rc);
+    ASSERT_EQ(rc, 0) << o;
+    EXPECT_EQ(o.find("w1: found, cluster 1; tried 2 placement(s): p1 (7 left) p"), 0u) << o;
+    // pack: the model's placements must be a topology's important placements; 7 placements named p1..p7 are not
+    o = sh(bin + " place pack --model " + model + " --goal 0.9 --threads 8 --cluster 1 --topology "
+           "'synthetic:pack:4 [numa] l2:4 core:1 pu:2'", &rc);
+    EXPECT_EQ(rc, 2);
+    EXPECT_EQ(o, "ibench place pack: placement 'p1' of the model is not an important placement of 8 threads here "
+                 "(ids 1-5, or their notation)\n");
+    std::string vec = tmpfile_with("workload,5,1,2,3,4,label\n"
+                                   "a1,1,0.68,0.84,0.94,0.97,A\na2,1,0.72,0.86,0.96,0.99,A\n"
+                                   "z1,1,1.2,1.1,1.1,1.0,Z\n", ".csv");
+    ASSERT_EQ(sh(bin + " place model train --vectors " + vec + " -o " + model, &rc).size() > 0, true);
+    ASSERT_EQ(rc, 0);
+    o = sh(bin + " place pack --model " + model + " --goal 0.9 --threads 8 --cluster A --topology "
+           "'synthetic:pack:4 [numa] l2:4 core:1 pu:2'", &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("\n2 container(s) in placement 3\n"), std::string::npos) << o;
+    // the cluster from a measured vector: Z's
+    o = sh(bin + " place pack --model " + model + " --goal 1 --threads 8 --json --measured " +
+           tmpfile_with("workload,1,2,3,4,5\nnew,1.19,1.1,1.1,1.0,1\n", ".csv") +
+           " --topology 'synthetic:pack:4 [numa] l2:4 core:1 pu:2'", &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("\"cluster\": \"Z\""), std::string::npos) << o;
+    EXPECT_NE(o.find("\"choice\": \"1\",\n  \"containers\": 4"), std::string::npos) << o;
+}
+
+TEST(PlaceModel, CommandRefusesBadInputWithOneLine)
+{
+    int rc;
+    std::string bin = IBENCH_BIN;
+    struct {
+        std::string args, out;
+    } cases[] = {
+        {" place model train --vectors " + tmpfile_with("workload,a,b\nw,1,zz\n", ".csv") + " -o /tmp/x.json",
+         "line 2 column 3: 'zz' is not a number"},
+        {" place model train --vectors " + tmpfile_with("", ".csv") + " -o /tmp/x.json", "empty file: no header"},
+        {" place model train --vectors " + tmpfile_with("workload,a,b\nw,1,2\nw,1,3\n", ".csv") + " -o /tmp/x.json",
+         "line 3 column 1: workload 'w' named twice"},
+        {" place model train --vectors " + tmpfile_with("workload,a,b\nw,1,2,3\n", ".csv") + " -o /tmp/x.json",
+         "line 2: 4 columns, the header has 3"},
+        {" place model train --vectors " + kExample + " --k 0 -o /tmp/x.json",
+         "--k '0': auto or a whole number >= 1 expected"},
+        {" place model predict --model " + tmpfile_with("{\"format\": \"x\"}", ".json") + " --measured " + kExample,
+         "\"format\" is not \"ibench-placement-model\""},
+        {" place pack --model /nonexistent.json --goal 0.9 --threads 8 --cluster 1", "/nonexistent.json"},
+        {" place pack --model /tmp/x.json --goal 0.9 --threads 8", "one of --cluster C or --measured FILE.csv"},
+    };
+    for (auto &c : cases) {
+        std::string o = sh(bin + c.args, &rc);
+        EXPECT_EQ(rc, 2) << c.args << "\n" << o;
+        EXPECT_NE(o.find(c.out), std::string::npos) << o;
+        EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << o;
+        EXPECT_EQ(o.rfind("ibench place ", 0), 0u) << o;
+    }
 }
 
 } // namespace
