@@ -167,6 +167,22 @@ TEST(PlaceModel, KmeansIsDeterministicUnderASeed)
             mx = x > mx ? x : mx;
         EXPECT_EQ(mx, k - 1) << "no empty cluster";
     }
+    // a structureless cloud (60 points uniform in the unit cube, k = 6) has many local optima: the seed matters
+    // there (some two seeds of 1..20 give different partitions), and one seed still gives one result
+    uint64_t s = 5;
+    std::vector<double> cloud(60 * 3);
+    for (double &x : cloud)
+        x = u01(&s);
+    std::vector<std::vector<unsigned>> seen;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        std::vector<unsigned> a1(60), a2(60);
+        ASSERT_EQ(pl_kmeans(cloud.data(), 60, 3, 6, seed, a1.data(), nullptr), 0);
+        ASSERT_EQ(pl_kmeans(cloud.data(), 60, 3, 6, seed, a2.data(), nullptr), 0);
+        EXPECT_EQ(a1, a2) << "seed " << seed;
+        if (std::find(seen.begin(), seen.end(), a1) == seen.end())
+            seen.push_back(a1);
+    }
+    EXPECT_GT(seen.size(), 1u);
     std::vector<unsigned> a(n);
     EXPECT_EQ(pl_kmeans(c.v.v, n, d, 0, 1, a.data(), nullptr), -EINVAL);
     EXPECT_EQ(pl_kmeans(c.v.v, n, d, n + 1, 1, a.data(), nullptr), -EINVAL);
