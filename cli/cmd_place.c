@@ -225,6 +225,8 @@ static const struct place_cmd place_cmds[] = {
     {"map", cmd_place_map, "seed 000's heuristic: share or spread a target's threads over LLC and memory path"},
     {"atom", cmd_place_atom, "AToM: learn a live process's best sharing class by competition, and pin it there"},
     {"hetero", cmd_place_hetero, "assign a mix to heterogeneous cores from per-core-type profiles, exactly"},
+    {"model", cmd_place_model, "the placement model: cluster performance vectors, predict by the iterative method"},
+    {"pack", cmd_place_pack, "how many containers of a workload fit a machine under a performance goal"},
 };
 
 static void place_usage(FILE *f)

@@ -71,6 +71,17 @@ run hetero hetero --cores big:2,little:4 $(for a in disk dram llc memcached redi
   printf ' --app %s=big:%s,little:%s' "$a" "$corun/$a.json" "$little/$a-little.json"; done)
 run hetero-optimistic hetero --cores big:1,little:1 --unknown optimistic --shared mem-bw,llc-cap \
   --app xz=big:"$corun/xz.json",little:"$little/xz-little.json" --app llc=little:"$little/llc-little.json",big:"$corun/llc.json"
+# the placement model: train (k auto, and labels), predict, pack by cluster and by a measured vector
+vec="$here/../examples/placement/vectors-7x6.csv"
+run model-train model train --vectors "$vec" --seed 1 -o "$out/model.json"
+run model-predict model predict --model "$out/model.json" --measured "$vec"
+printf 'workload,5,1,2,3,4,label\na1,1,0.68,0.84,0.94,0.97,A\na2,1,0.72,0.86,0.96,0.99,A\nz1,1,1.2,1.1,1.1,1.0,Z\n' \
+  >"$out/pack.csv"
+printf 'workload,1,2,3,4,5\nnew,1.19,1.1,1.1,1.0,1\n' >"$out/new.csv"
+run model-train-labels model train --vectors "$out/pack.csv" -o "$out/pack-model.json"
+run pack pack --model "$out/pack-model.json" --goal 0.9 --threads 8 --cluster A --topology 'synthetic:pack:4 [numa] l2:4 core:1 pu:2'
+run pack-measured pack --model "$out/pack-model.json" --goal 1 --threads 8 --measured "$out/new.csv" \
+  --topology 'synthetic:pack:4 [numa] l2:4 core:1 pu:2'
 # a JSON that breaks the schema (an unknown kind) must be rejected: exit 1, the error at that field
 "$ibench" place topo --topology "$clover" --json | sed 's/"kind": "synthetic"/"kind": "imaginary"/' >"$out/bad.json"
 msg=$($check "$out/bad.json" 2>&1)

@@ -1,0 +1,553 @@
+/* cmd_place_model.c - `ibench place model train|predict` and `ibench place pack`: the placement model of seed 002
+ * §4-5 (placement/pl_model.h; docs/placement.md, "The placement model"). */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ib_err.h"
+#include "output.h"
+#include "parse.h"
+#include "pl_model.h"
+#include "place.h"
+#include "render.h"
+
+enum { OPT_VECTORS = 1, OPT_K, OPT_SEED, OPT_TOL, OPT_OUT, OPT_MODEL, OPT_MEASURED, OPT_GOAL, OPT_CLUSTER, OPT_THREADS,
+       OPT_BOUND };
+
+static int lib_fail(int e, const char *cmd, const char *why)
+{
+    return cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, cmd, "%s", why);
+}
+
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *vec_json(const double *v, unsigned n)
+{
+    json_t *a = json_array();
+    for (unsigned j = 0; j < n; j++)
+        json_array_append_new(a, num(v[j]));
+    return a;
+}
+
+/* ---------------------------------------------------------------- train */
+
+#define TRAIN "place model train"
+
+static int train_usage(void)
+{
+    printf("usage: ibench place model train --vectors FILE.csv [--k auto|N] [--seed S] [--tolerance T] -o MODEL.json\n"
+           "                                [--json]\n\n"
+           "Clusters the workloads' performance vectors (seed 002 §4.1) and writes the model: per cluster, per\n"
+           "placement, the interval [min, max] of its members and the centroid (the predicted vector).\n\n"
+           "  --vectors FILE.csv  header workload,<placement ids...>[,label]; one row per workload, performance\n"
+           "                      relative to the first placement (the baseline, 1.0), higher is better; with a\n"
+           "                      label column the clusters are the labels (no k-means)\n"
+           "  --k auto|N          clusters (default auto: k = 2..min(10, n-1), the highest mean silhouette,\n"
+           "                      the smaller k on a tie)\n"
+           "  --seed S            k-means++ seed (default 1); %d restarts, the lowest inertia kept\n"
+           "  --tolerance T       widen every interval by T on both sides when predicting (default 0, the paper's)\n"
+           "  -o, --out MODEL.json  the model, written atomically\n"
+           "  --json              JSON (docs/schema/placement-v1.schema.json) instead of a table\n",
+           PL_MODEL_RESTARTS);
+    return IB_EXIT_OK;
+}
+
+static int cmd_train(int argc, char **argv)
+{
+    static const struct option lo[] = {{"vectors", required_argument, 0, OPT_VECTORS},
+                                       {"k", required_argument, 0, OPT_K},
+                                       {"seed", required_argument, 0, OPT_SEED},
+                                       {"tolerance", required_argument, 0, OPT_TOL},
+                                       {"out", required_argument, 0, OPT_OUT},
+                                       {"json", no_argument, 0, PLACE_OPT_JSON},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    const char *vectors = NULL, *out = NULL;
+    struct pl_train_opts o = {0, 1, 0};
+    unsigned long v;
+    int json = 0, c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': return train_usage();
+        case OPT_VECTORS: vectors = optarg; break;
+        case 'o':
+        case OPT_OUT: out = optarg; break;
+        case OPT_K:
+            if (!strcmp(optarg, "auto"))
+                o.k = 0;
+            else if (parse_uint(optarg, 1, 1000000, &v) < 0)
+                return cli_fail(IB_EXIT_USAGE, TRAIN, "--k '%s': auto or a whole number >= 1 expected", optarg);
+            else
+                o.k = (unsigned)v;
+            break;
+        case OPT_SEED:
+            if (parse_uint(optarg, 0, 0x7fffffffffffffffUL, &v) < 0)
+                return cli_fail(IB_EXIT_USAGE, TRAIN, "--seed '%s': a whole number in 0-2^63-1 expected", optarg);
+            o.seed = v;
+            break;
+        case OPT_TOL:
+            if (parse_double(optarg, &o.tolerance) < 0 || o.tolerance < 0)
+                return cli_fail(IB_EXIT_USAGE, TRAIN, "--tolerance '%s': a number >= 0 expected", optarg);
+            break;
+        case PLACE_OPT_JSON: json = 1; break;
+        default: return cli_fail(IB_EXIT_USAGE, TRAIN, "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_fail(IB_EXIT_USAGE, TRAIN, "unexpected argument '%s'", argv[optind]);
+    if (!vectors || !out)
+        return cli_fail(IB_EXIT_USAGE, TRAIN, "--vectors FILE.csv and -o MODEL.json are required");
+    char why[512];
+    struct pl_vectors vec;
+    int e = pl_vectors_load(vectors, &vec, why, sizeof why);
+    if (e < 0)
+        return lib_fail(e, TRAIN, why);
+    struct pl_model m;
+    e = pl_model_train(&vec, &o, &m, why, sizeof why);
+    if (e < 0) {
+        pl_vectors_free(&vec);
+        return lib_fail(e, TRAIN, why);
+    }
+    int rc = IB_EXIT_OK;
+    char *text = pl_model_dump(&m);
+    json_t *mdoc = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    if (!mdoc || (e = out_json_file_atomic(out, mdoc)) < 0) {
+        rc = cli_fail(IB_EXIT_FAIL, TRAIN, "cannot write %s: %s", out, mdoc ? strerror(-e) : "out of memory");
+        goto done;
+    }
+    if (json) {
+        json_t *doc = json_object(), *pl = json_array(), *tried = json_array(), *cl = json_array();
+        for (unsigned j = 0; j < m.np; j++)
+            json_array_append_new(pl, json_string(m.pid[j]));
+        for (unsigned t = 0; t < m.nk; t++)
+            json_array_append_new(tried, json_pack("{s:i,s:o}", "k", (int)m.ks[t], "silhouette", num(m.sil[t])));
+        for (unsigned k = 0; k < m.k; k++) {
+            json_t *mem = json_array();
+            for (unsigned i = 0; i < m.c[k].size; i++)
+                json_array_append_new(mem, json_string(m.c[k].members[i]));
+            json_array_append_new(cl, json_pack("{s:s,s:i,s:o,s:o}", "name", m.c[k].name, "size", (int)m.c[k].size,
+                                                "members", mem, "centroid", vec_json(m.c[k].centroid, m.np)));
+        }
+        json_object_set_new(doc, "command", json_string(TRAIN));
+        json_object_set_new(doc, "vectors", json_string(vectors));
+        json_object_set_new(doc, "workloads", json_integer(vec.n));
+        json_object_set_new(doc, "placements", pl);
+        json_object_set_new(doc, "baseline", json_string(m.pid[0]));
+        json_object_set_new(doc, "method", json_string(m.from_labels ? "labels" : "kmeans"));
+        json_object_set_new(doc, "seed", json_integer((json_int_t)m.seed));
+        json_object_set_new(doc, "restarts", json_integer(PL_MODEL_RESTARTS));
+        json_object_set_new(doc, "tolerance", json_real(m.tolerance));
+        json_object_set_new(doc, "tried", tried);
+        json_object_set_new(doc, "k", json_integer(m.k));
+        json_object_set_new(doc, "silhouette", num(m.silhouette));
+        json_object_set_new(doc, "clusters", cl);
+        json_object_set_new(doc, "model", json_string(out));
+        rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, TRAIN, "cannot write JSON");
+        json_decref(doc);
+        goto done;
+    }
+    printf("%s: %u workloads, %u placements (baseline %s)\n", vectors, vec.n, m.np, m.pid[0]);
+    if (m.from_labels) {
+        printf("clusters from the label column: k = %u, mean silhouette %.4f\n", m.k, m.silhouette);
+    } else {
+        printf("k-means++, seed %llu, %d restarts per k (lowest inertia kept)\n\n", (unsigned long long)m.seed,
+               PL_MODEL_RESTARTS);
+        printf("%4s  %10s\n", "k", "silhouette");
+        for (unsigned t = 0; t < m.nk; t++)
+            printf("%4u  %10.4f%s\n", m.ks[t], m.sil[t], m.ks[t] == m.k ? "  <- chosen" : "");
+    }
+    printf("\n%-10s %5s", "cluster", "size");
+    for (unsigned j = 0; j < m.np; j++)
+        printf(" %8.8s", m.pid[j]);
+    printf("  members\n");
+    for (unsigned k = 0; k < m.k; k++) {
+        printf("%-10s %5u", m.c[k].name, m.c[k].size);
+        for (unsigned j = 0; j < m.np; j++)
+            printf(" %8.3f", m.c[k].centroid[j]);
+        printf("  ");
+        for (unsigned i = 0; i < m.c[k].size; i++)
+            printf("%s%s", i ? "," : "", m.c[k].members[i]);
+        printf("\n");
+    }
+    printf("\n(centroids: the predicted vector of each cluster)\nmodel written to %s\n", out);
+done:
+    json_decref(mdoc);
+    pl_model_free(&m);
+    pl_vectors_free(&vec);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- predict */
+
+/* A measured vector in the model's placement order: the CSV's columns matched by placement id. */
+struct measured {
+    const double *row; /* the CSV row */
+    const unsigned *col; /* model placement -> CSV column */
+};
+
+static double measure_csv(void *ctx, unsigned p)
+{
+    const struct measured *m = ctx;
+    return m->row[m->col[p]];
+}
+
+/* Maps the CSV's columns to the model's placements: the same ids, any order. */
+static int map_columns(const struct pl_model *m, const struct pl_vectors *v, unsigned *col, char *why, size_t len)
+{
+    if (v->np != m->np)
+        return ib_why(why, len, -EINVAL, "the measured file has %u placements, the model %u", v->np, m->np);
+    for (unsigned j = 0; j < m->np; j++) {
+        int c = -1;
+        for (unsigned i = 0; i < v->np; i++)
+            if (!strcmp(v->pid[i], m->pid[j]))
+                c = (int)i;
+        if (c < 0)
+            return ib_why(why, len, -EINVAL, "the measured file has no column for the model's placement '%s'",
+                          m->pid[j]);
+        col[j] = (unsigned)c;
+    }
+    return 0;
+}
+
+static json_t *prediction_json(const struct pl_model *m, const char *workload, const struct pl_prediction *p)
+{
+    json_t *tried = json_array(), *rem = json_array();
+    for (unsigned t = 0; t < p->ntried; t++) {
+        json_array_append_new(tried, json_string(m->pid[p->tried[t]]));
+        json_array_append_new(rem, json_integer(p->remaining[t]));
+    }
+    return json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "workload", workload, "status",
+                     pl_predict_status_name(p->status), "cluster",
+                     p->cluster >= 0 ? json_string(m->c[p->cluster].name) : json_null(), "tried", tried,
+                     "remaining", rem, "measured", vec_json(p->measured, m->np), "vector",
+                     vec_json(p->vector, m->np));
+}
+
+static void print_prediction(const struct pl_model *m, const char *workload, const struct pl_prediction *p)
+{
+    printf("%s: %s", workload, pl_predict_status_name(p->status));
+    if (p->cluster >= 0)
+        printf(", cluster %s", m->c[p->cluster].name);
+    printf("; tried %u placement(s):", p->ntried);
+    for (unsigned t = 0; t < p->ntried; t++)
+        printf(" %s (%u left)", m->pid[p->tried[t]], p->remaining[t]);
+    printf("\n  %-10s %10s %10s\n", "placement", "measured", "predicted");
+    for (unsigned j = 0; j < m->np; j++) {
+        printf("  %-10s ", m->pid[j]);
+        if (isnan(p->measured[j]))
+            printf("%10s", "-");
+        else
+            printf("%10.4f", p->measured[j]);
+        printf(" %10.4f\n", p->vector[j]);
+    }
+}
+
+#define PREDICT "place model predict"
+
+static int predict_usage(void)
+{
+    printf("usage: ibench place model predict --model MODEL.json --measured FILE.csv [--json]\n\n"
+           "The iterative method (seed 002 §4.3, Algorithm 1) for each workload of FILE.csv: from the baseline,\n"
+           "measure the placement that leaves the fewest clusters in the worst case, exclude the clusters whose\n"
+           "intervals miss the value, until one is left (or none: \"no cluster\").  FILE.csv holds each workload's\n"
+           "whole vector (the place model train format, the model's placement ids in any order); the method\n"
+           "\"measures\" by reading it, so the output shows which placements it would have run.\n\n"
+           "  --model MODEL.json  from place model train\n"
+           "  --measured FILE.csv the workloads' measured vectors (a label column is ignored)\n"
+           "  --json              JSON (docs/schema/placement-v1.schema.json) instead of a table\n");
+    return IB_EXIT_OK;
+}
+
+static int cmd_predict(int argc, char **argv)
+{
+    static const struct option lo[] = {{"model", required_argument, 0, OPT_MODEL},
+                                       {"measured", required_argument, 0, OPT_MEASURED},
+                                       {"json", no_argument, 0, PLACE_OPT_JSON},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    const char *model = NULL, *measured = NULL;
+    int json = 0, c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': return predict_usage();
+        case OPT_MODEL: model = optarg; break;
+        case OPT_MEASURED: measured = optarg; break;
+        case PLACE_OPT_JSON: json = 1; break;
+        default: return cli_fail(IB_EXIT_USAGE, PREDICT, "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_fail(IB_EXIT_USAGE, PREDICT, "unexpected argument '%s'", argv[optind]);
+    if (!model || !measured)
+        return cli_fail(IB_EXIT_USAGE, PREDICT, "--model MODEL.json and --measured FILE.csv are required");
+    char why[512];
+    struct pl_model m;
+    int e = pl_model_load(model, &m, why, sizeof why);
+    if (e < 0)
+        return lib_fail(e, PREDICT, why);
+    struct pl_vectors v;
+    if ((e = pl_vectors_load(measured, &v, why, sizeof why)) < 0) {
+        pl_model_free(&m);
+        return lib_fail(e, PREDICT, why);
+    }
+    int rc = IB_EXIT_OK;
+    unsigned *col = calloc(m.np, sizeof(*col));
+    json_t *preds = json_array();
+    if (!col) {
+        rc = cli_fail(IB_EXIT_FAIL, PREDICT, "out of memory");
+        goto done;
+    }
+    if ((e = map_columns(&m, &v, col, why, sizeof why)) < 0) {
+        rc = cli_fail(IB_EXIT_USAGE, PREDICT, "%s: %s", measured, why);
+        goto done;
+    }
+    for (unsigned i = 0; i < v.n; i++) {
+        struct measured ms = {v.v + (size_t)i * v.np, col};
+        struct pl_prediction p;
+        if ((e = pl_model_predict(&m, measure_csv, &ms, &p, why, sizeof why)) < 0) {
+            rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, PREDICT, "%s: workload '%s': %s", measured,
+                          v.name[i], why);
+            goto done;
+        }
+        if (json)
+            json_array_append_new(preds, prediction_json(&m, v.name[i], &p));
+        else
+            print_prediction(&m, v.name[i], &p);
+        pl_prediction_free(&p);
+    }
+    if (json) {
+        json_t *pl = json_array();
+        for (unsigned j = 0; j < m.np; j++)
+            json_array_append_new(pl, json_string(m.pid[j]));
+        json_t *doc = json_object();
+        json_object_set_new(doc, "command", json_string(PREDICT));
+        json_object_set_new(doc, "model", json_string(model));
+        json_object_set_new(doc, "measured", json_string(measured));
+        json_object_set_new(doc, "placements", pl);
+        json_object_set_new(doc, "tolerance", json_real(m.tolerance));
+        json_object_set_new(doc, "predictions", preds);
+        preds = NULL;
+        rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, PREDICT, "cannot write JSON");
+        json_decref(doc);
+    }
+done:
+    json_decref(preds);
+    free(col);
+    pl_vectors_free(&v);
+    pl_model_free(&m);
+    return rc;
+}
+
+int cmd_place_model(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        FILE *f = argc < 2 ? stderr : stdout;
+        fprintf(f, "usage: ibench place model train|predict [options]\n\n"
+                   "  train    cluster performance vectors into a model (ibench place model train --help)\n"
+                   "  predict  the iterative method on measured vectors (ibench place model predict --help)\n");
+        return argc < 2 ? IB_EXIT_USAGE : IB_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "train"))
+        return cmd_train(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "predict"))
+        return cmd_predict(argc - 1, argv + 1);
+    return cli_fail(IB_EXIT_USAGE, "place model", "unknown command '%s' (train or predict)", argv[1]);
+}
+
+/* ---------------------------------------------------------------- pack */
+
+#define PACK "place pack"
+
+static int pack_usage(void)
+{
+    printf("usage: ibench place pack --model MODEL.json --goal G --threads N (--cluster C | --measured FILE.csv)\n"
+           "                         [--bound centroid|min] [--topology SPEC] [--concerns LIST] [--json]\n\n"
+           "How many containers of one workload (N threads each) fit on the machine while each keeps at least\n"
+           "G times its baseline performance (seed 002 §5).  Containers never share an instance of the coarsest\n"
+           "concern level (e.g. a NUMA node); the placement that fits the most containers among those whose\n"
+           "predicted performance meets the goal is chosen (ties: higher predicted performance, then the model's\n"
+           "order).  The model's placement ids must be this topology's important placements of N threads, by\n"
+           "id or notation (ibench place classes --threads N).\n\n"
+           "  --model MODEL.json  from place model train\n"
+           "  --goal G            e.g. 0.9: each container keeps >= 90 %% of its baseline performance\n"
+           "  --threads N         threads per container\n"
+           "  --cluster C         the workload's cluster (a name from the model), or\n"
+           "  --measured FILE.csv its measured vector (one row): the cluster by the iterative method\n"
+           "  --bound centroid|min  the predicted performance: the cluster's centroid (default) or the lowest\n"
+           "                      of its training members (every member would have met the goal)\n"
+           "%s",
+           place_common_help);
+    return IB_EXIT_OK;
+}
+
+int cmd_place_pack(int argc, char **argv)
+{
+    static const struct option lo[] = {PLACE_COMMON_OPTIONS,
+                                       {"model", required_argument, 0, OPT_MODEL},
+                                       {"measured", required_argument, 0, OPT_MEASURED},
+                                       {"goal", required_argument, 0, OPT_GOAL},
+                                       {"cluster", required_argument, 0, OPT_CLUSTER},
+                                       {"threads", required_argument, 0, OPT_THREADS},
+                                       {"bound", required_argument, 0, OPT_BOUND},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    struct place_opts po = {0};
+    const char *model = NULL, *measured = NULL, *cluster = NULL;
+    double goal = NAN;
+    unsigned long threads = 0;
+    enum pl_pack_bound bound = PL_PACK_CENTROID;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': return pack_usage();
+        case OPT_MODEL: model = optarg; break;
+        case OPT_MEASURED: measured = optarg; break;
+        case OPT_CLUSTER: cluster = optarg; break;
+        case OPT_GOAL:
+            if (parse_double(optarg, &goal) < 0 || !(goal > 0))
+                return cli_fail(IB_EXIT_USAGE, PACK, "--goal '%s': a number > 0 expected", optarg);
+            break;
+        case OPT_THREADS:
+            if (parse_uint(optarg, 1, 1u << 20, &threads) < 0)
+                return cli_fail(IB_EXIT_USAGE, PACK, "--threads '%s': a whole number >= 1 expected", optarg);
+            break;
+        case OPT_BOUND:
+            if (!strcmp(optarg, "centroid"))
+                bound = PL_PACK_CENTROID;
+            else if (!strcmp(optarg, "min"))
+                bound = PL_PACK_MIN;
+            else
+                return cli_fail(IB_EXIT_USAGE, PACK, "--bound '%s': centroid or min expected", optarg);
+            break;
+        default:
+            if (c >= PLACE_OPT_BASE && place_common_opt(&po, c, optarg) == 0)
+                break;
+            return cli_fail(IB_EXIT_USAGE, PACK, "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_fail(IB_EXIT_USAGE, PACK, "unexpected argument '%s'", argv[optind]);
+    if (!model || isnan(goal) || !threads)
+        return cli_fail(IB_EXIT_USAGE, PACK, "--model, --goal and --threads are required");
+    if (!cluster == !measured)
+        return cli_fail(IB_EXIT_USAGE, PACK, "one of --cluster C or --measured FILE.csv is required");
+    char why[512];
+    struct pl_model m;
+    int e = pl_model_load(model, &m, why, sizeof why);
+    if (e < 0)
+        return lib_fail(e, PACK, why);
+    int rc = IB_EXIT_OK, ci = -1;
+    struct pl_prediction pred = {0};
+    struct pl_pack pk = {0};
+    struct pl_machine mach = {0};
+    struct pl_hier h = {0};
+    bool have_pred = false, have_mach = false;
+    if (cluster) {
+        if ((ci = pl_model_cluster(&m, cluster)) < 0) {
+            rc = cli_fail(IB_EXIT_USAGE, PACK, "the model has no cluster '%s'", cluster);
+            goto done;
+        }
+    } else {
+        struct pl_vectors v;
+        if ((e = pl_vectors_load(measured, &v, why, sizeof why)) < 0) {
+            rc = lib_fail(e, PACK, why);
+            goto done;
+        }
+        unsigned *col = calloc(m.np, sizeof(*col));
+        if (v.n != 1)
+            e = ib_why(why, sizeof why, -EINVAL, "%s: one workload row expected, got %u", measured, v.n);
+        else if (!col)
+            e = ib_why(why, sizeof why, -ENOMEM, "out of memory");
+        else if ((e = map_columns(&m, &v, col, why, sizeof why)) == 0) {
+            struct measured ms = {v.v, col};
+            e = pl_model_predict(&m, measure_csv, &ms, &pred, why, sizeof why);
+            have_pred = e == 0;
+        }
+        free(col);
+        pl_vectors_free(&v);
+        if (e < 0) {
+            rc = lib_fail(e, PACK, why);
+            goto done;
+        }
+        if (pred.cluster < 0 || pred.status == PL_PRED_NONE) {
+            rc = cli_fail(IB_EXIT_FAIL, PACK, "%s matches no cluster of the model (no cluster): nothing to pack by",
+                          measured);
+            goto done;
+        }
+        ci = pred.cluster;
+    }
+    if ((rc = place_open("pack", &po, &mach, &h)) != 0)
+        goto done;
+    have_mach = true;
+    if ((e = pl_model_pack(&m, (unsigned)ci, goal, bound, &h, (unsigned)threads, &pk, why, sizeof why)) < 0) {
+        rc = lib_fail(e, PACK, why);
+        goto done;
+    }
+    if (po.json) {
+        json_t *rows = json_array();
+        for (unsigned j = 0; j < pk.nrow; j++) {
+            const struct pl_pack_row *r = &pk.row[j];
+            json_array_append_new(rows, json_pack("{s:s,s:i,s:i,s:i,s:f,s:b}", "placement", m.pid[r->placement],
+                                                  "class", (int)r->class_id, "units", (int)r->units, "containers",
+                                                  (int)r->containers, "predicted", r->perf, "meets", r->meets));
+        }
+        json_t *doc = json_object();
+        json_object_set_new(doc, "command", json_string(PACK));
+        json_object_set_new(doc, "model", json_string(model));
+        json_object_set_new(doc, "topology", json_string(mach.spec));
+        json_object_set_new(doc, "threads", json_integer(pk.nthreads));
+        json_object_set_new(doc, "level", json_string(pk.level));
+        json_object_set_new(doc, "instances", json_integer(pk.ninst));
+        json_object_set_new(doc, "cluster", json_string(m.c[ci].name));
+        json_object_set_new(doc, "prediction", have_pred ? prediction_json(&m, measured, &pred) : json_null());
+        json_object_set_new(doc, "goal", json_real(goal));
+        json_object_set_new(doc, "bound", json_string(bound == PL_PACK_MIN ? "min" : "centroid"));
+        json_object_set_new(doc, "placements", rows);
+        json_object_set_new(doc, "choice", pk.choice >= 0 ? json_string(m.pid[pk.choice]) : json_null());
+        json_object_set_new(doc, "containers", json_integer(pk.containers));
+        rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, PACK, "cannot write JSON");
+        json_decref(doc);
+        goto done;
+    }
+    printf("topology  %s (%s): %u %s instances; %lu threads per container\n", mach.spec, mach.kind, pk.ninst,
+           pk.level, threads);
+    if (have_pred)
+        printf("cluster   %s (%s after %u placement(s) of %s)\n", m.c[ci].name, pl_predict_status_name(pred.status),
+               pred.ntried, measured);
+    else
+        printf("cluster   %s\n", m.c[ci].name);
+    printf("goal      each container keeps >= %.3g of its baseline performance (predicted by the %s)\n\n", goal,
+           bound == PL_PACK_MIN ? "interval minimum" : "centroid");
+    printf("%-12s %6s %6s %11s %10s  %s\n", "placement", "class", pk.level, "containers", "predicted", "meets");
+    for (unsigned j = 0; j < pk.nrow; j++) {
+        const struct pl_pack_row *r = &pk.row[j];
+        printf("%-12s %6u %6u %11u %10.4f  %s%s\n", m.pid[r->placement], r->class_id, r->units, r->containers,
+               r->perf, r->meets ? "yes" : "no", (int)j == pk.choice ? "  <- chosen" : "");
+    }
+    if (pk.choice >= 0)
+        printf("\n%u container(s) in placement %s\n", pk.containers, m.pid[pk.choice]);
+    else
+        printf("\nno placement meets the goal: not even one container\n");
+done:
+    pl_pack_free(&pk);
+    if (have_pred)
+        pl_prediction_free(&pred);
+    if (have_mach) {
+        pl_hier_free(&h);
+        pl_machine_free(&mach);
+    }
+    pl_model_free(&m);
+    return rc;
+}
