@@ -10,13 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "ib_err.h"
-#include "metric.h"
 #include "parse.h"
 #include "pl_atom.h"
 #include "pl_classes.h"
@@ -59,24 +55,10 @@ static int usage(void)
 
 /* ---- live adapter */
 struct live {
-    pid_t pid;
+    struct place_live pl;
     const struct pl_class_list *cl;
     const struct pl_hier *h;
-    struct metric *metric;
-    bool cputime;
 };
-
-static int stop_sleep(double s)
-{
-    double end = s;
-    while (end > 0 && !cli_stop) {
-        double d = end < 0.05 ? end : 0.05;
-        struct timespec ts = {(time_t)d, (long)((d - (time_t)d) * 1e9)};
-        nanosleep(&ts, NULL);
-        end -= d;
-    }
-    return cli_stop ? -EINTR : 0;
-}
 
 static int cpus_of(const struct pl_hier *h, const struct pl_class *c, int *cpus)
 {
@@ -90,61 +72,14 @@ static int live_apply(void *ctx, unsigned k, char *why, size_t len)
     struct live *L = ctx;
     int cpus[4096];
     unsigned n = (unsigned)cpus_of(L->h, &L->cl->v[k], cpus);
-    struct pl_apply_opts ao = {.cpus = cpus, .ncpus = n};
-    struct pl_apply_result r;
-    int rc = pl_proc_apply(L->pid, &ao, &r, why, len);
-    pl_apply_result_free(&r);
-    return rc;
-}
-
-/* utime + stime of every thread of pid, in seconds */
-static int cpu_seconds(pid_t pid, double *s, char *why, size_t len)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return ib_why(why, len, -ESRCH, "process %d is gone", (int)pid);
-    char buf[1024];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
-    unsigned long long ut, st;
-    /* after "pid (comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-        return ib_why(why, len, -EBADMSG, "%s: cannot read utime and stime", path);
-    *s = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-    return 0;
+    return place_live_pin(&L->pl, cpus, n, why, len);
 }
 
 static int live_measure(void *ctx, unsigned k, double seconds, double *value, char *why, size_t len)
 {
     struct live *L = ctx;
     (void)k;
-    double c0 = 0, c1 = 0;
-    int rc;
-    if (L->cputime && (rc = cpu_seconds(L->pid, &c0, why, len)) < 0)
-        return rc;
-    if ((rc = stop_sleep(seconds)) < 0)
-        return ib_why(why, len, rc, "interrupted");
-    if (L->cputime) {
-        if ((rc = cpu_seconds(L->pid, &c1, why, len)) < 0)
-            return rc;
-        *value = (c1 - c0) / seconds;
-        return 0;
-    }
-    char *out = NULL;
-    int status;
-    uint64_t wall;
-    rc = child_run(L->metric->cmd, NULL, 0, 60000, &cli_stop, &out, &status, &wall, NULL, why, len);
-    if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-        rc = ib_why(why, len, -EBADMSG, "the metric command failed (%s)", WIFEXITED(status) ? "non-zero exit" :
-                    "killed");
-    if (rc == 0)
-        rc = metric_read(L->metric, out, value, why, len);
-    free(out);
-    return rc;
+    return place_live_measure(&L->pl, seconds, value, why, len);
 }
 
 static const struct pl_atom_ops live_ops = {live_apply, live_measure};
@@ -279,30 +214,14 @@ int cmd_place_atom(int argc, char **argv)
                         period / rounds);
 
     char why[512] = "";
-    struct metric metric = {0};
     struct live L = {0};
-    bool have_metric = false;
-    if (mspec) {
-        if (!strcmp(mspec, "cputime")) {
-            L.cputime = true;
-        } else {
-            int e = metric_parse(&metric, mspec, NULL, why, sizeof why);
-            if (e < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "%s", why);
-            have_metric = true;
-            if (metric.kind != MK_COMMAND) {
-                metric_free(&metric);
-                return cli_fail(IB_EXIT_USAGE, CMD, "--metric '%s': atom reads command:CMD, command-lower:CMD or "
-                                "cputime (a live process has no run to time and no load of ours)", mspec);
-            }
-        }
-    }
+    if (place_live_open(&L.pl, (pid_t)pid, mspec, why, sizeof why) < 0)
+        return cli_fail(IB_EXIT_USAGE, CMD, "%s", why);
     struct pl_machine m;
     struct pl_hier h;
     int rc = place_open("atom", &po, &m, &h);
     if (rc) {
-        if (have_metric)
-            metric_free(&metric);
+        place_live_close(&L.pl);
         return rc;
     }
     struct pl_atom_oracle orc = {0};
@@ -374,10 +293,10 @@ int cmd_place_atom(int argc, char **argv)
         free(perf);
         pl_atom_oracle_seed(&orc, seed);
     }
-    L.pid = (pid_t)pid, L.cl = &cl, L.h = &h, L.metric = &metric;
+    L.cl = &cl, L.h = &h;
     struct pl_atom_opts ao = {.period = period, .rounds = (unsigned)rounds, .z = PL_ATOM_Z,
-                              .higher_better = oracle || L.cputime || metric.higher_better};
-    const char *unit = oracle ? "" : L.cputime ? "CPU-s/s" : metric.unit;
+                              .higher_better = oracle || place_live_higher_better(&L.pl)};
+    const char *unit = oracle ? "" : place_live_unit(&L.pl);
     json_t *doc = json_object(), *phases = json_array();
     json_object_set_new(doc, "command", json_string(CMD));
     json_object_set_new(doc, "target", oracle ? json_pack("{s:s,s:s,s:f,s:I}", "oracle", oracle, "name", "oracle",
@@ -427,7 +346,7 @@ int cmd_place_atom(int argc, char **argv)
         pl_atom_result_free(&r);
         if (cycles && cyc == cycles)
             break;
-        if (pid && (e = stop_sleep(relearn)) < 0) {
+        if (pid && (e = place_live_sleep(relearn)) < 0) {
             ib_why(why, sizeof why, e, "interrupted");
             break;
         }
@@ -455,8 +374,7 @@ bad_input:
 out:
     pl_atom_oracle_free(&orc);
     pl_class_list_free(&cl);
-    if (have_metric)
-        metric_free(&metric);
+    place_live_close(&L.pl);
     pl_hier_free(&h);
     pl_machine_free(&m);
     return rc;

@@ -12,10 +12,13 @@
 #include "ib_err.h"
 #include "output.h"
 #include "parse.h"
+#include "pl_classes.h"
 #include "pl_model.h"
+#include "pl_proc.h"
 #include "place.h"
 #include "render.h"
 
+enum { OPT_PID = 100, OPT_METRIC, OPT_PERIOD };
 enum { OPT_VECTORS = 1, OPT_K, OPT_SEED, OPT_TOL, OPT_OUT, OPT_MODEL, OPT_MEASURED, OPT_GOAL, OPT_CLUSTER, OPT_THREADS,
        OPT_BOUND };
 
@@ -250,11 +253,45 @@ static void print_prediction(const struct pl_model *m, const char *workload, con
     }
 }
 
+/* The live form: the process pinned to each placement the method asks for, its metric over --period seconds there
+ * (higher is better: a lower-is-better metric is inverted, so relative performance is base / value). */
+struct live_measure {
+    struct place_live *L;
+    const struct pl_hier *h;
+    const struct pl_class_list *l;
+    const unsigned *rowof;
+    double period;
+    int err;
+    char why[512];
+};
+
+static double measure_live(void *ctx, unsigned p)
+{
+    struct live_measure *x = ctx;
+    if (x->err)
+        return NAN;
+    const struct pl_class *c = &x->l->v[x->rowof[p]];
+    int cpus[4096];
+    for (unsigned j = 0; j < c->nthreads && j < 4096; j++)
+        cpus[j] = x->h->pu_os[c->pus[j]];
+    double v = NAN;
+    if ((x->err = place_live_pin(x->L, cpus, c->nthreads, x->why, sizeof x->why)) < 0 ||
+        (x->err = place_live_measure(x->L, x->period, &v, x->why, sizeof x->why)) < 0)
+        return NAN;
+    if (!(v > 0)) {
+        x->err = ib_why(x->why, sizeof x->why, -EBADMSG, "the metric in placement %u is %g, not positive",
+                        c->id, v);
+        return NAN;
+    }
+    return place_live_higher_better(x->L) ? v : 1.0 / v;
+}
+
 #define PREDICT "place model predict"
 
 static int predict_usage(void)
 {
-    printf("usage: ibench place model predict --model MODEL.json --measured FILE.csv [--json]\n\n"
+    printf("usage: ibench place model predict --model MODEL.json (--measured FILE.csv | --pid P --metric SPEC\n"
+           "                                  [--period S] [--concerns LIST]) [--json]\n\n"
            "The iterative method (seed 002 §4.3, Algorithm 1) for each workload of FILE.csv: from the baseline,\n"
            "measure the placement that leaves the fewest clusters in the worst case, exclude the clusters whose\n"
            "intervals miss the value, until one is left (or none: \"no cluster\").  FILE.csv holds each workload's\n"
@@ -262,18 +299,106 @@ static int predict_usage(void)
            "\"measures\" by reading it, so the output shows which placements it would have run.\n\n"
            "  --model MODEL.json  from place model train\n"
            "  --measured FILE.csv the workloads' measured vectors (a label column is ignored)\n"
+           "  --pid P             instead, a live process: pinned to each placement the method asks for (the\n"
+           "                      model's placement ids are the important placements of its thread count here)\n"
+           "  --metric SPEC       its metric there: command:CMD, command-lower:CMD or cputime (as place atom)\n"
+           "  --period S          seconds measured in each placement (default 10)\n"
+           "  --concerns LIST     the levels the placements are counted on (as place classes)\n"
            "  --json              JSON (docs/schema/placement-v1.schema.json) instead of a table\n");
     return IB_EXIT_OK;
+}
+
+static int predict_live(const struct pl_model *m, const char *model, pid_t pid, const char *mspec, double period,
+                        const char *concerns, int json)
+{
+    char why[512] = "";
+    struct place_live L;
+    int e = place_live_open(&L, pid, mspec, why, sizeof why);
+    if (e < 0)
+        return cli_fail(IB_EXIT_USAGE, PREDICT, "%s", why);
+    struct place_opts po = {.concerns = concerns};
+    struct pl_machine mach;
+    struct pl_hier h;
+    int rc = place_open("model predict", &po, &mach, &h);
+    if (rc) {
+        place_live_close(&L);
+        return rc;
+    }
+    struct pl_threads t = {0};
+    struct pl_class_list l = {0};
+    unsigned *rowof = calloc(m->np, sizeof(*rowof));
+    bool have_l = false;
+    if (!rowof) {
+        rc = cli_fail(IB_EXIT_FAIL, PREDICT, "out of memory");
+        goto out;
+    }
+    if ((e = pl_proc_threads(pid, &t, why, sizeof why)) < 0 ||
+        (e = pl_model_classes(m, &h, t.n, &l, rowof, why, sizeof why)) < 0) {
+        rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, PREDICT, "%s", why);
+        goto out;
+    }
+    have_l = true;
+    struct live_measure x = {.L = &L, .h = &h, .l = &l, .rowof = rowof, .period = period};
+    struct pl_prediction p;
+    cli_signals_install();
+    e = pl_model_predict(m, measure_live, &x, &p, why, sizeof why);
+    cli_signals_restore();
+    if (x.err || e < 0) {
+        if (e == 0)
+            pl_prediction_free(&p);
+        int err = x.err ? x.err : e;
+        rc = err == -EINTR || cli_stop ? cli_fail(IB_EXIT_INTR, PREDICT, "interrupted")
+                                       : cli_fail(cli_exit_for(err, err == -ESRCH), PREDICT, "%s",
+                                                  x.err ? x.why : why);
+        goto out;
+    }
+    char name[64], desc[256];
+    snprintf(name, sizeof name, "pid %d", (int)pid);
+    snprintf(desc, sizeof desc, "live: pid %d, metric %s, %.3g s a placement", (int)pid, mspec, period);
+    if (json) {
+        json_t *pl = json_array(), *preds = json_array();
+        for (unsigned j = 0; j < m->np; j++)
+            json_array_append_new(pl, json_string(m->pid[j]));
+        json_array_append_new(preds, prediction_json(m, name, &p));
+        json_t *doc = json_object();
+        json_object_set_new(doc, "command", json_string(PREDICT));
+        json_object_set_new(doc, "model", json_string(model));
+        json_object_set_new(doc, "measured", json_string(desc));
+        json_object_set_new(doc, "placements", pl);
+        json_object_set_new(doc, "tolerance", json_real(m->tolerance));
+        json_object_set_new(doc, "predictions", preds);
+        rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, PREDICT, "cannot write JSON");
+        json_decref(doc);
+    } else {
+        printf("%s\n", desc);
+        print_prediction(m, name, &p);
+    }
+    pl_prediction_free(&p);
+out:
+    if (have_l)
+        pl_class_list_free(&l);
+    free(rowof);
+    pl_threads_free(&t);
+    pl_hier_free(&h);
+    pl_machine_free(&mach);
+    place_live_close(&L);
+    return rc;
 }
 
 static int cmd_predict(int argc, char **argv)
 {
     static const struct option lo[] = {{"model", required_argument, 0, OPT_MODEL},
                                        {"measured", required_argument, 0, OPT_MEASURED},
+                                       {"pid", required_argument, 0, OPT_PID},
+                                       {"metric", required_argument, 0, OPT_METRIC},
+                                       {"period", required_argument, 0, OPT_PERIOD},
+                                       {"concerns", required_argument, 0, PLACE_OPT_CONCERNS},
                                        {"json", no_argument, 0, PLACE_OPT_JSON},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-    const char *model = NULL, *measured = NULL;
+    const char *model = NULL, *measured = NULL, *mspec = NULL, *concerns = NULL;
+    unsigned long pid = 0;
+    double period = 10;
     int json = 0, c;
     optind = 0;
     opterr = 0;
@@ -282,19 +407,39 @@ static int cmd_predict(int argc, char **argv)
         case 'h': return predict_usage();
         case OPT_MODEL: model = optarg; break;
         case OPT_MEASURED: measured = optarg; break;
+        case OPT_PID:
+            if (parse_uint(optarg, 1, 4194304, &pid) < 0)
+                return cli_fail(IB_EXIT_USAGE, PREDICT, "--pid '%s': a process id expected", optarg);
+            break;
+        case OPT_METRIC: mspec = optarg; break;
+        case OPT_PERIOD:
+            if (parse_double(optarg, &period) < 0 || !(period >= 0.05 && period <= 86400))
+                return cli_fail(IB_EXIT_USAGE, PREDICT, "--period '%s': seconds in [0.05, 86400] expected", optarg);
+            break;
+        case PLACE_OPT_CONCERNS: concerns = optarg; break;
         case PLACE_OPT_JSON: json = 1; break;
         default: return cli_fail(IB_EXIT_USAGE, PREDICT, "unknown option or missing value '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
         return cli_fail(IB_EXIT_USAGE, PREDICT, "unexpected argument '%s'", argv[optind]);
-    if (!model || !measured)
-        return cli_fail(IB_EXIT_USAGE, PREDICT, "--model MODEL.json and --measured FILE.csv are required");
+    if (!model || !!measured == !!pid)
+        return cli_fail(IB_EXIT_USAGE, PREDICT, "--model MODEL.json and one of --measured FILE.csv, --pid P are "
+                        "required");
+    if (pid && !mspec)
+        return cli_fail(IB_EXIT_USAGE, PREDICT, "--pid needs --metric (command:CMD, command-lower:CMD or cputime)");
+    if (!pid && (mspec || concerns))
+        return cli_fail(IB_EXIT_USAGE, PREDICT, "--metric and --concerns go with --pid");
     char why[512];
     struct pl_model m;
     int e = pl_model_load(model, &m, why, sizeof why);
     if (e < 0)
         return lib_fail(e, PREDICT, why);
+    if (pid) {
+        int r = predict_live(&m, model, (pid_t)pid, mspec, period, concerns, json);
+        pl_model_free(&m);
+        return r;
+    }
     struct pl_vectors v;
     if ((e = pl_vectors_load(measured, &v, why, sizeof why)) < 0) {
         pl_model_free(&m);

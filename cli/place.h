@@ -3,6 +3,10 @@
 #define IB_CLI_PLACE_H
 #include <getopt.h>
 
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "metric.h"
 #include "pl_machine.h"
 
 #ifdef __cplusplus
@@ -33,6 +37,25 @@ int place_common_opt(struct place_opts *o, int code, const char *arg);
 /* Loads the machine and its hierarchy for o->concerns (h may be NULL when the command needs none).  On failure
  * prints one line as "ibench place CMD: ..." and returns the exit code (2 for bad input); 0 on success. */
 int place_open(const char *cmd, const struct place_opts *o, struct pl_machine *m, struct pl_hier *h);
+
+/* A live process the place commands measure (cli/place_live.c).  Metrics over a slice of time: command:CMD and
+ * command-lower:CMD (the first number CMD prints at the slice's end; the profile's adapter), or cputime (the CPU
+ * seconds per second the process's threads got over the slice, from /proc; higher is better). */
+struct place_live {
+    pid_t pid;
+    struct metric metric;
+    bool have_metric, cputime;
+};
+/* mspec NULL: no metric (pinning only).  -EINVAL with one line for a metric a live process cannot give. */
+int place_live_open(struct place_live *L, pid_t pid, const char *mspec, char *why, size_t len);
+void place_live_close(struct place_live *L);
+bool place_live_higher_better(const struct place_live *L);
+const char *place_live_unit(const struct place_live *L);
+/* Every thread pinned, one CPU each (pl_proc_apply). */
+int place_live_pin(struct place_live *L, const int *cpus, unsigned n, char *why, size_t len);
+/* Sleeps `seconds` (-EINTR when cli_stop rises), then the metric over them. */
+int place_live_measure(struct place_live *L, double seconds, double *value, char *why, size_t len);
+int place_live_sleep(double seconds);
 
 /* The subcommands (argv[0] is the subcommand's name); each returns an exit code. */
 int cmd_place(int argc, char **argv);

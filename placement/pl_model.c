@@ -1116,6 +1116,42 @@ void pl_pack_free(struct pl_pack *p)
     memset(p, 0, sizeof(*p));
 }
 
+/* The important placements of nthreads threads on h, and each model placement's row among them: a placement id of
+ * digits is a class id, any other text a notation ({XX..XX..}).  Two model placements on one class are refused. */
+int pl_model_classes(const struct pl_model *m, const struct pl_hier *h, unsigned nthreads, struct pl_class_list *l,
+                     unsigned *rowof, char *why, size_t len)
+{
+    struct pl_classes_opts co = {.nthreads = nthreads, .all = false, .limit = PL_CLASSES_LIMIT, .bw = NULL};
+    int rc = pl_classes(h, &co, l, why, len);
+    if (rc)
+        return rc;
+    for (unsigned j = 0; j < m->np && !rc; j++) {
+        const char *id = m->pid[j];
+        int row = -1;
+        bool digits = *id && strspn(id, "0123456789") == strlen(id);
+        for (unsigned r = 0; r < l->n && row < 0; r++) {
+            char nota[80];
+            if (digits ? strtoul(id, NULL, 10) == l->v[r].id
+                       : pl_class_notation(h, &l->v[r], nota, sizeof(nota)) == 0 && !strcmp(nota, id))
+                row = (int)r;
+        }
+        if (row < 0) {
+            rc = ib_why(why, len, -EINVAL,
+                        "placement '%s' of the model is not an important placement of %u threads here (ids 1-%u, "
+                        "or their notation)", id, nthreads, l->n);
+            break;
+        }
+        for (unsigned e = 0; e < j && !rc; e++)
+            if (rowof[e] == (unsigned)row)
+                rc = ib_why(why, len, -EINVAL, "placements '%s' and '%s' of the model are the same placement %u",
+                            m->pid[e], id, l->v[row].id);
+        rowof[j] = (unsigned)row;
+    }
+    if (rc)
+        pl_class_list_free(l);
+    return rc;
+}
+
 /* Seed 002 §5 packs as many containers of one workload on a machine as meet the performance goal; its placements
  * come from §3, where a container's cost is the NUMA nodes (the coarsest units) it uses.  Rules (the paper leaves them
  * open; docs/placement.md says why):
@@ -1147,40 +1183,27 @@ int pl_model_pack(const struct pl_model *m, unsigned cluster, double goal, enum 
         if (lv->inst_npus[i] != lv->inst_npus[0])
             return ib_why(why, len, -EINVAL, "packing assumes every %s holds the same PUs (%s 0: %u, %s %u: %u)",
                           lv->name, lv->name, lv->inst_npus[0], lv->name, i, lv->inst_npus[i]);
-    struct pl_classes_opts co = {.nthreads = nthreads, .all = false, .limit = PL_CLASSES_LIMIT, .bw = NULL};
     struct pl_class_list l;
-    int rc = pl_classes(h, &co, &l, why, len);
-    if (rc)
+    unsigned *rowof = calloc(m->np, sizeof(*rowof));
+    if (!rowof)
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    int rc = pl_model_classes(m, h, nthreads, &l, rowof, why, len);
+    if (rc) {
+        free(rowof);
         return rc;
+    }
     out->nthreads = nthreads;
     snprintf(out->level, sizeof(out->level), "%s", lv->name);
     out->ninst = lv->ninst;
     out->row = calloc(m->np, sizeof(*out->row));
     if (!out->row) {
+        free(rowof);
         pl_class_list_free(&l);
         return ib_why(why, len, -ENOMEM, "out of memory");
     }
     out->nrow = m->np;
-    for (unsigned j = 0; j < m->np && !rc; j++) {
-        const char *id = m->pid[j];
-        int row = -1;
-        bool digits = *id && strspn(id, "0123456789") == strlen(id);
-        for (unsigned r = 0; r < l.n && row < 0; r++) {
-            char nota[80];
-            if (digits ? strtoul(id, NULL, 10) == l.v[r].id
-                       : pl_class_notation(h, &l.v[r], nota, sizeof(nota)) == 0 && !strcmp(nota, id))
-                row = (int)r;
-        }
-        if (row < 0) {
-            rc = ib_why(why, len, -EINVAL,
-                        "placement '%s' of the model is not an important placement of %u threads here (ids 1-%u, "
-                        "or their notation)", id, nthreads, l.n);
-            break;
-        }
-        for (unsigned e = 0; e < j; e++)
-            if (out->row[e].class_id == l.v[row].id)
-                rc = ib_why(why, len, -EINVAL, "placements '%s' and '%s' of the model are the same placement %u", 
-                            m->pid[e], id, l.v[row].id);
+    for (unsigned j = 0; j < m->np; j++) {
+        unsigned row = rowof[j];
         struct pl_pack_row *pr = &out->row[j];
         pr->placement = j;
         pr->class_id = l.v[row].id;
@@ -1190,11 +1213,7 @@ int pl_model_pack(const struct pl_model *m, unsigned cluster, double goal, enum 
         pr->meets = pr->perf >= goal;
     }
     pl_class_list_free(&l);
-    if (rc) {
-        pl_pack_free(out);
-        out->choice = -1;
-        return rc;
-    }
+    free(rowof);
     for (unsigned j = 0; j < m->np; j++) {
         const struct pl_pack_row *r = &out->row[j];
         if (!r->meets || !r->containers)

@@ -157,6 +157,12 @@ struct pl_pack {
     unsigned containers;     /* 0 when none */
 };
 
+/* The important placements of nthreads threads on h (*l, pl_class_list_free) and each model placement's row among them
+ * (rowof, m->np entries): a placement id of digits is a class id, other text a notation ({XX..XX..}).  -EINVAL with
+ * one line for a placement that is not one of them, or two on one class. */
+struct pl_class_list;
+int pl_model_classes(const struct pl_model *m, const struct pl_hier *h, unsigned nthreads, struct pl_class_list *l,
+                     unsigned *rowof, char *why, size_t len);
 /* Packs containers of the cluster's workload (nthreads threads each) on the machine h: every model placement id must
  * name one of the topology's important placements (pl_classes, no bandwidth file) by its id ("3") or its notation
  * ("{XX..XX..}").  -EINVAL with one line otherwise. */

@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_support.h"
+
 extern "C" {
 #include "pl_atom.h"
 #include "pl_classes.h"
@@ -275,31 +277,9 @@ TEST(PlaceAtom, LiveOnATwoThreadProgram)
 {
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
         GTEST_SKIP() << "needs 2 CPUs";
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        alarm(30);
-        execlp("python3", "python3", "-c",
-               "import threading, time\n"
-               "def spin():\n"
-               "    end = time.time() + 20\n"
-               "    while time.time() < end:\n"
-               "        pass\n"
-               "t = threading.Thread(target=spin); t.start(); spin()\n",
-               (char *)nullptr);
-        _exit(127);
-    }
-    std::vector<std::string> tasks;
-    for (int i = 0; i < 100 && tasks.size() < 2; i++) {
-        usleep(50000);
-        tasks.clear();
-        int rc;
-        std::string l = sh("ls /proc/" + std::to_string(pid) + "/task", &rc);
-        std::stringstream ss(l);
-        for (std::string t; ss >> t;)
-            tasks.push_back(t);
-    }
-    ASSERT_EQ(tasks.size(), 2u) << "the program did not start its second thread";
+    pid_t pid = ib_test::spawn_two_thread_spinner();
+    ASSERT_GT(pid, 0) << "the 2-thread program did not start";
+    std::vector<std::string> tasks = ib_test::dir_entries("/proc/" + std::to_string(pid) + "/task");
     int rc;
     std::string o = sh(std::string(IBENCH_BIN) + " place atom --pid " + std::to_string(pid) +
                            " --metric cputime --period 0.6 --rounds 3",

@@ -16,6 +16,8 @@
 #include <iterator>
 #include <vector>
 
+#include "test_support.h"
+
 extern "C" {
 #include "pl_model.h"
 }
@@ -569,6 +571,39 @@ TEST(PlaceModel, CommandRefusesBadInputWithOneLine)
         EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << o;
         EXPECT_EQ(o.rfind("ibench place ", 0), 0u) << o;
     }
+}
+
+// The live form, with the classes this machine has: a 2-thread program, one placement (this machine has one class
+// of 2 threads), so the method measures the baseline and stops; a model whose placements are not this machine's is
+// refused with the reason.
+TEST(PlaceModel, PredictLiveOnATwoThreadProgram)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) != 2)
+        GTEST_SKIP() << "written for this 2-CPU machine: one class of 2 threads";
+    std::string v = tmpfile_with("workload,1,label\na,1,x\nb,1,y\n", ".csv");
+    std::string m1 = tmpfile_with("", ".json"), m7 = tmpfile_with("", ".json");
+    int rc;
+    std::string o = sh(std::string(IBENCH_BIN) + " place model train --vectors " + v + " -o " + m1, &rc);
+    ASSERT_EQ(rc, 0) << o;
+    o = sh(std::string(IBENCH_BIN) + " place model train --vectors " + kExample + " -o " + m7, &rc);
+    ASSERT_EQ(rc, 0) << o;
+    pid_t pid = ib_test::spawn_two_thread_spinner();
+    ASSERT_GT(pid, 0);
+    std::string p = std::to_string(pid);
+    o = sh(std::string(IBENCH_BIN) + " place model predict --model " + m1 + " --pid " + p +
+               " --metric cputime --period 0.3",
+           &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("live: pid " + p + ", metric cputime, 0.3 s a placement"), std::string::npos) << o;
+    EXPECT_NE(o.find("tried 1 placement(s): 1 (2 left)"), std::string::npos) << o;
+    o = sh(std::string(IBENCH_BIN) + " place model predict --model " + m7 + " --pid " + p + " --metric cputime", &rc);
+    EXPECT_EQ(rc, 2) << o;
+    EXPECT_NE(o.find("is not an important placement of 2 threads here"), std::string::npos) << o;
+    EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << o;
+    kill(pid, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+    unlink(v.c_str()), unlink(m1.c_str()), unlink(m7.c_str());
 }
 
 } // namespace

@@ -231,6 +231,37 @@ private:
     }
 };
 
+// A live 2-thread program (python3: the main thread and one more, both spinning, for at most `seconds`), for the
+// commands that pin and measure a live process.  Returns its pid once /proc shows both threads, else -1 (the child
+// is then killed).  The caller kills and reaps it.
+inline pid_t spawn_two_thread_spinner(int seconds = 20)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        alarm((unsigned)seconds + 10);
+        std::string prog = "import threading, time\n"
+                           "def spin():\n"
+                           "    end = time.time() + " + std::to_string(seconds) + "\n"
+                           "    while time.time() < end:\n"
+                           "        pass\n"
+                           "t = threading.Thread(target=spin); t.start(); spin()\n";
+        execlp("python3", "python3", "-c", prog.c_str(), (char *)nullptr);
+        _exit(127);
+    }
+    std::string task = "/proc/" + std::to_string(pid) + "/task";
+    for (int i = 0; i < 200; i++) {
+        usleep(25000);
+        if (dir_entries(task.c_str()).size() == 2)
+            return pid;
+    }
+    kill(pid, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
 }  // namespace ib_test
 
 #endif
