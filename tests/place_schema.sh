@@ -82,6 +82,9 @@ run model-train-labels model train --vectors "$out/pack.csv" -o "$out/pack-model
 run pack pack --model "$out/pack-model.json" --goal 0.9 --threads 8 --cluster A --topology 'synthetic:pack:4 [numa] l2:4 core:1 pu:2'
 run pack-measured pack --model "$out/pack-model.json" --goal 1 --threads 8 --measured "$out/new.csv" \
   --topology 'synthetic:pack:4 [numa] l2:4 core:1 pu:2'
+run atom-oracle atom --oracle "$seed0/oracle-webSearch-protobuf.json" --threads 4 --topology "$clover" \
+  --concerns package,l2 --period 600 --seed 2
+run atom-dry atom --pid $$ --dry-run
 # a JSON that breaks the schema (an unknown kind) must be rejected: exit 1, the error at that field
 "$ibench" place topo --topology "$clover" --json | sed 's/"kind": "synthetic"/"kind": "imaginary"/' >"$out/bad.json"
 msg=$($check "$out/bad.json" 2>&1)
