@@ -37,7 +37,7 @@
 
 #include "ib_err.h"
 
-static const struct profile_soi *soi_of(const struct profile *p, const char *name)
+const struct profile_soi *pl_coloc_soi(const struct profile *p, const char *name)
 {
     for (unsigned i = 0; i < p->nsois; i++)
         if (strcmp(p->sois[i].soi, name) == 0)
@@ -47,8 +47,7 @@ static const struct profile_soi *soi_of(const struct profile *p, const char *nam
 
 static bool measured(const struct profile_soi *s) { return s && s->status == PROFILE_MEASURED; }
 
-/* What b causes on r as counted; *known false when unknown (the unknown rule's value is returned then). */
-static double caused_counted(const struct profile_soi *s, bool pessimistic, bool *known)
+double pl_coloc_caused(const struct profile_soi *s, bool pessimistic, bool *known)
 {
     *known = measured(s) && s->have_caused && isfinite(s->caused.value);
     if (!*known)
@@ -188,8 +187,8 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
         const struct profile_soi *sp[PL_COLOC_MAX_APPS];
         bool ck[PL_COLOC_MAX_APPS];
         for (unsigned b = 0; b < n; b++) {
-            sp[b] = soi_of(apps[b], r->res[k]);
-            cv[b] = caused_counted(sp[b], o->pessimistic, &ck[b]);
+            sp[b] = pl_coloc_soi(apps[b], r->res[k]);
+            cv[b] = pl_coloc_caused(sp[b], o->pessimistic, &ck[b]);
         }
         for (unsigned a = 0; a < n; a++) {
             struct pl_coloc_cell *c = &r->cell[a * r->nres + k];

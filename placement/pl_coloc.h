@@ -56,6 +56,13 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
                    struct pl_coloc_result *r, char *why, size_t len);
 void pl_coloc_result_free(struct pl_coloc_result *r);
 
+/* The SoI called name in p, or NULL. */
+const struct profile_soi *pl_coloc_soi(const struct profile *p, const char *name);
+/* What an application causes on an SoI as the check counts it: max(0, caused) when distinguishable from 0; within
+ * 2 se of 0, 0 (optimistic) or value + 2 se (pessimistic); unknown (not measured, no figure: *known false), 0 or
+ * 100.  s may be NULL. */
+double pl_coloc_caused(const struct profile_soi *s, bool pessimistic, bool *known);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "ib_err.h"
+#include "pl_coloc.h"
 
 /* ---- the linear assignment problem -------------------------------------------------------------------------------- */
 
@@ -199,27 +200,7 @@ out:
 
 /* ---- the heterogeneous machine --------------------------------------------------------------------------------- */
 
-static const struct profile_soi *soi_of(const struct profile *p, const char *name)
-{
-    for (unsigned i = 0; i < p->nsois; i++)
-        if (strcmp(p->sois[i].soi, name) == 0)
-            return &p->sois[i];
-    return NULL;
-}
-
 static bool measured(const struct profile_soi *s) { return s && s->status == PROFILE_MEASURED; }
-
-/* What an application causes on r as counted (pl_coloc's rule); *known false when unknown. */
-static double caused_counted(const struct profile_soi *s, bool pessimistic, bool *known)
-{
-    *known = measured(s) && s->have_caused && isfinite(s->caused.value);
-    if (!*known)
-        return pessimistic ? 100.0 : 0.0;
-    const struct profile_caused *c = &s->caused;
-    if (c->distinguishable == 0)
-        return pessimistic ? fmax(0.0, c->value + (isfinite(c->se) ? 2 * c->se : 0.0)) : 0.0;
-    return fmax(0.0, c->value);
-}
 
 static double quantise(double points) { return round(points * 1e6); } /* micro-points */
 
@@ -230,7 +211,7 @@ static double judge(const struct pl_hetero_app *apps, unsigned n, unsigned a, un
     double sum = 0;
     for (unsigned r = 0; r < nres; r++) {
         struct pl_hetero_cell *c = &cell[r];
-        const struct profile_soi *s = soi_of(apps[a].prof[t], res[r]);
+        const struct profile_soi *s = pl_coloc_soi(apps[a].prof[t], res[r]);
         bool tol_known = measured(s), any_known = false;
         double oth = 0;
         memset(c, 0, sizeof *c);
@@ -352,7 +333,7 @@ int pl_hetero_assign(const struct pl_hetero_app *apps, unsigned n, const struct 
             bool any = false;
             for (unsigned t = 0; t < T; t++) {
                 bool known;
-                double v = caused_counted(soi_of(apps[b].prof[t], r->res[k]), o->pessimistic, &known);
+                double v = pl_coloc_caused(pl_coloc_soi(apps[b].prof[t], r->res[k]), o->pessimistic, &known);
                 most = fmax(most, v);
                 any |= known;
             }
@@ -374,7 +355,7 @@ int pl_hetero_assign(const struct pl_hetero_app *apps, unsigned n, const struct 
     /* What the profiles predict for this assignment: the co-runners' caused on their own cores' types. */
     for (unsigned b = 0; b < n; b++)
         for (unsigned k = 0; k < R; k++)
-            wp[b * R + k] = caused_counted(soi_of(apps[b].prof[r->type[b]], r->res[k]), o->pessimistic,
+            wp[b * R + k] = pl_coloc_caused(pl_coloc_soi(apps[b].prof[r->type[b]], r->res[k]), o->pessimistic,
                                            &wpk[b * R + k]);
     double ptotal = 0;
     for (unsigned a = 0; a < n; a++) {

@@ -211,17 +211,7 @@ TEST(PlaceAtom, ErrorsStopTheLearningWithTheirReason)
     }
 }
 
-std::string sh(const std::string &cmd, int *rc)
-{
-    std::string out;
-    FILE *f = popen((cmd + " 2>&1").c_str(), "r");
-    char b[512];
-    while (f && fgets(b, sizeof b, f))
-        out += b;
-    int st = f ? pclose(f) : -1;
-    *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return out;
-}
+using ib_test::sh;
 
 TEST(PlaceAtom, CommandOnAnOracle)
 {

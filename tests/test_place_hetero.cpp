@@ -296,17 +296,7 @@ TEST(PlaceHetero, RefusesBadInput)
 
 // ---- the command ---------------------------------------------------------------------------------------------------
 
-std::string sh(const std::string &cmd, int *rc)
-{
-    std::string out;
-    FILE *f = popen((cmd + " 2>&1").c_str(), "r");
-    char b[1024];
-    while (f && fgets(b, sizeof b, f))
-        out += b;
-    int st = f ? pclose(f) : -1;
-    *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return out;
-}
+using ib_test::sh;
 
 const std::string kCorun = IBENCH_FIXTURES "/../../docs/data/corun/";
 const std::string kLittle = IBENCH_FIXTURES "/../../examples/hetero/";

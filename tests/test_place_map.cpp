@@ -10,6 +10,8 @@
 
 #include <sys/wait.h>
 
+#include "test_support.h"
+
 extern "C" {
 #include "pl_map.h"
 }
@@ -215,17 +217,7 @@ TEST(PlaceMap, CharacteristicsFilesAreReadStrictly)
     }
 }
 
-std::string sh(const std::string &cmd, int *rc)
-{
-    std::string out;
-    FILE *f = popen((cmd + " 2>&1").c_str(), "r");
-    char b[512];
-    while (f && fgets(b, sizeof b, f))
-        out += b;
-    int st = f ? pclose(f) : -1;
-    *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return out;
-}
+using ib_test::sh;
 
 TEST(PlaceMap, CommandPrintsCpusetsNotationAndWhy)
 {

@@ -11,6 +11,8 @@
 
 #include <sys/wait.h>
 
+#include "test_support.h"
+
 extern "C" {
 #include "pl_sim.h"
 #include "profile_fmt.h"
@@ -281,19 +283,9 @@ TEST(PlaceSim, ScenarioMachinesAreDualSocketFourToTwelveCores)
     pl_sim_scenario_free(&s);
 }
 
-// The command: exit 2 with one line on an unknown scenario and on a profile that does not parse.
-std::string sh(const std::string &cmd, int *rc)
-{
-    std::string out;
-    FILE *f = popen((cmd + " 2>&1").c_str(), "r");
-    char b[512];
-    while (f && fgets(b, sizeof b, f))
-        out += b;
-    int st = f ? pclose(f) : -1;
-    *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return out;
-}
+using ib_test::sh;
 
+// The command: exit 2 with one line on an unknown scenario and on a profile that does not parse.
 TEST(PlaceSim, CommandRefusesBadInputWithOneLine)
 {
     int rc;

@@ -231,6 +231,19 @@ private:
     }
 };
 
+// Runs `cmd` through sh, stdout and stderr together; *rc its exit status (-1: did not exit).
+inline std::string sh(const std::string &cmd, int *rc)
+{
+    std::string out;
+    FILE *f = popen((cmd + " 2>&1").c_str(), "r");
+    char b[512];
+    while (f && fgets(b, sizeof b, f))
+        out += b;
+    int st = f ? pclose(f) : -1;
+    *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+}
+
 // A live 2-thread program (python3: the main thread and one more, both spinning, for at most `seconds`), for the
 // commands that pin and measure a live process.  Returns its pid once /proc shows both threads, else -1 (the child
 // is then killed).  The caller kills and reaps it.
