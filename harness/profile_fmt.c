@@ -45,6 +45,7 @@ void profile_init(struct profile *p)
     p->minor = PROFILE_MINOR;
     p->qos = p->caused_intensity = p->caused_budget_s = NAN;
     p->before_median = p->after_median = p->drift_pct = p->noise_pct = NAN;
+    p->data_sharing = NAN;
 }
 
 static void soi_free(struct profile_soi *s)
@@ -73,7 +74,7 @@ void profile_free(struct profile *p)
         return;
     char **strs[] = {&p->tool, &p->created, &p->fingerprint, &p->cpu_model, &p->name, &p->command, &p->load,
                      &p->metric_kind, &p->metric_spec, &p->metric_unit, &p->metric_adapter, &p->metric_regex,
-                     &p->search, &p->relative_to, &p->confidence};
+                     &p->search, &p->relative_to, &p->confidence, &p->data_sharing_source};
     for (size_t i = 0; i < IB_ARRAY_SIZE(strs); i++)
         free(*strs[i]);
     for (unsigned i = 0; i < p->ncaches; i++)
@@ -625,6 +626,14 @@ static int read_doc(struct rd *r, json_t *d, struct profile *p)
     TRY(get_num(r, o, "baseline", "noise_pct", REQ, 0, INFINITY, 0, &p->noise_pct));
     TRY(get_str(r, o, "baseline", "confidence", REQ | S_NONEMPTY, &p->confidence));
 
+    int has = get_obj(r, d, "", "characteristics", OPT, &o); /* 1.3 */
+    if (has < 0)
+        return has;
+    if (has == 0) {
+        TRY(get_num(r, o, "characteristics", "data_sharing", REQ, 0, 1, 1, &p->data_sharing));
+        TRY(get_str(r, o, "characteristics", "data_sharing_source", REQ | S_NONEMPTY, &p->data_sharing_source));
+    }
+
     TRY(get_arr(r, d, "", "sois", REQ, 0, SIZE_MAX, "SoI entries", &a));
     if (json_array_size(a) && !(p->sois = calloc(json_array_size(a), sizeof(*p->sois))))
         return oom(r);
@@ -916,6 +925,12 @@ static json_t *profile_json(const struct profile *p)
     req_num(o, "drift_pct", p->drift_pct);
     req_num(o, "noise_pct", p->noise_pct);
     req_str(o, "confidence", p->confidence);
+
+    if (isfinite(p->data_sharing)) {
+        json_object_set_new(d, "characteristics", o = json_object());
+        req_num(o, "data_sharing", p->data_sharing);
+        req_str(o, "data_sharing_source", p->data_sharing_source ? p->data_sharing_source : "unknown");
+    }
 
     json_t *sois = json_array();
     for (unsigned i = 0; i < p->nsois && p->sois; i++)

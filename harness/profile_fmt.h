@@ -19,7 +19,7 @@ extern "C" {
 
 #define PROFILE_FORMAT "ibench-profile"
 #define PROFILE_MAJOR 1
-#define PROFILE_MINOR 2
+#define PROFILE_MINOR 3
 #define PROFILE_MAX_CPUS 256
 
 /* One measured point of a tolerated search. */
@@ -128,6 +128,9 @@ struct profile {
     /* per SoI */
     struct profile_soi *sois;
     unsigned nsois;
+    /* characteristics (1.3, optional): what other tools measured of the application and wrote here */
+    double data_sharing;         /* 0-1 (place cluster: docs/placement.md); NAN: absent */
+    char *data_sharing_source;   /* how it was measured, one line; NULL with it absent */
 };
 
 /* Read and validate a profile. 0 with *p filled (release with profile_free), or -errno with a one-line why naming

@@ -128,8 +128,9 @@ int pl_map_chars_from_profile(const struct profile *p, struct pl_map_chars *c, c
         return ib_why(why, len, -EINVAL, "profile %s measured neither mem-bw nor llc-cap caused", c->name);
     from_soi(bw, &c->bus_usage, c->src[0], sizeof c->src[0]);
     from_soi(cap, &c->llc_footprint, c->src[1], sizeof c->src[1]);
-    c->data_sharing = NAN;
-    snprintf(c->src[2], sizeof c->src[2], "unknown (not in the profile)");
+    c->data_sharing = p->data_sharing; /* 1.3: written by place cluster --profile */
+    snprintf(c->src[2], sizeof c->src[2], "%s", isnan(p->data_sharing) ? "unknown (not in the profile)"
+                                               : p->data_sharing_source ? p->data_sharing_source : "the profile");
     return 0;
 }
 

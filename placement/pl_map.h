@@ -33,7 +33,8 @@ struct pl_map_chars {
  * the units above; "data_sharing" may be null or absent: unknown).  -EINVAL with one line otherwise. */
 int pl_map_chars_parse(const char *text, const char *file, struct pl_map_chars *c, char *why, size_t len);
 /* From a profile: bus_usage = caused mem-bw, llc_footprint = caused llc-cap (as measured, % of the SoI's capacity),
- * data_sharing = unknown.  -EINVAL when the profile measured neither. */
+ * data_sharing = the profile's characteristics.data_sharing (1.3, written by place cluster) or unknown.  -EINVAL when
+ * the profile measured neither. */
 int pl_map_chars_from_profile(const struct profile *p, struct pl_map_chars *c, char *why, size_t len);
 
 enum pl_share { PL_SHARED = 0, PL_SPREAD = 1 };

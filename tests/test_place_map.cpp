@@ -14,6 +14,7 @@
 
 extern "C" {
 #include "pl_map.h"
+#include "profile_fmt.h"
 }
 
 namespace {
@@ -194,6 +195,25 @@ TEST(PlaceMap, CoRunnerStaysAwayFromTheTarget)
     EXPECT_EQ(map(M, chars("P", 10, 0, 0.9), chars("C", 20, 0, NAN), 2, 5), "{XX*.****}");
     // C of 6: P's own L2 is not free: the two PUs of its socket's other L2 and the other socket
     EXPECT_EQ(map(M, chars("P", 10, 0, 0.9), chars("C", 20, 0, NAN), 2, 6), "{XX******}");
+}
+
+// From a profile: caused mem-bw and llc-cap, and data sharing from its 1.3 characteristics when place cluster wrote it.
+TEST(PlaceMap, CharacteristicsFromAProfile)
+{
+    profile p;
+    char why[256] = "";
+    ASSERT_EQ(profile_read(IBENCH_FIXTURES "/../../docs/data/corun/memcached.json", &p, why, sizeof why), 0) << why;
+    pl_map_chars c;
+    ASSERT_EQ(pl_map_chars_from_profile(&p, &c, why, sizeof why), 0) << why;
+    EXPECT_TRUE(std::isnan(c.data_sharing));
+    EXPECT_STREQ(c.src[2], "unknown (not in the profile)");
+    EXPECT_EQ(std::string(c.src[0]).rfind("caused mem-bw ", 0), 0u) << c.src[0];
+    p.data_sharing = 0.4;
+    p.data_sharing_source = strdup("place cluster --source soft");
+    ASSERT_EQ(pl_map_chars_from_profile(&p, &c, why, sizeof why), 0) << why;
+    EXPECT_DOUBLE_EQ(c.data_sharing, 0.4);
+    EXPECT_STREQ(c.src[2], "place cluster --source soft");
+    profile_free(&p);
 }
 
 TEST(PlaceMap, CharacteristicsFilesAreReadStrictly)

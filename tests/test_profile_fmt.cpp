@@ -108,6 +108,8 @@ void fill_full(struct profile *p)
     profile_init(p);
     p->tool = strdup("ibench 0.2.0");
     p->created = strdup("2026-11-23T10:00:00Z");
+    p->data_sharing = 0.375; // 1.3
+    p->data_sharing_source = strdup("place cluster --source soft: 3/8 of the counted samples on shared lines");
     p->fingerprint = strdup("test-fp-1234");
     p->cpu_model = strdup("Test CPU @ 2.0GHz");
     p->machine_cpus = 4;
@@ -211,6 +213,8 @@ void expect_equal(const struct profile &a, const struct profile &b)
     EXPECT_EQ(a.major, b.major);
     EXPECT_EQ(a.minor, b.minor);
     EXPECT_STREQ(a.tool, b.tool);
+    EXPECT_TRUE(a.data_sharing == b.data_sharing || (std::isnan(a.data_sharing) && std::isnan(b.data_sharing)));
+    EXPECT_STREQ(a.data_sharing_source, b.data_sharing_source);
     EXPECT_STREQ(a.created, b.created);
     EXPECT_STREQ(a.fingerprint, b.fingerprint);
     EXPECT_STREQ(a.cpu_model, b.cpu_model);
@@ -506,8 +510,8 @@ TEST(ProfileFmt, Reads10)
     EXPECT_EQ(show.out.find("reach ("), std::string::npos) << "no reach section without reach";
 }
 
-// A 1.2 struct with every field set -> profile_write -> the JSON Schema -> profile_read: equal field by field.
-TEST(ProfileFmt, RoundTrip12)
+// A 1.3 struct with every field set -> profile_write -> the JSON Schema -> profile_read: equal field by field.
+TEST(ProfileFmt, RoundTrip13)
 {
     TempDir dir("profile_fmt");
     struct profile a, b;
@@ -516,7 +520,8 @@ TEST(ProfileFmt, RoundTrip12)
     char why[512] = "";
     ASSERT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
     const std::string text = slurp(f);
-    EXPECT_NE(text.find("\"version\": \"1.2\""), std::string::npos);
+    EXPECT_NE(text.find("\"version\": \"1.3\""), std::string::npos);
+    EXPECT_NE(text.find("\"data_sharing\": 0.375"), std::string::npos) << text;
     EXPECT_NE(text.find("\"caused\": -3.25"), std::string::npos) << "the raw median, not clamped";
     EXPECT_EQ(text.find("NaN"), std::string::npos);
     Proc schema;
