@@ -434,3 +434,32 @@ int pl_proc_apply(pid_t pid, const struct pl_apply_opts *o, struct pl_apply_resu
     return ib_why(why, len, -EAGAIN, "process %d was still creating threads after %u passes (%u pinned)", (int)pid,
                   rounds, r->pinned);
 }
+
+int pl_proc_pin_each(pid_t pid, const pid_t *tids, const int *const *sets, const unsigned *nsets, unsigned n,
+                     unsigned *skipped, char *why, size_t len)
+{
+    int rc = check_process(pid, why, len);
+    if (rc < 0)
+        return rc;
+    *skipped = 0;
+    for (unsigned i = 0; i < n; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/task/%d", (int)pid, (int)tids[i]);
+        if (access(path, F_OK) != 0) { /* exited, or never a thread of pid: not ours to pin */
+            ++*skipped;
+            continue;
+        }
+        rc = pin(tids[i], sets[i], nsets[i]);
+        if (rc == 1) {
+            ++*skipped;
+            continue;
+        }
+        if (rc < 0) {
+            char list[256];
+            pl_cpulist_format(sets[i], nsets[i], list, sizeof list);
+            return ib_why(why, len, rc, "thread %d of process %d to CPUs %s: %s", (int)tids[i], (int)pid, list,
+                          strerror(-rc));
+        }
+    }
+    return 0;
+}

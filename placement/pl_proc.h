@@ -96,6 +96,12 @@ struct pl_apply_result {
 int pl_proc_apply(pid_t pid, const struct pl_apply_opts *o, struct pl_apply_result *r, char *why, size_t len);
 void pl_apply_result_free(struct pl_apply_result *r);
 
+/* Pins thread tids[i] of process pid to the CPU set sets[i] (nsets[i] CPUs, OS indexes, ascending), for i < n.  A
+ * thread that has exited or is not pid's is skipped (*skipped counts them).  0; -ESRCH when the process is gone; or
+ * -errno with the thread and CPUs named (the threads pinned before it stay pinned). */
+int pl_proc_pin_each(pid_t pid, const pid_t *tids, const int *const *sets, const unsigned *nsets, unsigned n,
+                     unsigned *skipped, char *why, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

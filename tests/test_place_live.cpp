@@ -542,6 +542,28 @@ TEST(PlProc, ApplyGivesUpOnAProcessThatKeepsCreatingThreads)
 
 // ---- ibench place apply|show on a live 2-thread child ---------------------------------------------------------------
 
+// Each thread to its own CPU set (place cluster --apply): a live 2-thread child, main thread to CPU 0, the worker to
+// CPU 1, read back; a tid that is not the process's is skipped; a process that is gone is -ESRCH.
+TEST(PlProc, PinEachGivesEveryThreadItsOwnSet)
+{
+    if (!have_cpus_0_1())
+        GTEST_SKIP() << "needs CPUs 0 and 1";
+    LiveChild c;
+    ASSERT_TRUE(c.start(2));
+    const int zero[] = {0}, one[] = {1};
+    pid_t tids[] = {c.tids[0], c.tids[1], getpid()};
+    const int *sets[] = {zero, one, zero};
+    unsigned ns[] = {1, 1, 1}, skipped = 9;
+    char why[256] = "";
+    ASSERT_EQ(pl_proc_pin_each(c.pid, tids, sets, ns, 3, &skipped, why, sizeof why), 0) << why;
+    EXPECT_EQ(skipped, 1u) << "our own pid is not the child's thread";
+    EXPECT_EQ(affinity_of(c.tids[0]), std::vector<int>{0});
+    EXPECT_EQ(affinity_of(c.tids[1]), std::vector<int>{1});
+    EXPECT_NE(affinity_of(0), std::vector<int>{0}) << "this process was not touched";
+    pid_t gone = vanished_pid();
+    EXPECT_EQ(pl_proc_pin_each(gone, tids, sets, ns, 1, &skipped, why, sizeof why), -ESRCH) << why;
+}
+
 TEST(PlaceLive, ApplyCpusPinsOneCpuEachMainThreadFirst)
 {
     if (!have_cpus_0_1())
