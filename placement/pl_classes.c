@@ -531,7 +531,8 @@ static void gen_group(struct gen *gs, unsigned g, unsigned rem)
         for (unsigned m = top; m >= bottom && m >= 1; m--)
             if (allowed(c, c->s[cs].level, m)) {
                 const struct clist *l = classes(c, cs, m);
-                memcpy(cand + o, l->v, l->n * sizeof(*cand));
+                if (l->n) /* cand is NULL when there are none: memcpy(NULL, ...) is undefined even for 0 bytes */
+                    memcpy(cand + o, l->v, l->n * sizeof(*cand));
                 o += l->n;
             }
         gen_multi(gs, g, rem, cand, ncand, 0, k, t, 0, t);
@@ -1313,7 +1314,8 @@ int pl_classes(const struct pl_hier *h, const struct pl_classes_opts *opt, struc
     }
     if (rc == 0) {
         unsigned nl = h->nlevels;
-        qsort_r(o.v, o.n, sizeof(*o.v), cmp_class, &nl);
+        if (o.n) /* o.v is NULL with no class: qsort_r(NULL, 0, ...) is undefined */
+            qsort_r(o.v, o.n, sizeof(*o.v), cmp_class, &nl);
         for (unsigned i = 0; i < o.n; i++)
             o.v[i].id = i + 1;
         out->n = o.n;
