@@ -227,6 +227,7 @@ static const struct place_cmd place_cmds[] = {
     {"hetero", cmd_place_hetero, "assign a mix to heterogeneous cores from per-core-type profiles, exactly"},
     {"model", cmd_place_model, "the placement model: cluster performance vectors, predict by the iterative method"},
     {"pack", cmd_place_pack, "how many containers of a workload fit a machine under a performance goal"},
+    {"cluster", cmd_place_cluster, "seed 003: cluster a process's threads by the data they share, and onto chips"},
 };
 
 static void place_usage(FILE *f)

@@ -72,6 +72,7 @@ int cmd_place_simulate(int argc, char **argv);
 int cmd_place_map(int argc, char **argv);
 int cmd_place_atom(int argc, char **argv);
 int cmd_place_hetero(int argc, char **argv);
+int cmd_place_cluster(int argc, char **argv);
 int cmd_place_model(int argc, char **argv);
 int cmd_place_pack(int argc, char **argv);
 

@@ -1,0 +1,433 @@
+/* cmd_place_cluster.c - `ibench place cluster`: seed 003's sharing-aware thread clustering on samples of a trace file
+ * or of a live process (perf, or the shipped ibench-share workload), the thread-to-chip plan, and optionally pinning
+ * it (--apply) and writing the data_sharing characteristic into a profile (--profile).  The pipeline is
+ * placement/pl_cluster.h; the sources pl_trace.h, pl_src_perf.h, pl_src_soft.h.  docs/placement.md, "Thread
+ * clustering". */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ib_err.h"
+#include "parse.h"
+#include "pl_cluster.h"
+#include "pl_proc.h"
+#include "pl_src_perf.h"
+#include "pl_src_soft.h"
+#include "pl_trace.h"
+#include "place.h"
+#include "profile_fmt.h"
+#include "render.h"
+#include "topo.h"
+
+#define CMD "place cluster"
+
+enum { OPT_TRACE = 1, OPT_PID, OPT_SOURCE, OPT_SECONDS, OPT_CHIPS, OPT_THRESHOLD, OPT_ENTRIES, OPT_BITS, OPT_REGION,
+       OPT_SAMPLE, OPT_SEED, OPT_APPLY, OPT_PROFILE };
+
+static int usage(void)
+{
+    printf("usage: ibench place cluster (--trace FILE | --pid P --source perf|soft [--seconds S])\n"
+           "                            (--chips N | --topology SPEC) [--threshold T] [--entries E] [--bits B]\n"
+           "                            [--region BYTES] [--sample N] [--seed S] [--apply] [--profile FILE] [--json]\n\n"
+           "Seed 003's thread clustering: per-thread shMaps of the sampled cache accesses, the similarity of every two\n"
+           "threads (dot product; lines shared by more than half of the threads left out), one-pass clustering\n"
+           "against cluster representatives, then each cluster onto one chip.\n\n"
+           "  --trace FILE       'tid address [source]' lines (docs/placement.md; scripts/perf2trace converts perf)\n"
+           "  --pid P            a live process, sampled for --seconds (default 5) by --source:\n"
+           "                     perf (PEBS load latency / AMD IBS; exit 77 where the PMU has neither) or soft\n"
+           "                     (P is ibench-share, which reports its own sampled accesses)\n"
+           "  --chips N          N chips: the instances of the topology's coarsest level when it has N, else the\n"
+           "                     PUs in logical order cut into N runs\n"
+           "  --topology SPEC    the chips are the instances of its coarsest level (default: this machine)\n"
+           "  --threshold T      similarity threshold (default 40000 for 8-bit counters, scaled with --bits)\n"
+           "  --entries E, --bits B, --region BYTES, --sample N, --seed S\n"
+           "                     shMap entries (256), counter width (8), region size (the cache line size hwloc\n"
+           "                     reports), temporal sampling 1 in N (1), the jitter's seed (1)\n"
+           "  --apply            pin each thread of P to the CPUs of its chip (checked: /proc/P/task/*/status)\n"
+           "  --profile FILE     write the measured data sharing into FILE's characteristics (profile 1.3)\n"
+           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n");
+    return IB_EXIT_OK;
+}
+
+/* The chips: per chip, its CPUs (OS indexes, ascending). */
+struct chips {
+    unsigned n;
+    int **cpus;
+    unsigned *ncpus;
+    char how[160];
+};
+
+static void chips_free(struct chips *c)
+{
+    for (unsigned k = 0; c->cpus && k < c->n; k++)
+        free(c->cpus[k]);
+    free(c->cpus);
+    free(c->ncpus);
+    memset(c, 0, sizeof *c);
+}
+
+static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+/* want 0: the coarsest level's instances (none: -EINVAL); else want chips, the coarsest level's instances when it has
+ * that many, else PUs in logical order cut into want runs (the first npus % want one PU longer). */
+static int chips_make(const struct pl_hier *h, unsigned want, struct chips *c, char *why, size_t len)
+{
+    memset(c, 0, sizeof *c);
+    const struct pl_level *lv = h->nlevels ? &h->lv[0] : NULL;
+    if (!want && !lv)
+        return ib_why(why, len, -EINVAL, "this topology has no level that some PUs share and others do not: "
+                      "give --chips N");
+    if (want > h->npus)
+        return ib_why(why, len, -EINVAL, "%u chips, but the machine has %u PUs", want, h->npus);
+    bool by_level = lv && (!want || lv->ninst == want);
+    c->n = by_level ? lv->ninst : want;
+    c->cpus = calloc(c->n, sizeof *c->cpus);
+    c->ncpus = calloc(c->n, sizeof *c->ncpus);
+    if (!c->cpus || !c->ncpus)
+        goto oom;
+    for (unsigned k = 0; k < c->n; k++)
+        if (!(c->cpus[k] = malloc(h->npus * sizeof **c->cpus)))
+            goto oom;
+    for (unsigned pu = 0; pu < h->npus; pu++) {
+        unsigned k;
+        if (by_level) {
+            k = lv->inst[pu];
+        } else { /* runs: chip k holds PUs [k*q + min(k, r), ...) */
+            unsigned q = h->npus / c->n, r = h->npus % c->n;
+            k = pu < r * (q + 1) ? pu / (q + 1) : r + (pu - r * (q + 1)) / q;
+        }
+        c->cpus[k][c->ncpus[k]++] = h->pu_os[pu];
+    }
+    for (unsigned k = 0; k < c->n; k++)
+        qsort(c->cpus[k], c->ncpus[k], sizeof **c->cpus, cmp_int);
+    if (by_level)
+        snprintf(c->how, sizeof c->how, "the %u instances of %s", c->n, lv->name);
+    else
+        snprintf(c->how, sizeof c->how, "%u runs of PUs in logical order", c->n);
+    return 0;
+oom:
+    chips_free(c);
+    return ib_why(why, len, -ENOMEM, "out of memory");
+}
+
+int cmd_place_cluster(int argc, char **argv)
+{
+    static const struct option lo[] = {{"trace", required_argument, 0, OPT_TRACE},
+                                       {"pid", required_argument, 0, OPT_PID},
+                                       {"source", required_argument, 0, OPT_SOURCE},
+                                       {"seconds", required_argument, 0, OPT_SECONDS},
+                                       {"chips", required_argument, 0, OPT_CHIPS},
+                                       {"threshold", required_argument, 0, OPT_THRESHOLD},
+                                       {"entries", required_argument, 0, OPT_ENTRIES},
+                                       {"bits", required_argument, 0, OPT_BITS},
+                                       {"region", required_argument, 0, OPT_REGION},
+                                       {"sample", required_argument, 0, OPT_SAMPLE},
+                                       {"seed", required_argument, 0, OPT_SEED},
+                                       {"apply", no_argument, 0, OPT_APPLY},
+                                       {"profile", required_argument, 0, OPT_PROFILE},
+                                       PLACE_COMMON_OPTIONS,
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    struct place_opts po = {0};
+    struct pl_cluster_opts co = {0};
+    co.jitter_pct = -1;
+    co.seed = 1;
+    const char *trace = NULL, *source = NULL, *profile = NULL;
+    unsigned long pid = 0, chips_n = 0, v;
+    double seconds = 5;
+    bool apply = false;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': return usage();
+        case OPT_TRACE: trace = optarg; break;
+        case OPT_PID:
+            if (parse_uint(optarg, 1, 4194304, &pid) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--pid '%s': a process id expected", optarg);
+            break;
+        case OPT_SOURCE:
+            if (strcmp(optarg, "perf") && strcmp(optarg, "soft"))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--source '%s': perf or soft expected", optarg);
+            source = optarg;
+            break;
+        case OPT_SECONDS:
+            if (parse_double(optarg, &seconds) < 0 || !(seconds > 0 && seconds <= 86400))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--seconds '%s': seconds in (0, 86400] expected", optarg);
+            break;
+        case OPT_CHIPS:
+            if (parse_uint(optarg, 1, 4096, &chips_n) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--chips '%s': a whole number in 1-4096 expected", optarg);
+            break;
+        case OPT_THRESHOLD:
+            if (parse_double(optarg, &co.threshold) < 0 || !(co.threshold > 0))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--threshold '%s': a number > 0 expected", optarg);
+            break;
+        case OPT_ENTRIES:
+            if (parse_uint(optarg, 1, 1u << 20, &v) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--entries '%s': a whole number in 1-1048576 expected", optarg);
+            co.entries = (unsigned)v;
+            break;
+        case OPT_BITS:
+            if (parse_uint(optarg, 1, 16, &v) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--bits '%s': a whole number in 1-16 expected", optarg);
+            co.bits = (unsigned)v;
+            break;
+        case OPT_REGION:
+            if (parse_uint(optarg, 1, 1ul << 30, &v) < 0 || (v & (v - 1)))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--region '%s': bytes, a power of two expected", optarg);
+            co.region = v;
+            break;
+        case OPT_SAMPLE:
+            if (parse_uint(optarg, 1, 1ul << 30, &v) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--sample '%s': a whole number >= 1 expected", optarg);
+            co.sample_n = (unsigned)v;
+            break;
+        case OPT_SEED:
+            if (parse_uint(optarg, 0, UINT64_MAX, &v) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--seed '%s': a whole number expected", optarg);
+            co.seed = v;
+            break;
+        case OPT_APPLY: apply = true; break;
+        case OPT_PROFILE: profile = optarg; break;
+        default:
+            if (c >= PLACE_OPT_BASE && place_common_opt(&po, c, optarg) == 0)
+                break;
+            return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    if (!!trace == !!pid)
+        return cli_fail(IB_EXIT_USAGE, CMD, "one of --trace FILE and --pid P is needed");
+    if (pid && !source)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--pid needs --source perf or --source soft");
+    if (trace && (source || apply))
+        return cli_fail(IB_EXIT_USAGE, CMD, "--source and --apply go with --pid (a trace's threads are not here)");
+    if (apply && po.topology && strcmp(po.topology, "live"))
+        return cli_fail(IB_EXIT_USAGE, CMD, "--apply pins on this machine: --topology must be live");
+
+    char why[512] = "";
+    struct pl_machine m;
+    struct pl_hier h;
+    int rc = place_open("cluster", &po, &m, &h);
+    if (rc)
+        return rc;
+    struct chips ch = {0};
+    struct pl_cluster *pc = NULL;
+    struct pl_cluster_result res = {0};
+    bool have_res = false;
+    int *chip = NULL, e, bad = -1; /* bad: 1 the user's input, 0 not, -1 by the rule at fail: */
+    if ((e = chips_make(&h, (unsigned)chips_n, &ch, why, sizeof why)) < 0)
+        goto fail;
+    if (!co.region) { /* the cache line hwloc reports */
+        struct topo_cache tc;
+        if (topo_cache_info(m.topo, 1, false, -1, &tc) == 0 && tc.line && !(tc.line & (tc.line - 1)))
+            co.region = tc.line;
+    }
+    if ((e = pl_cluster_new(&co, &pc, why, sizeof why)) < 0)
+        goto fail;
+    if (trace) {
+        e = pl_trace_read(trace, pl_cluster_add_fn, pc, why, sizeof why);
+    } else {
+        if (seconds >= 3 && !po.json)
+            fprintf(stderr, "ibench place cluster: sampling process %lu for %.3g s (source %s)\n", pid, seconds,
+                    source);
+        cli_signals_install();
+        e = !strcmp(source, "perf") ? pl_src_perf_read((pid_t)pid, seconds, pl_cluster_add_fn, pc, why, sizeof why)
+                                    : pl_src_soft_read((pid_t)pid, seconds, pl_cluster_add_fn, pc, why, sizeof why);
+        cli_signals_restore();
+        if (e == -EINTR || cli_stop) {
+            rc = cli_fail(IB_EXIT_INTR, CMD, "interrupted");
+            goto out;
+        }
+    }
+    if (e < 0)
+        goto fail;
+    if ((e = pl_cluster_run(pc, &res, why, sizeof why)) < 0)
+        goto fail;
+    have_res = true;
+    if (res.nthreads == 0) {
+        e = ib_why(why, sizeof why, -ENODATA, "no sample of a thread was counted (%llu samples, %llu remote or "
+                   "unknown): nothing to cluster", (unsigned long long)res.stats.samples,
+                   (unsigned long long)res.stats.counted);
+        goto fail;
+    }
+    unsigned *cap = calloc(ch.n, sizeof *cap);
+    chip = calloc(res.nthreads, sizeof *chip);
+    if (!cap || !chip) {
+        free(cap);
+        e = ib_why(why, sizeof why, -ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (unsigned k = 0; k < ch.n; k++)
+        cap[k] = ch.ncpus[k];
+    e = pl_cluster_result_chips(&res, ch.n, cap, chip, why, sizeof why);
+    free(cap);
+    if (e < 0)
+        goto fail;
+    unsigned skipped = 0;
+    if (apply) {
+        pid_t *tids = calloc(res.nthreads, sizeof *tids);
+        const int **sets = calloc(res.nthreads, sizeof *sets);
+        unsigned *ns = calloc(res.nthreads, sizeof *ns);
+        if (tids && sets && ns) {
+            for (unsigned i = 0; i < res.nthreads; i++)
+                tids[i] = (pid_t)res.thread[i].tid, sets[i] = ch.cpus[chip[i]], ns[i] = ch.ncpus[chip[i]];
+            e = pl_proc_pin_each((pid_t)pid, tids, sets, ns, res.nthreads, &skipped, why, sizeof why);
+        } else {
+            e = ib_why(why, sizeof why, -ENOMEM, "out of memory");
+        }
+        free(tids), free(sets), free(ns);
+        if (e < 0)
+            goto fail;
+    }
+    char src[200];
+    if (trace)
+        snprintf(src, sizeof src, "place cluster --trace %s", trace);
+    else
+        snprintf(src, sizeof src, "place cluster --source %s, %.3g s of process %lu", source, seconds, pid);
+    if (profile) {
+        struct profile p;
+        if ((e = profile_read(profile, &p, why, sizeof why)) < 0) {
+            bad = e != -ENOMEM;
+            goto fail;
+        }
+        p.data_sharing = res.data_sharing;
+        free(p.data_sharing_source);
+        p.data_sharing_source = strdup(src);
+        e = p.data_sharing_source ? profile_write(profile, &p, why, sizeof why) : -ENOMEM;
+        profile_free(&p);
+        if (e < 0) {
+            bad = 0;
+            goto fail;
+        }
+    }
+    /* ---- output */
+    json_t *doc = json_object(), *jch = json_array(), *jcl = json_array(), *jth = json_array(), *jun = json_array();
+    for (unsigned k = 0; k < ch.n; k++) {
+        char l[1024];
+        pl_cpulist_format(ch.cpus[k], ch.ncpus[k], l, sizeof l);
+        json_t *tt = json_array();
+        for (unsigned i = 0; i < res.nthreads; i++)
+            if (chip[i] == (int)k)
+                json_array_append_new(tt, json_integer(res.thread[i].tid));
+        json_array_append_new(jch, json_pack("{s:i,s:s,s:o}", "chip", (int)k, "cpus", l, "threads", tt));
+    }
+    for (unsigned g = 0; g < res.nclusters; g++) {
+        json_t *tt = json_array();
+        for (unsigned j = 0; j < res.cluster[g].n; j++)
+            json_array_append_new(tt, json_integer(res.thread[res.cluster[g].member[j]].tid));
+        json_array_append_new(jcl, json_pack("{s:i,s:i,s:o}", "cluster", (int)g + 1, "representative",
+                                             (int)res.thread[res.cluster[g].member[0]].tid, "threads", tt));
+    }
+    for (unsigned i = 0; i < res.nthreads; i++)
+        json_array_append_new(jth, json_pack("{s:i,s:I,s:I,s:I,s:o,s:i}", "tid", (int)res.thread[i].tid, "samples",
+                                             (json_int_t)res.thread[i].samples, "recorded",
+                                             (json_int_t)res.thread[i].recorded, "total_similarity",
+                                             (json_int_t)res.thread[i].total,
+                                             res.thread[i].cluster >= 0 ? json_integer(res.thread[i].cluster + 1)
+                                                                        : json_null(),
+                                             "chip", chip[i]));
+    for (unsigned j = 0; j < res.nunclustered; j++)
+        json_array_append_new(jun, json_integer(res.thread[res.unclustered[j]].tid));
+    json_object_set_new(doc, "command", json_string(CMD));
+    json_object_set_new(doc, "source", json_string(trace ? "trace" : source));
+    json_object_set_new(doc, "input", json_string(src));
+    json_object_set_new(doc, "region", json_integer((json_int_t)(co.region ? co.region : PL_CLUSTER_REGION)));
+    json_object_set_new(doc, "threshold", json_real(res.threshold));
+    json_object_set_new(doc, "samples", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "seen", (json_int_t)res.stats.samples,
+                                                   "counted", (json_int_t)res.stats.counted, "taken",
+                                                   (json_int_t)res.stats.taken, "recorded",
+                                                   (json_int_t)res.stats.recorded, "collided",
+                                                   (json_int_t)res.stats.collided, "limited",
+                                                   (json_int_t)res.stats.limited));
+    json_object_set_new(doc, "global_entries", json_integer(res.nglobal));
+    json_object_set_new(doc, "data_sharing", json_real(res.data_sharing));
+    json_object_set_new(doc, "threads", jth);
+    json_object_set_new(doc, "clusters", jcl);
+    json_object_set_new(doc, "unclustered", jun);
+    json_object_set_new(doc, "chips", json_pack("{s:s,s:o}", "how", ch.how, "plan", jch));
+    json_object_set_new(doc, "applied", apply ? json_pack("{s:i,s:i}", "pinned", (int)(res.nthreads - skipped),
+                                                          "skipped", (int)skipped)
+                                              : json_null());
+    json_object_set_new(doc, "profile", profile ? json_string(profile) : json_null());
+    if (po.json) {
+        rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, CMD, "cannot write JSON");
+    } else {
+        printf("%s: %u threads, %u cluster%s, %u unclustered\n", src, res.nthreads, res.nclusters,
+               res.nclusters == 1 ? "" : "s", res.nunclustered);
+        printf("samples: %llu seen, %llu remote or unknown, %llu taken (1 in %u), %llu recorded (%llu collided in the "
+               "filter, %llu over a thread's limit)\n",
+               (unsigned long long)res.stats.samples, (unsigned long long)res.stats.counted,
+               (unsigned long long)res.stats.taken, co.sample_n ? co.sample_n : 1,
+               (unsigned long long)res.stats.recorded, (unsigned long long)res.stats.collided,
+               (unsigned long long)res.stats.limited);
+        printf("similarity: dot product of shMaps, entries under %u ignored, %u globally shared entr%s left out; "
+               "threshold %.0f\n", res.small, res.nglobal, res.nglobal == 1 ? "y" : "ies", res.threshold);
+        printf("data sharing: %.3f of the recorded samples on entries 2 or more threads share\n\n", res.data_sharing);
+        for (unsigned g = 0; g < res.nclusters; g++) {
+            printf("cluster %u:", g + 1);
+            for (unsigned j = 0; j < res.cluster[g].n; j++)
+                printf(" %u", res.thread[res.cluster[g].member[j]].tid);
+            printf("  (representative %u)\n", res.thread[res.cluster[g].member[0]].tid);
+        }
+        if (res.nunclustered) {
+            printf("unclustered:");
+            for (unsigned j = 0; j < res.nunclustered; j++)
+                printf(" %u", res.thread[res.unclustered[j]].tid);
+            printf("\n");
+        }
+        printf("\n%-8s %10s %10s %16s %8s %5s\n", "tid", "samples", "recorded", "total similarity", "cluster", "chip");
+        for (unsigned i = 0; i < res.nthreads; i++) {
+            char cl[16] = "-";
+            if (res.thread[i].cluster >= 0)
+                snprintf(cl, sizeof cl, "%d", res.thread[i].cluster + 1);
+            printf("%-8u %10llu %10llu %16llu %8s %5d\n", res.thread[i].tid,
+                   (unsigned long long)res.thread[i].samples, (unsigned long long)res.thread[i].recorded,
+                   (unsigned long long)res.thread[i].total, cl, chip[i]);
+        }
+        printf("\nchips (%s):\n", ch.how);
+        for (unsigned k = 0; k < ch.n; k++) {
+            char l[1024];
+            pl_cpulist_format(ch.cpus[k], ch.ncpus[k], l, sizeof l);
+            printf("  chip %u (cpus %s):", k, l);
+            for (unsigned i = 0; i < res.nthreads; i++)
+                if (chip[i] == (int)k)
+                    printf(" %u", res.thread[i].tid);
+            printf("\n");
+        }
+        if (apply)
+            printf("applied: %u thread%s pinned to their chip's CPUs%s\n", res.nthreads - skipped,
+                   res.nthreads - skipped == 1 ? "" : "s", skipped ? " (some had exited: skipped)" : "");
+        if (profile)
+            printf("data sharing %.3f written into %s\n", res.data_sharing, profile);
+    }
+    json_decref(doc);
+    goto out;
+fail:
+    if (e == -EOPNOTSUPP)
+        rc = cli_fail(IB_EXIT_SKIP, CMD, "%s", why);
+    else {
+        /* the rule: a trace's every failure is its content's; a live one's, a process that is not there or not
+         * ibench-share; pinning refused, no sample from a live process, I/O: run-time failures */
+        if (bad < 0)
+            bad = trace ? e != -ENOMEM : (e == -ENOENT || e == -ESRCH || e == -EINVAL || e == -EPROTO);
+        rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : cli_exit_for(e, bad), CMD, "%s", why);
+    }
+out:
+    free(chip);
+    if (have_res)
+        pl_cluster_result_free(&res);
+    pl_cluster_free(pc);
+    chips_free(&ch);
+    pl_hier_free(&h);
+    pl_machine_free(&m);
+    return rc;
+}
