@@ -1,0 +1,111 @@
+/* pl_cluster.h - thread clustering (seed 003 §4.3-4.5): per-thread shMaps of saturating counters over fixed-size
+ * regions, the process's shMap filter, temporal sampling, the dot-product similarity, one-pass clustering against
+ * cluster representatives, and clusters onto chips.  pl_cluster.c states every rule; docs/placement.md, "Thread
+ * clustering: the pipeline", states them with their reasons and the results. */
+#ifndef IB_PL_CLUSTER_H
+#define IB_PL_CLUSTER_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pl_samples.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The paper's values (seed 003 §4.3.1, §4.4.1); 0 in a field means its default. */
+#define PL_CLUSTER_ENTRIES 256     /* counters per shMap (and entries of the filter) */
+#define PL_CLUSTER_BITS 8          /* counter width: saturates at 2^bits - 1 */
+#define PL_CLUSTER_REGION 64       /* bytes per region when the caller gives none (the CLI passes hwloc's line) */
+#define PL_CLUSTER_JITTER_PCT 10   /* each 1-in-N gap is N +- N * 10 % (uniform, integer) */
+#define PL_CLUSTER_SMALL 3         /* counters below 3 count as 0 in the similarity */
+#define PL_CLUSTER_THRESHOLD 40000 /* similarity threshold for 8-bit counters; scaled by ((2^bits - 1) / 255)^2 */
+#define PL_CLUSTER_LIMIT_DIV 8     /* a thread may own at most entries / 8 filter entries (32 of 256) */
+
+struct pl_cluster_opts {
+    unsigned entries;      /* 0: 256 */
+    unsigned bits;         /* 1-16; 0: 8 */
+    uint64_t region;       /* bytes, a power of two; 0: 64 */
+    unsigned sample_n;     /* temporal sampling: 1 in N counted samples; 0 or 1: every one */
+    int jitter_pct;        /* -1: the default 10; 0: no jitter (exactly every N-th) */
+    unsigned small;        /* 0: 3 (the cut is absolute, not scaled with the width) */
+    double threshold;      /* 0: 40000 * ((2^bits - 1) / 255)^2 */
+    unsigned filter_limit; /* filter entries one thread may own; 0: entries / 8 (at least 1) */
+    uint64_t seed;         /* of the jitter */
+};
+
+struct pl_cluster_stats {
+    uint64_t samples;   /* handed to pl_cluster_add */
+    uint64_t counted;   /* of which remote or unknown */
+    uint64_t taken;     /* of which kept by temporal sampling */
+    uint64_t recorded;  /* of which passed the filter (counted into a shMap, saturated or not) */
+    uint64_t collided;  /* taken, discarded: the entry holds another region */
+    uint64_t limited;   /* taken, discarded: the entry was free but the thread owns its limit */
+};
+
+struct pl_cluster_thread {
+    uint32_t tid;
+    uint64_t samples;  /* all of its samples */
+    uint64_t recorded; /* of its samples counted into its shMap */
+    uint64_t total;    /* total sharing: sum of its similarity with every other thread */
+    int cluster;       /* index into clusters, or -1: unclustered */
+};
+
+struct pl_cluster_group {
+    unsigned *member; /* indices into the result's threads, in scan order; member[0] is the representative */
+    unsigned n;
+};
+
+struct pl_cluster_result {
+    struct pl_cluster_thread *thread; /* every thread seen, in scan order (total descending, see pl_cluster.c) */
+    unsigned nthreads;
+    struct pl_cluster_group *cluster; /* clusters of 2 or more threads, in the order the pass created them */
+    unsigned nclusters;
+    unsigned *unclustered;            /* indices into thread, in scan order */
+    unsigned nunclustered;
+    unsigned nglobal;                 /* entries removed as globally shared (in more than half of the threads) */
+    double data_sharing;              /* 0-1: recorded samples on entries in 2+ threads' shMaps / recorded */
+    double threshold;                 /* the one applied */
+    unsigned small, filter_limit;     /* the ones applied */
+    struct pl_cluster_stats stats;
+};
+
+struct pl_cluster;
+
+/* A pipeline with opts (NULL: every default); 0 or -EINVAL / -ENOMEM with one line. */
+int pl_cluster_new(const struct pl_cluster_opts *opts, struct pl_cluster **out, char *why, size_t len);
+void pl_cluster_free(struct pl_cluster *c);
+/* Feeds one sample: 0 or -ENOMEM. */
+int pl_cluster_add(struct pl_cluster *c, const struct pl_sample *s);
+/* pl_sample_fn: ctx is the struct pl_cluster. */
+int pl_cluster_add_fn(void *ctx, const struct pl_sample *s);
+/* The filter entry a region's address maps to (the hash; exposed for the tests). */
+unsigned pl_cluster_slot(const struct pl_cluster *c, uint64_t addr);
+/* A thread's counter at an entry (0 for a thread never seen). */
+unsigned pl_cluster_counter(const struct pl_cluster *c, uint32_t tid, unsigned entry);
+/* The similarity of two counter vectors of n entries: sum of a[i] * b[i] over entries where both are >= small. */
+uint64_t pl_cluster_similarity(const uint16_t *a, const uint16_t *b, unsigned n, unsigned small);
+/* The global-line removal, similarity, one-pass clustering and summary over what was fed so far (the shMaps are
+ * not changed: run may be called again after more samples).  0 or -ENOMEM with one line. */
+int pl_cluster_run(struct pl_cluster *c, struct pl_cluster_result *r, char *why, size_t len);
+void pl_cluster_result_free(struct pl_cluster_result *r);
+
+/* Clusters onto nchips chips (pl_cluster.c states the rule and its tie-breaks): nthreads threads 0..nthreads-1,
+ * clusters (member indices) in their tie-break order, unclustered threads in their order; cap[k] the capacity of
+ * chip k (NULL: all equal).  chip[t] receives thread t's chip.  0 or -EINVAL with one line (no chip, a capacity of
+ * 0, an index out of range or a thread named twice or never). */
+int pl_cluster_chips(const struct pl_cluster_group *clusters, unsigned nclusters, const unsigned *unclustered,
+                     unsigned nunclustered, unsigned nthreads, unsigned nchips, const unsigned *cap, int *chip,
+                     char *why, size_t len);
+/* The same for a result: chip[i] for r->thread[i]. */
+int pl_cluster_result_chips(const struct pl_cluster_result *r, unsigned nchips, const unsigned *cap, int *chip,
+                            char *why, size_t len);
+
+/* The adjusted Rand index of two labelings of n items (Hubert & Arabie 1985); 1 when both are the same partition,
+ * including the degenerate cases where the expected index equals the maximum. */
+double pl_ari(const int *a, const int *b, unsigned n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
