@@ -210,6 +210,7 @@ TEST(PlaceSourcesSoft, SigkilledLeftoverIsIgnored)
     char why[256] = "";
     EXPECT_EQ(pl_src_soft_read(pid, 0.1, collect, &c, why, sizeof why), -ESRCH);
     EXPECT_TRUE(one_line(why)) << why;
+    EXPECT_EQ(std::string(why), "no process " + std::to_string(pid));
     unlink(path.c_str());
 }
 
