@@ -46,6 +46,16 @@ bool file_exists(const std::string &p)
 
 std::string channel(pid_t pid) { return "/dev/shm/ibench-share." + std::to_string(pid); }
 
+// Removes pid's channel when a test leaves early (a failed ASSERT, then Proc's SIGKILL, would leave it behind).
+struct ChannelGuard {
+    const Proc &p;
+    ~ChannelGuard()
+    {
+        if (p.pid > 0)
+            unlink(channel(p.pid).c_str());
+    }
+};
+
 // Starts ibench-share with args and reads its layout (tid -> group) up to "ready".
 bool start_share(Proc &p, const std::vector<std::string> &args, std::map<uint32_t, unsigned> &layout)
 {
@@ -75,6 +85,7 @@ TEST(PlaceSourcesSoft, GroupsAndGlobalsSeenByTheirThreads)
 {
     const unsigned G = 3, T = 2, L = 4, K = 2;
     Proc p;
+    ChannelGuard guard{p};
     std::map<uint32_t, unsigned> layout;
     ASSERT_TRUE(start_share(p, {"--groups", "3", "--threads", "2", "--lines", "4", "--global-lines", "2", "--noise",
                                 "30", "--sample", "20", "--seconds", "20"},
@@ -149,6 +160,7 @@ TEST(PlaceSourcesSoft, GroupsAndGlobalsSeenByTheirThreads)
 TEST(PlaceSourcesSoft, TimedRunExitsCleanAndRemovesItsChannel)
 {
     Proc p;
+    ChannelGuard guard{p};
     std::map<uint32_t, unsigned> layout;
     ASSERT_TRUE(start_share(p, {"--groups", "2", "--threads", "1", "--seconds", "0.3"}, layout)) << p.err;
     EXPECT_EQ(layout.size(), 2u);
@@ -161,6 +173,7 @@ TEST(PlaceSourcesSoft, TimedRunExitsCleanAndRemovesItsChannel)
 TEST(PlaceSourcesSoft, ReadEndsWithEsrchWhenTheWorkloadExits)
 {
     Proc p;
+    ChannelGuard guard{p};
     std::map<uint32_t, unsigned> layout;
     ASSERT_TRUE(start_share(p, {"--groups", "1", "--threads", "2", "--sample", "10", "--seconds", "0.5"}, layout));
     Collected c;
@@ -200,6 +213,7 @@ TEST(PlaceSourcesSoft, NotIbenchShareIsEnoentGoneIsEsrch)
 TEST(PlaceSourcesSoft, SigkilledLeftoverIsIgnored)
 {
     Proc p;
+    ChannelGuard guard{p};
     std::map<uint32_t, unsigned> layout;
     ASSERT_TRUE(start_share(p, {"--groups", "1", "--threads", "1", "--seconds", "20"}, layout));
     pid_t pid = p.pid;
