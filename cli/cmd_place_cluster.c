@@ -331,7 +331,7 @@ int cmd_place_cluster(int argc, char **argv)
         json_array_append_new(jth, json_pack("{s:i,s:I,s:I,s:I,s:o,s:i}", "tid", (int)res.thread[i].tid, "samples",
                                              (json_int_t)res.thread[i].samples, "recorded",
                                              (json_int_t)res.thread[i].recorded, "total_similarity",
-                                             (json_int_t)res.thread[i].total,
+                                             (json_int_t)res.thread[i].total, "cluster",
                                              res.thread[i].cluster >= 0 ? json_integer(res.thread[i].cluster + 1)
                                                                         : json_null(),
                                              "chip", chip[i]));
