@@ -16,6 +16,8 @@
 #include <cerrno>
 #include <chrono>
 #include <functional>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -274,6 +276,29 @@ inline pid_t spawn_two_thread_spinner(int seconds = 20)
     waitpid(pid, &st, 0);
     return -1;
 }
+
+#ifdef IBENCH_SHARE_BIN
+// Starts the shipped ibench-share workload with args in p and reads its layout (tid -> group) up to "ready".
+inline bool start_share(Proc &p, const std::vector<std::string> &args, std::map<uint32_t, unsigned> &layout)
+{
+    std::vector<std::string> cmd = {IBENCH_SHARE_BIN};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    if (!p.start_cmd(cmd, {}))
+        return false;
+    if (!p.pump_until([&] { return p.out.find("ready\n") != std::string::npos; }, 10))
+        return false;
+    std::istringstream in(p.out);
+    std::string line;
+    while (std::getline(in, line) && line != "ready") {
+        unsigned long tid;
+        unsigned g;
+        if (sscanf(line.c_str(), "%lu %u", &tid, &g) != 2)
+            return false;
+        layout[(uint32_t)tid] = g;
+    }
+    return true;
+}
+#endif
 
 }  // namespace ib_test
 

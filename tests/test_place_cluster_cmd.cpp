@@ -1,0 +1,172 @@
+// `ibench place cluster` (cli/cmd_place_cluster.c): the soft source end to end on this machine (the shipped
+// ibench-share's groups recovered, --apply pins each group onto one CPU, read back from /proc), perf without a PMU
+// (exit 77 with the event named), a trace with --profile (the data_sharing characteristic place map then reads), and
+// bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <jansson.h>
+#include <unistd.h>
+
+#include "test_support.h"
+
+extern "C" {
+#include "pl_cluster.h"
+}
+
+using ib_test::Proc;
+using ib_test::sh;
+
+namespace {
+
+std::string slurp(const std::string &path)
+{
+    std::ifstream f(path);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// The CPUs thread tid of pid may run on, from /proc/PID/task/TID/status.
+std::string allowed(pid_t pid, uint32_t tid)
+{
+    std::string st = slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
+    size_t p = st.find("Cpus_allowed_list:");
+    if (p == std::string::npos)
+        return "";
+    p = st.find_first_not_of(" \t", p + 18);
+    return st.substr(p, st.find('\n', p) - p);
+}
+
+// The acceptance: on this machine (2 CPUs: --chips 2 gives 2 chips of 1 CPU), ibench-share's groups are recovered
+// (adjusted Rand index 1) and --apply pins each group onto one CPU, the two groups onto different ones.
+TEST(PlaceClusterCmd, SoftGroupsRecoveredAndPinnedOneGroupACpu)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        GTEST_SKIP() << "needs 2 CPUs";
+    Proc p;
+    std::map<uint32_t, unsigned> layout;
+    ASSERT_TRUE(ib_test::start_share(p, {"--groups", "2", "--threads", "3", "--seconds", "20"}, layout))
+        << p.out << p.err;
+    ASSERT_EQ(layout.size(), 6u);
+    int rc;
+    std::string o = sh(std::string(IBENCH_BIN) + " place cluster --pid " + std::to_string(p.pid) +
+                           " --source soft --seconds 1 --chips 2 --apply --json",
+                       &rc);
+    ASSERT_EQ(rc, 0) << o;
+    json_error_t e;
+    json_t *d = json_loads(o.c_str(), 0, &e);
+    ASSERT_NE(d, nullptr) << e.text << o;
+    json_t *threads = json_object_get(d, "threads");
+    std::vector<int> truth, got;
+    std::map<unsigned, std::set<std::string>> cpus_of_group;
+    size_t i;
+    json_t *t;
+    json_array_foreach(threads, i, t)
+    {
+        uint32_t tid = (uint32_t)json_integer_value(json_object_get(t, "tid"));
+        ASSERT_TRUE(layout.count(tid)) << "thread " << tid << " is not the workload's";
+        json_t *cl = json_object_get(t, "cluster");
+        truth.push_back((int)layout[tid]);
+        got.push_back(json_is_integer(cl) ? (int)json_integer_value(cl) : -1 - (int)i);
+        cpus_of_group[layout[tid]].insert(allowed(p.pid, tid));
+    }
+    EXPECT_EQ(truth.size(), 6u) << "every thread was sampled";
+    EXPECT_DOUBLE_EQ(pl_ari(truth.data(), got.data(), (unsigned)truth.size()), 1.0) << o;
+    ASSERT_EQ(cpus_of_group.size(), 2u);
+    std::string a = *cpus_of_group[0].begin(), b = *cpus_of_group[1].begin();
+    EXPECT_EQ(cpus_of_group[0].size(), 1u) << "group 0's threads are on one CPU";
+    EXPECT_EQ(cpus_of_group[1].size(), 1u) << "group 1's threads are on one CPU";
+    EXPECT_TRUE((a == "0" && b == "1") || (a == "1" && b == "0")) << a << " / " << b;
+    EXPECT_EQ(json_integer_value(json_object_get(json_object_get(d, "applied"), "pinned")), 6);
+    json_decref(d);
+}
+
+// --source perf on a machine without a PMU: exit 77, one line naming the event that could not be opened.
+TEST(PlaceClusterCmd, PerfWithoutAPmuExits77WithTheReason)
+{
+    int rc;
+    std::string o = sh(std::string(IBENCH_BIN) + " place cluster --pid " + std::to_string(getpid()) +
+                           " --source perf --seconds 0.2 --chips 2",
+                       &rc);
+    if (rc == 0)
+        GTEST_SKIP() << "this machine has a PMU with data addresses: " << o;
+    EXPECT_EQ(rc, 77) << o;
+    EXPECT_EQ(o.rfind("ibench place cluster: perf_event_open(", 0), 0u) << o;
+    EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << o;
+}
+
+std::string temp_with(const std::string &text, const char *suffix)
+{
+    std::string t = std::string("/tmp/ibench-cluster-XXXXXX") + suffix;
+    std::vector<char> b(t.begin(), t.end());
+    b.push_back(0);
+    int fd = mkstemps(b.data(), (int)strlen(suffix));
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(write(fd, text.data(), text.size()), (ssize_t)text.size());
+    close(fd);
+    return b.data();
+}
+
+// A trace of two pairs of threads, each pair hammering its own lines: two clusters, one per chip of a synthetic
+// two-package machine; --profile writes the data sharing into a profile, which place map then reads.
+TEST(PlaceClusterCmd, TraceClustersAndWritesTheProfilesDataSharing)
+{
+    std::string tr;
+    for (int rep = 0; rep < 300; rep++)
+        for (unsigned tid = 1; tid <= 4; tid++) {
+            unsigned group = (tid - 1) / 2;
+            char l[64];
+            snprintf(l, sizeof l, "%u 0x%x remote\n", tid, 0x10000 + group * 0x1000 + (rep % 4) * 64);
+            tr += l;
+        }
+    std::string trace = temp_with(tr, ".trace");
+    std::string prof = temp_with(slurp(IBENCH_FIXTURES "/../../docs/data/corun/memcached.json"), ".json");
+    int rc;
+    std::string o = sh(std::string(IBENCH_BIN) + " place cluster --trace " + trace +
+                           " --topology 'synthetic:pack:2 core:2 pu:1' --profile " + prof,
+                       &rc);
+    ASSERT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("4 threads, 2 clusters, 0 unclustered"), std::string::npos) << o;
+    EXPECT_NE(o.find("chips (the 2 instances of package)"), std::string::npos) << o;
+    EXPECT_NE(o.find("data sharing 1.000 written into " + prof), std::string::npos) << o;
+    std::string m = sh(std::string(IBENCH_BIN) + " place map --target " + prof + ":2 --corunner " + prof +
+                           ":2 --topology 'synthetic:pack:2 l2:2 core:2 pu:1' --json",
+                       &rc);
+    EXPECT_EQ(rc, 0) << m;
+    EXPECT_NE(m.find("\"data_sharing\": 1.0"), std::string::npos) << m;
+    EXPECT_NE(m.find("place cluster --trace " + trace), std::string::npos) << m;
+    unlink(trace.c_str());
+    unlink(prof.c_str());
+}
+
+TEST(PlaceClusterCmd, BadInputExits2WithOneLine)
+{
+    std::string bad_trace = temp_with("1 0x1000\n2 zz\n", ".trace");
+    const std::vector<std::string> bad = {
+        "--chips 2",
+        "--trace " + bad_trace + " --pid 1 --chips 2",
+        "--pid 1 --chips 2",
+        "--trace " + bad_trace + " --chips 2",
+        "--trace " + bad_trace + " --chips 2 --apply",
+        "--pid " + std::to_string(getpid()) + " --source soft --seconds 0.1 --chips 2",
+        "--trace /nonexistent.trace --chips 2",
+        "--trace " + bad_trace + " --chips 99",
+        "--trace " + bad_trace + " --region 48 --chips 2",
+    };
+    for (const std::string &b : bad) {
+        int rc;
+        std::string o = sh(std::string(IBENCH_BIN) + " place cluster " + b, &rc);
+        EXPECT_EQ(rc, 2) << b << ": " << o;
+        EXPECT_EQ(o.rfind("ibench place cluster: ", 0), 0u) << b << ": " << o;
+        EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << b << ": " << o;
+    }
+    unlink(bad_trace.c_str());
+}
+
+} // namespace
