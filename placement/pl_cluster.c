@@ -233,6 +233,8 @@ unsigned pl_cluster_slot(const struct pl_cluster *c, uint64_t addr)
     return (unsigned)(splitmix64(&r) % c->entries);
 }
 
+struct pl_cluster_stats pl_cluster_counts(const struct pl_cluster *c) { return c->st; }
+
 unsigned pl_cluster_counter(const struct pl_cluster *c, uint32_t tid, unsigned entry)
 {
     long i = find_thread(c, tid);

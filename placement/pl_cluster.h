@@ -79,6 +79,8 @@ void pl_cluster_free(struct pl_cluster *c);
 int pl_cluster_add(struct pl_cluster *c, const struct pl_sample *s);
 /* pl_sample_fn: ctx is the struct pl_cluster. */
 int pl_cluster_add_fn(void *ctx, const struct pl_sample *s);
+/* What was fed so far (the counts of pl_cluster_stats). */
+struct pl_cluster_stats pl_cluster_counts(const struct pl_cluster *c);
 /* The filter entry a region's address maps to (the hash; exposed for the tests). */
 unsigned pl_cluster_slot(const struct pl_cluster *c, uint64_t addr);
 /* A thread's counter at an entry (0 for a thread never seen). */
