@@ -657,10 +657,12 @@ TEST(PlaceCluster, SweepSamplingRateAndNoise)
     // private regions
     for (unsigned i = 0; i < 4; i++)
         for (unsigned j = 0; j < 4; j++) {
-            if (i + 1 < 4)
+            if (i + 1 < 4) {
                 EXPECT_LE(mean[i + 1][j], mean[i][j] + 1e-12) << "N " << ns[i + 1] << ", noise " << noises[j];
-            if (j + 1 < 4)
+            }
+            if (j + 1 < 4) {
                 EXPECT_LE(mean[i][j + 1], mean[i][j] + 1e-12) << "N " << ns[i] << ", noise " << noises[j + 1];
+            }
         }
 }
 
