@@ -622,6 +622,22 @@ TEST(PlaceCluster, TraceRejectsBadLinesWithTheirNumber)
     EXPECT_EQ(c.s.size(), 2u);
 }
 
+// perf2trace's expected outputs (tests/perf2trace.sh) are traces this reader takes
+TEST(PlaceCluster, TraceReadsPerf2traceOutput)
+{
+    for (const char *name : {"perf2trace-mem.expected", "perf2trace-script.expected"}) {
+        Collect c;
+        char why[256] = "";
+        std::string p = std::string(IBENCH_FIXTURES) + "/" + name;
+        ASSERT_EQ(pl_trace_read(p.c_str(), Collect::fn, &c, why, sizeof why), 0) << why;
+        ASSERT_FALSE(c.s.empty());
+        EXPECT_EQ(c.s[0].tid, 4243u);
+        EXPECT_EQ(c.s[0].addr, 0x7f3a1c000040u);
+        EXPECT_EQ(c.s[0].src, PL_SRC_REMOTE);
+        EXPECT_EQ(c.s.back().src, PL_SRC_UNKNOWN);
+    }
+}
+
 // --- the sweep: sampling rate N x private noise share (the table in docs/placement.md) ---
 
 TEST(PlaceCluster, SweepSamplingRateAndNoise)
