@@ -27,7 +27,7 @@ struct pl_cluster_opts {
     unsigned bits;         /* 1-16; 0: 8 */
     uint64_t region;       /* bytes, a power of two; 0: 64 */
     unsigned sample_n;     /* temporal sampling: 1 in N counted samples; 0 or 1: every one */
-    int jitter_pct;        /* -1: the default 10; 0: no jitter (exactly every N-th) */
+    int jitter_pct;        /* 1-100; 0: the default 10; negative: none (exactly every N-th) */
     unsigned small;        /* 0: 3 (the cut is absolute, not scaled with the width) */
     double threshold;      /* 0: 40000 * ((2^bits - 1) / 255)^2 */
     unsigned filter_limit; /* filter entries one thread may own; 0: entries / 8 (at least 1) */

@@ -250,7 +250,6 @@ TEST(PlaceCluster, PaperThresholdOnPipeline)
 TEST(PlaceCluster, ThresholdScalesWithCounterWidth)
 {
     struct pl_cluster_opts o = {};
-    o.jitter_pct = -1;
     o.bits = 4;
     std::unique_ptr<Result> r(pair_on(12, 12, 0, &o)); // 40000 * (15/255)^2 = 138.4; 12 * 12 = 144
     EXPECT_NEAR(r->r.threshold, 40000.0 * 225 / 65025, 1e-9);
@@ -289,7 +288,6 @@ TEST(PlaceCluster, CountersSaturate)
     for (unsigned bits : {8u, 4u, 12u, 1u}) {
         struct pl_cluster_opts o = {};
         o.bits = bits;
-        o.jitter_pct = -1;
         Pipe p(&o);
         p.add(7, 0x4000, 5000);
         unsigned e = pl_cluster_slot(p.c, 0x4000);
@@ -350,7 +348,6 @@ TEST(PlaceCluster, FilterKeepsTheFirstRegionOfAnEntry)
 TEST(PlaceCluster, FilterLimitPerThread)
 {
     struct pl_cluster_opts o = {};
-    o.jitter_pct = -1;
     o.filter_limit = 2;
     Pipe p(&o);
     // three regions on three different entries
@@ -408,7 +405,7 @@ static std::vector<uint64_t> gaps(unsigned n, int jitter, uint64_t seed, unsigne
 
 TEST(PlaceCluster, TemporalSamplingOneInNWithJitter)
 {
-    std::vector<uint64_t> g = gaps(100, 0, 1, 100000);
+    std::vector<uint64_t> g = gaps(100, -1, 1, 100000); // no jitter
     EXPECT_EQ(g.size(), 1000u); // exactly every 100th
     EXPECT_EQ(*std::min_element(g.begin(), g.end()), 100u);
     EXPECT_EQ(*std::max_element(g.begin(), g.end()), 100u);
@@ -658,7 +655,6 @@ TEST(PlaceCluster, SweepSamplingRateAndNoise)
                 Synth s{4, 4, noises[j], 4000000, seed, plain_tids(16)};
                 struct pl_cluster_opts o = {};
                 o.sample_n = ns[i];
-                o.jitter_pct = -1;
                 o.seed = seed;
                 sum += synth_ari(s, &o);
             }
