@@ -104,8 +104,6 @@ int pl_cluster_new(const struct pl_cluster_opts *opts, struct pl_cluster **out, 
     struct pl_cluster_opts o = {0};
     if (opts)
         o = *opts;
-    else
-        o.jitter_pct = -1;
     *out = NULL;
     if (o.bits > 16)
         return ib_why(why, len, -EINVAL, "counter width %u: 1-16 bits expected", o.bits);
@@ -113,8 +111,8 @@ int pl_cluster_new(const struct pl_cluster_opts *opts, struct pl_cluster **out, 
         return ib_why(why, len, -EINVAL, "region %llu: a power of two expected", (unsigned long long)o.region);
     if (o.entries > (1u << 20))
         return ib_why(why, len, -EINVAL, "entries %u: at most %u", o.entries, 1u << 20);
-    if (o.jitter_pct > 100 || o.jitter_pct < -1)
-        return ib_why(why, len, -EINVAL, "jitter %d %%: 0-100 expected", o.jitter_pct);
+    if (o.jitter_pct > 100)
+        return ib_why(why, len, -EINVAL, "jitter %d %%: at most 100 expected", o.jitter_pct);
     if (o.threshold < 0)
         return ib_why(why, len, -EINVAL, "threshold %g: >= 0 expected", o.threshold);
     struct pl_cluster *c = calloc(1, sizeof *c);
@@ -127,7 +125,7 @@ int pl_cluster_new(const struct pl_cluster_opts *opts, struct pl_cluster **out, 
     while ((1ULL << c->shift) < region)
         c->shift++;
     c->n = o.sample_n ? o.sample_n : 1;
-    int jp = o.jitter_pct < 0 ? PL_CLUSTER_JITTER_PCT : o.jitter_pct;
+    int jp = o.jitter_pct == 0 ? PL_CLUSTER_JITTER_PCT : o.jitter_pct < 0 ? 0 : o.jitter_pct;
     c->jit = (unsigned)((uint64_t)c->n * (unsigned)jp / 100);
     c->small = o.small ? o.small : PL_CLUSTER_SMALL;
     double scale = (double)c->maxc / 255.0;
@@ -232,6 +230,8 @@ unsigned pl_cluster_slot(const struct pl_cluster *c, uint64_t addr)
     uint64_t r = (addr >> c->shift) - 0x9e3779b97f4a7c15ULL; /* splitmix64 adds it back: the finalizer of r */
     return (unsigned)(splitmix64(&r) % c->entries);
 }
+
+struct pl_cluster_stats pl_cluster_counts(const struct pl_cluster *c) { return c->st; }
 
 unsigned pl_cluster_counter(const struct pl_cluster *c, uint32_t tid, unsigned entry)
 {

@@ -27,7 +27,7 @@ struct pl_cluster_opts {
     unsigned bits;         /* 1-16; 0: 8 */
     uint64_t region;       /* bytes, a power of two; 0: 64 */
     unsigned sample_n;     /* temporal sampling: 1 in N counted samples; 0 or 1: every one */
-    int jitter_pct;        /* -1: the default 10; 0: no jitter (exactly every N-th) */
+    int jitter_pct;        /* 1-100; 0: the default 10; negative: none (exactly every N-th) */
     unsigned small;        /* 0: 3 (the cut is absolute, not scaled with the width) */
     double threshold;      /* 0: 40000 * ((2^bits - 1) / 255)^2 */
     unsigned filter_limit; /* filter entries one thread may own; 0: entries / 8 (at least 1) */
@@ -79,6 +79,8 @@ void pl_cluster_free(struct pl_cluster *c);
 int pl_cluster_add(struct pl_cluster *c, const struct pl_sample *s);
 /* pl_sample_fn: ctx is the struct pl_cluster. */
 int pl_cluster_add_fn(void *ctx, const struct pl_sample *s);
+/* What was fed so far (the counts of pl_cluster_stats). */
+struct pl_cluster_stats pl_cluster_counts(const struct pl_cluster *c);
 /* The filter entry a region's address maps to (the hash; exposed for the tests). */
 unsigned pl_cluster_slot(const struct pl_cluster *c, uint64_t addr);
 /* A thread's counter at an entry (0 for a thread never seen). */

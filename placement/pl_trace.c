@@ -67,8 +67,8 @@ int pl_trace_read(const char *path, pl_sample_fn fn, void *ctx, char *why, size_
         if (!nt)
             continue;
         if (nt < 2 || nt > 3) {
-            rc = ib_why(why, len, -EINVAL, "%s:%lu: 'tid address [source]' expected, %s fields", path, no,
-                        nt < 2 ? "1 field" : "more than 3");
+            rc = ib_why(why, len, -EINVAL, "%s:%lu: 'tid address [source]' expected, %s", path, no,
+                        nt < 2 ? "1 field" : "more than 3 fields");
             break;
         }
         struct pl_sample s = {0, 0, PL_SRC_UNKNOWN};
