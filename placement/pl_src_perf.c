@@ -368,6 +368,12 @@ static int open_one(struct perf_run *r, pid_t pid, int cpu, char *why, size_t le
     e->fd = -1;
     e->map = NULL;
     long fd = perf_open(&r->attr, pid, cpu);
+    /* PEBS depth differs by part (precise_ip 1-3): step down on EINVAL, as perf's :P does, to 1 at least (0 would
+     * lose the precise data address) */
+    while (fd < 0 && errno == EINVAL && r->attr.precise_ip > 1) {
+        r->attr.precise_ip--;
+        fd = perf_open(&r->attr, pid, cpu);
+    }
     if (fd < 0) {
         int err = errno;
         if (err == ESRCH)
@@ -457,6 +463,10 @@ int pl_src_perf_read_stats(pid_t pid, double seconds, pl_sample_fn fn, void *ctx
     r.attr.wakeup_events = 1;
     int *cpus = NULL;
     unsigned ncpu = r.per_cpu ? online_cpus(&cpus) : 0;
+    if (r.per_cpu && ncpu == 0) {
+        rc = ib_why(why, len, -ENOMEM, "out of memory listing the online CPUs");
+        goto out;
+    }
     unsigned want = r.per_cpu ? ncpu : th.n;
     r.v = calloc(want ? want : 1, sizeof *r.v);
     if (!r.v) {

@@ -59,7 +59,8 @@ int pl_perf_decode(const void *data, uint64_t data_size, uint64_t tail, uint64_t
 
 /* Samples process pid for `seconds` and calls fn per sample.  Returns 0; fn's nonzero return; -EOPNOTSUPP with one
  * line "perf_event_open(EVENT): ERRNO TEXT: detail" when no suitable PMU event exists here or it cannot be opened;
- * -ESRCH when pid is gone (before, or all its threads during, the opening); -EINVAL for pid <= 0 or seconds < 0.
+ * -ESRCH when pid is gone (before, or all its threads during, the opening); -EPROTO with one line for a record
+ * the decoder cannot read (a kernel that writes another layout); -EINVAL for pid <= 0 or seconds < 0.
  * Every fd and mapping is released on every path.  stats may be NULL. */
 int pl_src_perf_read_stats(pid_t pid, double seconds, pl_sample_fn fn, void *ctx, struct pl_perf_stats *stats,
                            char *why, size_t len);

@@ -88,7 +88,7 @@ TEST(PlaceSourcesSoft, GroupsAndGlobalsSeenByTheirThreads)
     ChannelGuard guard{p};
     std::map<uint32_t, unsigned> layout;
     ASSERT_TRUE(start_share(p, {"--groups", "3", "--threads", "2", "--lines", "4", "--global-lines", "2", "--noise",
-                                "30", "--sample", "20", "--seconds", "20"},
+                                "30", "--sample", "200", "--seconds", "20"},
                             layout))
         << p.out << p.err;
     ASSERT_EQ(layout.size(), G * T) << p.out;
