@@ -135,7 +135,6 @@ int cmd_place_cluster(int argc, char **argv)
                                        {0, 0, 0, 0}};
     struct place_opts po = {0};
     struct pl_cluster_opts co = {0};
-    co.jitter_pct = -1;
     co.seed = 1;
     const char *trace = NULL, *source = NULL, *profile = NULL;
     unsigned long pid = 0, chips_n = 0, v;

@@ -118,7 +118,7 @@ std::string temp_with(const std::string &text, const char *suffix)
 TEST(PlaceClusterCmd, TraceClustersAndWritesTheProfilesDataSharing)
 {
     std::string tr;
-    for (int rep = 0; rep < 300; rep++)
+    for (int rep = 0; rep < 1000; rep++)
         for (unsigned tid = 1; tid <= 4; tid++) {
             unsigned group = (tid - 1) / 2;
             char l[64];

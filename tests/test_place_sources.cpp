@@ -56,26 +56,7 @@ struct ChannelGuard {
     }
 };
 
-// Starts ibench-share with args and reads its layout (tid -> group) up to "ready".
-bool start_share(Proc &p, const std::vector<std::string> &args, std::map<uint32_t, unsigned> &layout)
-{
-    std::vector<std::string> cmd = {IBENCH_SHARE_BIN};
-    cmd.insert(cmd.end(), args.begin(), args.end());
-    if (!p.start_cmd(cmd, {}))
-        return false;
-    if (!p.pump_until([&] { return p.out.find("ready\n") != std::string::npos; }, 10))
-        return false;
-    std::istringstream in(p.out);
-    std::string line;
-    while (std::getline(in, line) && line != "ready") {
-        unsigned long tid;
-        unsigned g;
-        if (sscanf(line.c_str(), "%lu %u", &tid, &g) != 2)
-            return false;
-        layout[(uint32_t)tid] = g;
-    }
-    return true;
-}
+using ib_test::start_share;
 
 } // namespace
 
