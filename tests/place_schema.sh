@@ -85,6 +85,10 @@ run pack-measured pack --model "$out/pack-model.json" --goal 1 --threads 8 --mea
 run atom-oracle atom --oracle "$seed0/oracle-webSearch-protobuf.json" --threads 4 --topology "$clover" \
   --concerns package,l2 --period 600 --seed 2
 run atom-dry atom --pid $$ --dry-run
+# thread clustering on a trace: two pairs of threads, each on its own lines
+awk 'BEGIN { for (r = 0; r < 1000; r++) for (t = 1; t <= 4; t++) printf "%d 0x%x remote\n", t, 65536 + int((t - 1) / 2) * 4096 + (r % 4) * 64 }' >"$out/pairs.trace"
+run cluster cluster --trace "$out/pairs.trace" --topology 'synthetic:pack:2 core:2 pu:1'
+run cluster-chips cluster --trace "$out/pairs.trace" --chips 2
 # a JSON that breaks the schema (an unknown kind) must be rejected: exit 1, the error at that field
 "$ibench" place topo --topology "$clover" --json | sed 's/"kind": "synthetic"/"kind": "imaginary"/' >"$out/bad.json"
 msg=$($check "$out/bad.json" 2>&1)
