@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ib_err.h"
+#include "ib_rand.h"
 
 void pl_atom_result_free(struct pl_atom_result *r)
 {
@@ -106,14 +107,6 @@ int pl_atom_learn(const struct pl_atom_ops *ops, void *ctx, unsigned nclasses, c
 }
 
 /* ---- the oracle: a simulated application */
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-static double unit(uint64_t *x) { return (double)(splitmix(x) >> 11) * 0x1.0p-53; }
 
 void pl_atom_oracle_seed(struct pl_atom_oracle *o, uint64_t seed)
 {
@@ -204,7 +197,7 @@ static int oracle_measure(void *ctx, unsigned k, double seconds, double *value, 
     (void)seconds;
     if (k != o->applied)
         return ib_why(why, len, -EINVAL, "measured class %u while class %u is applied", k + 1, o->applied + 1);
-    double u = 1.0 - unit(&o->state), w = unit(&o->state); /* Box-Muller, u in (0, 1] */
+    double u = 1.0 - ib_unit01(&o->state), w = ib_unit01(&o->state); /* Box-Muller, u in (0, 1] */
     *value = o->perf[k] * exp(o->noise * sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * w));
     return 0;
 }

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "ib_err.h"
+#include "ib_rand.h"
 
 struct th {
     uint32_t tid;
@@ -71,13 +72,6 @@ struct pl_cluster {
     struct pl_cluster_stats st;
 };
 
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 static uint64_t rng_next(uint64_t *s)
 {
@@ -135,7 +129,7 @@ int pl_cluster_new(const struct pl_cluster_opts *opts, struct pl_cluster **out, 
         c->limit = 1;
     uint64_t seed = o.seed;
     for (int i = 0; i < 4; i++)
-        c->rng[i] = splitmix64(&seed);
+        c->rng[i] = ib_splitmix64(&seed);
     c->countdown = draw_gap(c);
     c->freg = calloc(c->entries, sizeof *c->freg);
     c->ftaken = calloc(c->entries, 1);
@@ -228,7 +222,7 @@ static struct th *get_thread(struct pl_cluster *c, uint32_t tid)
 unsigned pl_cluster_slot(const struct pl_cluster *c, uint64_t addr)
 {
     uint64_t r = (addr >> c->shift) - 0x9e3779b97f4a7c15ULL; /* splitmix64 adds it back: the finalizer of r */
-    return (unsigned)(splitmix64(&r) % c->entries);
+    return (unsigned)(ib_splitmix64(&r) % c->entries);
 }
 
 struct pl_cluster_stats pl_cluster_counts(const struct pl_cluster *c) { return c->st; }

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "ib_err.h"
+#include "ib_rand.h"
 #include "pl_classes.h"
 
 /* ---------------------------------------------------------------- CSV */
@@ -274,19 +275,8 @@ int pl_vectors_load(const char *path, struct pl_vectors *out, char *why, size_t 
 
 /* ---------------------------------------------------------------- k-means and the silhouette */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [0, 1). */
-static double unif(uint64_t *s)
-{
-    return (double)(splitmix64(s) >> 11) * 0x1.0p-53;
-}
+static double unif(uint64_t *s) { return ib_unit01(s); }
 
 static double dist2(const double *a, const double *b, unsigned d)
 {

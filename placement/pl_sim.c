@@ -35,23 +35,17 @@
 #include <string.h>
 
 #include "ib_err.h"
+#include "ib_rand.h"
 #include "pl_recorded.h"
 
 /* ---- PRNG: xoshiro256** seeded by splitmix64 */
 struct rng {
     uint64_t s[4];
 };
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 static void rng_seed(struct rng *g, uint64_t seed)
 {
     for (int i = 0; i < 4; i++)
-        g->s[i] = splitmix64(&seed);
+        g->s[i] = ib_splitmix64(&seed);
 }
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 static uint64_t rng_next(struct rng *g)

@@ -103,14 +103,7 @@ TEST(PlaceClusterCmd, PerfWithoutAPmuExits77WithTheReason)
 
 std::string temp_with(const std::string &text, const char *suffix)
 {
-    std::string t = std::string("/tmp/ibench-cluster-XXXXXX") + suffix;
-    std::vector<char> b(t.begin(), t.end());
-    b.push_back(0);
-    int fd = mkstemps(b.data(), (int)strlen(suffix));
-    EXPECT_GE(fd, 0);
-    EXPECT_EQ(write(fd, text.data(), text.size()), (ssize_t)text.size());
-    close(fd);
-    return b.data();
+    return ib_test::temp_file_with(text, "ibench-cluster", suffix);
 }
 
 // A trace of two pairs of threads, each pair hammering its own lines: two clusters, one per chip of a synthetic

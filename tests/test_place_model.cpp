@@ -466,16 +466,20 @@ TEST(PlaceModel, PackOnASyntheticTopology)
 
 using ib_test::sh;
 
+// Temporary files, removed when the test binary exits.
+struct TempFiles {
+    std::vector<std::string> v;
+    ~TempFiles()
+    {
+        for (const std::string &f : v)
+            unlink(f.c_str());
+    }
+} g_temp;
+
 std::string tmpfile_with(const std::string &text, const char *suffix)
 {
-    std::string t = std::string("/tmp/ibench-model-XXXXXX") + suffix;
-    std::vector<char> b(t.begin(), t.end());
-    b.push_back(0);
-    int fd = mkstemps(b.data(), (int)strlen(suffix));
-    EXPECT_GE(fd, 0);
-    EXPECT_EQ(write(fd, text.data(), text.size()), (ssize_t)text.size());
-    close(fd);
-    return b.data();
+    g_temp.v.push_back(ib_test::temp_file_with(text, "ibench-model", suffix));
+    return g_temp.v.back();
 }
 
 const std::string kExample = std::string(IBENCH_FIXTURES) + "/../../examples/placement/vectors-7x6.csv";
@@ -593,7 +597,6 @@ TEST(PlaceModel, PredictLiveOnATwoThreadProgram)
     kill(pid, SIGKILL);
     int st;
     waitpid(pid, &st, 0);
-    unlink(v.c_str()), unlink(m1.c_str()), unlink(m7.c_str());
 }
 
 } // namespace

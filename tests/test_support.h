@@ -277,6 +277,21 @@ inline pid_t spawn_two_thread_spinner(int seconds = 20)
     return -1;
 }
 
+// A new file /tmp/PREFIX-XXXXXX<suffix> holding text; its path (the caller unlinks it).
+inline std::string temp_file_with(const std::string &text, const char *prefix, const char *suffix)
+{
+    std::string t = std::string("/tmp/") + prefix + "-XXXXXX" + suffix;
+    std::vector<char> b(t.begin(), t.end());
+    b.push_back(0);
+    int fd = mkstemps(b.data(), (int)strlen(suffix));
+    EXPECT_GE(fd, 0) << t;
+    if (fd >= 0) {
+        EXPECT_EQ(write(fd, text.data(), text.size()), (ssize_t)text.size());
+        close(fd);
+    }
+    return b.data();
+}
+
 #ifdef IBENCH_SHARE_BIN
 // Starts the shipped ibench-share workload with args in p and reads its layout (tid -> group) up to "ready".
 inline bool start_share(Proc &p, const std::vector<std::string> &args, std::map<uint32_t, unsigned> &layout)
