@@ -64,35 +64,15 @@ static int parse_app(const char *arg, char **file, unsigned *cpus, double *gib)
     return 0;
 }
 
-/* Why machine mi does or does not take app a: a JSON object {"machine", "verdict", "why", "fit"?}. */
+/* Why machine mi does or does not take app a (pl_fleet_verdict): {"machine", "verdict", "why", "fit"?}. */
 static json_t *machine_reason(const struct pl_sim_fleet *f, unsigned mi, unsigned a, bool interference,
                               const struct pl_coloc_opts *o)
 {
-    const struct pl_sim_machine *m = &f->m[mi];
-    const struct pl_sim_app *ap = &f->app[a];
-    char why[512];
-    if (m->cpu_used + ap->cpus > m->cpus || m->mem_used + ap->mem > m->mem || m->ntenants >= PL_SIM_MAX_TENANTS) {
-        snprintf(why, sizeof why, "no room: %g of %u CPUs and %.1f of %.1f GiB free, %u CPUs and %.1f GiB needed",
-                 m->cpus - m->cpu_used, m->cpus, (m->mem - m->mem_used) / GIB, m->mem / GIB, ap->cpus, ap->mem / GIB);
-        return json_pack("{s:s,s:s,s:s}", "machine", m->name, "verdict", "no room", "why", why);
-    }
-    if (!interference || m->ntenants == 0) {
-        snprintf(why, sizeof why, "%g of %u CPUs free%s", m->cpus - m->cpu_used, m->cpus,
-                 m->ntenants ? "" : ", no tenant");
-        return json_pack("{s:s,s:s,s:s}", "machine", m->name, "verdict", "fits", "why", why);
-    }
-    const struct profile *g[PL_COLOC_MAX_APPS];
-    for (unsigned t = 0; t < m->ntenants; t++)
-        g[t] = f->app[m->tenant[t]].p;
-    g[m->ntenants] = ap->p;
-    struct pl_coloc_result r;
-    if (pl_coloc_check(g, m->ntenants + 1, o, &r, why, sizeof why) < 0)
-        return json_pack("{s:s,s:s,s:s}", "machine", m->name, "verdict", "unsafe", "why", why);
-    json_t *j = r.safe ? json_pack("{s:s,s:s,s:s,s:f}", "machine", m->name, "verdict", "safe", "why",
-                                   "every headroom >= 0 both ways", "fit", r.fit)
-                       : json_pack("{s:s,s:s,s:s}", "machine", m->name, "verdict", "unsafe", "why",
-                                   r.deciding ? r.deciding : "");
-    pl_coloc_result_free(&r);
+    struct pl_verdict v;
+    pl_fleet_verdict(f, mi, a, interference, o, &v);
+    json_t *j = json_pack("{s:s,s:s,s:s}", "machine", f->m[mi].name, "verdict", pl_verdict_name(v.kind), "why", v.why);
+    if (v.kind == PL_V_SAFE)
+        json_object_set_new(j, "fit", json_real(v.fit));
     return j;
 }
 
