@@ -201,6 +201,19 @@ static int choose_least_loaded(const struct pl_sim_fleet *f, unsigned a, int exc
     return best;
 }
 
+bool pl_sim_safe_before(const struct pl_sim_fleet *f, unsigned i, double fit_i, unsigned j, double fit_j)
+{
+    const struct pl_sim_machine *a = &f->m[i], *b = &f->m[j];
+    bool sa = a->ntenants > 0, sb = b->ntenants > 0;
+    if (sa != sb)
+        return sa;
+    if (sa && free_cpu(a) != free_cpu(b))
+        return free_cpu(a) < free_cpu(b); /* the fullest safe machine: pack */
+    if (sa && fit_i != fit_j)
+        return fit_i > fit_j;
+    return less_loaded(a, b);
+}
+
 /* Among machines where CPU and memory fit, those where pl_coloc_check(tenants + app) is safe (margin
  * PL_COLOC_MARGIN, unknowns optimistic); a shared safe machine before an empty one (packing onto a safe co-runner is
  * what keeps machines free, the point of seed 004 V.A), the best fit first, ties by least loaded, then name. */
@@ -208,7 +221,6 @@ int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned a, int exclude, co
 {
     int best = -1;
     double best_fit = 0;
-    bool best_shared = false;
     struct pl_coloc_opts o = *opts;
     o.terse = true;
     for (unsigned i = 0; i < f->nm; i++) {
@@ -237,19 +249,8 @@ int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned a, int exclude, co
             if (learned_unsafe(f, grp, m->ntenants + 1))
                 continue;
         }
-        bool better;
-        if (best < 0)
-            better = true;
-        else if (shared != best_shared)
-            better = shared;
-        else if (shared && free_cpu(m) != free_cpu(&f->m[best]))
-            better = free_cpu(m) < free_cpu(&f->m[best]); /* the fullest safe machine: pack */
-        else if (shared && fit != best_fit)
-            better = fit > best_fit;
-        else
-            better = less_loaded(m, &f->m[best]);
-        if (better)
-            best = (int)i, best_fit = fit, best_shared = shared;
+        if (best < 0 || pl_sim_safe_before(f, i, fit, (unsigned)best, best_fit))
+            best = (int)i, best_fit = fit;
     }
     return best;
 }

@@ -72,6 +72,10 @@ const struct pl_sim_policy *pl_sim_policy_find(const char *name);
  * unknowns optimistic): among machines where CPU and memory fit and the tenants plus app are safe, a shared one
  * before an empty one, the fullest first, then the best fit, then name.  -1: none. */
 int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned app, int exclude, const struct pl_coloc_opts *o);
+/* The interference policy's order between two machines that both take the application (safe, or empty): whether
+ * machine i (its group's fit fit_i; any value when empty) comes before machine j.  Shared before empty, the fullest
+ * (least free CPU) first, the better fit, then less loaded and name. */
+bool pl_sim_safe_before(const struct pl_sim_fleet *f, unsigned i, double fit_i, unsigned j, double fit_j);
 
 /* Sensitivity curve of one SoI at an intensity (%): points sorted by intensity, repeated intensities averaged,
  * every point capped at 1.0, 1.0 at 0, linear between points, flat beyond the last.  No curve: 1.0. */
