@@ -96,6 +96,12 @@ static const struct profile *profile_of(struct pl_extender *x, const char *name,
         snprintf(why, len, "'%.64s' is not a profile name ([A-Za-z0-9._-])", name);
         return NULL;
     }
+    if (x->o.lookup) {
+        const struct profile *p = x->o.lookup(x->o.lookup_ctx, name);
+        if (!p)
+            snprintf(why, len, "%.64s is not in the store", name);
+        return p;
+    }
     pthread_mutex_lock(&x->mu);
     const struct profile *p = NULL;
     for (unsigned i = 0; i < x->n; i++)

@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct profile;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,6 +41,10 @@ struct pl_extender_opts {
     const char *profiles; /* the store directory (profiles NAME.json, nodes/NAME.json) */
     double margin;        /* the check's margin (PL_COLOC_MARGIN) */
     bool pessimistic;     /* unknowns (default true, as place colocate) */
+    /* Optional: profiles by name from memory instead of the directory (tests, embedding); NULL: not there.  The
+     * returned profile must outlive the extender. */
+    const struct profile *(*lookup)(void *ctx, const char *name);
+    void *lookup_ctx;
 };
 
 /* Opens the store (profiles are read on first use and cached, strictly validated).  0 or -errno with one line. */
