@@ -198,13 +198,11 @@ static int profile_annotations(int argc, char **argv)
             printf("  namespace: %s\n", ns);
         printf("  labels:\n    app.kubernetes.io/part-of: ibench\ndata:\n  %s.json: |-\n    %s\n", name, text);
     } else if (json) {
-        json_t *out = json_pack("{s:{s:{s:s}},s:s,s:I,s:i}", "metadata", "annotations", PL_EXT_ANN_PROFILE, name,
-                                "store_key", "", "annotation_bytes", (json_int_t)bytes, "limit_bytes",
-                                K8S_ANNOTATION_LIMIT);
         char key[K8S_NAME_MAX + 8];
         snprintf(key, sizeof(key), "%s.json", name);
-        if (out)
-            json_object_set_new(out, "store_key", json_string(key));
+        json_t *out = json_pack("{s:{s:{s:s}},s:s,s:I,s:i}", "metadata", "annotations", PL_EXT_ANN_PROFILE, name,
+                                "store_key", key, "annotation_bytes", (json_int_t)bytes, "limit_bytes",
+                                K8S_ANNOTATION_LIMIT);
         if (!out || json_dumpf(out, stdout, OUT_JSON_FLAGS) != 0)
             code = cli_fail(IB_EXIT_FAIL, cmd, "cannot write the JSON");
         else
