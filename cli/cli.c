@@ -105,6 +105,7 @@ static const struct cmd commands[] = {
     {"show", cmd_show, "print a profile as a table"},
     {"plot", cmd_plot, "chart a profile: tolerated and caused per SoI"},
     {"place", cmd_place, "placement: topology, sharing classes, apply/show a placement, NUMA locality score"},
+    {"k8s", cmd_k8s, "Kubernetes: the annotations and profile ConfigMap the scheduler extender reads"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,320 @@
+/* cmd_k8s.c - `ibench k8s`: the annotations and the profile-store ConfigMap the Kubernetes scheduler extender reads
+ * (pl_extender.h, docs/kubernetes.md), printed ready for `kubectl annotate` / `kubectl apply -f -`.  Prints only: it
+ * talks to no cluster. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ib_err.h"
+#include "machine.h"
+#include "pl_extender.h"
+#include "profile_fmt.h"
+
+/* Kubernetes' TotalAnnotationSizeLimitB (apimachinery, ValidateAnnotationsSize): the sum of the keys' and values'
+ * lengths of one object's annotations. */
+#define K8S_ANNOTATION_LIMIT 262144
+/* `kubectl apply` records the whole object it applied in this annotation, so a ConfigMap applied with a profile in
+ * its data carries that profile a second time, JSON-escaped, in an annotation. */
+#define K8S_LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+/* The store's ConfigMap in deploy/kubernetes (the extender mounts it). */
+#define K8S_STORE_DEFAULT "ibench-profiles"
+/* A profile name ends up as a ConfigMap key NAME.json (at most 253 characters) and a file name in the mount. */
+#define K8S_NAME_MAX (253 - 5)
+/* Compact and exact: the doubles read back bit for bit (as profile_write writes them). */
+#define K8S_COMPACT_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
+
+static const char k8s_usage[] =
+    "usage: ibench k8s profile-annotations PROFILE [--name NAME] [--compact | --configmap CM [--namespace NS]] "
+    "[--json]\n"
+    "       ibench k8s node-annotations [--topology live|FILE.xml|synthetic:STRING] [--json]\n"
+    "       ibench k8s tenants-annotation [NAME...] [--json]\n\n"
+    "Prints what the scheduler extender reads (docs/kubernetes.md), one KEY=VALUE line per annotation, ready for\n"
+    "  kubectl annotate --overwrite pod|node X \"$(ibench k8s ...)\"   (quote it: values may hold spaces)\n"
+    "or, with --json, a merge patch {\"metadata\": {\"annotations\": {...}}} for kubectl patch --type merge -p.\n\n"
+    "profile-annotations  " PL_EXT_ANN_PROFILE "=NAME for a pod; NAME defaults to PROFILE's file name without .json\n"
+    "                     (letters, digits, '-', '_', '.', starting with a letter or digit; at most 248).  The\n"
+    "                     profile is read and validated; its compact JSON, JSON-escaped as kubectl apply's\n"
+    "                     " K8S_LAST_APPLIED " annotation\n"
+    "                     would hold it, must fit Kubernetes' 262144-byte annotation limit, else exit 2.\n"
+    "  --compact          print the compact profile JSON instead (the store's file NAME.json)\n"
+    "  --configmap CM     print a ConfigMap CM holding the profile under the key NAME.json (YAML), for\n"
+    "                     kubectl apply -f -; --namespace NS sets its namespace\n"
+    "node-annotations     " PL_EXT_ANN_MACHINE "={\"fingerprint\",\"cpu_model\",\"cpus\"} of this machine (the\n"
+    "                     fingerprint ibench profile writes into a profile's machine block)\n"
+    "tenants-annotation   " PL_EXT_ANN_TENANTS "=[\"NAME\",...]: the profiles running on a node, in the order given\n"
+    "                     (none: [])\n"
+    "exit codes: 0 ok, 1 run-time failure, 2 bad input\n";
+
+/* Store names: a ConfigMap key (alphanumerics, '-', '_', '.'); the first character alphanumeric, so no name is a
+ * hidden file or the mount's own ..data links. */
+static int name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > K8S_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum && (i == 0 || (c != '-' && c != '_' && c != '.')))
+            return 0;
+    }
+    return 1;
+}
+
+/* Kubernetes object names (RFC 1123 subdomain) and namespaces (RFC 1123 label, max 63). */
+static int dns_ok(const char *s, size_t max, int dots)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > max)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int an = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (!an && ((i == 0 || i == n - 1) || (c != '-' && !(dots && c == '.'))))
+            return 0;
+    }
+    return 1;
+}
+
+/* One annotation: KEY=VALUE, or with --json the merge patch. */
+static int print_annotation(const char *key, const char *value, int json)
+{
+    if (!json) {
+        printf("%s=%s\n", key, value);
+        return IB_EXIT_OK;
+    }
+    json_t *doc = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", key, value);
+    if (!doc || json_dumpf(doc, stdout, OUT_JSON_FLAGS) != 0) {
+        json_decref(doc);
+        return cli_fail(IB_EXIT_FAIL, "k8s", "cannot write the JSON");
+    }
+    fputc('\n', stdout);
+    json_decref(doc);
+    return IB_EXIT_OK;
+}
+
+static int profile_annotations(int argc, char **argv)
+{
+    const char *cmd = "k8s profile-annotations";
+    const char *name = NULL, *cm = NULL, *ns = NULL;
+    int json = 0, compact = 0;
+    enum { O_NAME = 1, O_CM, O_NS, O_JSON, O_COMPACT, O_HELP };
+    static const struct option lo[] = {{"name", required_argument, 0, O_NAME},
+                                       {"configmap", required_argument, 0, O_CM},
+                                       {"namespace", required_argument, 0, O_NS},
+                                       {"json", no_argument, 0, O_JSON},
+                                       {"compact", no_argument, 0, O_COMPACT},
+                                       {"help", no_argument, 0, O_HELP},
+                                       {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
+        switch (c) {
+        case O_NAME: name = optarg; break;
+        case O_CM: cm = optarg; break;
+        case O_NS: ns = optarg; break;
+        case O_JSON: json = 1; break;
+        case O_COMPACT: compact = 1; break;
+        case O_HELP: fputs(k8s_usage, stdout); return IB_EXIT_OK;
+        default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_fail(IB_EXIT_USAGE, cmd, "which profile? (ibench k8s profile-annotations PROFILE)");
+    if (optind + 1 < argc)
+        return cli_fail(IB_EXIT_USAGE, cmd, "unexpected argument '%s'", argv[optind + 1]);
+    const char *path = argv[optind];
+    if (compact + !!cm + json > 1)
+        return cli_fail(IB_EXIT_USAGE, cmd, "--compact, --configmap and --json each choose the output: one of them");
+    if (ns && !cm)
+        return cli_fail(IB_EXIT_USAGE, cmd, "--namespace goes with --configmap");
+    if (cm && !dns_ok(cm, 253, 1))
+        return cli_fail(IB_EXIT_USAGE, cmd, "bad --configmap '%s': a Kubernetes name (a-z, 0-9, '-', '.')", cm);
+    if (ns && !dns_ok(ns, 63, 0))
+        return cli_fail(IB_EXIT_USAGE, cmd, "bad --namespace '%s': a Kubernetes namespace (a-z, 0-9, '-')", ns);
+
+    /* the default name: the file's base name without .json */
+    char base[K8S_NAME_MAX + 8] = "";
+    if (!name) {
+        const char *b = strrchr(path, '/');
+        b = b ? b + 1 : path;
+        size_t n = strlen(b);
+        if (n > 5 && !strcmp(b + n - 5, ".json"))
+            n -= 5;
+        if (n >= sizeof(base))
+            n = sizeof(base) - 1;
+        memcpy(base, b, n);
+        base[n] = 0;
+        if (!name_ok(base))
+            return cli_fail(IB_EXIT_USAGE, cmd, "'%s' is no store name (letters, digits, '-', '_', '.'): give --name",
+                            base);
+        name = base;
+    } else if (!name_ok(name)) {
+        return cli_fail(IB_EXIT_USAGE, cmd,
+                        "bad --name '%s': letters, digits, '-', '_', '.', starting with a letter or digit, at most %d",
+                        name, K8S_NAME_MAX);
+    }
+
+    /* what the extender would refuse is refused here */
+    struct profile p;
+    char why[512];
+    int rc = profile_read(path, &p, why, sizeof(why));
+    if (rc < 0)
+        return cli_fail(rc == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, cmd, "%s", why);
+    profile_free(&p);
+    json_error_t err;
+    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+    char *text = doc ? json_dumps(doc, K8S_COMPACT_FLAGS) : NULL;
+    json_decref(doc);
+    json_t *str = text ? json_string(text) : NULL;
+    char *quoted = str ? json_dumps(str, JSON_ENCODE_ANY) : NULL;
+    json_decref(str);
+    if (!quoted) {
+        free(text);
+        return cli_fail(IB_EXIT_FAIL, cmd, "%s: cannot re-encode the profile (out of memory?)", path);
+    }
+    size_t bytes = strlen(K8S_LAST_APPLIED) + strlen(quoted);
+    free(quoted);
+    if (bytes > K8S_ANNOTATION_LIMIT) {
+        free(text);
+        return cli_fail(IB_EXIT_USAGE, cmd,
+                        "%s: the compact profile needs %zu bytes as an annotation, over Kubernetes' limit of %d "
+                        "(TotalAnnotationSizeLimitB): trim it (fewer samples or SoIs)",
+                        path, bytes, K8S_ANNOTATION_LIMIT);
+    }
+
+    int code = IB_EXIT_OK;
+    if (compact) {
+        printf("%s\n", text);
+    } else if (cm) {
+        /* YAML by hand: a literal block holds the one-line compact JSON verbatim (no newline in it, no escaping) */
+        printf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n", cm);
+        if (ns)
+            printf("  namespace: %s\n", ns);
+        printf("  labels:\n    app.kubernetes.io/part-of: ibench\ndata:\n  %s.json: |-\n    %s\n", name, text);
+    } else if (json) {
+        char key[K8S_NAME_MAX + 8];
+        snprintf(key, sizeof(key), "%s.json", name);
+        json_t *out = json_pack("{s:{s:{s:s}},s:s,s:I,s:i}", "metadata", "annotations", PL_EXT_ANN_PROFILE, name,
+                                "store_key", key, "annotation_bytes", (json_int_t)bytes, "limit_bytes",
+                                K8S_ANNOTATION_LIMIT);
+        if (!out || json_dumpf(out, stdout, OUT_JSON_FLAGS) != 0)
+            code = cli_fail(IB_EXIT_FAIL, cmd, "cannot write the JSON");
+        else
+            fputc('\n', stdout);
+        json_decref(out);
+    } else {
+        code = print_annotation(PL_EXT_ANN_PROFILE, name, 0);
+    }
+    free(text);
+    return code;
+}
+
+static int node_annotations(int argc, char **argv)
+{
+    const char *cmd = "k8s node-annotations";
+    const char *spec = NULL;
+    int json = 0;
+    enum { O_TOPO = 1, O_JSON, O_HELP };
+    static const struct option lo[] = {{"topology", required_argument, 0, O_TOPO},
+                                       {"json", no_argument, 0, O_JSON},
+                                       {"help", no_argument, 0, O_HELP},
+                                       {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
+        switch (c) {
+        case O_TOPO: spec = optarg; break;
+        case O_JSON: json = 1; break;
+        case O_HELP: fputs(k8s_usage, stdout); return IB_EXIT_OK;
+        default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_fail(IB_EXIT_USAGE, cmd, "unexpected argument '%s'", argv[optind]);
+    /* as ibench place takes it: live (this machine), synthetic:STRING (an hwloc synthetic description), FILE.xml */
+    if (spec && !strcmp(spec, "live"))
+        spec = NULL;
+    else if (spec && !strncmp(spec, "synthetic:", 10))
+        spec += 10;
+    struct machine m;
+    char why[512] = "";
+    int rc = machine_open(&m, spec, why, sizeof(why));
+    if (rc < 0)
+        return cli_fail(spec ? IB_EXIT_USAGE : IB_EXIT_FAIL, cmd, "%s", why);
+    /* the machine block of a profile (harness/profile.c describe()): the same fingerprint, model and PU count */
+    json_t *v = json_pack("{s:s,s:s,s:i}", "fingerprint", m.fp, "cpu_model", m.cpu.model, "cpus",
+                          (int)topo_npus(m.topo));
+    machine_close(&m);
+    char *text = v ? json_dumps(v, K8S_COMPACT_FLAGS) : NULL;
+    json_decref(v);
+    if (!text)
+        return cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
+    int code = print_annotation(PL_EXT_ANN_MACHINE, text, json);
+    free(text);
+    return code;
+}
+
+static int tenants_annotation(int argc, char **argv)
+{
+    const char *cmd = "k8s tenants-annotation";
+    int json = 0;
+    enum { O_JSON = 1, O_HELP };
+    static const struct option lo[] = {
+        {"json", no_argument, 0, O_JSON}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    /* no '+': names and --json in any order */
+    for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
+        switch (c) {
+        case O_JSON: json = 1; break;
+        case O_HELP: fputs(k8s_usage, stdout); return IB_EXIT_OK;
+        default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    json_t *arr = json_array();
+    for (int i = optind; i < argc; i++) {
+        if (!name_ok(argv[i])) {
+            json_decref(arr);
+            return cli_fail(IB_EXIT_USAGE, cmd,
+                            "bad profile name '%s': letters, digits, '-', '_', '.', starting with a letter or digit",
+                            argv[i]);
+        }
+        json_array_append_new(arr, json_string(argv[i]));
+    }
+    char *text = json_dumps(arr, K8S_COMPACT_FLAGS);
+    json_decref(arr);
+    if (!text)
+        return cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
+    size_t bytes = strlen(PL_EXT_ANN_TENANTS) + strlen(text);
+    int code = bytes > K8S_ANNOTATION_LIMIT
+                   ? cli_fail(IB_EXIT_USAGE, cmd, "%zu bytes, over Kubernetes' annotation limit of %d", bytes,
+                              K8S_ANNOTATION_LIMIT)
+                   : print_annotation(PL_EXT_ANN_TENANTS, text, json);
+    free(text);
+    return code;
+}
+
+int cmd_k8s(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_fail(IB_EXIT_USAGE, "k8s", "which subcommand? (ibench k8s --help)");
+    const char *sub = argv[1];
+    if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
+        fputs(k8s_usage, stdout);
+        return IB_EXIT_OK;
+    }
+    if (!strcmp(sub, "profile-annotations"))
+        return profile_annotations(argc - 1, argv + 1);
+    if (!strcmp(sub, "node-annotations"))
+        return node_annotations(argc - 1, argv + 1);
+    if (!strcmp(sub, "tenants-annotation"))
+        return tenants_annotation(argc - 1, argv + 1);
+    return cli_fail(IB_EXIT_USAGE, "k8s", "unknown subcommand '%s' (profile-annotations, node-annotations, "
+                                          "tenants-annotation)", sub);
+}
