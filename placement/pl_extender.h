@@ -12,7 +12,8 @@
  * - a node's calibration: the annotation PL_EXT_ANN_MACHINE, {"fingerprint", "cpu_model", "cpus"} (ibench k8s
  *   node-annotations), used for the check's machine-shape warning;
  * - with node names only (nodeCacheCapable: true), the same three from the store's DIR/nodes/NAME.json
- *   ({"annotations": {KEY: VALUE, ...}}), which the DaemonSet's publisher also writes. */
+ *   ({"annotations": {KEY: VALUE, ...}, "status"?: {"allocatable": ...}}), which such a deployment must provide: the
+ *   shipped manifests (deploy/kubernetes) use full node objects (nodeCacheCapable: false) and need none. */
 #ifndef IB_PL_EXTENDER_H
 #define IB_PL_EXTENDER_H
 #include <stdbool.h>
