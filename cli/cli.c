@@ -105,6 +105,7 @@ static const struct cmd commands[] = {
     {"show", cmd_show, "print a profile as a table"},
     {"plot", cmd_plot, "chart a profile: tolerated and caused per SoI"},
     {"place", cmd_place, "placement: topology, sharing classes, apply/show a placement, NUMA locality score"},
+    {"extender", cmd_extender, "the Kubernetes scheduler extender: filter and prioritize over HTTP"},
 };
 
 static void usage(FILE *f)
