@@ -32,6 +32,9 @@ int connect_to(int port)
     a.sin_family = AF_INET;
     a.sin_port = htons((uint16_t)port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval tv{5, 0}; // a server that stops reading fails the send, not the test run
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     if (fd >= 0 && connect(fd, (sockaddr *)&a, sizeof(a)) < 0) {
         close(fd);
         return -1;
