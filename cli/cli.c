@@ -106,6 +106,7 @@ static const struct cmd commands[] = {
     {"plot", cmd_plot, "chart a profile: tolerated and caused per SoI"},
     {"place", cmd_place, "placement: topology, sharing classes, apply/show a placement, NUMA locality score"},
     {"k8s", cmd_k8s, "Kubernetes: the annotations and profile ConfigMap the scheduler extender reads"},
+    {"extender", cmd_extender, "the Kubernetes scheduler extender: filter and prioritize over HTTP"},
 };
 
 static void usage(FILE *f)

@@ -72,6 +72,7 @@ int cmd_profile(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_k8s(int argc, char **argv);
+int cmd_extender(int argc, char **argv);
 
 /* The stop flag raised by SIGINT, SIGTERM, SIGHUP and SIGQUIT (reset with cli_signals_install); a second SIGINT
  * (Ctrl-C twice) also SIGKILLs the children (child_kill_all). cli_signals_restore restores only what

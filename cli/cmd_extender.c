@@ -1,0 +1,179 @@
+/* cmd_extender.c - `ibench extender`: the Kubernetes scheduler extender, pl_extender (placement/) served over HTTP by
+ * ext_server (libmicrohttpd).  docs/extender.md. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+#include "ext_server.h"
+#include "ib_err.h"
+#include "netsink.h"
+#include "parse.h"
+#include "pl_coloc.h"
+#include "pl_extender.h"
+
+#define CMD "extender"
+#define MAX_PEM (1u << 20)
+
+static void extender_usage(void)
+{
+    printf("usage: ibench extender [--listen ADDR:PORT] [--profiles DIR] [--margin M]\n"
+           "                       [--unknown pessimistic|optimistic] [--tls-cert F --tls-key F] [--threads N]\n"
+           "                       [--max-body BYTES] [--timeout S]\n\n"
+           "The Kubernetes scheduler extender (docs/extender.md): kube-scheduler POSTs an ExtenderArgs to /filter\n"
+           "and /prioritize and gets place colocate's decisions for the pod on each node; GET /healthz answers \"ok\".\n"
+           "  --listen ADDR:PORT  where to listen (default 127.0.0.1:%d, loopback); numeric addresses, [::1]:PORT\n"
+           "                      for IPv6; port 0 picks a free one (printed)\n"
+           "  --profiles DIR      the profile store: NAME.json profiles, nodes/NAME.json (default .)\n"
+           "  --margin M, --unknown MODE  the co-location check's (default %g, pessimistic)\n"
+           "  --tls-cert F --tls-key F    HTTPS with this PEM certificate and key (both or neither)\n"
+           "  --threads N         the server's thread pool (default 2)\n"
+           "  --max-body BYTES    larger request bodies are refused with 413 (default %u; K, M suffixes)\n"
+           "  --timeout S         an idle connection is closed after S seconds, and a body must arrive complete\n"
+           "                      within S seconds (408) (default 10)\n"
+           "It prints \"ibench extender: listening on http://ADDR:PORT\" on stderr once ready and serves until SIGINT\n"
+           "or SIGTERM, then stops cleanly. Exit 0 after a clean stop, 2 on bad options, 1 when it cannot listen\n"
+           "(the reason is printed), 77 when TLS is asked of a libmicrohttpd without it.\n",
+           PL_EXT_PORT, PL_COLOC_MARGIN, PL_EXT_MAX_BODY);
+}
+
+/* A PEM file, whole, NUL-terminated (at most MAX_PEM). */
+static char *read_pem(const char *path, char *why, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ib_why(why, len, -errno, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *b = malloc(MAX_PEM + 1);
+    size_t n = b ? fread(b, 1, MAX_PEM + 1, f) : 0;
+    int err = ferror(f);
+    fclose(f);
+    if (!b || err || n == 0 || n > MAX_PEM) {
+        ib_why(why, len, -EINVAL, "%s: %s", path, !b ? "out of memory" : err ? "read error" : n ? "over 1 MiB" : "empty");
+        free(b);
+        return NULL;
+    }
+    b[n] = 0;
+    return b;
+}
+
+static int handle(void *ctx, const char *verb, const char *body, size_t len, char **out, int *status)
+{
+    return pl_extender_handle(ctx, verb, body, len, out, status);
+}
+
+enum { OPT_PROFILES = 256, OPT_MARGIN, OPT_UNKNOWN, OPT_CERT, OPT_KEY, OPT_THREADS, OPT_MAXBODY, OPT_TIMEOUT };
+
+int cmd_extender(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"listen", required_argument, 0, 'l'},          {"profiles", required_argument, 0, OPT_PROFILES},
+        {"margin", required_argument, 0, OPT_MARGIN},   {"unknown", required_argument, 0, OPT_UNKNOWN},
+        {"tls-cert", required_argument, 0, OPT_CERT},   {"tls-key", required_argument, 0, OPT_KEY},
+        {"threads", required_argument, 0, OPT_THREADS}, {"max-body", required_argument, 0, OPT_MAXBODY},
+        {"timeout", required_argument, 0, OPT_TIMEOUT}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    char deflt[32];
+    snprintf(deflt, sizeof(deflt), "127.0.0.1:%d", PL_EXT_PORT);
+    const char *addr = deflt, *cert = NULL, *key = NULL;
+    struct pl_extender_opts xo = {.profiles = ".", .margin = PL_COLOC_MARGIN, .pessimistic = true};
+    unsigned long threads = 2, timeout = 10;
+    uint64_t max_body = PL_EXT_MAX_BODY;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'l': addr = optarg; break;
+        case OPT_PROFILES: xo.profiles = optarg; break;
+        case OPT_MARGIN:
+            if (parse_double(optarg, &xo.margin) < 0 || !(xo.margin >= 0 && xo.margin <= 100))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--margin '%s': a number of points 0-100 expected", optarg);
+            break;
+        case OPT_UNKNOWN:
+            if (strcmp(optarg, "pessimistic") && strcmp(optarg, "optimistic"))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--unknown '%s': pessimistic or optimistic expected", optarg);
+            xo.pessimistic = !strcmp(optarg, "pessimistic");
+            break;
+        case OPT_CERT: cert = optarg; break;
+        case OPT_KEY: key = optarg; break;
+        case OPT_THREADS:
+            if (parse_uint(optarg, 1, 256, &threads) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--threads '%s': 1-256 expected", optarg);
+            break;
+        case OPT_MAXBODY:
+            if (parse_size(optarg, &max_body) < 0 || max_body < 1 || max_body > (1u << 30))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--max-body '%s': 1 byte to 1 GiB expected", optarg);
+            break;
+        case OPT_TIMEOUT:
+            if (parse_uint(optarg, 1, 3600, &timeout) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--timeout '%s': 1-3600 seconds expected", optarg);
+            break;
+        case 'h': extender_usage(); return IB_EXIT_OK;
+        default: return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    if (!cert != !key)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--tls-cert and --tls-key go together");
+    struct stat st;
+    if (stat(xo.profiles, &st) < 0 || !S_ISDIR(st.st_mode))
+        return cli_fail(IB_EXIT_USAGE, CMD, "--profiles %s: not a directory", xo.profiles);
+    struct sockaddr_storage sa;
+    unsigned salen;
+    char why[256] = "";
+    if (sink_parse_addr(addr, PL_EXT_PORT, &sa, &salen, why, sizeof(why)) < 0)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--listen %s", why);
+    char *cpem = NULL, *kpem = NULL;
+    if (cert && (!(cpem = read_pem(cert, why, sizeof(why))) || !(kpem = read_pem(key, why, sizeof(why))))) {
+        free(cpem);
+        return cli_fail(IB_EXIT_USAGE, CMD, "--tls-cert/--tls-key %s", why);
+    }
+    struct pl_extender *x = NULL;
+    int rc = pl_extender_new(&xo, &x, why, sizeof(why));
+    if (rc < 0) {
+        free(cpem), free(kpem);
+        return cli_fail(cli_exit_for(rc, 0), CMD, "%s", why);
+    }
+    struct ext_server_opts so = {.addr = (struct sockaddr *)&sa, .addrlen = salen, .threads = (unsigned)threads,
+                                 .max_body = (size_t)max_body, .timeout_s = (unsigned)timeout, .tls_cert = cpem,
+                                 .tls_key = kpem, .handler = handle, .ctx = x};
+    struct ext_server *s = NULL;
+    cli_signals_install();
+    rc = ext_server_start(&so, &s, why, sizeof(why));
+    if (rc < 0) {
+        cli_signals_restore();
+        pl_extender_free(x);
+        free(cpem), free(kpem);
+        return cli_fail(rc == -ENOTSUP ? IB_EXIT_SKIP : IB_EXIT_FAIL, CMD, "%s", why);
+    }
+    /* the address as bound: the chosen port when asked for port 0 */
+    char host[INET6_ADDRSTRLEN + 2] = "?", a[INET6_ADDRSTRLEN] = "?";
+    if (sa.ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, a, sizeof(a));
+        snprintf(host, sizeof(host), "[%s]", a);
+    } else {
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, host, sizeof(host));
+    }
+    fprintf(stderr, "ibench %s: listening on %s://%s:%d\n", CMD, cert ? "https" : "http", host, ext_server_port(s));
+    fflush(stderr);
+    while (!atomic_load(&cli_stop)) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    ext_server_stop(s);
+    cli_signals_restore();
+    pl_extender_free(x);
+    free(cpem), free(kpem);
+    fprintf(stderr, "ibench %s: stopped\n", CMD);
+    return IB_EXIT_OK;
+}
