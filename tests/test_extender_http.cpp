@@ -6,10 +6,13 @@
 // - the HTTP layer in process (ExtenderServer): ext_server with a fake handler that answers 200 with what it got,
 //   for the paths that need a 200 (whole bodies delivered, concurrency).
 #include <arpa/inet.h>
+#include <jansson.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <atomic>
 #include <thread>
 
@@ -25,74 +28,10 @@ using Clock = std::chrono::steady_clock;
 
 double secs_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-int connect_to(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval tv{5, 0}; // a server that stops reading fails the send, not the test run
-    if (fd >= 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    if (fd >= 0 && connect(fd, (sockaddr *)&a, sizeof(a)) < 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-bool send_all(int fd, const std::string &s)
-{
-    size_t off = 0;
-    while (off < s.size()) {
-        ssize_t n = send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
-        if (n <= 0)
-            return false;
-        off += (size_t)n;
-    }
-    return true;
-}
-
-// Reads until the peer closes or timeout_s passes; *closed says which.
-std::string read_all(int fd, double timeout_s, bool *closed = nullptr)
-{
-    std::string r;
-    auto t0 = Clock::now();
-    if (closed)
-        *closed = false;
-    char b[65536];
-    while (secs_since(t0) < timeout_s) {
-        pollfd p{fd, POLLIN, 0};
-        if (poll(&p, 1, 50) <= 0)
-            continue;
-        ssize_t n = recv(fd, b, sizeof(b), 0);
-        if (n <= 0) {
-            if (closed)
-                *closed = true;
-            break;
-        }
-        r.append(b, (size_t)n);
-    }
-    return r;
-}
-
-// One request on its own connection (Connection: close), the whole answer.
-std::string http(int port, const std::string &method, const std::string &path, const std::string &body = "",
-                 double timeout_s = 5)
-{
-    int fd = connect_to(port);
-    if (fd < 0)
-        return "";
-    std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
-    if (method == "POST")
-        req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-    req += "\r\n" + body;
-    send_all(fd, req);
-    std::string r = read_all(fd, timeout_s);
-    close(fd);
-    return r;
-}
+using ib_test::connect_to;
+using ib_test::http;
+using ib_test::read_all;
+using ib_test::send_all;
 
 int status_of(const std::string &r) { return r.rfind("HTTP/1.1 ", 0) == 0 ? atoi(r.c_str() + 9) : -1; }
 std::string body_of(const std::string &r)
@@ -100,9 +39,15 @@ std::string body_of(const std::string &r)
     size_t p = r.find("\r\n\r\n");
     return p == std::string::npos ? "" : r.substr(p + 4);
 }
+// A JSON object whose "Error" is a non-empty string of one line, and nothing but it on one line.
 bool one_line_error(const std::string &b)
 {
-    return b.rfind("{\"Error\": \"", 0) == 0 && b.find('\n') >= b.size() - 1;
+    json_t *d = json_loads(b.c_str(), 0, nullptr);
+    json_t *e = json_object_get(d, "Error");
+    bool ok = json_is_string(e) && json_string_length(e) > 0 && !strchr(json_string_value(e), '\n') &&
+              b.find('\n') >= b.size() - 1;
+    json_decref(d);
+    return ok;
 }
 
 // `ibench extender ARGS --listen 127.0.0.1:0` as a child; port() once it said where it listens.
@@ -530,6 +475,49 @@ TEST(ExtenderServer, SixtyFourConcurrentConnections)
     for (auto &t : th)
         t.join();
     EXPECT_EQ(good.load(), 64 * 4);
+}
+
+} // namespace
+
+namespace {
+
+std::string canon(const std::string &text)
+{
+    json_error_t e;
+    json_t *d = json_loads(text.c_str(), 0, &e);
+    EXPECT_NE(d, nullptr) << e.text << ": " << text;
+    char *s = d ? json_dumps(d, JSON_INDENT(1) | JSON_SORT_KEYS) : nullptr;
+    std::string r = s ? s : "";
+    free(s);
+    json_decref(d);
+    return r + "\n";
+}
+
+std::string file_text(const std::string &path)
+{
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+// The acceptance's goldens over loopback HTTP: `ibench extender --profiles STORE` answers the recorded ExtenderArgs
+// (both forms, an unsafe node with its reason, a pod without a profile) exactly as tests/fixtures/extender/ has them.
+TEST(ExtenderCli, GoldenAnswersOverLoopback)
+{
+    const std::string dir = std::string(IBENCH_FIXTURES) + "/extender/";
+    Extender x({"--profiles", dir + "store"});
+    ASSERT_GT(x.port(), 0);
+    unsigned n = 0;
+    for (const char *name : {"filter-full", "filter-names", "filter-noprofile"})
+        for (const char *verb : {"filter", "prioritize"}) {
+            std::string r = http(x.port(), "POST", std::string("/") + verb, file_text(dir + name + ".request.json"));
+            EXPECT_EQ(status_of(r), 200) << name << " " << verb << ": " << r;
+            EXPECT_NE(r.find("Content-Type: application/json"), std::string::npos) << r;
+            EXPECT_EQ(canon(body_of(r)), file_text(dir + name + "." + verb + ".json")) << name << " " << verb;
+            n++;
+        }
+    EXPECT_EQ(n, 6u);
 }
 
 } // namespace

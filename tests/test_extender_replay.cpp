@@ -17,6 +17,7 @@
 #include "test_support.h"
 
 extern "C" {
+#include "ext_server.h"
 #include "pl_coloc.h"
 #include "pl_extender.h"
 #include "pl_sim.h"
@@ -26,6 +27,23 @@ extern "C" {
 namespace {
 
 pl_extender *g_ext;
+int g_http_port; // 0: call the library; else POST to the extender's server on this loopback port
+
+// One verb's answer, from the library or over HTTP.
+std::string ask(const char *verb, const std::string &body, int *status)
+{
+    if (g_http_port) {
+        std::string r = ib_test::http(g_http_port, "POST", std::string("/") + verb, body);
+        *status = r.rfind("HTTP/1.1 ", 0) == 0 ? atoi(r.c_str() + 9) : -1;
+        size_t p = r.find("\r\n\r\n");
+        return p == std::string::npos ? "" : r.substr(p + 4);
+    }
+    char *out = nullptr;
+    EXPECT_EQ(pl_extender_handle(g_ext, verb, body.data(), body.size(), &out, status), 0);
+    std::string a = out ? out : "";
+    free(out);
+    return a;
+}
 const pl_sim_scenario *g_scenario;
 
 // The store, from memory: the scenario's profiles by name (synthetic ones have no file).
@@ -83,12 +101,10 @@ std::string request(const pl_sim_fleet *f, unsigned a, int exclude)
 int extender_choice(const pl_sim_fleet *f, unsigned a, int exclude)
 {
     std::string req = request(f, a, exclude);
-    char *out = nullptr;
     int st = 0;
-    EXPECT_EQ(pl_extender_handle(g_ext, PL_EXT_VERB_FILTER, req.data(), req.size(), &out, &st), 0);
-    EXPECT_EQ(st, 200) << out;
-    json_t *fr = json_loads(out, 0, nullptr);
-    free(out);
+    std::string fa = ask(PL_EXT_VERB_FILTER, req, &st);
+    EXPECT_EQ(st, 200) << fa;
+    json_t *fr = json_loads(fa.c_str(), 0, nullptr);
     EXPECT_STREQ(json_string_value(json_object_get(fr, "Error")), "");
     json_t *kept = json_object_get(json_object_get(fr, "Nodes"), "items");
     if (json_array_size(kept) == 0) {
@@ -100,10 +116,10 @@ int extender_choice(const pl_sim_fleet *f, unsigned a, int exclude)
     char *ps = json_dumps(preq, JSON_COMPACT);
     json_decref(preq);
     json_decref(fr);
-    EXPECT_EQ(pl_extender_handle(g_ext, PL_EXT_VERB_PRIORITIZE, ps, strlen(ps), &out, &st), 0);
+    std::string pa = ask(PL_EXT_VERB_PRIORITIZE, ps, &st);
     free(ps);
-    json_t *pr = json_loads(out, 0, nullptr);
-    free(out);
+    EXPECT_EQ(st, 200) << pa;
+    json_t *pr = json_loads(pa.c_str(), 0, nullptr);
     int best = -1;
     long top = -1;
     unsigned ntop = 0;
@@ -157,37 +173,61 @@ int replay_choose(const pl_sim_fleet *f, unsigned a, int exclude)
     return sim;
 }
 
+int handle(void *ctx, const char *verb, const char *body, size_t len, char **out, int *status)
+{
+    return pl_extender_handle(static_cast<pl_extender *>(ctx), verb, body, len, out, status);
+}
+
+void replay(uint64_t seed, bool over_http)
+{
+    pl_sim_scenario s;
+    char why[256] = "";
+    ASSERT_EQ(pl_sim_scenario_make("ibench-200x40", seed, nullptr, 0, &s, why, sizeof why), 0) << why;
+    g_scenario = &s;
+    pl_extender_opts eo = {nullptr, PL_COLOC_MARGIN, false, lookup, nullptr}; // the policy's: unknowns optimistic
+    ASSERT_EQ(pl_extender_new(&eo, &g_ext, why, sizeof why), 0) << why;
+    ext_server *srv = nullptr;
+    g_http_port = 0;
+    if (over_http) { /* the command's server, in process, on a free loopback port */
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ext_server_opts so = {(const sockaddr *)&a, sizeof a, 2, PL_EXT_MAX_BODY, 10, nullptr, nullptr, handle, g_ext};
+        ASSERT_EQ(ext_server_start(&so, &srv, why, sizeof why), 0) << why;
+        g_http_port = ext_server_port(srv);
+    }
+    g_decisions = g_agree = g_learned = g_placed = 0;
+    pl_sim_policy pol = {"replay", replay_choose};
+    pl_sim_result r;
+    ASSERT_EQ(pl_sim_run(&s.f, &pol, seed, &r, why, sizeof why), 0) << why;
+    printf("seed %llu%s: %u decisions (%u placed), the extender agreed on %u; the simulator's re-profiles changed "
+           "%u of them\n",
+           (unsigned long long)seed, over_http ? " over HTTP" : "", g_decisions, g_placed, g_agree, g_learned);
+    EXPECT_EQ(g_agree, g_decisions);
+    // the run is the interference policy's: the same figures as place simulate
+    pl_sim_result ref;
+    pl_sim_scenario s2;
+    ASSERT_EQ(pl_sim_scenario_make("ibench-200x40", seed, nullptr, 0, &s2, why, sizeof why), 0);
+    ASSERT_EQ(pl_sim_run(&s2.f, pl_sim_policy_find("interference"), seed, &ref, why, sizeof why), 0);
+    EXPECT_EQ(r.violations, ref.violations);
+    EXPECT_DOUBLE_EQ(r.machine_seconds, ref.machine_seconds);
+    pl_sim_result_free(&ref);
+    pl_sim_scenario_free(&s2);
+    pl_sim_result_free(&r);
+    if (srv)
+        ext_server_stop(srv);
+    g_http_port = 0;
+    pl_extender_free(g_ext);
+    pl_sim_scenario_free(&s);
+}
+
 TEST(ExtenderReplay, SimulatorScenarioGivesTheSamePlacements)
 {
-    for (uint64_t seed = 1; seed <= 2; seed++) {
-        pl_sim_scenario s;
-        char why[256] = "";
-        ASSERT_EQ(pl_sim_scenario_make("ibench-200x40", seed, nullptr, 0, &s, why, sizeof why), 0) << why;
-        // the store: the scenario's profiles, by name, from memory
-        g_scenario = &s;
-        pl_extender_opts eo = {nullptr, PL_COLOC_MARGIN, false, lookup, nullptr}; // the policy's: unknowns optimistic
-        ASSERT_EQ(pl_extender_new(&eo, &g_ext, why, sizeof why), 0) << why;
-        g_decisions = g_agree = g_learned = g_placed = 0;
-        pl_sim_policy pol = {"replay", replay_choose};
-        pl_sim_result r;
-        ASSERT_EQ(pl_sim_run(&s.f, &pol, seed, &r, why, sizeof why), 0) << why;
-        printf("seed %llu: %u decisions (%u placed), the extender agreed on %u; the simulator's re-profiles changed "
-               "%u of them\n",
-               (unsigned long long)seed, g_decisions, g_placed, g_agree, g_learned);
-        EXPECT_EQ(g_agree, g_decisions);
-        // the run is the interference policy's: the same figures as place simulate
-        pl_sim_result ref;
-        pl_sim_scenario s2;
-        ASSERT_EQ(pl_sim_scenario_make("ibench-200x40", seed, nullptr, 0, &s2, why, sizeof why), 0);
-        ASSERT_EQ(pl_sim_run(&s2.f, pl_sim_policy_find("interference"), seed, &ref, why, sizeof why), 0);
-        EXPECT_EQ(r.violations, ref.violations);
-        EXPECT_DOUBLE_EQ(r.machine_seconds, ref.machine_seconds);
-        pl_sim_result_free(&ref);
-        pl_sim_scenario_free(&s2);
-        pl_sim_result_free(&r);
-        pl_extender_free(g_ext);
-        pl_sim_scenario_free(&s);
-    }
+    replay(1, false);
+    replay(2, false);
 }
+
+// The acceptance's form: the same over loopback HTTP, through `ibench extender`'s server (seed 1).
+TEST(ExtenderReplay, OverHttpGivesTheSamePlacements) { replay(1, true); }
 
 } // namespace

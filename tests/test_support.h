@@ -1,15 +1,18 @@
 // test_support.h - small fixtures the GoogleTest binaries share.
 #ifndef IB_TEST_SUPPORT_H
 #define IB_TEST_SUPPORT_H
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -291,6 +294,77 @@ inline std::string temp_file_with(const std::string &text, const char *prefix, c
     }
     return b.data();
 }
+
+// ---- a small HTTP/1.1 client over loopback, for the extender's tests
+inline int connect_to(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval tv{5, 0}; // a server that stops reading fails the send, not the test run
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    if (fd >= 0 && connect(fd, (sockaddr *)&a, sizeof(a)) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+inline bool send_all(int fd, const std::string &s)
+{
+    size_t off = 0;
+    while (off < s.size()) {
+        ssize_t n = send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+        if (n <= 0)
+            return false;
+        off += (size_t)n;
+    }
+    return true;
+}
+
+// Reads until the peer closes or timeout_s passes; *closed says which.
+inline std::string read_all(int fd, double timeout_s, bool *closed = nullptr)
+{
+    std::string r;
+    double t0 = now_s();
+    if (closed)
+        *closed = false;
+    char b[65536];
+    while (now_s() - t0 < timeout_s) {
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        ssize_t n = recv(fd, b, sizeof(b), 0);
+        if (n <= 0) {
+            if (closed)
+                *closed = true;
+            break;
+        }
+        r.append(b, (size_t)n);
+    }
+    return r;
+}
+
+// One request on its own connection (Connection: close), the whole answer.
+inline std::string http(int port, const std::string &method, const std::string &path, const std::string &body = "",
+                 double timeout_s = 5)
+{
+    int fd = connect_to(port);
+    if (fd < 0)
+        return "";
+    std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+    if (method == "POST")
+        req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+    req += "\r\n" + body;
+    send_all(fd, req);
+    std::string r = read_all(fd, timeout_s);
+    close(fd);
+    return r;
+}
+
 
 #ifdef IBENCH_SHARE_BIN
 // Starts the shipped ibench-share workload with args in p and reads its layout (tid -> group) up to "ready".
