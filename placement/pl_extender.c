@@ -204,6 +204,15 @@ static double qty_of(json_t *o, const char *key)
     return -1;
 }
 
+/* One line: control characters (a newline in a parser's excerpt of the body, in a node's name) become '?'. */
+static char *one_line(char *s)
+{
+    for (char *c = s; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    return s;
+}
+
 /* ---- the answer */
 static int answer(json_t *doc, int status, char **out, int *st)
 {
@@ -221,7 +230,7 @@ static int bad_request(char **out, int *st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return answer(json_pack("{s:s}", "Error", msg), 400, out, st);
+    return answer(json_pack("{s:s}", "Error", one_line(msg)), 400, out, st);
 }
 
 /* One candidate node, as the request gives it. */
@@ -328,7 +337,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         char msg[700];
         snprintf(msg, sizeof msg, "the pod's profile '%.64s' is not in the store: %s", pname, why);
         json_t *doc = filter ? json_pack("{s:o,s:o,s:s}", "NodeNames", json_array(), "FailedNodes", json_object(),
-                                         "Error", msg)
+                                         "Error", one_line(msg))
                              : json_array();
         rc = answer(doc, 200, out, status);
         goto done;
@@ -441,7 +450,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
                     snprintf(msg, sizeof msg, "ibench: %s", v[i].why);
                 else
                     snprintf(msg, sizeof msg, "ibench: %s: %s", pl_verdict_name(v[i].kind), v[i].why);
-                json_object_set_new(failed, nodes[i].name, json_string(msg));
+                json_object_set_new(failed, nodes[i].name, json_string(one_line(msg)));
             } else if (by_name) {
                 json_array_append_new(kept, json_string(nodes[i].name));
             } else {
