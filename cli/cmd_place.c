@@ -12,6 +12,7 @@
 #include "ib_err.h"
 #include "parse.h"
 #include "place.h"
+#include "pl_proc.h"
 
 const char place_common_help[] =
     "  --topology SPEC    live (this machine, the default), an hwloc XML file (lstopo --of xml), or\n"
@@ -51,6 +52,25 @@ int place_open(const char *cmd, const struct place_opts *o, struct pl_machine *m
         }
     }
     return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+char *place_pus_cpulist(const struct pl_hier *h, const unsigned *pus, unsigned n, char *buf, size_t len)
+{
+    int *cpus = malloc((n ? n : 1) * sizeof *cpus);
+    if (!cpus)
+        return NULL;
+    for (unsigned j = 0; j < n; j++)
+        cpus[j] = h->pu_os[pus[j]];
+    qsort(cpus, n, sizeof *cpus, cmp_int); /* OS indexes need not ascend with logical ones */
+    pl_cpulist_format(cpus, n, buf, len);
+    free(cpus);
+    return buf;
 }
 
 /* ---- place topo ------------------------------------------------------------------------------------------------ */

@@ -90,16 +90,9 @@ static json_t *phase_json(const struct pl_atom_result *r, const struct pl_class_
 {
     json_t *cls = json_array();
     for (unsigned k = 0; k < r->nclasses; k++) {
-        char note[80] = "", cpus_s[1024];
-        int cpus[4096];
+        char note[80] = "", cpus_s[1024] = "";
         pl_class_notation(h, &cl->v[k], note, sizeof note);
-        int n = cpus_of(h, &cl->v[k], cpus);
-        for (int i = 1; i < n; i++) /* ascending for the list format */
-            for (int j = i; j > 0 && cpus[j - 1] > cpus[j]; j--) {
-                int x = cpus[j];
-                cpus[j] = cpus[j - 1], cpus[j - 1] = x;
-            }
-        pl_cpulist_format(cpus, (unsigned)n, cpus_s, sizeof cpus_s);
+        place_pus_cpulist(h, cl->v[k].pus, cl->v[k].nthreads, cpus_s, sizeof cpus_s);
         const struct pl_atom_stat *s = &r->st[k];
         json_array_append_new(cls, json_pack("{s:i,s:s,s:s,s:i,s:o,s:o}", "class", (int)k + 1, "notation", note,
                                              "cpus", cpus_s, "slices", (int)s->n,

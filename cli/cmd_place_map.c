@@ -178,29 +178,11 @@ int cmd_place_map(int argc, char **argv)
         co.threads = h.npus / 2 ? h.npus / 2 : 1;
     if ((e = pl_map_place(&h, llc, bus, t.threads, co.threads, &d, &r, why, sizeof why)) < 0)
         goto bad;
-    if (r.np > 4096 || r.nc > 4096) {
-        e = ib_why(why, sizeof why, -EINVAL, "more than 4096 threads");
+    char tl[1024], cl[1024];
+    if (!place_pus_cpulist(&h, r.p_pus, r.np, tl, sizeof tl) || !place_pus_cpulist(&h, r.c_pus, r.nc, cl, sizeof cl)) {
+        e = ib_why(why, sizeof why, -ENOMEM, "out of memory");
         goto bad;
     }
-    int tc[4096], cc[4096];
-    for (unsigned j = 0; j < r.np; j++)
-        tc[j] = h.pu_os[r.p_pus[j]];
-    for (unsigned j = 0; j < r.nc; j++)
-        cc[j] = h.pu_os[r.c_pus[j]];
-    /* OS indexes need not ascend with logical ones: the list format wants them sorted */
-    for (unsigned i = 1; i < r.np; i++)
-        for (unsigned j = i; j > 0 && tc[j - 1] > tc[j]; j--) {
-            int x = tc[j];
-            tc[j] = tc[j - 1], tc[j - 1] = x;
-        }
-    for (unsigned i = 1; i < r.nc; i++)
-        for (unsigned j = i; j > 0 && cc[j - 1] > cc[j]; j--) {
-            int x = cc[j];
-            cc[j] = cc[j - 1], cc[j - 1] = x;
-        }
-    char tl[1024], cl[1024];
-    pl_cpulist_format(tc, r.np, tl, sizeof tl);
-    pl_cpulist_format(cc, r.nc, cl, sizeof cl);
     if (po.json) {
         json_t *doc = json_object();
         json_object_set_new(doc, "command", json_string(CMD));

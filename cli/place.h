@@ -57,6 +57,9 @@ int place_live_pin(struct place_live *L, const int *cpus, unsigned n, char *why,
 int place_live_measure(struct place_live *L, double seconds, double *value, char *why, size_t len);
 int place_live_sleep(double seconds);
 
+/* PUs (logical indexes of h) as a CPU list of their OS indexes, ascending ("0,2,4-5") into buf; NULL: no memory. */
+char *place_pus_cpulist(const struct pl_hier *h, const unsigned *pus, unsigned n, char *buf, size_t len);
+
 /* The subcommands (argv[0] is the subcommand's name); each returns an exit code. */
 int cmd_place(int argc, char **argv);
 int cmd_place_topo(int argc, char **argv);

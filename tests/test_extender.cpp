@@ -12,6 +12,8 @@
 
 #include <jansson.h>
 
+#include "test_support.h"
+
 extern "C" {
 #include "pl_coloc.h"
 #include "pl_extender.h"
@@ -21,13 +23,7 @@ namespace {
 
 const std::string kDir = std::string(IBENCH_FIXTURES) + "/extender/";
 
-std::string slurp(const std::string &path)
-{
-    std::ifstream f(path);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
+std::string slurp(const std::string &path) { return ib_test::file_text(path); }
 
 struct Ext {
     pl_extender *x = nullptr;
@@ -49,18 +45,7 @@ struct Ext {
     }
 };
 
-// Canonical text of a JSON document (sorted keys, indented) so goldens read well and compare exactly.
-std::string canon(const std::string &text)
-{
-    json_error_t e;
-    json_t *d = json_loads(text.c_str(), 0, &e);
-    EXPECT_NE(d, nullptr) << e.text << ": " << text;
-    char *s = d ? json_dumps(d, JSON_INDENT(1) | JSON_SORT_KEYS) : nullptr;
-    std::string r = s ? s : "";
-    free(s);
-    json_decref(d);
-    return r + "\n";
-}
+std::string canon(const std::string &t) { return ib_test::json_canon(t); }
 
 void golden(const char *name, const char *verb)
 {

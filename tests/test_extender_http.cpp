@@ -1,8 +1,7 @@
 // test_extender_http.cpp - `ibench extender` over loopback with plain sockets (docs/extender.md): routes, limits,
 // slow clients, concurrency, signals, TLS, options.  Two kinds of server:
 // - the command itself (ExtenderCli): a child `ibench extender --listen 127.0.0.1:0`, the port read from its stderr;
-//   its decisions are placement/pl_extender.c's (a stub answering 400 until the lead's library lands, which these
-//   tests do not depend on, except ExtenderRealLib, marked);
+//   its decisions are placement/pl_extender.c's (ExtenderRealLib and the goldens check them over HTTP);
 // - the HTTP layer in process (ExtenderServer): ext_server with a fake handler that answers 200 with what it got,
 //   for the paths that need a 200 (whole bodies delivered, concurrency).
 #include <arpa/inet.h>
@@ -344,8 +343,7 @@ TEST(ExtenderCli, TlsWithSelfSignedCertificate)
     EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << o;
 }
 
-// Needs the real library (placement/pl_extender.c, the lead's): with the stub every POST is 400 "not implemented
-// yet", and this test skips saying so.  A pod without the profile annotation passes every node.
+// The decisions over HTTP: a pod without the profile annotation passes every node, and the answer says so.
 TEST(ExtenderRealLib, PodWithoutProfilePassesEveryNode)
 {
     Extender x({});
@@ -353,9 +351,8 @@ TEST(ExtenderRealLib, PodWithoutProfilePassesEveryNode)
     std::string args = "{\"Pod\": {\"metadata\": {\"name\": \"p\", \"namespace\": \"default\"}}, \"Nodes\": "
                        "{\"items\": [{\"metadata\": {\"name\": \"n1\"}}, {\"metadata\": {\"name\": \"n2\"}}]}}";
     std::string r = http(x.port(), "POST", "/filter", args);
-    if (r.find("not implemented yet") != std::string::npos)
-        GTEST_SKIP() << "pl_extender.c is the stub: needs the real library";
     EXPECT_EQ(status_of(r), 200) << r;
+    EXPECT_NE(body_of(r).find("every node passes unchanged"), std::string::npos) << r;
     EXPECT_NE(body_of(r).find("\"n1\""), std::string::npos) << r;
     EXPECT_NE(body_of(r).find("\"n2\""), std::string::npos) << r;
     r = http(x.port(), "POST", "/prioritize", args);
@@ -481,25 +478,8 @@ TEST(ExtenderServer, SixtyFourConcurrentConnections)
 
 namespace {
 
-std::string canon(const std::string &text)
-{
-    json_error_t e;
-    json_t *d = json_loads(text.c_str(), 0, &e);
-    EXPECT_NE(d, nullptr) << e.text << ": " << text;
-    char *s = d ? json_dumps(d, JSON_INDENT(1) | JSON_SORT_KEYS) : nullptr;
-    std::string r = s ? s : "";
-    free(s);
-    json_decref(d);
-    return r + "\n";
-}
-
-std::string file_text(const std::string &path)
-{
-    std::ifstream f(path);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
+using ib_test::file_text;
+std::string canon(const std::string &t) { return ib_test::json_canon(t); }
 
 // The acceptance's goldens over loopback HTTP: `ibench extender --profiles STORE` answers the recorded ExtenderArgs
 // (both forms, an unsafe node with its reason, a pod without a profile) exactly as tests/fixtures/extender/ has them.

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <gtest/gtest.h>
+#include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -293,6 +294,32 @@ inline std::string temp_file_with(const std::string &text, const char *prefix, c
         close(fd);
     }
     return b.data();
+}
+
+// A JSON document's canonical text (sorted keys, indented, a final newline): goldens read well and compare exactly.
+inline std::string json_canon(const std::string &text)
+{
+    json_error_t e;
+    json_t *d = json_loads(text.c_str(), 0, &e);
+    EXPECT_NE(d, nullptr) << e.text << ": " << text;
+    char *s = d ? json_dumps(d, JSON_INDENT(1) | JSON_SORT_KEYS) : nullptr;
+    std::string r = s ? s : "";
+    free(s);
+    json_decref(d);
+    return r + "\n";
+}
+
+// A whole file's text ("" when it cannot be read).
+inline std::string file_text(const std::string &path)
+{
+    std::string r;
+    FILE *f = fopen(path.c_str(), "r");
+    char b[65536];
+    for (size_t n; f && (n = fread(b, 1, sizeof b, f)) > 0;)
+        r.append(b, n);
+    if (f)
+        fclose(f);
+    return r;
 }
 
 // ---- a small HTTP/1.1 client over loopback, for the extender's tests
