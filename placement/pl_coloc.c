@@ -84,25 +84,35 @@ static int resources(const struct profile *const *apps, unsigned n, struct pl_co
     return 0;
 }
 
-/* Appends formatted text to *s (malloc'd), after sep when *s holds something; -ENOMEM. */
+/* Appends formatted text to *s (malloc'd), after sep when *s holds something; -ENOMEM. Formats once into a stack
+ * buffer and grows *s in place: filter writes a reason for every unsafe node of a request, so this is a hot path. */
 static int append(char **s, const char *sep, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int append(char **s, const char *sep, const char *fmt, ...)
 {
+    char buf[256], *piece = buf;
     va_list ap;
     va_start(ap, fmt);
-    char *piece = NULL;
-    int n = vasprintf(&piece, fmt, ap);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (n < 0)
         return -ENOMEM;
-    char *joined = NULL;
-    n = *s ? asprintf(&joined, "%s%s%s", *s, sep, piece) : asprintf(&joined, "%s", piece);
-    free(piece);
-    if (n < 0)
-        return -ENOMEM;
-    free(*s);
-    *s = joined;
-    return 0;
+    if ((size_t)n >= sizeof buf) { /* longer than the buffer: format again into one of its size */
+        if (!(piece = malloc((size_t)n + 1)))
+            return -ENOMEM;
+        va_start(ap, fmt);
+        vsnprintf(piece, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    size_t old = *s ? strlen(*s) : 0, ls = *s ? strlen(sep) : 0;
+    char *joined = realloc(*s, old + ls + (size_t)n + 1);
+    if (joined) {
+        memcpy(joined + old, sep, ls);
+        memcpy(joined + old + ls, piece, (size_t)n + 1);
+        *s = joined;
+    }
+    if (piece != buf)
+        free(piece);
+    return joined ? 0 : -ENOMEM;
 }
 
 static int warn(struct pl_coloc_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

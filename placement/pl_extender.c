@@ -426,13 +426,11 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
             snprintf(v[i].why, sizeof v[i].why, "%s", nodes[i].fail);
             continue;
         }
-        /* terse first (the scheduler's inner loop: a verdict and a fit, no text); filter wants an unsafe node's
-         * reason, so that one is checked again in full */
+        /* filter answers an unsafe node with its reason: the check in full, once; prioritize wants a verdict and
+         * a fit, no text: terse (it stops at the first broken resource) */
         struct pl_coloc_opts terse = co;
         terse.terse = true;
-        pl_fleet_verdict(&f, i, a, true, &terse, &v[i]);
-        if (filter && v[i].kind == PL_V_UNSAFE)
-            pl_fleet_verdict(&f, i, a, true, &co, &v[i]);
+        pl_fleet_verdict(&f, i, a, true, filter ? &co : &terse, &v[i]);
         if (v[i].kind == PL_V_FITS || v[i].kind == PL_V_SAFE)
             order[nok++] = i;
     }
