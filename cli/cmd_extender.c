@@ -26,7 +26,7 @@ static void extender_usage(void)
 {
     printf("usage: ibench extender [--listen ADDR:PORT] [--profiles DIR] [--margin M]\n"
            "                       [--unknown pessimistic|optimistic] [--tls-cert F --tls-key F] [--threads N]\n"
-           "                       [--max-body BYTES] [--timeout S]\n\n"
+           "                       [--max-body BYTES] [--max-connections N] [--timeout S]\n\n"
            "The Kubernetes scheduler extender (docs/extender.md): kube-scheduler POSTs an ExtenderArgs to /filter\n"
            "and /prioritize and gets place colocate's decisions for the pod on each node; GET /healthz answers \"ok\".\n"
            "  --listen ADDR:PORT  where to listen (default 127.0.0.1:%d, loopback); numeric addresses, [::1]:PORT\n"
@@ -36,12 +36,14 @@ static void extender_usage(void)
            "  --tls-cert F --tls-key F    HTTPS with this PEM certificate and key (both or neither)\n"
            "  --threads N         the server's thread pool (default 2)\n"
            "  --max-body BYTES    larger request bodies are refused with 413 (default %u; K, M suffixes)\n"
+           "  --max-connections N connections open at once (default %u); more are closed as they arrive. Memory is\n"
+           "                      bounded by N x max-body (bodies arriving) plus threads x the parse of one\n"
            "  --timeout S         an idle connection is closed after S seconds, and a body must arrive complete\n"
            "                      within S seconds (408) (default 10)\n"
            "It prints \"ibench extender: listening on http://ADDR:PORT\" on stderr once ready and serves until SIGINT\n"
            "or SIGTERM, then stops cleanly. Exit 0 after a clean stop, 2 on bad options, 1 when it cannot listen\n"
            "(the reason is printed), 77 when TLS is asked of a libmicrohttpd without it.\n",
-           PL_EXT_PORT, PL_COLOC_MARGIN, PL_EXT_MAX_BODY);
+           PL_EXT_PORT, PL_COLOC_MARGIN, PL_EXT_MAX_BODY, EXT_DEFAULT_CONNS);
 }
 
 /* A PEM file, whole, NUL-terminated (at most MAX_PEM). */
@@ -70,7 +72,7 @@ static int handle(void *ctx, const char *verb, const char *body, size_t len, cha
     return pl_extender_handle(ctx, verb, body, len, out, status);
 }
 
-enum { OPT_PROFILES = 256, OPT_MARGIN, OPT_UNKNOWN, OPT_CERT, OPT_KEY, OPT_THREADS, OPT_MAXBODY, OPT_TIMEOUT };
+enum { OPT_PROFILES = 256, OPT_MARGIN, OPT_UNKNOWN, OPT_CERT, OPT_KEY, OPT_THREADS, OPT_MAXBODY, OPT_TIMEOUT, OPT_CONNS };
 
 int cmd_extender(int argc, char **argv)
 {
@@ -79,13 +81,14 @@ int cmd_extender(int argc, char **argv)
         {"margin", required_argument, 0, OPT_MARGIN},   {"unknown", required_argument, 0, OPT_UNKNOWN},
         {"tls-cert", required_argument, 0, OPT_CERT},   {"tls-key", required_argument, 0, OPT_KEY},
         {"threads", required_argument, 0, OPT_THREADS}, {"max-body", required_argument, 0, OPT_MAXBODY},
+        {"max-connections", required_argument, 0, OPT_CONNS},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     char deflt[32];
     snprintf(deflt, sizeof(deflt), "127.0.0.1:%d", PL_EXT_PORT);
     const char *addr = deflt, *cert = NULL, *key = NULL;
     struct pl_extender_opts xo = {.profiles = ".", .margin = PL_COLOC_MARGIN, .pessimistic = true};
-    unsigned long threads = 2, timeout = 10;
+    unsigned long threads = 2, timeout = 10, conns = EXT_DEFAULT_CONNS;
     uint64_t max_body = PL_EXT_MAX_BODY;
     int c;
     optind = 0;
@@ -113,6 +116,10 @@ int cmd_extender(int argc, char **argv)
             if (parse_size(optarg, &max_body) < 0 || max_body < 1 || max_body > (1u << 30))
                 return cli_fail(IB_EXIT_USAGE, CMD, "--max-body '%s': 1 byte to 1 GiB expected", optarg);
             break;
+        case OPT_CONNS:
+            if (parse_uint(optarg, 1, 4096, &conns) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--max-connections '%s': 1-4096 expected", optarg);
+            break;
         case OPT_TIMEOUT:
             if (parse_uint(optarg, 1, 3600, &timeout) < 0)
                 return cli_fail(IB_EXIT_USAGE, CMD, "--timeout '%s': 1-3600 seconds expected", optarg);
@@ -123,6 +130,9 @@ int cmd_extender(int argc, char **argv)
     }
     if (optind < argc)
         return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    if (conns <= threads) /* libmicrohttpd shares the limit among the pool's threads: each needs one at least */
+        return cli_fail(IB_EXIT_USAGE, CMD, "--max-connections %lu: more than --threads (%lu) expected", conns,
+                        threads);
     if (!cert != !key)
         return cli_fail(IB_EXIT_USAGE, CMD, "--tls-cert and --tls-key go together");
     struct stat st;
@@ -145,7 +155,7 @@ int cmd_extender(int argc, char **argv)
         return cli_fail(cli_exit_for(rc, 0), CMD, "%s", why);
     }
     struct ext_server_opts so = {.addr = (struct sockaddr *)&sa, .addrlen = salen, .threads = (unsigned)threads,
-                                 .max_body = (size_t)max_body, .timeout_s = (unsigned)timeout, .tls_cert = cpem,
+                                 .max_conns = (unsigned)conns, .max_body = (size_t)max_body, .timeout_s = (unsigned)timeout, .tls_cert = cpem,
                                  .tls_key = kpem, .handler = handle, .ctx = x};
     struct ext_server *s = NULL;
     cli_signals_install();

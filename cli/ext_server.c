@@ -9,6 +9,9 @@
  * - time: a connection idle for timeout_s is closed (MHD_OPTION_CONNECTION_TIMEOUT: a client that sends half a
  *   request and stalls); a body that trickles in must still be complete within timeout_s of its headers (408), so a
  *   byte every few seconds cannot hold a connection forever;
+ * - connections: at most max_conns at once (MHD_OPTION_CONNECTION_LIMIT); at the limit libmicrohttpd stops accepting,
+ *   so further clients wait in the kernel's backlog, and answers carry "Connection: close" to free a slot. Memory held
+ *   for arriving bodies is so bounded by max_conns x max_body;
  * - we bind the socket ourselves (not MHD) so that a port in use is reported with its errno, and port 0 works. */
 #define _GNU_SOURCE
 #include "ext_server.h"
@@ -236,7 +239,9 @@ int ext_server_start(const struct ext_server_opts *o, struct ext_server **out, c
     };
     s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
                             MHD_OPTION_EXTERNAL_LOGGER, on_log, s, MHD_OPTION_THREAD_POOL_SIZE, o->threads,
-                            MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s,
+                            MHD_OPTION_CONNECTION_LIMIT, o->max_conns ? o->max_conns : EXT_DEFAULT_CONNS,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                             MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
     if (!s->d) {
         close(s->fd);

@@ -15,10 +15,15 @@ extern "C" {
  * answer and *status its HTTP status, or -errno (the server answers 500).  Called concurrently from the pool. */
 typedef int (*ext_handler_fn)(void *ctx, const char *verb, const char *body, size_t len, char **out, int *status);
 
+/* Connections open at once by default. Each may hold a body of up to max_body while it arrives, so this bounds the
+ * memory held for arriving bodies (64 x 4 MiB); kube-scheduler keeps a few keep-alive connections an extender. */
+#define EXT_DEFAULT_CONNS 64u
+
 struct ext_server_opts {
     const struct sockaddr *addr; /* where to listen (port 0: a free one, see ext_server_port) */
     socklen_t addrlen;
     unsigned threads;            /* the pool (>= 1) */
+    unsigned max_conns;          /* connections open at once, beyond which new ones are closed (0: the default) */
     size_t max_body;             /* bodies above it: 413 */
     unsigned timeout_s;          /* idle connections closed after it; a body must arrive within it (408) */
     const char *tls_cert;        /* PEM contents, both or neither: HTTPS */

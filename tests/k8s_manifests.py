@@ -123,6 +123,28 @@ for x in ext:
         hg = (x.get(probe) or {}).get("httpGet") or {}
         check(hg.get("port") in (port, "http") and hg.get("path") == "/healthz",
               f"extender.yaml: {probe} is not GET /healthz on {port}")
+    # memory: the bound docs/kubernetes.md ("Sizing") gives, from the options, within the container's limit: about
+    # 30 MiB + connections x max-body (bodies arriving) + threads x 9 x max-body (requests decided)
+    def opt(name):
+        return args[args.index(name) + 1] if name in args[:-1] else None
+
+    def size(v, units):
+        m = re.fullmatch(r"(\d+)([A-Za-z]*)", str(v or ""))
+        return int(m.group(1)) * units[m.group(2)] if m and m.group(2) in units else None
+
+    sizing = {k: opt(k) for k in ("--threads", "--max-body", "--max-connections")}
+    check(all(sizing.values()), f"extender.yaml: {sizing}: --threads, --max-body and --max-connections must be set "
+          "(the memory limit is sized from them)")
+    body = size(sizing["--max-body"], {"": 1, "K": 1 << 10, "M": 1 << 20})
+    limit = size(((x.get("resources") or {}).get("limits") or {}).get("memory"),
+                 {"": 1, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "K": 1000, "M": 10**6, "G": 10**9})
+    if all(sizing.values()) and body and limit:
+        need = (30 << 20) + int(sizing["--max-connections"]) * body + int(sizing["--threads"]) * 9 * body
+        check(need <= limit, f"extender.yaml: --max-body {sizing['--max-body']}, --max-connections "
+              f"{sizing['--max-connections']}, --threads {sizing['--threads']} need up to {need >> 20} MiB; the "
+              f"memory limit is {limit >> 20} MiB")
+    else:
+        check(False, "extender.yaml: a memory limit and a readable --max-body are needed")
     if "--profiles" in args[:-1]:
         store = args[args.index("--profiles") + 1]
         mounts = {m.get("mountPath"): m.get("name") for m in x.get("volumeMounts", [])}

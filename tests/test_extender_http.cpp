@@ -274,6 +274,33 @@ TEST(ExtenderCli, StalledClientClosedAfterTimeoutOthersServed)
     EXPECT_EQ(x.stop(), 0) << x.err();
 }
 
+// --max-connections bounds the connections held at once (each may hold a body of up to --max-body as it arrives).
+// libmicrohttpd at the limit stops accepting: a further connection waits in the kernel's backlog, unanswered, and is
+// served as soon as a held one closes (nothing is dropped).
+TEST(ExtenderCli, ConnectionLimitHoldsExtraConnectionsBack)
+{
+    Extender x({"--threads", "1", "--max-connections", "2"});
+    ASSERT_GT(x.port(), 0) << x.err();
+    int held[2];
+    for (int &fd : held) { // two connections, each in the middle of a body
+        fd = connect_to(x.port());
+        ASSERT_GE(fd, 0);
+        ASSERT_TRUE(send_all(fd, "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"Pod\":"));
+    }
+    usleep(200000);
+    int third = connect_to(x.port());
+    ASSERT_GE(third, 0);
+    ASSERT_TRUE(send_all(third, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    std::string r = read_all(third, 1.0);
+    EXPECT_EQ(r, "") << "a third connection was answered with two held and --max-connections 2";
+    close(held[0]);
+    r += read_all(third, 3.0);
+    EXPECT_EQ(status_of(r), 200) << "not served once one of the two closed: " << r;
+    close(third);
+    close(held[1]);
+    EXPECT_EQ(x.stop(), 0) << x.err();
+}
+
 TEST(ExtenderCli, SigtermStopsCleanlyExit0)
 {
     Extender x({});
@@ -290,7 +317,7 @@ TEST(ExtenderCli, SigtermStopsCleanlyExit0)
 TEST(ExtenderCli, BadOptionsExit2OneLine)
 {
     for (const char *a : {"--listen nope:80", "--listen 127.0.0.1:70000", "--threads 0", "--timeout 0",
-                          "--max-body 0", "--margin -1", "--unknown maybe", "--tls-cert /etc/hostname",
+                          "--max-body 0", "--max-connections 0", "--threads 4 --max-connections 4", "--margin -1", "--unknown maybe", "--tls-cert /etc/hostname",
                           "--profiles /nonexistent/dir", "--bogus", "extra"}) {
         int rc;
         std::string o = sh(std::string(IBENCH_BIN) + " extender " + a, &rc);

@@ -192,7 +192,9 @@ void replay(uint64_t seed, bool over_http)
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ext_server_opts so = {(const sockaddr *)&a, sizeof a, 2, PL_EXT_MAX_BODY, 10, nullptr, nullptr, handle, g_ext};
+        ext_server_opts so{};
+        so.addr = (const sockaddr *)&a, so.addrlen = sizeof a, so.threads = 2, so.max_body = PL_EXT_MAX_BODY;
+        so.timeout_s = 10, so.handler = handle, so.ctx = g_ext;
         ASSERT_EQ(ext_server_start(&so, &srv, why, sizeof why), 0) << why;
         g_http_port = ext_server_port(srv);
     }
