@@ -36,7 +36,7 @@ static void extender_usage(void)
            "  --tls-cert F --tls-key F    HTTPS with this PEM certificate and key (both or neither)\n"
            "  --threads N         the server's thread pool (default 2)\n"
            "  --max-body BYTES    larger request bodies are refused with 413 (default %u; K, M suffixes)\n"
-           "  --max-connections N connections open at once (default %u); more are closed as they arrive. Memory is\n"
+           "  --max-connections N connections open at once (default %u); more wait until one closes. Memory is\n"
            "                      bounded by N x max-body (bodies arriving) plus threads x the parse of one\n"
            "  --timeout S         an idle connection is closed after S seconds, and a body must arrive complete\n"
            "                      within S seconds (408) (default 10)\n"
@@ -72,7 +72,9 @@ static int handle(void *ctx, const char *verb, const char *body, size_t len, cha
     return pl_extender_handle(ctx, verb, body, len, out, status);
 }
 
-enum { OPT_PROFILES = 256, OPT_MARGIN, OPT_UNKNOWN, OPT_CERT, OPT_KEY, OPT_THREADS, OPT_MAXBODY, OPT_TIMEOUT, OPT_CONNS };
+enum {
+    OPT_PROFILES = 256, OPT_MARGIN, OPT_UNKNOWN, OPT_CERT, OPT_KEY, OPT_THREADS, OPT_MAXBODY, OPT_TIMEOUT, OPT_CONNS
+};
 
 int cmd_extender(int argc, char **argv)
 {
@@ -155,8 +157,9 @@ int cmd_extender(int argc, char **argv)
         return cli_fail(cli_exit_for(rc, 0), CMD, "%s", why);
     }
     struct ext_server_opts so = {.addr = (struct sockaddr *)&sa, .addrlen = salen, .threads = (unsigned)threads,
-                                 .max_conns = (unsigned)conns, .max_body = (size_t)max_body, .timeout_s = (unsigned)timeout, .tls_cert = cpem,
-                                 .tls_key = kpem, .handler = handle, .ctx = x};
+                                 .max_conns = (unsigned)conns, .max_body = (size_t)max_body,
+                                 .timeout_s = (unsigned)timeout, .tls_cert = cpem, .tls_key = kpem, .handler = handle,
+                                 .ctx = x};
     struct ext_server *s = NULL;
     cli_signals_install();
     rc = ext_server_start(&so, &s, why, sizeof(why));

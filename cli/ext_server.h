@@ -23,7 +23,7 @@ struct ext_server_opts {
     const struct sockaddr *addr; /* where to listen (port 0: a free one, see ext_server_port) */
     socklen_t addrlen;
     unsigned threads;            /* the pool (>= 1) */
-    unsigned max_conns;          /* connections open at once, beyond which new ones are closed (0: the default) */
+    unsigned max_conns;          /* connections open at once; more wait in the backlog (0: the default) */
     size_t max_body;             /* bodies above it: 413 */
     unsigned timeout_s;          /* idle connections closed after it; a body must arrive within it (408) */
     const char *tls_cert;        /* PEM contents, both or neither: HTTPS */

@@ -317,8 +317,9 @@ TEST(ExtenderCli, SigtermStopsCleanlyExit0)
 TEST(ExtenderCli, BadOptionsExit2OneLine)
 {
     for (const char *a : {"--listen nope:80", "--listen 127.0.0.1:70000", "--threads 0", "--timeout 0",
-                          "--max-body 0", "--max-connections 0", "--threads 4 --max-connections 4", "--margin -1", "--unknown maybe", "--tls-cert /etc/hostname",
-                          "--profiles /nonexistent/dir", "--bogus", "extra"}) {
+                          "--max-body 0", "--max-connections 0", "--threads 4 --max-connections 4", "--margin -1",
+                          "--unknown maybe", "--tls-cert /etc/hostname", "--profiles /nonexistent/dir", "--bogus",
+                          "extra"}) {
         int rc;
         std::string o = sh(std::string(IBENCH_BIN) + " extender " + a, &rc);
         EXPECT_EQ(rc, 2) << a << ": " << o;
