@@ -60,7 +60,7 @@ struct pl_cluster {
     unsigned n;            /* temporal sampling N */
     unsigned jit;          /* j */
     double threshold;
-    uint64_t rng[4];
+    struct ib_xoshiro rng;
     uint64_t countdown;
     uint64_t *freg;        /* filter: the region per entry */
     unsigned char *ftaken;
@@ -72,24 +72,11 @@ struct pl_cluster {
     struct pl_cluster_stats st;
 };
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-}
-
 static uint64_t draw_gap(struct pl_cluster *c)
 {
     if (c->n <= 1)
         return 1;
-    uint64_t g = (uint64_t)c->n - c->jit + rng_next(c->rng) % (2ULL * c->jit + 1);
+    uint64_t g = (uint64_t)c->n - c->jit + ib_xoshiro_next(&c->rng) % (2ULL * c->jit + 1);
     return g ? g : 1;
 }
 
@@ -127,9 +114,7 @@ int pl_cluster_new(const struct pl_cluster_opts *opts, struct pl_cluster **out, 
     c->limit = o.filter_limit ? o.filter_limit : c->entries / PL_CLUSTER_LIMIT_DIV;
     if (!c->limit)
         c->limit = 1;
-    uint64_t seed = o.seed;
-    for (int i = 0; i < 4; i++)
-        c->rng[i] = ib_splitmix64(&seed);
+    ib_xoshiro_seed(&c->rng, o.seed);
     c->countdown = draw_gap(c);
     c->freg = calloc(c->entries, sizeof *c->freg);
     c->ftaken = calloc(c->entries, 1);

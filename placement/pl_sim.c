@@ -38,27 +38,12 @@
 #include "ib_rand.h"
 #include "pl_recorded.h"
 
-/* ---- PRNG: xoshiro256** seeded by splitmix64 */
+/* ---- PRNG: xoshiro256** seeded by splitmix64 (ib_rand.h) */
 struct rng {
-    uint64_t s[4];
+    struct ib_xoshiro x;
 };
-static void rng_seed(struct rng *g, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++)
-        g->s[i] = ib_splitmix64(&seed);
-}
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-static uint64_t rng_next(struct rng *g)
-{
-    uint64_t *s = g->s, r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-}
+static void rng_seed(struct rng *g, uint64_t seed) { ib_xoshiro_seed(&g->x, seed); }
+static uint64_t rng_next(struct rng *g) { return ib_xoshiro_next(&g->x); }
 static double rng_unit(struct rng *g) { return (double)(rng_next(g) >> 11) * 0x1.0p-53; } /* [0, 1) */
 static double rng_uniform(struct rng *g, double lo, double hi) { return lo + (hi - lo) * rng_unit(g); }
 static unsigned rng_int(struct rng *g, unsigned lo, unsigned hi)
