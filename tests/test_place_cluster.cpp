@@ -14,6 +14,7 @@
 #include <vector>
 
 extern "C" {
+#include "ib_rand.h"
 #include "pl_cluster.h"
 #include "pl_trace.h"
 }
@@ -21,15 +22,9 @@ extern "C" {
 
 namespace {
 
-struct Rng { // splitmix64: the tests' own seeded generator
+struct Rng { // the tests' own seeded stream (splitmix64, ib_rand.h)
     uint64_t x;
-    uint64_t next()
-    {
-        uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
+    uint64_t next() { return ib_splitmix64(&x); }
     unsigned below(unsigned n) { return (unsigned)(next() % n); }
 };
 

@@ -15,23 +15,18 @@
 #include <vector>
 
 extern "C" {
+#include "ib_rand.h"
 #include "pl_hetero.h"
 }
 #include "test_support.h"
 
 namespace {
 
-// splitmix64: seeded, the same sequence everywhere
+// splitmix64 (ib_rand.h): seeded, the same sequence everywhere
 struct Rng {
     uint64_t s;
     explicit Rng(uint64_t seed) : s(seed) {}
-    uint64_t next()
-    {
-        uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    }
+    uint64_t next() { return ib_splitmix64(&s); }
     unsigned below(unsigned n) { return (unsigned)(next() % n); }
     double unit() { return (double)(next() >> 11) / 9007199254740992.0; }
 };

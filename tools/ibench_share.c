@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "ib_err.h"
+#include "ib_rand.h"
 #include "pl_src_soft.h"
 
 #define MAX_THREADS 1024u
@@ -68,14 +69,6 @@ static void channel_remove(void)
     }
 }
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static void *work(void *arg)
 {
     struct worker *w = arg;
@@ -87,10 +80,10 @@ static void *work(void *arg)
     pthread_barrier_wait(&g_start); /* the layout is printed: go */
     uint64_t shared = (uint64_t)o->lines + o->global_lines;
     uint64_t gap_span = 2ull * o->sample - 1;
-    uint64_t countdown = 1 + splitmix64(&w->rng) % gap_span;
+    uint64_t countdown = 1 + ib_splitmix64(&w->rng) % gap_span;
     while (!__atomic_load_n(&g_stop, __ATOMIC_RELAXED)) {
         for (int k = 0; k < 256; k++) {
-            uint64_t r = splitmix64(&w->rng);
+            uint64_t r = ib_splitmix64(&w->rng);
             char *line;
             if (r % 100 < o->noise) {
                 line = w->private_lines + (r >> 8) % o->private_lines * g_line;
@@ -103,7 +96,7 @@ static void *work(void *arg)
             __atomic_store_n(word, __atomic_load_n(word, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
             if (--countdown == 0) {
                 pl_share_put(w->slot, PL_SHARE_RING, (uint64_t)(uintptr_t)line, tid, PL_SRC_UNKNOWN);
-                countdown = 1 + splitmix64(&w->rng) % gap_span;
+                countdown = 1 + ib_splitmix64(&w->rng) % gap_span;
             }
         }
     }
