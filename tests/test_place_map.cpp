@@ -41,14 +41,8 @@ const char *kClovertown = "synthetic:pack:2 l2:2 core:2 pu:1";
 pl_map_chars fixture(const char *name)
 {
     std::string path = std::string(IBENCH_FIXTURES) + "/seed000/" + name + ".json";
-    FILE *f = fopen(path.c_str(), "r");
-    EXPECT_NE(f, nullptr) << path;
-    std::string text;
-    char b[4096];
-    for (size_t n; f && (n = fread(b, 1, sizeof b, f)) > 0;)
-        text.append(b, n);
-    if (f)
-        fclose(f);
+    std::string text = ib_test::file_text(path);
+    EXPECT_FALSE(text.empty()) << path;
     pl_map_chars c;
     char why[256] = "";
     EXPECT_EQ(pl_map_chars_parse(text.c_str(), path.c_str(), &c, why, sizeof why), 0) << why;
