@@ -322,6 +322,16 @@ inline std::string file_text(const std::string &path)
     return r;
 }
 
+// Write text to path whole; false when it cannot be written.
+inline bool write_file(const std::string &path, const std::string &text)
+{
+    FILE *f = fopen(path.c_str(), "w");
+    if (!f)
+        return false;
+    bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
+    return fclose(f) == 0 && ok;
+}
+
 // ---- a small HTTP/1.1 client over loopback, for the extender's tests
 inline int connect_to(int port)
 {

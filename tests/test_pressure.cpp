@@ -1,0 +1,136 @@
+// test_pressure.cpp - the procfs readers behind the BUSY verdict (common/pressure.h), on recorded text and on
+// this process's own threads.
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#include "test_support.h"
+
+extern "C" {
+#include "pressure.h"
+}
+
+TEST(Pressure, ParsesPsiWithAndWithoutFullLine)
+{
+    uint64_t some = 0, full = 0;
+    bool hf = false;
+    char why[256] = "";
+    // recorded here: /proc/pressure/io on Linux 6.1
+    ASSERT_EQ(0, ib_psi_parse("some avg10=1.00 avg60=2.68 avg300=1.13 total=4526060\n"
+                              "full avg10=0.92 avg60=2.58 avg300=1.07 total=4331335\n",
+                              &some, &full, &hf, why, sizeof(why)))
+        << why;
+    EXPECT_EQ(4526060u, some);
+    EXPECT_EQ(4331335u, full);
+    EXPECT_TRUE(hf);
+    // a kernel before 5.13: /proc/pressure/cpu has no "full" line
+    ASSERT_EQ(0, ib_psi_parse("some avg10=0.00 avg60=0.00 avg300=0.00 total=17\n", &some, &full, &hf, why,
+                              sizeof(why)));
+    EXPECT_EQ(17u, some);
+    EXPECT_FALSE(hf);
+    EXPECT_EQ(-EINVAL, ib_psi_parse("nonsense\n", &some, &full, &hf, why, sizeof(why)));
+    EXPECT_NE(nullptr, strstr(why, "some"));
+    EXPECT_EQ(-EINVAL, ib_psi_parse("some avg10=0.00 total=x\n", &some, &full, &hf, why, sizeof(why)));
+}
+
+TEST(Pressure, ParsesStealFromTheAggregateCpuLine)
+{
+    uint64_t steal = 0, total = 0;
+    char why[256] = "";
+    ASSERT_EQ(0, ib_stat_parse("cpu  5556 0 2470 22830 489 0 29 32 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n", &steal, &total,
+                               why, sizeof(why)))
+        << why;
+    EXPECT_EQ(32u, steal);
+    EXPECT_EQ(5556u + 2470 + 22830 + 489 + 29 + 32, total); // guest time is inside user: not counted twice
+    // an old kernel without steal: 0 stolen, not an error
+    ASSERT_EQ(0, ib_stat_parse("cpu  10 0 10 80\n", &steal, &total, why, sizeof(why)));
+    EXPECT_EQ(0u, steal);
+    EXPECT_EQ(100u, total);
+    EXPECT_EQ(-EINVAL, ib_stat_parse("intr 1 2 3\n", &steal, &total, why, sizeof(why)));
+    EXPECT_EQ(-EINVAL, ib_stat_parse("cpu  1 2\n", &steal, &total, why, sizeof(why)));
+}
+
+TEST(Pressure, DeltaIsAShareOfWallTimeAndAbsentStaysAbsent)
+{
+    ib_pressure_snap a{}, b{};
+    a.t_ns = 0;
+    b.t_ns = 2000000000ULL; // 2 s
+    a.psi_have[IB_PSI_CPU] = b.psi_have[IB_PSI_CPU] = true;
+    a.psi_some_us[IB_PSI_CPU] = 1000;
+    b.psi_some_us[IB_PSI_CPU] = 1000 + 500000; // 0.5 s of 2 s
+    a.psi_have[IB_PSI_IO] = true;              // io vanished in b: absent
+    a.stat_have = b.stat_have = true;
+    a.total_ticks = 100;
+    b.total_ticks = 500;
+    a.steal_ticks = 10;
+    b.steal_ticks = 50;
+    ib_pressure p{};
+    ib_pressure_delta(&a, &b, &p);
+    EXPECT_DOUBLE_EQ(2.0, p.wall_s);
+    EXPECT_DOUBLE_EQ(25.0, p.some_pct[IB_PSI_CPU]);
+    EXPECT_TRUE(isnan(p.some_pct[IB_PSI_IO]));
+    EXPECT_TRUE(isnan(p.some_pct[IB_PSI_MEM]));
+    EXPECT_DOUBLE_EQ(10.0, p.steal_pct);
+
+    ib_pressure acc{};
+    ib_pressure_add(&acc, &p);
+    ib_pressure q = p;
+    q.wall_s = 6.0;
+    q.some_pct[IB_PSI_CPU] = 5.0;
+    q.some_pct[IB_PSI_IO] = 40.0;
+    ib_pressure_add(&acc, &q);
+    EXPECT_DOUBLE_EQ(8.0, acc.wall_s);
+    EXPECT_DOUBLE_EQ((25.0 * 2 + 5.0 * 6) / 8, acc.some_pct[IB_PSI_CPU]);
+    EXPECT_DOUBLE_EQ(40.0, acc.some_pct[IB_PSI_IO]); // the only interval that had it
+}
+
+TEST(Pressure, SnapshotReadsARecordedProcfsRoot)
+{
+    ib_test::TempDir d("pressure");
+    ASSERT_FALSE(d.path().empty());
+    ASSERT_EQ(0, mkdir((d.path() + "/pressure").c_str(), 0755));
+    ib_test::write_file(d.path() + "/pressure/cpu", "some avg10=0.00 avg60=0.00 avg300=0.00 total=777\n");
+    ib_test::write_file(d.path() + "/stat", "cpu  1 2 3 4 5 6 7 8 0 0\n");
+    ib_pressure_snap s{};
+    char why[256] = "";
+    ASSERT_EQ(0, ib_pressure_read(&s, d.path().c_str(), why, sizeof(why))) << why;
+    EXPECT_TRUE(s.psi_have[IB_PSI_CPU]);
+    EXPECT_EQ(777u, s.psi_some_us[IB_PSI_CPU]);
+    EXPECT_FALSE(s.psi_have[IB_PSI_IO]); // not there: absent, not zero
+    EXPECT_TRUE(s.stat_have);
+    EXPECT_EQ(8u, s.steal_ticks);
+    EXPECT_EQ(-ENOENT, ib_pressure_read(&s, "/nonexistent-procfs", why, sizeof(why)));
+}
+
+TEST(Pressure, WaitShareOfTheCallingThread)
+{
+    ib_sched a{}, b{};
+    char why[256] = "";
+    int rc = ib_sched_thread(0, &a, why, sizeof(why));
+    if (rc == -ENOENT)
+        GTEST_SKIP() << "no schedstat on this kernel: " << why;
+    ASSERT_EQ(0, rc) << why;
+    // spin 50 ms on-CPU
+    timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    volatile unsigned long x = 0;
+    do {
+        for (int i = 0; i < 10000; i++)
+            x = x + (unsigned long)i;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1e9 + (t.tv_nsec - t0.tv_nsec) < 50e6);
+    ASSERT_EQ(0, ib_sched_thread(0, &b, why, sizeof(why))) << why;
+    EXPECT_GE(b.run_ns - a.run_ns, 20000000u); // it ran: at least 20 of the 50 ms, however busy the machine
+    double w = ib_sched_wait_pct(&a, &b);
+    EXPECT_GE(w, 0.0);
+    EXPECT_LE(w, 100.0);
+    // the process view includes this thread
+    ib_sched p{};
+    ASSERT_EQ(0, ib_sched_process(0, &p, why, sizeof(why))) << why;
+    EXPECT_GE(p.ntasks, 1u);
+    EXPECT_GE(p.run_ns, b.run_ns);
+    // a share over an interval that went backwards or was never runnable is unknown, not 0
+    EXPECT_TRUE(isnan(ib_sched_wait_pct(&b, &a)));
+    EXPECT_TRUE(isnan(ib_sched_wait_pct(&a, &a)));
+}
