@@ -6,12 +6,12 @@
 # memcached (one thread, 64 MiB) serves on a free loopback port; memcslap (2 connections, 4000 sets each per run)
 # is the load, run once per sample, and its "Time to set N keys by T threads: S seconds" line is the throughput
 # metric (keys/s, through the built-in memcslap adapter). Both run on the target CPU (CPU 0 unless
-# --target-cpus says otherwise). Needs the Debian packages memcached and libmemcached-tools (scripts/bootstrap).
+# --target-cpus says otherwise). Needs the Debian packages memcached and libmemcached-tools (scripts/bootstrap --tests).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ibench=${IBENCH:-$here/../build/ibench}
-command -v memcached >/dev/null || { echo "memcached.sh: memcached is not installed (scripts/bootstrap)" >&2; exit 77; }
-command -v memcslap >/dev/null || { echo "memcached.sh: memcslap is not installed (libmemcached-tools)" >&2; exit 77; }
+command -v memcached >/dev/null || { echo "memcached.sh: memcached is not installed (Debian package memcached; scripts/bootstrap --tests installs it)" >&2; exit 77; }
+command -v memcslap >/dev/null || { echo "memcached.sh: memcslap is not installed (Debian package libmemcached-tools; scripts/bootstrap --tests installs it)" >&2; exit 77; }
 port=""
 for p in $(shuf -i 20000-29999 -n 50); do # a port nothing listens on
   if ! ss -Hltn "sport = :$p" | grep -q .; then port=$p; break; fi

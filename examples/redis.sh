@@ -7,12 +7,12 @@
 # (removed on every exit) and its log on stdout, so it touches no system file. The load, run once per sample, is
 # redis-benchmark: 50000 GETs over 4 connections (0.6-1.6 s here), whose "GET: N requests per second" line is the
 # throughput metric. Both run on the target CPU (CPU 0 unless --target-cpus says otherwise). Needs the Debian
-# packages redis-server and redis-tools (scripts/bootstrap).
+# packages redis-server and redis-tools (scripts/bootstrap --tests).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ibench=${IBENCH:-$here/../build/ibench}
-command -v redis-server >/dev/null || { echo "redis.sh: redis-server is not installed (scripts/bootstrap)" >&2; exit 77; }
-command -v redis-benchmark >/dev/null || { echo "redis.sh: redis-benchmark is not installed (redis-tools)" >&2; exit 77; }
+command -v redis-server >/dev/null || { echo "redis.sh: redis-server is not installed (Debian package redis-server; scripts/bootstrap --tests installs it)" >&2; exit 77; }
+command -v redis-benchmark >/dev/null || { echo "redis.sh: redis-benchmark is not installed (Debian package redis-tools; scripts/bootstrap --tests installs it)" >&2; exit 77; }
 port=""
 for p in $(shuf -i 20000-29999 -n 50); do # a port nothing listens on
   if ! ss -Hltn "sport = :$p" | grep -q .; then port=$p; break; fi

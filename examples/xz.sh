@@ -8,7 +8,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ibench=${IBENCH:-$here/../build/ibench}
-command -v xz >/dev/null || { echo "xz.sh: xz is not installed (xz-utils)" >&2; exit 77; }
+command -v xz >/dev/null || { echo "xz.sh: xz is not installed (Debian package xz-utils; scripts/bootstrap --tests installs it)" >&2; exit 77; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ibench-xz.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 seq 1 220000 > "$dir/input.txt"

@@ -346,7 +346,7 @@ TEST(ExtenderCli, TlsWithSelfSignedCertificate)
 {
     int rc;
     if (sh("command -v openssl", &rc), rc != 0)
-        GTEST_SKIP() << "openssl not installed (scripts/bootstrap installs it)";
+        GTEST_SKIP() << "openssl not installed (scripts/bootstrap --tests installs it)";
     ib_test::TempDir d("ext_tls");
     ASSERT_FALSE(d.path().empty());
     std::string cert = d.path() + "/c.pem", key = d.path() + "/k.pem";
