@@ -50,7 +50,7 @@ static void profile_usage(void)
            "  --samples N          samples per side of a point, at most (default 3; a point whose first 2 samples\n"
            "                       lie far beyond QoS stops early unless --no-sequential); --baselines N solo\n"
            "                       samples before and after (default 5)\n"
-           "  --caused-rounds N    at least N alone/beside rounds (default 3; more while the standard error is\n"
+           "  --caused-rounds N    at least N alone/beside rounds (3-64, default 3; more while the standard error is\n"
            "                       above 5 points, within --caused-budget S seconds, default 4)\n"
            "  --timeout S          one sample's limit in seconds (default 60); --warmup MS after starting a service\n"
            "                       (default 500)\n"
@@ -76,7 +76,7 @@ static const struct num_opt nums[] = {
     {'N', "samples", 1, 64, 1, OPT_OFF(samples)},
     {'B', "baselines", 1, 64, 1, OPT_OFF(baselines)},
     {'L', "caused-level", 0, 100, 0, OPT_OFF(caused_level)},
-    {'r', "caused-rounds", 1, 64, 1, OPT_OFF(caused_rounds)},
+    {'r', "caused-rounds", 3, 64, 1, OPT_OFF(caused_rounds)},
     {'b', "caused-budget", 0, 3600, 0, OPT_OFF(caused_budget_s)},
     {'T', "timeout", 1, 3600, 1, OPT_OFF(timeout_s)},
     {'W', "warmup", 0, 600000, 1, OPT_OFF(warmup_ms)},

@@ -354,6 +354,10 @@ int plot_heatmap(const char *path, json_t *rows, const char *const *probes, unsi
     return plot_end(&pf, path, 0, why, len);
 }
 
+/* The profile's chart draws what a decision rests on: tolerated as a bar with its bracket (the last point that met
+ * QoS .. the first that broke it) as an error bar; caused as a bar with +-2 se (the distinguishability bound), solid
+ * when it is distinguishable from 0 and hatched, lighter, when it is not (such a figure is not pressure); skipped SoIs
+ * keep their place on the axis, marked "skipped". The legend sits below the plot, never over the bars. */
 int plot_profile(const char *path, const struct profile *p, char *why, size_t len)
 {
     struct plotfiles pf;
@@ -362,33 +366,63 @@ int plot_profile(const char *path, const struct profile *p, char *why, size_t le
     int rc = plot_open(&pf, path, &term, &f, why, len);
     if (rc < 0)
         return rc;
-    unsigned n = 0;
+    unsigned nmeasured = 0;
+    /* columns: x name tolerated lo hi caused(distinguishable) caused(not) caused-2se caused+2se skipped caused */
     for (unsigned i = 0; i < p->nsois; i++) {
         const struct profile_soi *s = &p->sois[i];
-        if (s->status != PROFILE_MEASURED)
-            continue;
-        /* caused: the raw figure clamped to the chart's 0-100; NaN (not measurable) draws no bar */
-        double cz = s->have_caused ? s->caused.value : NAN;
-        cz = cz < 0 ? 0 : cz > 100 ? 100 : cz;
-        fprintf(f, "\"%s\" %g %g %g %g\n", s->soi, s->tolerated, cz, s->bracket[0], s->bracket[1]);
-        n++;
+        double tol = NAN, lo = NAN, hi = NAN, cd = NAN, cn = NAN, clo = NAN, chi = NAN, c = NAN;
+        if (s->status == PROFILE_MEASURED) {
+            nmeasured++;
+            tol = s->tolerated;
+            lo = s->bracket[0];
+            hi = s->bracket[1];
+            if (s->have_caused && isfinite(s->caused.value)) {
+                /* the raw figure clamped to the chart's 0-100 */
+                c = fmin(fmax(s->caused.value, 0), 100);
+                if (s->caused.distinguishable == 0)
+                    cn = c;
+                else
+                    cd = c;
+                if (isfinite(s->caused.se)) {
+                    clo = fmin(fmax(s->caused.value - 2 * s->caused.se, 0), 100);
+                    chi = fmin(fmax(s->caused.value + 2 * s->caused.se, 0), 100);
+                } else {
+                    clo = chi = c;
+                }
+            }
+        }
+        fprintf(f, "%u \"%s\" %g %g %g %g %g %g %g %d %g\n", i, s->soi, tol, lo, hi, cd, cn, clo, chi,
+                s->status != PROFILE_MEASURED, c);
     }
     fclose(f);
-    if (n == 0)
+    if (nmeasured == 0)
         return plot_end(&pf, path, ib_why(why, len, -EINVAL, "the profile has no measured SoI to draw"), why, len);
     char title[512], sub[512];
     snprintf(title, sizeof(title), "ibench profile: %s", p->name);
-    snprintf(sub, sizeof(sub), "metric %s, QoS %.0f %% of solo; %s", p->metric_spec, 100 * p->qos, p->created);
+    snprintf(sub, sizeof(sub), "metric %s, QoS %.0f %% of solo; %u of %u SoIs measured; %s", p->metric_spec,
+             100 * p->qos, nmeasured, p->nsois, p->created);
     if ((rc = plot_script(&pf, path, term, title, sub, 0, &f, why, len)) < 0)
         return rc;
-    fprintf(f, "set style data histograms\nset style histogram clustered gap 1\n"
-               "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset yrange [0:105]\nset grid ytics\n"
-               "set ylabel 'intensity (%%)'\nset xtics rotate by -30 noenhanced\nset key top right box opaque\n"
-               "plot ");
+    fprintf(f, "set datafile missing NaN\nset pointintervalbox 0\nset style fill solid 0.85 border -1\nset boxwidth 0.36\n"
+               "set yrange [0:108]\nset xrange [-0.6:%u.6]\nset grid ytics\nset ylabel 'intensity (%%)'\n"
+               "set xtics rotate by -30 noenhanced\nset key outside below horizontal box\nset bmargin 9\n"
+               "plot ",
+            p->nsois - 1);
     gq(f, pf.dat);
-    fprintf(f, " using 2:xtic(1) title 'tolerated (highest intensity within QoS)' lc rgb '#2ca02c', ");
+    fprintf(f, " using ($1-0.19):3:xtic(2) with boxes lc rgb '#2ca02c' title 'tolerated (highest intensity "
+               "within QoS)', ");
     gq(f, pf.dat);
-    fprintf(f, " using 3 title 'caused (share of the SoI work rate it took)' lc rgb '#d62728'\n");
+    fprintf(f, " using ($1-0.19):3:4:5 with yerrorbars lc rgb '#1a6b1a' pt 1 ps 0 lw 1.5 title 'tolerated bracket', ");
+    gq(f, pf.dat);
+    fprintf(f, " using ($1+0.19):6 with boxes lc rgb '#d62728' title 'caused (share of the SoI work rate it took)', ");
+    gq(f, pf.dat);
+    fprintf(f, " using ($1+0.19):7 with boxes fs pattern 4 border lc rgb '#e08a8b' lc rgb '#e08a8b' "
+               "title 'caused, within 2 se of 0 (not distinguishable)', ");
+    gq(f, pf.dat);
+    fprintf(f, " using ($1+0.19):11:8:9 with yerrorbars lc rgb '#7f1d1d' pt 1 ps 0 lw 1.5 "
+               "title 'caused +- 2 se', ");
+    gq(f, pf.dat);
+    fprintf(f, " using 1:($10>0?4:1/0):(\"skipped\") with labels rotate by 90 left tc rgb '#555555' notitle\n");
     fclose(f);
     return plot_end(&pf, path, 0, why, len);
 }

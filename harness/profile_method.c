@@ -243,8 +243,10 @@ static int window(const struct prof_params *pp, struct prof_meter *m, struct pro
 static int caused_rounds(const struct prof_params *pp, struct prof_meter *m, double *c, double *cl, double *a_rate,
                          double *b_rate, unsigned *nr, double *occ, unsigned *nocc, char *why, size_t len)
 {
-    const unsigned maxr = pp->caused_max_rounds > PROF_MAX_ROUNDS ? PROF_MAX_ROUNDS : pp->caused_max_rounds;
-    const unsigned minr = pp->caused_min_rounds < 1 ? 1 : pp->caused_min_rounds;
+    /* a standard error needs rounds to come from: fewer than 3 would make it 0 (1 round) or a guess (2) */
+    const unsigned minr = pp->caused_min_rounds < PROF_MIN_ROUNDS ? PROF_MIN_ROUNDS : pp->caused_min_rounds;
+    unsigned maxr = pp->caused_max_rounds > PROF_MAX_ROUNDS ? PROF_MAX_ROUNDS : pp->caused_max_rounds;
+    maxr = maxr < minr ? minr : maxr;
     const uint64_t budget = (uint64_t)(pp->caused_budget_s * 1e9);
     double alone[PROF_MAX_ROUNDS + 1], ashare[PROF_MAX_ROUNDS + 1];
     struct prof_window w;

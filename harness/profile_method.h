@@ -40,6 +40,7 @@ extern "C" {
 #define PROF_MAX_POINTS 16
 #define PROF_MAX_SAMPLES 64
 #define PROF_MAX_ROUNDS 64
+#define PROF_MIN_ROUNDS 3 /* caused: fewer rounds give no standard error (--caused-rounds refuses them) */
 
 /* What the SoI did over a window (engine_window, reduced). */
 struct prof_window {

@@ -276,6 +276,8 @@ TEST_F(Profile, BadArgumentsExitTwoWithOneLine)
         {"profile", "--name", "t", "--target", "true", "--load", "x", "--metric", "runtime"},
         {"profile", "--name", "t", "--pid", "1", "--metric", "cputime"},                          // cputime: batch only
         {"profile", "--name", "t", "--target", "true", "--metric", "cputime:x"},
+        {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--caused-rounds", "1"}, // se 0
+        {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--caused-rounds", "2"},
     };
     for (const auto &a : bad) {
         Proc p;

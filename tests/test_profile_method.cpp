@@ -339,6 +339,28 @@ TEST(ProfileMethod, CausedThirtyPercentDrop)
     EXPECT_GE(ok, 190);
 }
 
+TEST(ProfileMethod, CausedNeverRunsFewerThanThreeRounds)
+{
+    // one round has a standard error of 0 by construction, so "distinguishable" would mean "not exactly 0": the
+    // method runs at least 3 whatever it is asked, and a fake with no effect is then rarely called distinguishable
+    struct prof_params pp;
+    prof_params_default(&pp);
+    pp.caused_min_rounds = 1;
+    pp.caused_max_rounds = 1;
+    int distinguishable = 0;
+    for (int seed = 1; seed <= 200; seed++) {
+        Fake f(5000 + seed);
+        f.soi_noise = 0.05;
+        struct profile_caused c = caused(f, pp);
+        EXPECT_GE(c.nrounds, 3u);
+        EXPECT_GT(c.se, 0);
+        distinguishable += c.distinguishable == 1;
+        caused_free(c);
+    }
+    printf("no effect, asked for 1 round: distinguishable in %d / 200 runs\n", distinguishable);
+    EXPECT_LE(distinguishable, 20); // 200 / 200 with one round
+}
+
 TEST(ProfileMethod, CausedNoDropIsNotDistinguishable)
 {
     struct prof_params pp;
