@@ -125,6 +125,48 @@ int cg_kill(const char *cg)
     return n;
 }
 
+/* Read a small file of cg into buf; 0 or -errno. */
+static int read_file(const char *cg, const char *file, char *buf, size_t n)
+{
+    char p[CG_PATH_MAX + 32];
+    if (join(p, sizeof(p), cg, file) < 0)
+        return -ENAMETOOLONG;
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t r = read(fd, buf, n - 1);
+    int e = r < 0 ? -errno : 0;
+    close(fd);
+    buf[r > 0 ? r : 0] = 0;
+    return e;
+}
+
+int cg_freeze(const char *cg, int frozen)
+{
+    if (!cg || !*cg)
+        return -EINVAL;
+    const int v2 = exists(cg, "cgroup.freeze");
+    if (!v2 && !exists(cg, "freezer.state"))
+        return -ENOTSUP;
+    int rc = v2 ? write_file(cg, "cgroup.freeze", frozen ? "1" : "0")
+                : write_file(cg, "freezer.state", frozen ? "FROZEN" : "THAWED");
+    if (rc < 0)
+        return rc;
+    /* the state is reached once every member has stopped (or left the refrigerator): v2 says "frozen 1" in
+     * cgroup.events, v1 reads FROZEN (FREEZING while under way) */
+    for (int i = 0; i < 200; i++) {
+        char buf[512];
+        if ((rc = read_file(cg, v2 ? "cgroup.events" : "freezer.state", buf, sizeof(buf))) < 0)
+            return rc;
+        int done = v2 ? strstr(buf, frozen ? "frozen 1" : "frozen 0") != NULL
+                      : strncmp(buf, frozen ? "FROZEN" : "THAWED", 6) == 0;
+        if (done)
+            return 0;
+        nap_ms(5);
+    }
+    return -ETIMEDOUT;
+}
+
 int cg_remove(const char *cg)
 {
     cg_kill(cg);

@@ -41,6 +41,10 @@ int cg_add(const char *cg, pid_t pid);
  * cgroup.procs is empty, bounded (about 1 s). Returns the number of processes still listed (0: all gone) or -errno.
  * Async-signal-safe. */
 int cg_kill(const char *cg);
+/* Freeze (frozen 1) or thaw (0) every process of cg, daemons that left the process group included: v2 by
+ * cgroup.freeze, v1 by freezer.state (a freezer hierarchy only). Waits until the kernel reports the state reached,
+ * bounded (about 1 s: -ETIMEDOUT). 0; -ENOTSUP when cg cannot be frozen (a v1 pids hierarchy); -errno. */
+int cg_freeze(const char *cg, int frozen);
 /* cg_kill, then rmdir (retried briefly while the last members exit). 0 or -errno. */
 int cg_remove(const char *cg);
 /* Removes the cgroups under r->dir named <pid>-<n> whose pid is no longer a process (killed first). Returns how many

@@ -188,7 +188,7 @@ static int m_read(void *ctx, struct prof_window *w, char *why, size_t len)
     return 0;
 }
 
-/* ---- the target's work in the background: started once, paused (SIGSTOP to its group) and resumed ------------ */
+/* ---- the target's work in the background: started once, paused (its cgroup frozen) and resumed -------------- */
 
 /* A work run that finished: judged, and started again while the work is on. */
 static int work_check(struct run *r, char *why, size_t len)
@@ -227,16 +227,15 @@ static int m_work(void *ctx, int on, char *why, size_t len)
         r->act_live = rc == 0;
         return rc;
     }
-    kill(-r->act.pid, on ? SIGCONT : SIGSTOP);
-    return 0;
+    /* the freezer where the work has a cgroup: a job process that called setsid (fio's do) is paused too */
+    return child_pause(&r->act, !on, NULL, why, len);
 }
 
 static void work_end(struct run *r)
 {
     if (!r->act_live)
         return;
-    kill(-r->act.pid, SIGTERM);
-    kill(-r->act.pid, SIGCONT); /* a stopped group acts on SIGTERM once continued */
+    child_pause(&r->act, 0, NULL, NULL, 0); /* a paused work acts on SIGTERM once resumed */
     child_stop(&r->act, 500);
     r->act_live = r->act_on = 0;
 }

@@ -251,8 +251,33 @@ int child_poll(struct child *c)
     return 0;
 }
 
+int child_pause(struct child *c, int paused, const char **how, char *why, size_t len)
+{
+    if (c->pid <= 0 || c->exited)
+        return ib_why(why, len, -ESRCH, "no running child to %s", paused ? "pause" : "resume");
+    int rc = c->cg[0] ? cg_freeze(c->cg, paused) : -ENOTSUP;
+    if (rc == 0) {
+        c->frozen = paused;
+        if (how)
+            *how = "freezer";
+        return 0;
+    }
+    if (rc != -ENOTSUP)
+        return ib_why(why, len, rc, "cannot %s %s: %s", paused ? "freeze" : "thaw", c->cg, strerror(-rc));
+    /* no freezer: the process group, which a process that called setsid has left */
+    if (kill(-c->pid, paused ? SIGSTOP : SIGCONT) < 0 && errno != ESRCH)
+        return ib_why(why, len, -errno, "cannot signal process group %d: %s", (int)c->pid, strerror(errno));
+    if (how)
+        *how = "signals";
+    return 0;
+}
+
 void child_stop(struct child *c, unsigned grace_ms)
 {
+    if (c->frozen) { /* a frozen process acts on no signal, SIGKILL included (v1), until it is thawed */
+        cg_freeze(c->cg, 0);
+        c->frozen = 0;
+    }
     if (c->pid > 0) {
         if (!child_poll(c))
             kill(-c->pid, SIGTERM);

@@ -29,6 +29,7 @@ struct child {
     uint64_t t0_ns;  /* CLOCK_MONOTONIC at spawn */
     char cg[CG_PATH_MAX]; /* its cgroup, "" when none */
     int slot;        /* its entry in the table child_kill_all reads, -1 when none */
+    int frozen;      /* paused through its cgroup's freezer (child_pause): thawed before it is stopped */
 };
 
 /* How children are contained here: CG_V1/CG_V2 (a cgroup each) or CG_NONE (process group + PR_SET_PDEATHSIG), with
@@ -47,6 +48,11 @@ int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, i
                 char *why, size_t len);
 /* Reaps it if it has exited (non-blocking): 1 exited, 0 running. */
 int child_poll(struct child *c);
+/* Pause (1) or resume (0) the child and everything it started. Through its cgroup's freezer where it has one, so a
+ * process that left the group (fio's jobs and daemons call setsid) is paused too; else SIGSTOP/SIGCONT to its process
+ * group, which misses such processes: *how (if not NULL) says which was used, "freezer" or "signals". 0 or -errno
+ * with why. */
+int child_pause(struct child *c, int paused, const char **how, char *why, size_t len);
 /* SIGTERM to its group, SIGKILL after grace_ms, reaped; closes the pipe. Safe on a child that already exited. */
 void child_stop(struct child *c, unsigned grace_ms);
 

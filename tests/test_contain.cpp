@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -154,6 +155,84 @@ TEST(Contain, StoppedServiceTakesItsDaemonAlong)
     EXPECT_TRUE(c.exited);
     EXPECT_TRUE(gone_within(d, 2000)) << "the daemon " << d << " outlived the stopped service";
     kill(d, SIGKILL);
+    child_containment_set(nullptr);
+}
+
+// CPU time (utime + stime, ticks) of pid from /proc/pid/stat; -1 when unreadable.
+long cpu_ticks(pid_t pid)
+{
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string s;
+    std::getline(f, s);
+    size_t rp = s.rfind(')');
+    if (rp == std::string::npos)
+        return -1;
+    std::istringstream in(s.substr(rp + 2));
+    std::string field;
+    long ut = -1, st = -1;
+    for (int i = 3; in >> field; i++) { // field 3 is the state; utime is 14, stime 15
+        if (i == 14)
+            ut = std::stol(field);
+        if (i == 15) {
+            st = std::stol(field);
+            break;
+        }
+    }
+    return ut < 0 || st < 0 ? -1 : ut + st;
+}
+
+// A paused work stays paused even where a process of it left the process group (fio's job processes call setsid):
+// the freezer holds the cgroup, where SIGSTOP to the group would miss it. Before the fix (SIGSTOP to the group) the
+// spinning daemon kept running while "paused".
+TEST(Contain, PauseFreezesAProcessThatLeftTheGroup)
+{
+    std::vector<cg_root> freezable;
+    for (auto &r : usable_roots()) {
+        char probe[CG_PATH_MAX], why[256];
+        if (cg_make(&r, probe, sizeof probe, why, sizeof why) != 0)
+            continue;
+        bool ok = access((std::string(probe) + "/freezer.state").c_str(), F_OK) == 0 ||
+                  access((std::string(probe) + "/cgroup.freeze").c_str(), F_OK) == 0;
+        rmdir(probe);
+        if (ok)
+            freezable.push_back(r);
+    }
+    if (freezable.empty())
+        GTEST_SKIP() << "no cgroup hierarchy with a freezer here (not root, or a v1 pids hierarchy only)";
+    ib_test::TempDir t("pause");
+    for (auto &r : freezable) {
+        child_containment_set(&r);
+        std::string pidf = t.path() + "/spin-" + std::to_string(r.kind);
+        std::string cmd = "setsid sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 & echo $! > " + pidf +
+                          "; exec sleep 300";
+        child c;
+        char why[512] = "";
+        ASSERT_EQ(child_spawn(cmd.c_str(), nullptr, 0, 0, 0, &c, why, sizeof why), 0) << why;
+        pid_t d = read_pid(pidf);
+        ASSERT_GT(d, 0);
+        ASSERT_NE(getpgid(d), c.pid) << "the spinner should have left the group";
+        const char *how = nullptr;
+        ASSERT_EQ(child_pause(&c, 1, &how, why, sizeof why), 0) << why;
+        EXPECT_STREQ(how, "freezer") << r.dir;
+        long t0 = cpu_ticks(d);
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        long t1 = cpu_ticks(d);
+        EXPECT_LE(t1 - t0, 1) << "the spinner that left the group ran " << (t1 - t0) << " ticks while paused ("
+                              << r.dir << ")";
+        ASSERT_EQ(child_pause(&c, 0, &how, why, sizeof why), 0) << why;
+        long ran = 0; // resumed, it runs again: a few ticks within 3 s however busy the machine is
+        for (int i = 0; i < 30 && ran < 3; i++) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            ran = cpu_ticks(d) - t1;
+        }
+        EXPECT_GE(ran, 3) << "resumed, it runs again";
+        // stopping a paused child never hangs: it is thawed first
+        ASSERT_EQ(child_pause(&c, 1, &how, why, sizeof why), 0) << why;
+        child_stop(&c, 200);
+        EXPECT_TRUE(c.exited);
+        EXPECT_TRUE(gone_within(d, 2000)) << "the spinner outlived its stopped, paused service";
+        kill(d, SIGKILL);
+    }
     child_containment_set(nullptr);
 }
 
