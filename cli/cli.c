@@ -102,6 +102,7 @@ static const struct cmd commands[] = {
     {"sink", cmd_sink, "a TCP sink for net-bw: receives and discards"},
     {"validate", cmd_validate, "every SoI measured from outside by a probe, and the overlap matrix"},
     {"profile", cmd_profile, "a target's tolerated and caused interference per SoI, as a versioned profile"},
+    {"corun", cmd_corun, "measure what one program does to another sharing this machine (A beside B vs alone)"},
     {"show", cmd_show, "print a profile as a table"},
     {"plot", cmd_plot, "chart a profile: tolerated and caused per SoI"},
     {"place", cmd_place, "placement: topology, sharing classes, apply/show a placement, NUMA locality score"},

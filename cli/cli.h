@@ -69,6 +69,7 @@ int cmd_probe(int argc, char **argv);
 int cmd_sink(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_corun(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_k8s(int argc, char **argv);

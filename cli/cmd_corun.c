@@ -1,0 +1,295 @@
+/* cmd_corun.c - `ibench corun`: A's performance beside B against A alone, interleaved, as a record
+ * (harness/corun.h; docs/corun.md). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "corun.h"
+#include "ib_err.h"
+#include "machine.h"
+#include "parse.h"
+#include "target.h"
+#include "topo.h"
+
+static void corun_usage(void)
+{
+    printf("usage: ibench corun --a 'CMD' [--a-load 'CMD'] --a-metric KIND --b 'CMD' [--b-load 'CMD']\n"
+           "                    [--a-name NAME] [--b-name NAME] [--cpus-a LIST] [--cpus-b LIST] [--reps N]\n"
+           "                    [--settle-solo MS] [--settle-beside MS] [--timeout S] [--warmup MS]\n"
+           "                    [--out FILE] [--json]\n\n"
+           "Measures what program B really does to program A on this machine. B runs continuously on its CPUs;\n"
+           "each repetition pauses B (its cgroup frozen, so a process of it that left its group is paused too),\n"
+           "samples A alone, resumes B and samples A beside it. relative = A beside / A alone (1 = unharmed),\n"
+           "the median over repetitions, with its standard error.\n\n"
+           "  --a CMD            A: a batch job run once per sample, or with --a-load a service left running\n"
+           "  --a-load CMD       A's load generator, run once per sample (throughput/latency metrics)\n"
+           "  --a-metric KIND    runtime, cputime, throughput[:REGEX], latency[:REGEX], command:CMD,\n"
+           "                     command-lower:CMD (as ibench profile --metric; ipc is not offered here)\n"
+           "  --b CMD            B: run again and again (a failing run ends the co-run), or with --b-load a\n"
+           "                     service left running while its load generator runs again and again\n"
+           "  --a-name/--b-name  short labels for the record (default: each command's first word)\n"
+           "  --cpus-a LIST      A's CPUs (default: the first); --cpus-b LIST B's (default: the last)\n"
+           "  --reps N           repetitions, 3 to 100 (default 7)\n"
+           "  --settle-solo MS   after pausing B, before A's solo sample (default 200)\n"
+           "  --settle-beside MS after resuming B, before A's beside sample (default 300)\n"
+           "  --timeout S        one sample of A (default 60); --warmup MS after starting a service (500)\n"
+           "  --out FILE         write the record there (JSON, docs/schema/corun-v1.schema.json), atomically\n"
+           "  --json             print the record on stdout instead of the table\n\n"
+           "Progress goes to stderr. Exit 0 with the co-run measured; 1 when A or B fails (no record written);\n"
+           "2 on bad input; 77 on a machine with one CPU; 130 on Ctrl-C. Every child is stopped on every path.\n");
+}
+
+struct num_opt {
+    int key;
+    const char *name;
+    unsigned long min, max;
+    unsigned *dst;
+};
+
+/* A CPU list that this machine has: 0 or the usage exit code (message printed). */
+static int cpus_of(const char *arg, const char *opt, struct machine *m, struct corun_side *s)
+{
+    int *list = NULL;
+    unsigned n = 0;
+    if (parse_cpulist(arg, &list, &n) < 0 || n == 0 || n > CORUN_MAX_CPUS) {
+        free(list);
+        return cli_fail(IB_EXIT_USAGE, "corun", "--%s '%s' is not a CPU list", opt, arg);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        int ok = 0;
+        for (unsigned k = 0; k < topo_npus(m->topo); k++)
+            ok |= topo_pu_os(m->topo, k) == list[i];
+        if (!ok) {
+            int c = list[i];
+            free(list);
+            return cli_fail(IB_EXIT_USAGE, "corun", "--%s: this machine has no CPU %d", opt, c);
+        }
+        s->cpus[i] = list[i];
+    }
+    s->ncpus = n;
+    free(list);
+    return 0;
+}
+
+/* The first word of cmd, at most 63 characters, into buf. */
+static char *first_word(const char *cmd, char *buf, size_t len)
+{
+    while (*cmd == ' ' || *cmd == '\t')
+        cmd++;
+    size_t n = strcspn(cmd, " \t\n");
+    const char *slash = memrchr(cmd, '/', n);
+    if (slash) {
+        n -= (size_t)(slash + 1 - cmd);
+        cmd = slash + 1;
+    }
+    snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), cmd);
+    return buf;
+}
+
+static void progress(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "ibench corun: %s\n", line);
+}
+
+static void print_table(const struct corun_record *rec)
+{
+    printf("A  %s: '%s'%s%s%s on CPU", rec->a.name, rec->a.command, rec->a.load ? " with load '" : "",
+           rec->a.load ? rec->a.load : "", rec->a.load ? "'" : "");
+    for (unsigned i = 0; i < rec->a.ncpus; i++)
+        printf("%s%d", i ? "," : " ", rec->a.cpus[i]);
+    printf("\nB  %s: '%s'%s%s%s on CPU", rec->b.name, rec->b.command, rec->b.load ? " with load '" : "",
+           rec->b.load ? rec->b.load : "", rec->b.load ? "'" : "");
+    for (unsigned i = 0; i < rec->b.ncpus; i++)
+        printf("%s%d", i ? "," : " ", rec->b.cpus[i]);
+    printf("\nmetric %s (%s, %s is better); B paused by %s\n\n", rec->metric_spec, rec->metric_unit,
+           rec->higher_is_better ? "higher" : "lower", rec->pause);
+    printf("%4s  %14s  %14s  %9s\n", "rep", "A alone", "A beside B", "relative");
+    for (unsigned i = 0; i < rec->r.n; i++)
+        printf("%4u  %14.6g  %14.6g  %9.4f\n", i + 1, rec->r.s[i].solo, rec->r.s[i].beside, rec->r.s[i].relative);
+    printf("\nrelative %.4f", rec->r.relative);
+    if (isfinite(rec->r.se))
+        printf(" +- %.4f (standard error, %u repetitions)", rec->r.se, rec->r.n);
+    printf(": A beside B runs at %.1f %% of its performance alone", 100 * rec->r.relative);
+    if (isfinite(rec->r.se))
+        printf("%s", fabs(rec->r.relative - 1) <= 2 * rec->r.se ? " (within 2 se of no effect)" : "");
+    printf("\n");
+    if (!strcmp(rec->pause, "signals"))
+        printf("note: no cgroup freezer here: B was paused by SIGSTOP to its process group, which misses a process "
+               "of B that called setsid\n");
+}
+
+int cmd_corun(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"a", required_argument, 0, 'a'},          {"a-load", required_argument, 0, 'A'},
+        {"a-metric", required_argument, 0, 'm'},   {"b", required_argument, 0, 'b'},
+        {"b-load", required_argument, 0, 'B'},     {"a-name", required_argument, 0, 'n'},
+        {"b-name", required_argument, 0, 'N'},     {"cpus-a", required_argument, 0, 'c'},
+        {"cpus-b", required_argument, 0, 'C'},     {"reps", required_argument, 0, 'r'},
+        {"settle-solo", required_argument, 0, 's'}, {"settle-beside", required_argument, 0, 'S'},
+        {"timeout", required_argument, 0, 'T'},    {"warmup", required_argument, 0, 'W'},
+        {"out", required_argument, 0, 'o'},        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    struct corun_opts o = {.pp = {.reps = 7, .settle_solo_ms = 200, .settle_beside_ms = 300}, .timeout_s = 60,
+                           .warmup_ms = 500, .progress = progress};
+    const struct num_opt nums[] = {
+        {'r', "reps", 3, CORUN_MAX_REPS, &o.pp.reps},
+        {'s', "settle-solo", 0, 60000, &o.pp.settle_solo_ms},
+        {'S', "settle-beside", 0, 60000, &o.pp.settle_beside_ms},
+        {'T', "timeout", 1, 3600, &o.timeout_s},
+        {'W', "warmup", 0, 600000, &o.warmup_ms},
+    };
+    const char *metric = NULL, *out = NULL, *cpus_a = NULL, *cpus_b = NULL;
+    int c, json = 0, rc;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        const struct num_opt *n = NULL;
+        for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+            n = nums[i].key == c ? &nums[i] : n;
+        if (n) {
+            unsigned long u;
+            if (parse_uint(optarg, n->min, n->max, &u) < 0)
+                return cli_fail(IB_EXIT_USAGE, "corun", "--%s '%s': a whole number, %lu to %lu", n->name, optarg,
+                                n->min, n->max);
+            *n->dst = (unsigned)u;
+            continue;
+        }
+        switch (c) {
+        case 'a': o.a.command = optarg; break;
+        case 'A': o.a.load = optarg; break;
+        case 'm': metric = optarg; break;
+        case 'b': o.b.command = optarg; break;
+        case 'B': o.b.load = optarg; break;
+        case 'n': o.a.name = optarg; break;
+        case 'N': o.b.name = optarg; break;
+        case 'c': cpus_a = optarg; break;
+        case 'C': cpus_b = optarg; break;
+        case 'o': out = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': corun_usage(); return IB_EXIT_OK;
+        default: return cli_fail(IB_EXIT_USAGE, "corun", "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_fail(IB_EXIT_USAGE, "corun", "unexpected argument '%s'", argv[optind]);
+    if (!o.a.command || !*o.a.command || !o.b.command || !*o.b.command)
+        return cli_fail(IB_EXIT_USAGE, "corun", "--a 'CMD' and --b 'CMD' are required");
+    if (!metric)
+        return cli_fail(IB_EXIT_USAGE, "corun", "--a-metric KIND is required (runtime, throughput, ...)");
+    char why[512] = "";
+    if (metric_parse(&o.metric, metric, o.a.load, why, sizeof(why)) < 0)
+        return cli_fail(IB_EXIT_USAGE, "corun", "%s", why);
+    rc = 0;
+    if (o.metric.kind == MK_IPC)
+        rc = cli_fail(IB_EXIT_USAGE, "corun", "--a-metric ipc is not offered by corun (profile measures it)");
+    else if ((o.metric.kind == MK_RUNTIME || o.metric.kind == MK_CPUTIME) && o.a.load)
+        rc = cli_fail(IB_EXIT_USAGE, "corun", "--a-metric %s times one run of a batch --a (no --a-load)",
+                      metric_kind_name(o.metric.kind));
+    else if (o.metric.kind == MK_COMMAND && o.a.load)
+        rc = cli_fail(IB_EXIT_USAGE, "corun", "--a-load is read by throughput/latency metrics; command:CMD is its "
+                      "own sample");
+    char name_a[64], name_b[64];
+    if (!o.a.name)
+        o.a.name = first_word(o.a.command, name_a, sizeof(name_a));
+    if (!o.b.name)
+        o.b.name = first_word(o.b.command, name_b, sizeof(name_b));
+    if (rc == 0 && out) { /* the directory must take the file before minutes of measuring */
+        char dir[4096];
+        if (strlen(out) >= sizeof(dir))
+            rc = cli_fail(IB_EXIT_USAGE, "corun", "--out is too long");
+        else {
+            snprintf(dir, sizeof(dir), "%s", out);
+            char *sl = strrchr(dir, '/');
+            if (sl)
+                *sl = 0;
+            if (access(sl ? (dir[0] ? dir : "/") : ".", W_OK) != 0)
+                rc = cli_fail(IB_EXIT_USAGE, "corun", "--out %s: cannot write in its directory (%s)", out,
+                              strerror(errno));
+        }
+    }
+    if (rc) {
+        metric_free(&o.metric);
+        return rc;
+    }
+    struct machine m;
+    if (machine_open(&m, NULL, why, sizeof(why)) < 0) {
+        metric_free(&o.metric);
+        return cli_fail(IB_EXIT_FAIL, "corun", "%s", why);
+    }
+    unsigned npus = topo_npus(m.topo);
+    if (npus < 2 && !(cpus_a && cpus_b))
+        rc = cli_fail(IB_EXIT_SKIP, "corun", "this machine has one CPU: a co-run needs two (one program each)");
+    if (rc == 0) {
+        if (cpus_a)
+            rc = cpus_of(cpus_a, "cpus-a", &m, &o.a);
+        else {
+            o.a.cpus[0] = topo_pu_os(m.topo, 0);
+            o.a.ncpus = 1;
+        }
+    }
+    if (rc == 0) {
+        if (cpus_b)
+            rc = cpus_of(cpus_b, "cpus-b", &m, &o.b);
+        else {
+            o.b.cpus[0] = topo_pu_os(m.topo, npus - 1);
+            o.b.ncpus = 1;
+        }
+    }
+    for (unsigned i = 0; rc == 0 && i < o.a.ncpus; i++)
+        for (unsigned k = 0; k < o.b.ncpus; k++)
+            if (o.a.cpus[i] == o.b.cpus[k]) {
+                fprintf(stderr, "ibench corun: warning: A and B share CPU %d: they time-share it, which is not the "
+                        "interference of a shared cache, memory path or disk\n", o.a.cpus[i]);
+                i = o.a.ncpus;
+                break;
+            }
+    struct corun_record rec;
+    memset(&rec, 0, sizeof(rec));
+    if (rc == 0) {
+        cli_signals_install();
+        int was = 0;
+        prctl(PR_GET_CHILD_SUBREAPER, &was);
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        int crc = corun_run(&o, &cli_stop, &rec, why, sizeof(why));
+        prctl(PR_SET_CHILD_SUBREAPER, was);
+        rec.fingerprint = strdup(m.calib.fingerprint);
+        rec.cpu_model = strdup(m.cpu.model);
+        rec.machine_cpus = (int)npus;
+        if (crc == -EINTR || atomic_load(&cli_stop))
+            rc = cli_fail(IB_EXIT_INTR, "corun", "interrupted; no record written");
+        else if (crc < 0)
+            rc = cli_fail(cli_exit_for(crc, 0), "corun", "%s; no record written", why);
+        else if (out && corun_write(out, &rec, why, sizeof(why)) < 0)
+            rc = cli_fail(IB_EXIT_FAIL, "corun", "%s", why);
+        else {
+            if (json) {
+                json_t *d = corun_json(&rec);
+                char *t = d ? json_dumps(d, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+                if (t)
+                    printf("%s\n", t);
+                free(t);
+                json_decref(d);
+            } else {
+                print_table(&rec);
+            }
+            if (out)
+                fprintf(stderr, "ibench corun: wrote %s\n", out);
+            rc = IB_EXIT_OK;
+        }
+        cli_signals_restore();
+    }
+    corun_free(&rec);
+    machine_close(&m);
+    metric_free(&o.metric);
+    return rc;
+}
