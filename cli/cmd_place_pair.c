@@ -13,13 +13,15 @@
 
 #include "cli.h"
 #include "ib_err.h"
+#include "corun.h"
 #include "parse.h"
+#include "pl_check.h"
 #include "pl_coloc.h"
 #include "pl_sim.h"
 #include "place.h"
 #include "render.h"
 
-enum { OPT_MARGIN = 1, OPT_UNKNOWN, OPT_BESIDE };
+enum { OPT_MARGIN = 1, OPT_UNKNOWN, OPT_BESIDE, OPT_CHECK, OPT_PROFILES, OPT_QOS };
 
 /* Reads n profile files; 0, or an exit code after one line (the profile library's reason). */
 static int read_profiles(const char *cmd, char *const *paths, unsigned n, struct profile **out)
@@ -227,13 +229,151 @@ int cmd_place_pair(int argc, char **argv)
 
 static int predict_usage(void)
 {
-    printf("usage: ibench place predict A.json --beside B.json [--beside C.json ...] [--json]\n\n"
+    printf("usage: ibench place predict A.json --beside B.json [--beside C.json ...] [--json]\n"
+           "       ibench place predict --check RECORD.json... --profiles DIR [--qos Q] [--json]\n\n"
            "A's relative performance beside co-runners by the fleet simulator's truth model, without its noise:\n"
            "the product over A's measured SoIs of A's sensitivity curve at the pressure the co-runners cause\n"
            "together there (their known, positive caused figures summed, capped at 100).  1.0 = as fast as alone.\n\n"
+           "With --check: do profiles predict on this machine?  Each co-run record (ibench corun --out) is predicted\n"
+           "from DIR/<A's name>.json beside DIR/<B's name>.json and set against what was measured; overall, the\n"
+           "model and the constant predictor 1.0 (\"no interference\") are scored alike: mean absolute error, rank\n"
+           "correlation, the share within 2 standard errors of the measurement, and the confusion matrix at the QoS\n"
+           "line with precision and recall for \"unsafe\".\n\n"
            "  --beside FILE      a co-runner's profile (repeat for several)\n"
+           "  --check            the arguments are co-run records\n"
+           "  --profiles DIR     where the records' programs' profiles are (NAME.json)\n"
+           "  --qos Q            the QoS line for safe/unsafe (default 0.95: at most 5 %% slower)\n"
            "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n");
     return IB_EXIT_OK;
+}
+
+/* One profile of DIR/NAME.json: 0, or an exit code after one line. */
+static int profile_of(const char *cmd, const char *dir, const char *name, struct profile *p, char *path, size_t plen)
+{
+    if (!name[0] || strchr(name, '/') || snprintf(path, plen, "%s/%s.json", dir, name) >= (int)plen)
+        return cli_fail(IB_EXIT_USAGE, cmd, "no profile can be named for program '%s' in %s", name, dir);
+    char why[512];
+    int rc = profile_read(path, p, why, sizeof why);
+    if (rc < 0)
+        return cli_fail(rc == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, cmd, "%s", why);
+    return 0;
+}
+
+static json_t *stats_json(const struct pl_check_stats *s)
+{
+    return json_pack("{s:i,s:o,s:o,s:i,s:{s:i,s:i,s:i,s:i},s:o,s:o}", "n", (int)s->n, "mae", num_or_null(s->mae),
+                     "rank_corr", num_or_null(s->rank_corr), "within_2se", (int)s->within_2se, "confusion", "tp",
+                     (int)s->tp, "fp", (int)s->fp, "fn", (int)s->fn, "tn", (int)s->tn, "precision",
+                     num_or_null(s->precision), "recall", num_or_null(s->recall));
+}
+
+static void fmt3(char *b, size_t n, double v)
+{
+    if (isfinite(v))
+        snprintf(b, n, "%.3f", v);
+    else
+        snprintf(b, n, "-");
+}
+
+static void check_table(json_t *doc, const struct pl_check_stats *m, const struct pl_check_stats *k, double qos)
+{
+    printf("%-28s %-12s %-12s %9s %9s %7s %8s\n", "record", "A", "B", "predicted", "measured", "se", "error");
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(doc, "records"), i, r)
+    {
+        double pr = json_real_value(json_object_get(r, "predicted")),
+               me = json_real_value(json_object_get(r, "measured")), se = json_number_value(json_object_get(r, "se"));
+        char sb[16];
+        fmt3(sb, sizeof sb, json_is_number(json_object_get(r, "se")) ? se : NAN);
+        const char *file = json_string_value(json_object_get(r, "file"));
+        const char *base = strrchr(file, '/');
+        printf("%-28.28s %-12.12s %-12.12s %9.3f %9.3f %7s %+8.3f%s\n", base ? base + 1 : file,
+               json_string_value(json_object_get(r, "a")), json_string_value(json_object_get(r, "b")), pr, me, sb,
+               pr - me, me < qos ? "  unsafe" : "");
+    }
+    char a[16], b[16];
+    printf("\n%u records; \"unsafe\" = relative below %.2f (measured: %u)\n\n%-30s %12s %14s\n", m->n, qos,
+           m->tp + m->fn, "", "model", "constant 1.0");
+    fmt3(a, sizeof a, m->mae), fmt3(b, sizeof b, k->mae);
+    printf("%-30s %12s %14s\n", "mean absolute error", a, b);
+    fmt3(a, sizeof a, m->rank_corr), fmt3(b, sizeof b, k->rank_corr);
+    printf("%-30s %12s %14s\n", "rank correlation", a, b);
+    snprintf(a, sizeof a, "%u/%u", m->within_2se, m->n), snprintf(b, sizeof b, "%u/%u", k->within_2se, k->n);
+    printf("%-30s %12s %14s\n", "within 2 se of the measurement", a, b);
+    snprintf(a, sizeof a, "%u/%u", m->tp, m->tp + m->fp), snprintf(b, sizeof b, "%u/%u", k->tp, k->tp + k->fp);
+    printf("%-30s %12s %14s\n", "precision (unsafe)", a, b);
+    snprintf(a, sizeof a, "%u/%u", m->tp, m->tp + m->fn), snprintf(b, sizeof b, "%u/%u", k->tp, k->tp + k->fn);
+    printf("%-30s %12s %14s\n", "recall (unsafe)", a, b);
+    printf("%-30s %12s %14s\n", "confusion tp fp fn tn", "", "");
+    snprintf(a, sizeof a, "%u %u %u %u", m->tp, m->fp, m->fn, m->tn);
+    snprintf(b, sizeof b, "%u %u %u %u", k->tp, k->fp, k->fn, k->tn);
+    printf("%-30s %12s %14s\n", "", a, b);
+    if (isfinite(m->mae) && isfinite(k->mae))
+        printf("\nThe model's mean absolute error is %s the constant's on these records.\n",
+               m->mae < k->mae ? "below" : m->mae > k->mae ? "ABOVE" : "equal to");
+}
+
+/* place predict --check: every record predicted and scored beside the constant predictor. */
+static int predict_check(const char *cmd, char **recs, unsigned n, const char *dir, double qos, int json)
+{
+    struct pl_check_case *cases = calloc(n, sizeof *cases);
+    json_t *doc = json_object(), *arr = json_array(), *warn = json_array();
+    int rc = cases && doc ? 0 : cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
+    for (unsigned i = 0; rc == 0 && i < n; i++) {
+        struct corun_record rec;
+        char why[512], pa[4096], pb[4096];
+        if (corun_read(recs[i], &rec, why, sizeof why) < 0) {
+            rc = cli_fail(IB_EXIT_USAGE, cmd, "%s", why);
+            break;
+        }
+        struct profile p[2];
+        if ((rc = profile_of(cmd, dir, rec.a.name, &p[0], pa, sizeof pa)) == 0 &&
+            (rc = profile_of(cmd, dir, rec.b.name, &p[1], pb, sizeof pb)) != 0)
+            profile_free(&p[0]);
+        if (rc == 0) {
+            const struct profile *others[1] = {&p[1]};
+            cases[i] = (struct pl_check_case){pl_sim_truth(&p[0], others, 1), rec.r.relative, rec.r.se};
+            for (int k = 0; k < 2; k++) /* a prediction from another machine's profile is no test of this one */
+                if (p[k].fingerprint && rec.fingerprint && strcmp(p[k].fingerprint, rec.fingerprint) != 0) {
+                    char w[9300];
+                    snprintf(w, sizeof w, "%s was measured on machine %s, %s profiled on %s", recs[i],
+                             rec.fingerprint, k ? pb : pa, p[k].fingerprint);
+                    json_array_append_new(warn, json_string(w));
+                    if (!json)
+                        fprintf(stderr, "ibench %s: warning: %s\n", cmd, w);
+                }
+            json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:o}", "file", recs[i], "a",
+                                                 rec.a.name, "b", rec.b.name, "a_profile", pa, "b_profile", pb,
+                                                 "predicted", cases[i].predicted, "measured", cases[i].measured, "se",
+                                                 num_or_null(cases[i].se)));
+            profile_free(&p[0]);
+            profile_free(&p[1]);
+        }
+        corun_free(&rec);
+    }
+    if (rc == 0) {
+        struct pl_check_stats model, constant;
+        pl_check_eval(cases, n, qos, 0, 0, &model);
+        pl_check_eval(cases, n, qos, 1, 1.0, &constant);
+        json_object_set_new(doc, "command", json_string("place predict --check"));
+        json_object_set_new(doc, "qos", json_real(qos));
+        json_object_set_new(doc, "records", arr);
+        arr = NULL;
+        json_object_set_new(doc, "model", stats_json(&model));
+        json_object_set_new(doc, "constant", stats_json(&constant));
+        json_object_set_new(doc, "warnings", warn);
+        warn = NULL;
+        if (json)
+            rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, cmd, "cannot write JSON");
+        else
+            check_table(doc, &model, &constant, qos);
+    }
+    json_decref(arr);
+    json_decref(warn);
+    json_decref(doc);
+    free(cases);
+    return rc;
 }
 
 int cmd_place_predict(int argc, char **argv)
@@ -241,11 +381,16 @@ int cmd_place_predict(int argc, char **argv)
     static const char cmd[] = "place predict";
     static const struct option lo[] = {{"beside", required_argument, 0, OPT_BESIDE},
                                        {"json", no_argument, 0, PLACE_OPT_JSON},
+                                       {"check", no_argument, 0, OPT_CHECK},
+                                       {"profiles", required_argument, 0, OPT_PROFILES},
+                                       {"qos", required_argument, 0, OPT_QOS},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     char *paths[PL_COLOC_MAX_APPS];
     unsigned n = 1; /* paths[0]: the application */
-    int json = 0, c;
+    int json = 0, c, check = 0;
+    const char *dir = NULL, *qos_arg = NULL;
+    double qos = 0.95;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
@@ -257,9 +402,27 @@ int cmd_place_predict(int argc, char **argv)
             paths[n++] = optarg;
             break;
         case PLACE_OPT_JSON: json = 1; break;
+        case OPT_CHECK: check = 1; break;
+        case OPT_PROFILES: dir = optarg; break;
+        case OPT_QOS:
+            qos_arg = optarg;
+            if (parse_double(optarg, &qos) < 0 || !(qos > 0 && qos <= 1))
+                return cli_fail(IB_EXIT_USAGE, cmd, "--qos '%s': a number in (0, 1]", optarg);
+            break;
         default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
         }
     }
+    if (check) {
+        if (n > 1)
+            return cli_fail(IB_EXIT_USAGE, cmd, "--check reads co-run records: --beside does not apply");
+        if (!dir)
+            return cli_fail(IB_EXIT_USAGE, cmd, "--check needs --profiles DIR (the records' programs' profiles)");
+        if (optind >= argc)
+            return cli_fail(IB_EXIT_USAGE, cmd, "--check: one or more co-run records expected");
+        return predict_check(cmd, argv + optind, (unsigned)(argc - optind), dir, qos, json);
+    }
+    if (dir || qos_arg)
+        return cli_fail(IB_EXIT_USAGE, cmd, "--%s applies only with --check", dir ? "profiles" : "qos");
     if (argc - optind != 1)
         return cli_fail(IB_EXIT_USAGE, cmd, "one application profile expected, got %d", argc - optind);
     if (n < 2)

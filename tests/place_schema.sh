@@ -52,6 +52,8 @@ mc="$here/fixtures/profile-memcached.json"
 run pair pair "$mc" "$mc"
 run pair-three pair "$mc" "$mc" "$mc" --unknown optimistic --margin 0
 run predict predict "$mc" --beside "$mc" --beside "$mc"
+records="$here/fixtures/corun"
+run predict-check predict --check "$records/xz-dram.json" "$records/other-machine.json" --profiles "$here/../docs/data/corun"
 corun="$here/../docs/data/corun"
 fleet="$here/../examples/fleet"
 run colocate colocate --fleet "$fleet/fleet.json" --unknown optimistic --profiles "$corun/memcached.json" \

@@ -1,0 +1,147 @@
+// test_place_check.cpp - predictions against measured co-runs (placement/pl_check.h) and `place predict --check`:
+// the statistics exactly on hand-made cases, and the command on recorded co-runs beside the constant predictor.
+#include <math.h>
+
+#include "test_support.h"
+
+extern "C" {
+#include "pl_check.h"
+}
+
+TEST(PlaceCheck, SpearmanOnKnownOrders)
+{
+    const double x[] = {1, 2, 3, 4, 5};
+    const double up[] = {10, 20, 30, 40, 50}, down[] = {5, 4, 3, 2, 1}, flat[] = {7, 7, 7, 7, 7};
+    EXPECT_DOUBLE_EQ(1.0, pl_spearman(x, up, 5));
+    EXPECT_DOUBLE_EQ(-1.0, pl_spearman(x, down, 5));
+    EXPECT_TRUE(isnan(pl_spearman(x, flat, 5))) << "a constant side has no rank correlation";
+    EXPECT_TRUE(isnan(pl_spearman(x, up, 1)));
+    // ties take their mean rank: y ranks 1.5 1.5 3 4 5 against 1..5
+    const double tied[] = {1, 1, 2, 3, 4};
+    double mr = 3, sxy = 0, sxx = 0, syy = 0, ry[] = {1.5, 1.5, 3, 4, 5};
+    for (int i = 0; i < 5; i++) {
+        sxy += (i + 1 - mr) * (ry[i] - mr);
+        sxx += (i + 1 - mr) * (i + 1 - mr);
+        syy += (ry[i] - mr) * (ry[i] - mr);
+    }
+    EXPECT_NEAR(sxy / sqrt(sxx * syy), pl_spearman(x, tied, 5), 1e-12);
+}
+
+TEST(PlaceCheck, ModelAndConstantScoredAlikeOnTheSameCases)
+{
+    // predicted, measured, se; the QoS line at 0.95
+    const pl_check_case c[] = {
+        {0.90, 0.88, 0.02}, // both unsafe: a true positive; error 0.02, within 2 se
+        {0.93, 0.99, 0.01}, // predicted unsafe, was fine: a false positive; error 0.06
+        {1.00, 0.80, 0.05}, // missed: a false negative; error 0.20
+        {0.98, 1.00, 0.015}, // both safe: a true negative; error 0.02, within 2 se
+    };
+    pl_check_stats m, k;
+    pl_check_eval(c, 4, 0.95, 0, 0, &m);
+    EXPECT_EQ(4u, m.n);
+    EXPECT_NEAR((0.02 + 0.06 + 0.20 + 0.02) / 4, m.mae, 1e-12);
+    EXPECT_EQ(2u, m.within_2se);
+    EXPECT_EQ(1u, m.tp);
+    EXPECT_EQ(1u, m.fp);
+    EXPECT_EQ(1u, m.fn);
+    EXPECT_EQ(1u, m.tn);
+    EXPECT_DOUBLE_EQ(0.5, m.precision);
+    EXPECT_DOUBLE_EQ(0.5, m.recall);
+    // the constant 1.0: never says unsafe (no precision), misses both unsafe cases, no rank correlation
+    pl_check_eval(c, 4, 0.95, 1, 1.0, &k);
+    EXPECT_NEAR((0.12 + 0.01 + 0.20 + 0.00) / 4, k.mae, 1e-12);
+    EXPECT_EQ(2u, k.within_2se); // 1.00 against 0.99 +- 0.02 and 1.00 +- 0.03
+    EXPECT_EQ(0u, k.tp + k.fp);
+    EXPECT_EQ(2u, k.fn);
+    EXPECT_TRUE(isnan(k.precision));
+    EXPECT_DOUBLE_EQ(0.0, k.recall);
+    EXPECT_TRUE(isnan(k.rank_corr));
+    // no case: nothing to say
+    pl_check_eval(c, 0, 0.95, 0, 0, &m);
+    EXPECT_TRUE(isnan(m.mae));
+}
+
+namespace {
+
+std::string records() { return std::string(IBENCH_FIXTURES) + "/corun"; }
+std::string profiles() { return std::string(IBENCH_FIXTURES) + "/../../docs/data/corun"; }
+
+void run(ib_test::Proc &p, const std::vector<std::string> &args)
+{
+    ASSERT_TRUE(p.start(args, {}));
+    ASSERT_TRUE(p.finish(30)) << "hung";
+}
+
+} // namespace
+
+TEST(PlaceCheck, CommandScoresRecordsBesideTheConstant)
+{
+    ib_test::Proc p;
+    run(p, {"place", "predict", "--check", records() + "/xz-dram.json", records() + "/redis-xz.json",
+            records() + "/disk-memcached.json", records() + "/llc-xz.json", "--profiles", profiles(), "--json"});
+    ASSERT_EQ(0, p.exit_code()) << p.err;
+    json_error_t e;
+    json_t *d = json_loads(p.out.c_str(), 0, &e);
+    ASSERT_NE(nullptr, d) << e.text;
+    json_t *recs = json_object_get(d, "records");
+    ASSERT_EQ(4u, json_array_size(recs));
+    // the library's figures from the printed cases: the command adds nothing of its own
+    std::vector<pl_check_case> c;
+    size_t i;
+    json_t *r;
+    json_array_foreach(recs, i, r)
+    {
+        c.push_back({json_number_value(json_object_get(r, "predicted")),
+                     json_number_value(json_object_get(r, "measured")), json_number_value(json_object_get(r, "se"))});
+        EXPECT_GT(json_number_value(json_object_get(r, "measured")), 0);
+    }
+    pl_check_stats m, k;
+    pl_check_eval(c.data(), 4, 0.95, 0, 0, &m);
+    pl_check_eval(c.data(), 4, 0.95, 1, 1.0, &k);
+    EXPECT_DOUBLE_EQ(m.mae, json_number_value(json_object_get(json_object_get(d, "model"), "mae")));
+    EXPECT_DOUBLE_EQ(k.mae, json_number_value(json_object_get(json_object_get(d, "constant"), "mae")));
+    // two of these four were measured unsafe (xz beside dram 0.882, redis beside xz 0.927); the constant finds none
+    json_t *kc = json_object_get(json_object_get(d, "constant"), "confusion");
+    EXPECT_EQ(2, json_integer_value(json_object_get(kc, "fn")));
+    EXPECT_EQ(0u, json_array_size(json_object_get(d, "warnings")));
+    json_decref(d);
+    // the table says which predictor is better, in words
+    ib_test::Proc t;
+    run(t, {"place", "predict", "--check", records() + "/xz-dram.json", records() + "/redis-xz.json",
+            "--profiles", profiles()});
+    ASSERT_EQ(0, t.exit_code()) << t.err;
+    EXPECT_NE(std::string::npos, t.out.find("constant 1.0")) << t.out;
+    EXPECT_NE(std::string::npos, t.out.find("The model's mean absolute error is")) << t.out;
+}
+
+TEST(PlaceCheck, ARecordOfAnotherMachineIsWarnedAbout)
+{
+    ib_test::Proc p;
+    run(p, {"place", "predict", "--check", records() + "/other-machine.json", "--profiles", profiles()});
+    ASSERT_EQ(0, p.exit_code()) << p.err;
+    EXPECT_NE(std::string::npos, p.err.find("warning: ")) << p.err;
+    EXPECT_NE(std::string::npos, p.err.find("intel-6-85-4cpu")) << p.err;
+}
+
+TEST(PlaceCheck, BadInputExitsTwoWithOneLine)
+{
+    const std::string ok = records() + "/xz-dram.json";
+    const std::vector<std::vector<std::string>> bad = {
+        {"place", "predict", "--check", ok},                                                  // no --profiles
+        {"place", "predict", "--check", "--profiles", profiles()},                           // no record
+        {"place", "predict", "--check", ok, "--beside", ok, "--profiles", profiles()},        // mixed
+        {"place", "predict", "--check", ok, "--profiles", "/nonexistent"},                   // no profile there
+        {"place", "predict", "--check", profiles() + "/xz.json", "--profiles", profiles()},   // a profile, no record
+        {"place", "predict", "--check", ok, "--profiles", profiles(), "--qos", "2"},
+        {"place", "predict", profiles() + "/xz.json", "--beside", profiles() + "/xz.json", "--qos", "0.9"},
+    };
+    for (const auto &a : bad) {
+        ib_test::Proc p;
+        run(p, a);
+        std::string line;
+        for (const auto &s : a)
+            line += s + " ";
+        EXPECT_EQ(2, p.exit_code()) << line << "\n" << p.err;
+        EXPECT_EQ(1, std::count(p.err.begin(), p.err.end(), '\n')) << line << "\none line: " << p.err;
+    }
+}
