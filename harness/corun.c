@@ -246,8 +246,10 @@ int corun_run(const struct corun_opts *o, const atomic_int *stop, struct corun_r
         rc = all_alive(&r, why, len);
     struct corun_meter m = {.ctx = &r, .sample = c_sample, .b_pause = c_pause, .wait_ms = c_wait,
                             .progress = o->progress};
+    struct corun_params pp = o->pp;
+    pp.higher_better = o->metric.higher_better; /* the metric's direction, whatever the caller left there */
     if (rc == 0)
-        rc = corun_measure(&o->pp, &m, &rec->r, why, len);
+        rc = corun_measure(&pp, &m, &rec->r, why, len);
     /* the order of stopping: B's load, B, A's service; each thawed first by child_stop */
     if (r.b_load_live)
         child_stop(&r.b_load, 300);

@@ -88,7 +88,7 @@ struct corun_record {
 struct corun_opts {
     struct corun_side a, b; /* borrowed strings */
     struct metric metric;   /* A's */
-    struct corun_params pp;
+    struct corun_params pp; /* its higher_better is the metric's */
     unsigned timeout_s;     /* one sample of A */
     unsigned warmup_ms;     /* after starting a service (A's or B's) */
     void (*progress)(void *ctx, const char *line); /* optional, ctx NULL */

@@ -296,6 +296,26 @@ TEST(CorunCli, ARealCoRunWritesAValidRecord)
     EXPECT_EQ(0, v.exit_code()) << v.out << v.err;
 }
 
+// A metric where higher is better (command:CMD) is read in its direction: B appends to a file while it runs, and A's
+// metric counts what was appended in 100 ms, plus 1: about 1 alone (B frozen), many beside B. relative = beside /
+// solo is then far above 1; read the other way round it would be far below.
+TEST(CorunCli, TheRelativeFollowsTheMetricsDirection)
+{
+    ib_test::TempDir t("corun");
+    std::string f = t.path() + "/grow";
+    ib_test::Proc p;
+    run(p, {"corun", "--a", "true", "--a-metric",
+            "command:s1=$(stat -c %s " + f + "); sleep 0.1; s2=$(stat -c %s " + f + "); echo $((s2 - s1 + 1))",
+            "--b", "echo x >> " + f + "; sleep 0.001", "--reps", "3", "--settle-solo", "50", "--settle-beside", "50",
+            "--json"});
+    ASSERT_EQ(0, p.exit_code()) << p.err;
+    json_t *d = json_loads(p.out.c_str(), 0, nullptr);
+    ASSERT_NE(nullptr, d) << p.out;
+    EXPECT_TRUE(json_is_true(json_object_get(json_object_get(d, "metric"), "higher_is_better")));
+    EXPECT_GT(json_number_value(json_object_get(d, "relative")), 2.0) << p.out;
+    json_decref(d);
+}
+
 TEST(CorunCli, AProgramThatFailsEndsTheCoRunWithNoRecord)
 {
     ib_test::TempDir t("corun");
