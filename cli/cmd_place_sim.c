@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "corun.h"
 #include "ib_err.h"
 #include "pl_fleet.h"
 #include "pl_sim.h"
@@ -20,23 +21,29 @@
 
 #define CMD "place simulate"
 
-enum { OPT_SCENARIO = 1, OPT_FLEET, OPT_ARRIVALS, OPT_PROFILES, OPT_POLICY, OPT_SEED, OPT_PLOT };
+enum { OPT_SCENARIO = 1, OPT_FLEET, OPT_ARRIVALS, OPT_PROFILES, OPT_POLICY, OPT_SEED, OPT_PLOT, OPT_TRUTH, OPT_RECORDS };
 
 static int usage(void)
 {
     printf("usage: ibench place simulate (--scenario NAME [--profiles DIR] | --fleet FILE --arrivals FILE)\n"
-           "                             --policy least-loaded|interference|both --seed S [--json] [--plot FILE]\n\n"
+           "                             --policy least-loaded|interference|both --seed S [--json] [--plot FILE]\n"
+           "                             [--truth model|recorded --records DIR]\n\n"
            "A fleet of machines receives applications with profiles; a policy places them, and a ground truth (the\n"
            "profiles' sensitivity curves under the co-runners' summed caused pressure, times 2 %% noise) says how\n"
            "each fares and how fast it does its work (docs/placement.md, \"A fleet simulator\").\n\n"
-           "  --scenario NAME   ibench-200x40: 200 applications, 40 machines, one arrival a second\n"
+           "  --scenario NAME   ibench-200x40: 200 applications, 40 machines, one arrival a second, one in four\n"
+           "                    a recorded profile; ibench-200x40-recorded: the same, every one recorded\n"
            "  --profiles DIR    recorded profiles (*.json) mixed into the pool with synthetic ones, instead of\n"
            "                    the built-in ones (recorded on the development machine, docs/data/corun)\n"
            "  --fleet FILE      machines (no tenants) and --arrivals FILE the applications, instead of a scenario\n"
            "  --policy P        least-loaded, interference, or both (side by side; not with --json)\n"
            "  --seed S          the run is a function of the seed alone\n"
            "  --json            the result as JSON (docs/schema/placement-v1.schema.json)\n"
-           "  --plot FILE       machines used over time, a line per policy (.png or .svg, through gnuplot)\n");
+           "  --plot FILE       machines used over time, a line per policy (.png or .svg, through gnuplot)\n"
+           "  --truth T         model (default): the truth above; recorded: for a co-runner B of A with a co-run\n"
+           "                    record of (A, B) in --records DIR, a repetition drawn from the records instead,\n"
+           "                    the other co-runners through the model; the share from records is reported\n"
+           "  --records DIR     co-run records (ibench corun --out, *.json) for --truth recorded\n");
     return IB_EXIT_OK;
 }
 
@@ -93,6 +100,61 @@ static int read_dir(const char *dir, struct profile **out, unsigned *n)
     return rc;
 }
 
+/* Reads DIR's *.json co-run records into the recorded truth's pairs.  0, or an exit code after printing one line. */
+static int read_records(const char *dir, struct pl_sim_records *out)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--records %s: %s", dir, strerror(errno));
+    struct corun_record *recs = NULL;
+    unsigned n = 0;
+    int rc = 0;
+    char **names = NULL;
+    unsigned nn = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) { /* sorted below: the pairs' order is the file names' */
+        size_t l = strlen(e->d_name);
+        if (l < 6 || strcmp(e->d_name + l - 5, ".json") != 0)
+            continue;
+        char **t = realloc(names, (nn + 1) * sizeof *t);
+        if (!t || !(t[nn] = strdup(e->d_name))) {
+            names = t ? t : names;
+            rc = cli_fail(IB_EXIT_FAIL, CMD, "out of memory");
+            break;
+        }
+        names = t, nn++;
+    }
+    closedir(d);
+    if (rc == 0 && nn == 0)
+        rc = cli_fail(IB_EXIT_USAGE, CMD, "--records %s: no co-run record (*.json) there", dir);
+    if (rc == 0) {
+        qsort(names, nn, sizeof *names, cmp_str);
+        if (!(recs = calloc(nn, sizeof *recs)))
+            rc = cli_fail(IB_EXIT_FAIL, CMD, "out of memory");
+    }
+    for (unsigned i = 0; rc == 0 && i < nn; i++) {
+        char path[4096], why[512];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        int r = corun_read(path, &recs[i], why, sizeof why);
+        if (r < 0)
+            rc = cli_fail(r == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
+        else
+            n++;
+    }
+    if (rc == 0) {
+        char why[256];
+        if (pl_sim_records_make(recs, n, out, why, sizeof why) < 0)
+            rc = cli_fail(IB_EXIT_FAIL, CMD, "%s", why);
+    }
+    for (unsigned i = 0; i < n; i++)
+        corun_free(&recs[i]);
+    free(recs);
+    for (unsigned i = 0; i < nn; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
 static void print_result(const char *name, const char *policy, unsigned long long seed, const struct pl_sim_result *r)
 {
     printf("%s, policy %s, seed %llu: %u applications on %u machines\n", name, policy, seed, r->napps, r->nmachines);
@@ -105,6 +167,11 @@ static void print_result(const char *name, const char *policy, unsigned long lon
            "  utilization         %.3f of used machines' CPUs held, %.3f doing work (rate-weighted)\n",
            r->violations, r->moves, r->closures, r->waited, r->mean_wait, r->mean_rel, r->worst_rel, r->mean_perf,
            r->machine_seconds, r->mean_used, r->peak_used, r->makespan, r->utilization, r->useful);
+    unsigned long all = r->truth_recorded + r->truth_model;
+    if (all)
+        printf("  truth               recorded: %lu of %lu co-runner pairs evaluated drew from records (%.1f %%), "
+               "%lu went through the model (no record)\n",
+               r->truth_recorded, all, 100.0 * r->truth_recorded / all, r->truth_model);
 }
 
 int cmd_place_simulate(int argc, char **argv)
@@ -116,11 +183,13 @@ int cmd_place_simulate(int argc, char **argv)
                                        {"policy", required_argument, 0, OPT_POLICY},
                                        {"seed", required_argument, 0, OPT_SEED},
                                        {"plot", required_argument, 0, OPT_PLOT},
+                                       {"truth", required_argument, 0, OPT_TRUTH},
+                                       {"records", required_argument, 0, OPT_RECORDS},
                                        {"json", no_argument, 0, PLACE_OPT_JSON},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     const char *scenario = NULL, *fleet = NULL, *arrivals = NULL, *dir = NULL, *policy = NULL, *seed_arg = NULL;
-    const char *plot = NULL;
+    const char *plot = NULL, *truth = "model", *records = NULL;
     int json = 0, c;
     optind = 0;
     opterr = 0;
@@ -134,6 +203,8 @@ int cmd_place_simulate(int argc, char **argv)
         case OPT_POLICY: policy = optarg; break;
         case OPT_SEED: seed_arg = optarg; break;
         case OPT_PLOT: plot = optarg; break;
+        case OPT_TRUTH: truth = optarg; break;
+        case OPT_RECORDS: records = optarg; break;
         case PLACE_OPT_JSON: json = 1; break;
         default: return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
         }
@@ -141,13 +212,17 @@ int cmd_place_simulate(int argc, char **argv)
     if (optind != argc)
         return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
     if (!scenario == !(fleet || arrivals))
-        return cli_fail(IB_EXIT_USAGE, CMD, "--scenario NAME (known: ibench-200x40) or --fleet and --arrivals expected");
+        return cli_fail(IB_EXIT_USAGE, CMD, "--scenario NAME (known: ibench-200x40, ibench-200x40-recorded) or --fleet and --arrivals expected");
     if (!scenario && (!fleet || !arrivals))
         return cli_fail(IB_EXIT_USAGE, CMD, "--fleet and --arrivals go together");
     if (!scenario && dir)
         return cli_fail(IB_EXIT_USAGE, CMD, "--profiles DIR is the scenario's pool: the arrivals file names profiles");
     if (!policy)
         return cli_fail(IB_EXIT_USAGE, CMD, "--policy least-loaded|interference|both expected");
+    if (strcmp(truth, "model") != 0 && strcmp(truth, "recorded") != 0)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--truth '%s': model or recorded", truth);
+    if (!strcmp(truth, "recorded") != !!records)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--truth recorded and --records DIR go together");
     const struct pl_sim_policy *pols[2] = {NULL, NULL};
     unsigned npol = 1;
     if (!strcmp(policy, "both"))
@@ -166,9 +241,14 @@ int cmd_place_simulate(int argc, char **argv)
         return cli_fail(IB_EXIT_USAGE, CMD, "--plot: %s", why);
     struct profile *rec = NULL;
     unsigned nrec = 0;
-    int rc = dir ? read_dir(dir, &rec, &nrec) : 0;
-    if (rc)
+    struct pl_sim_records recorded = {0};
+    int rc = records ? read_records(records, &recorded) : 0;
+    if (rc == 0 && dir)
+        rc = read_dir(dir, &rec, &nrec);
+    if (rc) {
+        pl_sim_records_free(&recorded);
         return rc;
+    }
     const struct profile **rp = calloc(nrec ? nrec : 1, sizeof *rp);
     struct pl_sim_scenario s = {0};
     struct pl_fleet fl = {0};
@@ -193,13 +273,14 @@ int cmd_place_simulate(int argc, char **argv)
         goto out;
     }
     f = scenario ? &s.f : &fl.f;
+    f->records = records ? &recorded : NULL;
     for (unsigned k = 0; k < npol && rc == 0; k++) {
         e = pl_sim_run(f, pols[k], seed, &r[k], why, sizeof why);
         if (e < 0)
             rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
     }
     if (rc == 0 && json) {
-        char *j = pl_sim_json(name, pols[0]->name, seed, &r[0]);
+        char *j = pl_sim_json(name, pols[0]->name, seed, truth, &r[0]);
         if (!j || fputs(j, stdout) == EOF)
             rc = cli_fail(IB_EXIT_FAIL, CMD, "cannot write the result");
         free(j);
@@ -223,6 +304,7 @@ int cmd_place_simulate(int argc, char **argv)
 out:
     for (unsigned k = 0; k < 2; k++)
         pl_sim_result_free(&r[k]);
+    pl_sim_records_free(&recorded);
     pl_sim_scenario_free(&s);
     pl_fleet_free(&fl);
     free(rp);

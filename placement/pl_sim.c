@@ -34,9 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corun.h"
 #include "ib_err.h"
 #include "ib_rand.h"
 #include "pl_recorded.h"
+#include "stats.h"
 
 /* ---- PRNG: xoshiro256** seeded by splitmix64 (ib_rand.h) */
 struct rng {
@@ -283,16 +285,100 @@ static void unplace(struct pl_sim_fleet *f, unsigned a)
     f->app[a].machine = -1;
 }
 
-static double truth_of(const struct pl_sim_fleet *f, unsigned a, struct rng *g)
+/* ---- recorded truth */
+static const char *name_of(const struct profile *p) { return p->name ? p->name : ""; }
+
+const struct pl_sim_pair *pl_sim_records_find(const struct pl_sim_records *r, const char *a, const char *b)
 {
-    const struct pl_sim_machine *m = &f->m[f->app[a].machine];
-    const struct profile *o[PL_COLOC_MAX_APPS];
+    for (unsigned i = 0; r && i < r->n; i++) /* tens of pairs: a scan is enough */
+        if (!strcmp(r->pair[i].a, a) && !strcmp(r->pair[i].b, b))
+            return &r->pair[i];
+    return NULL;
+}
+
+void pl_sim_records_free(struct pl_sim_records *r)
+{
+    for (unsigned i = 0; r->pair && i < r->n; i++) {
+        free(r->pair[i].a);
+        free(r->pair[i].b);
+        free(r->pair[i].rel);
+    }
+    free(r->pair);
+    r->pair = NULL;
+    r->n = 0;
+}
+
+int pl_sim_records_make(const struct corun_record *recs, unsigned n, struct pl_sim_records *out, char *why,
+                        size_t len)
+{
+    memset(out, 0, sizeof(*out));
+    if (n && !(out->pair = calloc(n, sizeof *out->pair)))
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    for (unsigned i = 0; i < n; i++) {
+        const struct corun_record *c = &recs[i];
+        struct pl_sim_pair *p = (struct pl_sim_pair *)pl_sim_records_find(out, c->a.name, c->b.name);
+        if (!p) {
+            p = &out->pair[out->n++];
+            if (!(p->a = strdup(c->a.name)) || !(p->b = strdup(c->b.name)))
+                goto oom;
+        }
+        double *nr = realloc(p->rel, (p->n + c->r.n) * sizeof(double));
+        if (!nr)
+            goto oom;
+        p->rel = nr;
+        for (unsigned k = 0; k < c->r.n; k++)
+            p->rel[p->n++] = c->r.s[k].relative;
+    }
+    for (unsigned i = 0; i < out->n; i++) {
+        double *t = malloc(out->pair[i].n * sizeof(double));
+        if (!t)
+            goto oom;
+        memcpy(t, out->pair[i].rel, out->pair[i].n * sizeof(double));
+        out->pair[i].median = ib_median(t, out->pair[i].n);
+        free(t);
+    }
+    return 0;
+oom:
+    pl_sim_records_free(out);
+    return ib_why(why, len, -ENOMEM, "out of memory");
+}
+
+/* a's truth on machine mi: noisy (g: the model's noise and the records' draws) or without noise (g NULL: the
+ * model without its noise, each record's median); counts pairs into r when given */
+static double truth_at(const struct pl_sim_fleet *f, unsigned mi, unsigned a, struct rng *g, struct pl_sim_result *r)
+{
+    const struct pl_sim_machine *m = &f->m[mi];
+    const struct profile *o[PL_COLOC_MAX_APPS] = {0};
     unsigned n = 0;
-    for (unsigned t = 0; t < m->ntenants; t++)
-        if (m->tenant[t] != a)
-            o[n++] = f->app[m->tenant[t]].p;
-    double noise = exp(PL_SIM_NOISE_SD * rng_normal(g));
-    return pl_sim_truth(f->app[a].p, o, n) * (n ? noise : 1.0); /* alone: 1.0 by definition of relative */
+    double rec = 1.0;
+    for (unsigned t = 0; t < m->ntenants; t++) {
+        if (m->tenant[t] == a)
+            continue;
+        const struct profile *b = f->app[m->tenant[t]].p;
+        const struct pl_sim_pair *p = f->records ? pl_sim_records_find(f->records, name_of(f->app[a].p),
+                                                                        name_of(b))
+                                                 : NULL;
+        if (!p || p->n == 0) {
+            o[n++] = b;
+            if (r && f->records)
+                r->truth_model++;
+            continue;
+        }
+        /* one repetition drawn at random: the records' own spread is the truth's noise; capped at 1.0 as the
+         * curves are (a co-runner is not taken to speed an application up) */
+        rec *= fmin(1.0, g ? p->rel[rng_int(g, 0, p->n - 1)] : p->median);
+        if (r)
+            r->truth_recorded++;
+    }
+    double model = pl_sim_truth(f->app[a].p, o, n);
+    /* the noise is drawn whether or not it applies, so that the model's stream of draws is what it always was */
+    double noise = g ? exp(PL_SIM_NOISE_SD * rng_normal(g)) : 1.0;
+    return rec * model * (n ? noise : 1.0); /* alone: 1.0 by definition of relative */
+}
+
+static double truth_of(const struct pl_sim_fleet *f, unsigned a, struct rng *g, struct pl_sim_result *r)
+{
+    return truth_at(f, (unsigned)f->app[a].machine, a, g, r);
 }
 
 /* The adaptive step's re-profile of a, found under its QoS on machine mi: where the truth without its noise is under
@@ -301,12 +387,7 @@ static void relearn(struct pl_sim_fleet *f, unsigned mi, unsigned a)
 {
     const struct pl_sim_machine *m = &f->m[mi];
     struct pl_sim_app *x = &f->app[a];
-    const struct profile *o[PL_COLOC_MAX_APPS];
-    unsigned n = 0;
-    for (unsigned t = 0; t < m->ntenants; t++)
-        if (m->tenant[t] != a)
-            o[n++] = f->app[m->tenant[t]].p;
-    if (pl_sim_truth(x->p, o, n) >= x->qos)
+    if (truth_at(f, mi, a, NULL, NULL) >= x->qos)
         return;
     if (x->nlearned == PL_SIM_LEARN) { /* full: the oldest goes */
         memmove(x->learned[0], x->learned[1], (PL_SIM_LEARN - 1) * sizeof x->learned[0]);
@@ -325,7 +406,7 @@ static void evaluate(struct pl_sim_fleet *f, unsigned mi, const struct pl_sim_po
         unsigned a = ts[k];
         if (f->app[a].machine != (int)mi)
             continue;
-        double t = truth_of(f, a, g);
+        double t = truth_of(f, a, g, r);
         f->app[a].rate = t;
         if (t < f->app[a].worst)
             f->app[a].worst = t;
@@ -560,10 +641,15 @@ int pl_sim_scenario_make(const char *name, uint64_t seed, const struct profile *
                          struct pl_sim_scenario *s, char *why, size_t len)
 {
     memset(s, 0, sizeof *s);
-    if (strcmp(name, "ibench-200x40") != 0)
-        return ib_why(why, len, -EINVAL, "unknown scenario '%s' (known: ibench-200x40)", name);
+    /* ibench-200x40-recorded: the same fleet and arrivals, every application a recorded profile (for the recorded
+     * truth, which knows only the programs of its co-run records) */
+    const bool all_recorded = !strcmp(name, "ibench-200x40-recorded");
+    if (strcmp(name, "ibench-200x40") != 0 && !all_recorded)
+        return ib_why(why, len, -EINVAL, "unknown scenario '%s' (known: ibench-200x40, ibench-200x40-recorded)", name);
     const unsigned nm = 40, na = 200, nsynth = 64;
     const struct profile *builtin[64];
+    if (all_recorded && recorded && nrec == 0)
+        return ib_why(why, len, -EINVAL, "scenario '%s' needs recorded profiles", name);
     if (!recorded) { /* the built-in pool: parsed as a file would be; a bad one is a build defect, refused alike */
         if (pl_nrecorded > sizeof builtin / sizeof builtin[0])
             return ib_why(why, len, -EINVAL, "%u built-in profiles: at most 64", pl_nrecorded);
@@ -609,7 +695,7 @@ int pl_sim_scenario_make(const char *name, uint64_t seed, const struct profile *
      * 1-8 GiB; durations uniform 60-600 s (documented in the doc: the paper gives none). */
     for (unsigned a = 0; a < na; a++) {
         struct pl_sim_app *ap = &s->f.app[a];
-        bool rec = nrec && rng_int(&g, 0, 3) == 0;
+        bool rec = nrec && (rng_int(&g, 0, 3) == 0 || all_recorded); /* drawn either way: the same stream */
         unsigned pick = rng_int(&g, 0, rec ? nrec - 1 : nsynth - 1);
         ap->p = rec ? recorded[pick] : &s->synth[pick];
         ap->qos = isfinite(ap->p->qos) && ap->p->qos > 0 ? ap->p->qos : 0.9;
@@ -623,7 +709,8 @@ int pl_sim_scenario_make(const char *name, uint64_t seed, const struct profile *
 }
 
 /* ---- JSON (jansson, keys in a fixed order: the same result gives the same bytes) */
-char *pl_sim_json(const char *scenario, const char *policy, uint64_t seed, const struct pl_sim_result *r)
+char *pl_sim_json(const char *scenario, const char *policy, uint64_t seed, const char *truth,
+                  const struct pl_sim_result *r)
 {
     json_t *used = json_array();
     for (unsigned i = 0; used && i < r->nseries; i++)
@@ -637,6 +724,14 @@ char *pl_sim_json(const char *scenario, const char *policy, uint64_t seed, const
     json_object_set_new(doc, "scenario", json_string(scenario));
     json_object_set_new(doc, "policy", json_string(policy));
     json_object_set_new(doc, "seed", json_integer((json_int_t)seed));
+    json_t *tr = json_pack("{s:s}", "kind", truth);
+    if (tr && !strcmp(truth, "recorded")) {
+        unsigned long all = r->truth_recorded + r->truth_model;
+        json_object_set_new(tr, "pairs_recorded", json_integer((json_int_t)r->truth_recorded));
+        json_object_set_new(tr, "pairs_model", json_integer((json_int_t)r->truth_model));
+        json_object_set_new(tr, "share_recorded", all ? json_real((double)r->truth_recorded / all) : json_null());
+    }
+    json_object_set_new(doc, "truth", tr);
     json_object_set_new(doc, "apps", json_integer(r->napps));
     json_object_set_new(doc, "machines", json_integer(r->nmachines));
     json_object_set_new(doc, "qos_violations", json_integer(r->violations));

@@ -54,11 +54,35 @@ struct pl_sim_app {
     double worst;                           /* lowest truth it saw (1.0 if never co-located) */
 };
 
+/* Recorded co-runs as the ground truth (place simulate --truth recorded): per ordered pair of program names (A's
+ * performance beside B), the relative performance of each repetition of its co-run records. */
+struct pl_sim_pair {
+    char *a, *b;
+    double *rel;
+    unsigned n;
+    double median;
+};
+struct pl_sim_records {
+    struct pl_sim_pair *pair;
+    unsigned n;
+};
+struct corun_record;
+/* The pairs of n co-run records (harness/corun.h); records of one ordered pair pool their repetitions. 0 or -ENOMEM. */
+int pl_sim_records_make(const struct corun_record *recs, unsigned n, struct pl_sim_records *out, char *why,
+                        size_t len);
+void pl_sim_records_free(struct pl_sim_records *r);
+/* The pair (a beside b), or NULL. */
+const struct pl_sim_pair *pl_sim_records_find(const struct pl_sim_records *r, const char *a, const char *b);
+
 struct pl_sim_fleet {
     struct pl_sim_machine *m;
     unsigned nm;
     struct pl_sim_app *app;
     unsigned napps;
+    /* NULL: the truth is the model (pl_sim_truth, with its noise). Else, for every co-runner B of A with a record
+     * of (A, B), a repetition drawn at random from the records (capped at 1.0), multiplied over such co-runners;
+     * the co-runners without a record go through the model together. */
+    const struct pl_sim_records *records;
 };
 
 /* A policy: the machine index for app (not yet on any machine), or -1 (wait).  `exclude` is a machine it may not
@@ -102,6 +126,8 @@ struct pl_sim_result {
     unsigned peak_used;
     unsigned *used;             /* machines used at each second 0..nseries-1 */
     unsigned nseries;
+    /* with recorded truth: co-runner pairs evaluated from records, and through the model (no record) */
+    unsigned long truth_recorded, truth_model;
 };
 
 /* Runs the fleet (machines start empty; apps sorted by arrival) under a policy.  0 or -EINVAL with one line. */
@@ -125,7 +151,9 @@ int pl_sim_scenario_make(const char *name, uint64_t seed, const struct profile *
 void pl_sim_scenario_free(struct pl_sim_scenario *s);
 
 /* The JSON text of a result (malloc'd, NULL on out of memory); the same inputs give the same bytes. */
-char *pl_sim_json(const char *scenario, const char *policy, uint64_t seed, const struct pl_sim_result *r);
+/* truth: "model" or "recorded" (then the co-runner pairs evaluated from records and through the model are given). */
+char *pl_sim_json(const char *scenario, const char *policy, uint64_t seed, const char *truth,
+                  const struct pl_sim_result *r);
 
 #ifdef __cplusplus
 }

@@ -59,6 +59,7 @@ fleet="$here/../examples/fleet"
 run colocate colocate --fleet "$fleet/fleet.json" --unknown optimistic --profiles "$corun/memcached.json" \
   "$corun/dram.json:2:8" "$corun/xz.json"
 run simulate simulate --scenario ibench-200x40 --policy interference --seed 1
+run simulate-recorded simulate --scenario ibench-200x40-recorded --policy interference --seed 1 --truth recorded --records "$here/fixtures/corun"
 run simulate-files simulate --fleet "$fleet/machines.json" --arrivals "$fleet/arrivals.json" --policy least-loaded \
   --seed 2
 run provision provision "$corun/disk.json" --catalog "$here/../examples/catalog.json"

@@ -61,7 +61,7 @@ std::string run_json(const char *policy, uint64_t seed, struct pl_sim_result *ou
     EXPECT_EQ(pl_sim_scenario_make("ibench-200x40", seed, fixture ? rec : nullptr, 1, &s, why, sizeof why), 0) << why;
     struct pl_sim_result r;
     EXPECT_EQ(pl_sim_run(&s.f, pl_sim_policy_find(policy), seed, &r, why, sizeof why), 0) << why;
-    char *j = pl_sim_json("ibench-200x40", policy, seed, &r);
+    char *j = pl_sim_json("ibench-200x40", policy, seed, "model", &r);
     std::string js = j ? j : "";
     free(j);
     if (out) {
@@ -124,7 +124,7 @@ struct pl_sim_app app_of(const struct profile *p, unsigned duration = 10)
 struct Tiny {
     struct pl_sim_machine m[3] = {};
     struct pl_sim_app app[3] = {};
-    struct pl_sim_fleet f = {m, 3, app, 3};
+    struct pl_sim_fleet f = {m, 3, app, 3, nullptr};
     struct profile quiet, noisy, victim;
     Tiny()
     {
@@ -140,6 +140,81 @@ struct Tiny {
     }
     ~Tiny() { profile_free(&quiet), profile_free(&noisy), profile_free(&victim); }
 };
+
+// The recorded truth: a pair with a record takes its repetitions (capped at 1.0), a pair without one goes through the
+// model; the counts say which. The victim beside quiet: the model says 0.975 (quiet's 5 on a curve to 0.5 at 100),
+// the record says 0.6, under the victim's QoS 0.9.
+TEST(PlaceSim, RecordedTruthDrawsFromRecordsAndFallsBackToTheModel)
+{
+    Tiny t;
+    t.f.nm = 1;
+    t.f.napps = 2;
+    t.app[0] = app_of(&t.quiet, 100);
+    t.app[1] = app_of(&t.victim, 100);
+    t.app[1].arrival = 1;
+    const auto *pol = pl_sim_policy_find("least-loaded");
+    struct pl_sim_result r;
+    char why[256] = "";
+    ASSERT_EQ(pl_sim_run(&t.f, pol, 1, &r, why, sizeof why), 0) << why;
+    EXPECT_EQ(r.violations, 0u) << "the model: 0.975 meets 0.9";
+    EXPECT_EQ(r.truth_recorded + r.truth_model, 0ul) << "no records: nothing counted";
+    pl_sim_result_free(&r);
+
+    double rel[] = {0.6, 0.6, 0.6}, fast[] = {1.3}; // victim beside quiet; quiet beside victim "faster" (noise)
+    struct pl_sim_pair pairs[2] = {{(char *)"victim", (char *)"quiet", rel, 3, 0.6},
+                                   {(char *)"quiet", (char *)"victim", fast, 1, 1.3}};
+    struct pl_sim_records recs = {pairs, 2};
+    EXPECT_EQ(pl_sim_records_find(&recs, "victim", "quiet"), &pairs[0]);
+    EXPECT_EQ(pl_sim_records_find(&recs, "quiet", "nobody"), nullptr);
+    t.f.records = &recs;
+    for (int i = 0; i < 2; i++)
+        t.app[i].machine = -1, t.app[i].done = 0, t.app[i].violated = false, t.app[i].worst = 1, t.app[i].nlearned = 0;
+    ASSERT_EQ(pl_sim_run(&t.f, pol, 1, &r, why, sizeof why), 0) << why;
+    EXPECT_EQ(r.violations, 1u) << "the record: 0.6 under 0.9";
+    EXPECT_GT(r.truth_recorded, 0ul);
+    EXPECT_EQ(r.truth_model, 0ul) << "both pairs have a record";
+    EXPECT_DOUBLE_EQ(r.worst_rel, 0.6);
+    EXPECT_LE(t.app[0].worst, 1.0) << "a record above 1 is capped: a co-runner does not speed an application up";
+    pl_sim_result_free(&r);
+    // only one direction recorded: the other goes through the model
+    recs.n = 1;
+    for (int i = 0; i < 2; i++)
+        t.app[i].machine = -1, t.app[i].done = 0, t.app[i].violated = false, t.app[i].worst = 1, t.app[i].nlearned = 0;
+    ASSERT_EQ(pl_sim_run(&t.f, pol, 1, &r, why, sizeof why), 0) << why;
+    EXPECT_GT(r.truth_recorded, 0ul);
+    EXPECT_GT(r.truth_model, 0ul);
+    pl_sim_result_free(&r);
+}
+
+// The command: --truth recorded is deterministic under a seed and says how much came from records; the model's
+// default is unchanged by the option's existence.
+TEST(PlaceSim, CommandRecordedTruthIsDeterministicAndReportsItsShare)
+{
+    int rc;
+    std::string cmd = std::string(IBENCH_BIN) + " place simulate --scenario ibench-200x40-recorded --policy interference"
+                      " --seed 3 --json --truth recorded --records " IBENCH_FIXTURES "/corun";
+    std::string a = ib_test::sh(cmd, &rc);
+    ASSERT_EQ(rc, 0) << a;
+    EXPECT_EQ(a, ib_test::sh(cmd, &rc)) << "the same seed, the same bytes";
+    json_t *d = json_loads(a.c_str(), 0, nullptr);
+    ASSERT_NE(d, nullptr) << a;
+    json_t *tr = json_object_get(d, "truth");
+    EXPECT_STREQ(json_string_value(json_object_get(tr, "kind")), "recorded");
+    double share = json_number_value(json_object_get(tr, "share_recorded"));
+    EXPECT_GT(share, 0.0);
+    EXPECT_LT(share, 1.0) << "4 records of 6 programs: some pairs fall back to the model";
+    json_decref(d);
+    std::string m = ib_test::sh(std::string(IBENCH_BIN) + " place simulate --scenario ibench-200x40 --policy interference"
+                       " --seed 3 --json", &rc);
+    EXPECT_NE(m.find("\"truth\": {\n    \"kind\": \"model\"\n  }"), std::string::npos) << m.substr(0, 300);
+    for (const char *bad : {" --truth recorded", " --records /tmp", " --truth oracle --records /tmp",
+                            " --truth recorded --records /nonexistent"}) {
+        std::string o = ib_test::sh(std::string(IBENCH_BIN) + " place simulate --scenario ibench-200x40 --policy interference"
+                           " --seed 3" + bad, &rc);
+        EXPECT_EQ(rc, 2) << bad << ": " << o;
+        EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << o;
+    }
+}
 
 TEST(PlaceSim, LeastLoadedTakesMostFreeCpuThenName)
 {
@@ -191,8 +266,8 @@ TEST(PlaceSim, UnknownScenarioAndEmptyFleetAreRefused)
     struct pl_sim_scenario s;
     char why[256] = "";
     EXPECT_EQ(pl_sim_scenario_make("nope", 1, nullptr, 0, &s, why, sizeof why), -EINVAL);
-    EXPECT_STREQ(why, "unknown scenario 'nope' (known: ibench-200x40)");
-    struct pl_sim_fleet f = {nullptr, 0, nullptr, 0};
+    EXPECT_STREQ(why, "unknown scenario 'nope' (known: ibench-200x40, ibench-200x40-recorded)");
+    struct pl_sim_fleet f = {nullptr, 0, nullptr, 0, nullptr};
     struct pl_sim_result r;
     EXPECT_EQ(pl_sim_run(&f, pl_sim_policy_find("least-loaded"), 1, &r, why, sizeof why), -EINVAL);
     EXPECT_STREQ(why, "the fleet has no machine");
@@ -222,7 +297,7 @@ TEST(PlaceSim, WorkIsDoneAtTheRateTheTruthGives)
     m[0].cpus = 4, m[0].mem = 8.0 * (1 << 30);
     struct pl_sim_app app[2] = {app_of(&a), app_of(&b)};
     app[0].qos = app[1].qos = 0.4;
-    struct pl_sim_fleet f = {m, 1, app, 2};
+    struct pl_sim_fleet f = {m, 1, app, 2, nullptr};
     struct pl_sim_result r;
     char why[256] = "";
     ASSERT_EQ(pl_sim_run(&f, pl_sim_policy_find("least-loaded"), 3, &r, why, sizeof why), 0) << why;
@@ -291,7 +366,7 @@ TEST(PlaceSim, CommandRefusesBadInputWithOneLine)
     int rc;
     std::string o = sh(std::string(IBENCH_BIN) + " place simulate --scenario nope --policy interference --seed 1", &rc);
     EXPECT_EQ(rc, 2);
-    EXPECT_EQ(o, "ibench place simulate: unknown scenario 'nope' (known: ibench-200x40)\n");
+    EXPECT_EQ(o, "ibench place simulate: unknown scenario 'nope' (known: ibench-200x40, ibench-200x40-recorded)\n");
     o = sh(std::string(IBENCH_BIN) + " place simulate --scenario ibench-200x40 --policy interference --seed 1 "
            "--profiles " IBENCH_FIXTURES, &rc); // fixtures hold invalid profiles on purpose
     EXPECT_EQ(rc, 2);
