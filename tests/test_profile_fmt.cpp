@@ -137,6 +137,12 @@ void fill_full(struct profile *p)
     p->relative_to = strdup("solo samples taken right before each point");
     p->caused_min_rounds = 3;
     p->caused_budget_s = 20.5;
+    p->timeout_s = 60; // 1.4
+    // 1.4: the pressure of two phases, one source absent (NAN: written null, read back NAN)
+    struct profile_phase ph = {nullptr, nullptr, 12.5, 3.5, 1.25, 0.5, 0, 0, NAN};
+    profile_add_phase(p, "baseline before", nullptr, &ph);
+    ph = {nullptr, nullptr, 30.25, 2.5, 93.5, 40, 0, 0, 0.5};
+    profile_add_phase(p, "tolerated", "mem-bw", &ph);
     p->before_median = 100.5;
     p->before = (double *)malloc(3 * sizeof(double));
     p->before[0] = 99.5, p->before[1] = 100.5, p->before[2] = 101.25;
@@ -176,9 +182,9 @@ void fill_full(struct profile *p)
     s->bracket[1] = 62.5;
     s->curve = (struct profile_point *)calloc(3, sizeof(struct profile_point));
     s->ncurve = 3;
-    s->curve[0] = {25, 950, 1000, 0.95, 25.5, 1, 0, 3};
-    s->curve[1] = {50, 800, 1000, 0.8, 50.25, 0, 0, 3};
-    s->curve[2] = {50, 700, 1000, 0.7, NAN, 0, 1, 0}; // no step completed: no self-meter; samples not recorded
+    s->curve[0] = {25, 950, 1000, 0.95, 25.5, 1, 0, 3, 0};
+    s->curve[1] = {50, 800, 1000, 0.8, 50.25, 0, 0, 3, 0};
+    s->curve[2] = {50, 700, 1000, 0.7, NAN, 0, 1, 0, 0}; // no step completed: no self-meter; samples not recorded
     s->have_caused = 1;
     struct profile_caused *c = &s->caused;
     c->intensity = 100;
@@ -256,6 +262,26 @@ void expect_equal(const struct profile &a, const struct profile &b)
     EXPECT_EQ(a.drift_pct, b.drift_pct);
     EXPECT_EQ(a.noise_pct, b.noise_pct);
     EXPECT_STREQ(a.confidence, b.confidence);
+    EXPECT_EQ(a.complete, b.complete);
+    EXPECT_TRUE(same(a.timeout_s, b.timeout_s));
+    ASSERT_EQ(a.nmissing, b.nmissing);
+    for (unsigned i = 0; i < a.nmissing; i++) {
+        EXPECT_STREQ(a.missing[i].phase, b.missing[i].phase);
+        EXPECT_STREQ(a.missing[i].soi, b.missing[i].soi);
+        EXPECT_TRUE(same(a.missing[i].intensity, b.missing[i].intensity));
+        EXPECT_STREQ(a.missing[i].reason, b.missing[i].reason);
+    }
+    ASSERT_EQ(a.nphases, b.nphases);
+    for (unsigned i = 0; i < a.nphases; i++) {
+        const struct profile_phase &x = a.phases[i], &y = b.phases[i];
+        EXPECT_STREQ(x.phase, y.phase);
+        EXPECT_STREQ(x.soi, y.soi);
+        EXPECT_EQ(x.wall_s, y.wall_s);
+        EXPECT_TRUE(same(x.cpu_some, y.cpu_some) && same(x.io_some, y.io_some) && same(x.io_full, y.io_full) &&
+                    same(x.memory_some, y.memory_some) && same(x.memory_full, y.memory_full) &&
+                    same(x.steal, y.steal))
+            << "phase " << i;
+    }
     ASSERT_EQ(a.nsois, b.nsois);
     for (unsigned i = 0; i < a.nsois; i++) {
         const struct profile_soi &x = a.sois[i], &y = b.sois[i];
@@ -294,6 +320,7 @@ void expect_equal(const struct profile &a, const struct profile &b)
             EXPECT_EQ(u.meets_qos, v.meets_qos) << k;
             EXPECT_EQ(u.again, v.again) << k;
             EXPECT_EQ(u.samples, v.samples) << k;
+            EXPECT_EQ(u.timed_out, v.timed_out) << k;
         }
         EXPECT_EQ(x.have_caused, y.have_caused);
         const struct profile_caused &c = x.caused, &d = y.caused;
@@ -510,8 +537,8 @@ TEST(ProfileFmt, Reads10)
     EXPECT_EQ(show.out.find("reach ("), std::string::npos) << "no reach section without reach";
 }
 
-// A 1.3 struct with every field set -> profile_write -> the JSON Schema -> profile_read: equal field by field.
-TEST(ProfileFmt, RoundTrip13)
+// A 1.4 struct with every field set -> profile_write -> the JSON Schema -> profile_read: equal field by field.
+TEST(ProfileFmt, RoundTrip14)
 {
     TempDir dir("profile_fmt");
     struct profile a, b;
@@ -520,7 +547,10 @@ TEST(ProfileFmt, RoundTrip13)
     char why[512] = "";
     ASSERT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
     const std::string text = slurp(f);
-    EXPECT_NE(text.find("\"version\": \"1.3\""), std::string::npos);
+    EXPECT_NE(text.find("\"version\": \"1.4\""), std::string::npos);
+    EXPECT_NE(text.find("\"complete\": true"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"steal_pct\": null"), std::string::npos) << "an absent source is null, not 0";
+    EXPECT_NE(text.find("\"disturbed_by\": \"io some 93.5 % > 20 %\""), std::string::npos) << text;
     EXPECT_NE(text.find("\"data_sharing\": 0.375"), std::string::npos) << text;
     EXPECT_NE(text.find("\"caused\": -3.25"), std::string::npos) << "the raw median, not clamped";
     EXPECT_EQ(text.find("NaN"), std::string::npos);
@@ -590,7 +620,7 @@ TEST(ProfileFmt, ShowOf12ClampsAndMarksCaused)
     s.bracket[0] = s.bracket[1] = 100;
     s.curve = (struct profile_point *)calloc(1, sizeof(struct profile_point));
     s.ncurve = 1;
-    s.curve[0] = {100, 1000, 1000, 1.0, 100.0, 1, 0, 3};
+    s.curve[0] = {100, 1000, 1000, 1.0, 100.0, 1, 0, 3, 0};
     s.have_caused = 1;
     s.caused.intensity = 100;
     s.caused.unit = strdup("acc/s");

@@ -140,8 +140,10 @@ struct prof_tol_result search(Fake &f, struct prof_params pp)
 {
     struct prof_meter m = f.meter();
     double v[5], med = 0;
+    unsigned got = 0;
     char why[256] = "";
-    EXPECT_EQ(prof_baseline(&pp, &m, 5, v, &med, why, sizeof(why)), 0) << why;
+    EXPECT_EQ(prof_baseline(&pp, &m, 5, v, &got, &med, why, sizeof(why)), 0) << why;
+    EXPECT_EQ(got, 5u);
     pp.noise = prof_noise(v, 5);
     struct prof_tol_result t;
     int rc = prof_tolerated(&pp, &m, med, &t, why, sizeof(why));
