@@ -57,6 +57,9 @@ const BadCase kBadCases[] = {
     {"samples-per-point-fraction", ": method.samples_per_point: an integer >= 1 expected, got 3.5"},
     {"skipped-empty-reason", ": sois[2].reason: a non-empty string expected, got \"\""},
     {"skipped-without-reason", ": sois[2].reason: missing"},
+    {"soi-listed-twice", ": sois[1].soi: SoI \"mem-cap\" listed twice (first at sois[0])"},
+    {"soi-unknown", ": sois[2].soi: an SoI this ibench knows expected (ibench list), got \"l3-cap\""},
+    {"soi-unknown-with-escape", ": sois[0].soi: an SoI this ibench knows expected (ibench list), got \"mem-cap?]0;pwned?\""},
     {"sois-not-array", ": sois: an array of SoI entries expected, got an object"},
     {"status-unknown", ": sois[0].status: \"measured\" or \"skipped\" expected, got \"done\""},
     {"target-command-number", ": target.command: a string or null expected, got 42"},
@@ -73,6 +76,11 @@ const BadCase kBadCases[] = {
     {"v1.2-min-rounds-zero", ": method.caused_min_rounds: an integer >= 1 expected, got 0"},
     {"v1.2-occupancy-without-pct", ": sois[0].caused_detail.occupancy.pct: missing"},
     {"v1.2-rounds-not-numbers", ": sois[0].caused_detail.rounds[1]: a number expected, got \"x\""},
+    {"v1.4-complete-missing", ": complete: missing (true or false expected)"},
+    {"v1.4-incomplete-soi-in-complete-profile", ": sois[1].status: \"measured\" or \"skipped\" in a profile marked complete"},
+    {"v1.4-incomplete-without-missing", ": missing: missing (an array of items"},
+    {"v1.4-phase-share-over-100", ": phases[0].io_some_pct: a number in [0, 100] or null expected, got 120"},
+    {"v1.4-timed-out-meets-qos", ": sois[0].curve[0]: meets_qos false on a timed-out point"},
     {"version-2.0", ": version: profile version 2.0; this ibench reads version 1.x only"},
     {"version-not-digits", ": version: \"MAJOR.MINOR\" (digits) expected, got \"1.x\""},
 };
@@ -378,6 +386,68 @@ TEST(ProfileFmt, ReaderRefusesEveryBadFixtureNamingTheField)
         EXPECT_EQ(p.sois, nullptr) << "nothing to free after an error";
         profile_free(&p); // harmless
     }
+}
+
+// Issue 27: a profile listing one SoI thousands of times (62 MB, shown with exit 0) is refused at the first repeat,
+// naming it, by the reader and by show; nothing on stdout.
+TEST(ProfileFmt, AnSoiListedThousandsOfTimesIsRefusedAtTheFirstRepeat)
+{
+    TempDir dir("profile_fmt");
+    json_error_t e;
+    json_t *d = json_load_file((std::string(IBENCH_FIXTURES) + "/profile-v1.2-small.json").c_str(), 0, &e);
+    ASSERT_NE(d, nullptr) << e.text;
+    json_t *one = json_incref(json_array_get(json_object_get(d, "sois"), 1));
+    json_t *many = json_array();
+    for (int i = 0; i < 5000; i++)
+        json_array_append(many, one);
+    json_decref(one);
+    json_object_set_new(d, "sois", many);
+    const std::string f = dir.path() + "/dup.json";
+    ASSERT_EQ(json_dump_file(d, f.c_str(), 0), 0);
+    json_decref(d);
+    struct profile p;
+    char why[512] = "";
+    EXPECT_EQ(profile_read(f.c_str(), &p, why, sizeof(why)), -EINVAL);
+    EXPECT_NE(std::string(why).find(f + ": sois[1].soi: SoI \"mem-bw\" listed twice (first at sois[0])"),
+              std::string::npos)
+        << why;
+    Proc s;
+    run(s, {"show", f});
+    EXPECT_EQ(s.exit_code(), 2) << s.err;
+    EXPECT_EQ(s.out, "");
+    EXPECT_EQ(std::count(s.err.begin(), s.err.end(), '\n'), 1) << s.err;
+}
+
+// A newer minor version may list an SoI this ibench does not know (a newer SoI): read with one warning, not
+// refused. Its names hold escape sequences, and every one comes out escaped: no ESC byte reaches the terminal.
+TEST(ProfileFmt, NewerVersionsUnknownSoiIsAWarningAndEscapesComeOutEscaped)
+{
+    const std::string f = std::string(IBENCH_FIXTURES) + "/profile-v1.9-unknown-soi.json";
+    struct profile p;
+    char why[512] = "";
+    ASSERT_EQ(profile_read(f.c_str(), &p, why, sizeof(why)), 0) << why;
+    ASSERT_NE(p.warning, nullptr);
+    EXPECT_NE(std::string(p.warning).find("1 SoI this ibench does not know"), std::string::npos) << p.warning;
+    EXPECT_NE(std::string(p.warning).find("version 1.9, newer than this ibench's 1.4"), std::string::npos)
+        << p.warning;
+    EXPECT_STREQ(p.sois[2].soi, "l3-cap\x1b[31m") << "the struct keeps the name as the file has it";
+    profile_free(&p);
+    Proc s;
+    run(s, {"show", f});
+    EXPECT_EQ(s.exit_code(), 0) << s.err;
+    EXPECT_EQ(s.out.find('\x1b'), std::string::npos) << "a raw ESC on stdout";
+    EXPECT_EQ(s.err.find('\x1b'), std::string::npos) << "a raw ESC on stderr";
+    EXPECT_NE(s.out.find("profile   svc\\x1b[2J\\x1b[31m (1.9, "), std::string::npos) << s.out;
+    EXPECT_NE(s.out.find("l3-cap\\x1b[31m skipped: "), std::string::npos) << s.out;
+    EXPECT_EQ(s.err.find("ibench show: warning: "), 0u) << s.err;
+    EXPECT_EQ(std::count(s.err.begin(), s.err.end(), '\n'), 1) << s.err;
+    // the same file as this ibench's own version: refused, the name shown without its escape
+    Proc q;
+    const std::string bad = path_of({"soi-unknown-with-escape", ""});
+    run(q, {"show", bad});
+    EXPECT_EQ(q.exit_code(), 2);
+    EXPECT_EQ(q.err.find('\x1b'), std::string::npos) << q.err;
+    EXPECT_EQ(q.err.find('\x07'), std::string::npos) << q.err;
 }
 
 TEST(ProfileFmt, MissingFileIsENOENT)
