@@ -351,6 +351,7 @@ int cmd_place_hetero(int argc, char **argv)
                 rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
                 goto out;
             }
+            cli_profile_warn(CMD, &apps[a].prof[t]);
             apps[a].read[t] = true;
             apps[a].pp[t] = &apps[a].prof[t];
         }

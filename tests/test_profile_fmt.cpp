@@ -441,6 +441,13 @@ TEST(ProfileFmt, NewerVersionsUnknownSoiIsAWarningAndEscapesComeOutEscaped)
     EXPECT_NE(s.out.find("l3-cap\\x1b[31m skipped: "), std::string::npos) << s.out;
     EXPECT_EQ(s.err.find("ibench show: warning: "), 0u) << s.err;
     EXPECT_EQ(std::count(s.err.begin(), s.err.end(), '\n'), 1) << s.err;
+    // the placement commands print profile names too: place pair of it beside the recorded memcached profile
+    Proc pp;
+    run(pp, {"place", "pair", f, kMemcached});
+    EXPECT_TRUE(pp.exit_code() == 0 || pp.exit_code() == 1) << pp.err; // safe or unsafe: a verdict, not a refusal
+    EXPECT_EQ(pp.out.find('\x1b'), std::string::npos) << "a raw ESC on stdout";
+    EXPECT_EQ(pp.err.find('\x1b'), std::string::npos) << "a raw ESC on stderr";
+    EXPECT_NE(pp.out.find("1 svc\\x1b[2J"), std::string::npos) << pp.out;
     // the same file as this ibench's own version: refused, the name shown without its escape
     Proc q;
     const std::string bad = path_of({"soi-unknown-with-escape", ""});
