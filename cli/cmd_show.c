@@ -216,7 +216,7 @@ int cmd_show(int argc, char **argv)
                "disturbed");
     for (unsigned i = 0; i < p.nphases; i++) {
         const struct profile_phase *ph = &p.phases[i];
-        char name[96], by[96], b5[32], b6[32], b7[128];
+        char name[96], by[160], b5[32], b6[32], b7[200];
         snprintf(name, sizeof(name), "%s%s%s", ph->phase ? ph->phase : "-", ph->soi ? " " : "", ph->soi ? ph->soi : "");
         int d = profile_phase_disturbed(ph, by, sizeof(by));
         ndist += d;

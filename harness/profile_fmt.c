@@ -181,13 +181,15 @@ int profile_phase_disturbed(const struct profile_phase *ph, char *why, size_t le
              {"steal", "steal", ph->steal, DISTURB_STEAL}};
     if (why && len)
         why[0] = 0;
+    int n = 0;
     for (size_t i = 0; i < IB_ARRAY_SIZE(c); i++)
         if (isfinite(c[i].v) && c[i].v > c[i].bound && !own_pressure(ph->soi, c[i].res)) {
-            if (why && len)
-                snprintf(why, len, "%s %.1f %% > %g %%", c[i].what, c[i].v, c[i].bound);
-            return 1;
+            size_t k = why ? strlen(why) : 0;
+            if (why && k < len)
+                snprintf(why + k, len - k, "%s%s %.1f %% > %g %%", n ? "; " : "", c[i].what, c[i].v, c[i].bound);
+            n++;
         }
-    return 0;
+    return n > 0;
 }
 
 /* ---- reading: typed getters that name the field ------------------------------------------------------------ */
@@ -1227,7 +1229,7 @@ static json_t *profile_json(const struct profile *p)
             req_num(j, "memory_some_pct", ph->memory_some);
             req_num(j, "memory_full_pct", ph->memory_full);
             req_num(j, "steal_pct", ph->steal);
-            char by[96];
+            char by[160];
             int dist = profile_phase_disturbed(ph, by, sizeof(by));
             json_object_set_new(j, "disturbed", json_boolean(dist));
             if (dist)

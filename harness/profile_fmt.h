@@ -120,8 +120,8 @@ struct profile_phase {
     double cpu_some, io_some, io_full, memory_some, memory_full, steal;
 };
 
-/* A neighbour disturbed the phase: the first share over its bound (docs/profile.md, "Pressure"), named in why
- * ("io some 93.1 % > 20 %"). The resource the phase's own SoI presses is not judged (io for disk-cap and disk-bw,
+/* A neighbour disturbed the phase: a share over its bound (docs/profile.md, "Pressure during the profile"), each
+ * named in why ("cpu some 98.8 % > 20 %; io some 93.1 % > 20 %"). The resource the phase's own SoI presses is not judged (io for disk-cap and disk-bw,
  * memory for mem-cap). 1 disturbed, 0 not (why ""). */
 int profile_phase_disturbed(const struct profile_phase *ph, char *why, size_t len);
 
