@@ -816,7 +816,7 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
                                                                              : 0;
         else if (rc == 0)
             rc = prc;
-    } else if (rc == 0 && p->nbefore) {
+    } else if (rc == 0) {
         rc = profile_add_missing(p, "baseline after", NULL, NAN, "not measured: the profile stopped before it") < 0
                  ? ib_why(why, len, -ENOMEM, "out of memory")
                  : 0;

@@ -739,6 +739,32 @@ TEST_F(ProfileTimeout, ASoloSamplePastItsTimeoutStopsTheMeasuringAndKeepsWhatWas
     EXPECT_EQ(leftovers(), 0);
 }
 
+// The case of the issue: the very first sample (the baseline's) does not finish. Nothing is measured, and the profile
+// says so: no baseline figure, every SoI "not measured", what is missing and why, and the pressure of the baseline.
+TEST_F(ProfileTimeout, TheFirstSamplePastItsTimeoutWritesAProfileOfWhatIsMissing)
+{
+    Proc p;
+    json_t *d = profile_of(p, 0, "mem-bw");
+    ASSERT_NE(d, nullptr);
+    EXPECT_TRUE(json_is_false(json_object_get(d, "complete")));
+    json_t *bl = json_object_get(d, "baseline");
+    EXPECT_EQ(json_object_size(bl), 0u) << "no figure is invented";
+    json_t *miss = json_object_get(d, "missing");
+    ASSERT_EQ(json_array_size(miss), 3u) << "baseline before, mem-bw, baseline after";
+    EXPECT_STREQ(json_string_value(json_object_get(json_array_get(miss, 0), "phase")), "baseline before");
+    EXPECT_NE(std::string(json_string_value(json_object_get(json_array_get(miss, 0), "reason")))
+                  .find("did not finish within 2 s"),
+              std::string::npos);
+    EXPECT_STREQ(json_string_value(json_object_get(json_array_get(json_object_get(d, "sois"), 0), "status")),
+                 "incomplete");
+    json_t *ph = json_object_get(d, "phases");
+    ASSERT_EQ(json_array_size(ph), 1u);
+    EXPECT_STREQ(json_string_value(json_object_get(json_array_get(ph, 0), "phase")), "baseline before");
+    json_decref(d);
+    expect_schema_and_show("not measured: the profile stopped before it");
+    EXPECT_EQ(leftovers(), 0);
+}
+
 TEST(ProfileReach, VerdictRule)
 {
     // bar 2.5 % (QoS 0.95): clearly nothing, clearly something, and the noisy middle
