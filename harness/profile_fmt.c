@@ -1142,7 +1142,9 @@ static json_t *samples_json(double median, const double *v, unsigned n)
 static json_t *profile_json(const struct profile *p)
 {
     char ver[32];
-    snprintf(ver, sizeof(ver), "%d.%d", PROFILE_MAJOR, PROFILE_MINOR);
+    /* the current version; a newer minor version's profile keeps its own: it may list SoIs only that version knows,
+     * which this reader refuses in a file of its own version (the text must read back) */
+    snprintf(ver, sizeof(ver), "%d.%d", PROFILE_MAJOR, p->minor > PROFILE_MINOR ? p->minor : PROFILE_MINOR);
     json_t *d = json_object(), *o;
     json_object_set_new(d, "format", json_string(PROFILE_FORMAT));
     json_object_set_new(d, "version", json_string(ver));

@@ -441,6 +441,13 @@ TEST(ProfileFmt, NewerVersionsUnknownSoiIsAWarningAndEscapesComeOutEscaped)
     EXPECT_NE(s.out.find("l3-cap\\x1b[31m skipped: "), std::string::npos) << s.out;
     EXPECT_EQ(s.err.find("ibench show: warning: "), 0u) << s.err;
     EXPECT_EQ(std::count(s.err.begin(), s.err.end(), '\n'), 1) << s.err;
+    // show --json re-emits it as it was read, in its own (newer) version: it reads back
+    Proc sj;
+    run(sj, {"show", "--json", f});
+    EXPECT_EQ(sj.exit_code(), 0) << sj.err;
+    ASSERT_EQ(profile_parse(sj.out.c_str(), "stdout", &p, why, sizeof(why)), 0) << why;
+    EXPECT_EQ(p.minor, 9);
+    profile_free(&p);
     // the placement commands print profile names too: place pair of it beside the recorded memcached profile
     Proc pp;
     run(pp, {"place", "pair", f, kMemcached});
