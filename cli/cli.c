@@ -13,6 +13,7 @@
 #include "ib_err.h"
 #include "machine.h"
 #include "place.h"
+#include "profile_fmt.h"
 #include "target.h"
 #include "watchdog.h"
 
@@ -72,11 +73,16 @@ int cli_fail(int code, const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     out_progress_done();
-    fprintf(stderr, "ibench %s: ", cmd);
+    char *msg = NULL;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
     va_end(ap);
-    fputc('\n', stderr);
+    /* one line, whatever a file put in the names and reasons it quotes */
+    char *safe = msg ? malloc(4 * strlen(msg) + 8) : NULL;
+    fprintf(stderr, "ibench %s: %s\n", cmd, safe ? tty_text(msg, safe, 4 * strlen(msg) + 8) : msg ? "?" : "out of memory");
+    free(safe);
+    free(msg);
     return code;
 }
 
@@ -85,6 +91,12 @@ void cli_calib_note(const char *cmd, const struct machine *m)
     if (m->calib.nocache)
         fprintf(stderr, "ibench %s: warning: %s: measuring without the calibration cache, saving nothing\n", cmd,
                 m->calib.nocache_why);
+}
+
+void cli_profile_warn(const char *cmd, const struct profile *p)
+{
+    if (p && p->warning)
+        fprintf(stderr, "ibench %s: warning: %s\n", cmd, TTY_TEXT(p->warning));
 }
 
 struct cmd {

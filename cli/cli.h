@@ -92,6 +92,9 @@ int cli_fail(int code, const char *cmd, const char *fmt, ...) __attribute__((for
  * command goes on, measuring what it needs without the cache. */
 struct machine;
 void cli_calib_note(const char *cmd, const struct machine *m);
+/* After profile_read: the reader's warning (an SoI of a newer version it does not know), once on stderr. */
+struct profile;
+void cli_profile_warn(const char *cmd, const struct profile *p);
 
 #ifdef __cplusplus
 }

@@ -166,6 +166,7 @@ static int profile_annotations(int argc, char **argv)
     int rc = profile_read(path, &p, why, sizeof(why));
     if (rc < 0)
         return cli_fail(rc == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, cmd, "%s", why);
+    cli_profile_warn(cmd, &p);
     profile_free(&p);
     json_error_t err;
     json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &err);

@@ -209,17 +209,18 @@ int cmd_place_colocate(int argc, char **argv)
         json_array_foreach(decisions, i, d)
         {
             json_t *m = json_object_get(d, "machine");
-            printf("\n%s (%d CPUs, %.1f GiB): %s%s\n", json_string_value(json_object_get(d, "application")),
+            printf("\n%s (%d CPUs, %.1f GiB): %s%s\n", TTY_TEXT(json_string_value(json_object_get(d, "application"))),
                    (int)json_integer_value(json_object_get(d, "cpus")),
                    json_real_value(json_object_get(d, "memory_gib")), json_is_string(m) ? "-> " : "waits",
-                   json_is_string(m) ? json_string_value(m) : "");
+                   TTY_TEXT(json_string_value(m)));
             size_t k;
             json_t *cd;
             json_array_foreach(json_object_get(d, "candidates"), k, cd)
             {
                 json_t *fit = json_object_get(cd, "fit");
-                printf("  %-10s %-8s %s", json_string_value(json_object_get(cd, "machine")),
-                       json_string_value(json_object_get(cd, "verdict")), json_string_value(json_object_get(cd, "why")));
+                printf("  %-10s %-8s %s", TTY_TEXT(json_string_value(json_object_get(cd, "machine"))),
+                       json_string_value(json_object_get(cd, "verdict")),
+                       TTY_TEXT(json_string_value(json_object_get(cd, "why"))));
                 if (fit)
                     printf(", fit %.1f", json_real_value(fit));
                 printf("\n");

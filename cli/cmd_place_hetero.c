@@ -219,10 +219,10 @@ static void result_table(const struct spec *s, const struct app *apps, const str
 {
     printf("%u application(s) on %u cores (", r->napps, r->ncores);
     for (unsigned t = 0; t < s->ntypes; t++)
-        printf("%s%s:%u", t ? ", " : "", s->type[t], s->count[t]);
+        printf("%s%s:%u", t ? ", " : "", TTY_TEXT(s->type[t]), s->count[t]);
     printf("); shared: ");
     for (unsigned k = 0; k < r->nres; k++)
-        printf("%s%s", k ? ", " : "", r->res[k]);
+        printf("%s%s", k ? ", " : "", TTY_TEXT(r->res[k]));
     printf("; unknowns %s\n\n", pessimistic ? "pessimistic" : "optimistic");
     printf("%-16s %4s %-10s %8s %8s  %-28s %s\n", "application", "core", "type", "cost", "placed", "cost by type",
            "suffers on its core (others > tolerated)");
@@ -231,15 +231,16 @@ static void result_table(const struct spec *s, const struct app *apps, const str
     for (unsigned a = 0; a < r->napps; a++) {
         char by[256] = "", why[512] = "";
         for (unsigned t = 0; t < r->ntypes; t++)
-            snprintf(by + strlen(by), sizeof by - strlen(by), "%s%s %.1f", t ? ", " : "", s->type[t],
+            snprintf(by + strlen(by), sizeof by - strlen(by), "%s%s %.1f", t ? ", " : "", TTY_TEXT(s->type[t]),
                      r->cost[a * r->ntypes + t]);
         for (unsigned k = 0; k < r->nres; k++) {
             const struct pl_hetero_cell *c = &r->cell[((size_t)a * r->ntypes + r->type[a]) * r->nres + k];
             if (c->excess > 0)
                 snprintf(why + strlen(why), sizeof why - strlen(why), "%s%s %.1f%s > %.1f%s", *why ? ", " : "",
-                         r->res[k], c->others, c->unknown_oth ? "?" : "", c->tolerated, c->unknown_tol ? "?" : "");
+                         TTY_TEXT(r->res[k]), c->others, c->unknown_oth ? "?" : "", c->tolerated, c->unknown_tol ? "?" : "");
         }
-        printf("%-16.16s %4u %-10.10s %8.1f %8.1f  %-28s %s\n", apps[a].name, r->core[a], s->type[r->type[a]],
+        printf("%-16.16s %4u %-10.10s %8.1f %8.1f  %-28s %s\n", TTY_TEXT(apps[a].name), r->core[a],
+               TTY_TEXT(s->type[r->type[a]]),
                r->cost[a * r->ntypes + r->type[a]], r->placed[a], by, *why ? why : "-");
     }
     printf("\naverage interference %.2f points (total %.2f), exact; as placed (co-runners' caused on their own core "
@@ -351,6 +352,7 @@ int cmd_place_hetero(int argc, char **argv)
                 rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
                 goto out;
             }
+            cli_profile_warn(CMD, &apps[a].prof[t]);
             apps[a].read[t] = true;
             apps[a].pp[t] = &apps[a].prof[t];
         }

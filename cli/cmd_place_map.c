@@ -206,24 +206,24 @@ int cmd_place_map(int argc, char **argv)
         json_decref(doc);
     } else {
         if (llc >= 0)
-            printf("%s (%u threads) beside %s (%u threads) on %s: LLC = %s (%u), memory path = %s (%u)\n\n", t.name,
-                   t.threads, co.name, co.threads, m.spec, h.lv[llc].name, h.lv[llc].ninst, h.lv[bus].name,
+            printf("%s (%u threads) beside %s (%u threads) on %s: LLC = %s (%u), memory path = %s (%u)\n\n", TTY_TEXT(t.name),
+                   t.threads, TTY_TEXT(co.name), co.threads, m.spec, h.lv[llc].name, h.lv[llc].ninst, h.lv[bus].name,
                    h.lv[bus].ninst);
         else
-            printf("%s (%u threads) beside %s (%u threads) on %s: no shared level\n\n", t.name, t.threads, co.name,
+            printf("%s (%u threads) beside %s (%u threads) on %s: no shared level\n\n", TTY_TEXT(t.name), t.threads, TTY_TEXT(co.name),
                    co.threads, m.spec);
         printf("%-16s %12s %14s %13s\n", "", "bus usage", "LLC footprint", "data sharing");
         const struct pl_map_chars *ap[2] = {&t, &co};
         for (int i = 0; i < 2; i++) {
             char ds[32];
             snprintf(ds, sizeof ds, isnan(ap[i]->data_sharing) ? "unknown" : "%.2f", ap[i]->data_sharing);
-            printf("%-16.16s %12.1f %14.1f %13s\n", ap[i]->name, ap[i]->bus_usage, ap[i]->llc_footprint, ds);
+            printf("%-16.16s %12.1f %14.1f %13s\n", TTY_TEXT(ap[i]->name), ap[i]->bus_usage, ap[i]->llc_footprint, ds);
         }
         for (int i = 0; i < 2; i++)
             if (!strcmp(ap[i]->src[0], ap[i]->src[1]) && !strcmp(ap[i]->src[1], ap[i]->src[2]))
-                printf("  %s: all %s\n", ap[i]->name, ap[i]->src[0]);
+                printf("  %s: all %s\n", TTY_TEXT(ap[i]->name), ap[i]->src[0]);
             else
-                printf("  %s: bus usage %s; LLC footprint %s; data sharing %s\n", ap[i]->name, ap[i]->src[0],
+                printf("  %s: bus usage %s; LLC footprint %s; data sharing %s\n", TTY_TEXT(ap[i]->name), ap[i]->src[0],
                        ap[i]->src[1], ap[i]->src[2]);
         printf("\nAlgorithm 1: %s\n", d.why);
         printf("decision: LLC %s, memory path %s (line %d)\n", word(d.llc), word(d.bus), d.line);
@@ -233,7 +233,7 @@ int cmd_place_map(int argc, char **argv)
             printf("placed:   LLC %s (%u instance%s), memory path %s (%u)\n", word(r.llc), r.llc_used,
                    r.llc_used == 1 ? "" : "s", word(r.bus), r.bus_used);
         printf("\n");
-        printf("%-16.16s cpus %s\n%-16.16s cpus %s\n", t.name, tl, co.name, cl);
+        printf("%-16.16s cpus %s\n%-16.16s cpus %s\n", TTY_TEXT(t.name), tl, TTY_TEXT(co.name), cl);
         if (r.notation[0])
             printf("notation         %s\n", r.notation);
     }

@@ -39,6 +39,7 @@ static int read_profiles(const char *cmd, char *const *paths, unsigned n, struct
             *out = NULL;
             return cli_fail(rc == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, cmd, "%s", why);
         }
+        cli_profile_warn(cmd, &(*out)[i]);
     }
     return 0;
 }
@@ -129,15 +130,15 @@ static void pair_table(const struct profile *p, const struct pl_coloc_result *r,
             any |= r->cell[a * r->nres + k].judged;
         if (!any) {
             if (nf)
-                fprintf(nf, "%s%s", ftell(nf) ? ", " : "", r->res[k]);
+                fprintf(nf, "%s%s", ftell(nf) ? ", " : "", TTY_TEXT(r->res[k]));
             continue;
         }
         for (unsigned a = 0; a < r->napps; a++) {
             const struct pl_coloc_cell *c = &r->cell[a * r->nres + k];
             char label[40];
-            snprintf(label, sizeof label, "%u %s", a + 1, name_of(&p[a]));
+            snprintf(label, sizeof label, "%u %s", a + 1, TTY_TEXT(name_of(&p[a])));
             if (!c->judged) {
-                printf("%-14s %-20.20s %10s %13s %9s\n", r->res[k], label, "-", "-", "-");
+                printf("%-14s %-20.20s %10s %13s %9s\n", TTY_TEXT(r->res[k]), label, "-", "-", "-");
                 unjudged = true;
                 continue;
             }
@@ -145,7 +146,7 @@ static void pair_table(const struct profile *p, const struct pl_coloc_result *r,
             snprintf(t, sizeof t, "%.1f%s", c->tolerated, c->unknown_tol ? "?" : "");
             snprintf(oth, sizeof oth, "%.1f%s", c->others, c->unknown_oth ? "?" : "");
             marks |= c->unknown_tol || c->unknown_oth;
-            printf("%-14s %-20.20s %10s %13s %9.1f%s\n", r->res[k], label, t, oth, c->headroom,
+            printf("%-14s %-20.20s %10s %13s %9.1f%s\n", TTY_TEXT(r->res[k]), label, t, oth, c->headroom,
                    c->headroom < 0 ? "  breaks" : "");
         }
     }
@@ -163,9 +164,9 @@ static void pair_table(const struct profile *p, const struct pl_coloc_result *r,
     if (r->safe)
         printf("\nverdict: safe, fit %.1f (slack kept by the binding members, summed over resources)\n", r->fit);
     else
-        printf("\nverdict: unsafe: %s\n", r->deciding ? r->deciding : "");
+        printf("\nverdict: unsafe: %s\n", TTY_TEXT(r->deciding));
     for (unsigned i = 0; i < r->nwarnings; i++)
-        printf("warning: %s\n", r->warnings[i]);
+        printf("warning: %s\n", TTY_TEXT(r->warnings[i]));
 }
 
 int cmd_place_pair(int argc, char **argv)
@@ -457,16 +458,16 @@ int cmd_place_predict(int argc, char **argv)
     if (json) {
         rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, cmd, "cannot write JSON");
     } else {
-        printf("%s beside", name_of(&p[0]));
+        printf("%s beside", TTY_TEXT(name_of(&p[0])));
         for (unsigned i = 1; i < n; i++)
-            printf("%s %s", i > 1 ? "," : "", name_of(&p[i]));
+            printf("%s %s", i > 1 ? "," : "", TTY_TEXT(name_of(&p[i])));
         printf("\n\n%-14s %9s %9s\n%-14s %9s %9s\n", "resource", "pressure", "relative", "--------", "--------",
                "--------");
         size_t k;
         json_t *row;
         json_array_foreach(res, k, row)
         {
-            printf("%-14s %9.1f %9.3f\n", json_string_value(json_object_get(row, "name")),
+            printf("%-14s %9.1f %9.3f\n", TTY_TEXT(json_string_value(json_object_get(row, "name"))),
                    json_real_value(json_object_get(row, "pressure")), json_real_value(json_object_get(row, "relative")));
         }
         printf("\npredicted relative performance %.3f", rel);

@@ -68,6 +68,7 @@ int cmd_place_provision(int argc, char **argv)
     int e = profile_read(path, &p, why, sizeof why);
     if (e < 0)
         return cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
+    cli_profile_warn(CMD, &p);
     struct pl_catalog cat = {0};
     if (catalog && (e = pl_catalog_read(catalog, &cat, why, sizeof why)) < 0) {
         profile_free(&p);
@@ -118,7 +119,7 @@ int cmd_place_provision(int argc, char **argv)
         rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, CMD, "cannot write JSON");
     } else {
         printf("%s: resources ranked by pressure + sensitivity (candidates for relief score >= %.2f)\n\n",
-               p.name ? p.name : "?", PL_PROV_THRESHOLD);
+               p.name ? TTY_TEXT(p.name) : "?", PL_PROV_THRESHOLD);
         printf("%4s  %-12s %16s %10s %6s  %s\n", "rank", "resource", "caused", "tolerated", "score", "");
         printf("%4s  %-12s %16s %10s %6s\n", "----", "--------", "------", "---------", "-----");
         for (unsigned i = 0; i < pr.nranked; i++) {
@@ -131,13 +132,13 @@ int cmd_place_provision(int argc, char **argv)
                 snprintf(cs, sizeof cs, "-");
             if (!isfinite(r->caused_se) && isfinite(r->caused))
                 snprintf(cs, sizeof cs, "%.1f", r->caused);
-            printf("%4u  %-12s %16s %10.1f %6.2f  %s\n", i + 1, r->soi, cs, r->tolerated, r->score,
+            printf("%4u  %-12s %16s %10.1f %6.2f  %s\n", i + 1, TTY_TEXT(r->soi), cs, r->tolerated, r->score,
                    r->candidate ? (i < pr.top ? "top candidate" : "candidate") : "");
         }
         if (pr.nranked < pr.nres) {
             printf("\nnot measured:");
             for (unsigned i = pr.nranked; i < pr.nres; i++)
-                printf("%s %s", i > pr.nranked ? "," : "", pr.res[i].soi);
+                printf("%s %s", i > pr.nranked ? "," : "", TTY_TEXT(pr.res[i].soi));
             printf("\n");
         }
         if (!catalog) {
@@ -146,14 +147,14 @@ int cmd_place_provision(int argc, char **argv)
             printf("\nno type of %s relieves the top %u candidate(s)\n", catalog, pr.top);
         } else {
             printf("\nmachine types of %s (against %s) that relieve the top %u candidate(s), best first:\n", catalog,
-                   cat.baseline, pr.top);
+                   TTY_TEXT(cat.baseline), pr.top);
             for (unsigned a = 0; a < pr.nadv; a++) {
                 const struct pl_catalog_type *t = &cat.t[pr.adv[a].type];
-                printf("  %u. %s (cost %.2f): relieves %u:", a + 1, t->name, t->cost, pr.adv[a].relieved);
+                printf("  %u. %s (cost %.2f): relieves %u:", a + 1, TTY_TEXT(t->name), t->cost, pr.adv[a].relieved);
                 for (unsigned k = 0, n = 0; k < pr.top; k++) {
                     double f = pl_catalog_factor(t, pr.res[k].soi);
                     if (f > 1)
-                        printf("%s %s x%.3g (pressure %.1f -> %.1f)", n++ ? "," : "", pr.res[k].soi, f,
+                        printf("%s %s x%.3g (pressure %.1f -> %.1f)", n++ ? "," : "", TTY_TEXT(pr.res[k].soi), f,
                                pr.res[k].pressure * 100, pr.res[k].pressure * 100 / f);
                 }
                 printf("\n");

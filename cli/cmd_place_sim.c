@@ -85,8 +85,10 @@ static int read_dir(const char *dir, struct profile **out, unsigned *n)
         int r = profile_read(path, &(*out)[i], why, sizeof why);
         if (r < 0)
             rc = cli_fail(r == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
-        else
+        else {
+            cli_profile_warn(CMD, &(*out)[i]);
             (*n)++;
+        }
     }
     for (unsigned i = 0; i < nn; i++)
         free(names[i]);

@@ -56,9 +56,13 @@ static void profile_usage(void)
            "                       (default 500)\n"
            "  --no-reach-check     ramp llc-cap, llc-bw and mem-bw even where their probe on the target's CPU does\n"
            "                       not move (on a VM, CPUs hwloc says share a cache may not share one)\n\n"
-           "Progress goes to stderr. Exit 0 with the profile written; 1 when the target or its load fails (no\n"
-           "profile written); 2 on bad input; 77 when the metric cannot be read here (ipc without a PMU); 130 on\n"
-           "Ctrl-C. Every SoI and child process is stopped on every exit path.\n");
+           "Progress goes to stderr: the phase, the SoI, the point and the time left, a refreshing line on a\n"
+           "terminal, else one line per sample (IBENCH_PROGRESS=0: none). A sample that does not finish within\n"
+           "--timeout is written as what it is (a QoS break by at least that much, or where the measuring stopped)\n"
+           "and the profile is written incomplete, with what is missing and why. The machine's pressure (PSI,\n"
+           "steal) is recorded per phase. Exit 0 with the profile written; 1 when it is incomplete, or when the\n"
+           "target or its load fails (no profile written); 2 on bad input; 77 when the metric cannot be read here\n"
+           "(ipc without a PMU); 130 on Ctrl-C. Every SoI and child process is stopped on every exit path.\n");
 }
 
 /* The options that take a number: where it goes, its range, its message. */
@@ -237,6 +241,7 @@ int cmd_profile(int argc, char **argv)
         return cli_fail(IB_EXIT_FAIL, "profile", "%s", why);
     }
     cli_calib_note("profile", &m);
+    render_progress_lines(); /* a profile takes minutes: off a terminal too, a line per sample says where it is */
     if ((rc = check(&o, &m, cpus, out)) != 0) {
     } else {
         cli_signals_install();
@@ -259,12 +264,21 @@ int cmd_profile(int argc, char **argv)
             if (wr < 0) {
                 rc = cli_fail(IB_EXIT_FAIL, "profile", "%s", why);
             } else {
-                fprintf(stderr, "ibench profile: wrote %s (ibench show %s prints it)\n", out, out);
                 char *txt = json ? profile_dumps(p) : NULL;
                 if (txt)
                     printf("%s\n", txt);
                 free(txt);
-                rc = IB_EXIT_OK;
+                if (p->complete) {
+                    fprintf(stderr, "ibench profile: wrote %s (ibench show %s prints it)\n", out, out);
+                    rc = IB_EXIT_OK;
+                } else { /* written with everything measured, and a run-time failure all the same */
+                    rc = cli_fail(IB_EXIT_FAIL, "profile", "wrote %s, incomplete: %u item%s missing, the first: %s%s%s: "
+                                  "%s (ibench show %s lists them)", out, p->nmissing, p->nmissing == 1 ? "" : "s",
+                                  p->nmissing ? p->missing[0].phase : "?",
+                                  p->nmissing && p->missing[0].soi ? " of " : "",
+                                  p->nmissing && p->missing[0].soi ? p->missing[0].soi : "",
+                                  p->nmissing ? p->missing[0].reason : "?", out);
+                }
             }
             profile_free(p);
             free(p);

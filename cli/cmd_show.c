@@ -53,16 +53,15 @@ static int load_arg(const char *cmd, int argc, char **argv, struct profile *p, c
     int rc = profile_read(*path, p, why, sizeof(why));
     if (rc < 0) /* all but -ENOMEM is the file named (profile_read): bad input, with the reader's real errno */
         return cli_fail(cli_exit_for(rc, rc != -ENOMEM), cmd, "%s", why);
+    cli_profile_warn(cmd, p);
     return 0;
 }
 
 /* A number as the file has it, "-" when absent (NAN): show never invents a 0. b: a char array. */
 #define NUM(b, fmt, v) (isfinite(v) && snprintf(b, sizeof(b), fmt, v) >= 0 ? (const char *)(b) : "-")
 
-static const char *str(const char *s)
-{
-    return s && *s ? s : "-";
-}
+/* A string from the file: "-" when absent, control characters escaped (render.h, tty_text). */
+#define STR(s) ((s) && *(s) ? TTY_TEXT(s) : "-")
 
 /* The caused cell: the raw figure clamped to 0-100 for display, its standard error when known, "n.d." when it is
  * within 2 se of 0. */
@@ -99,21 +98,24 @@ int cmd_show(int argc, char **argv)
         return IB_EXIT_OK;
     }
     char b1[32], b2[32], b3[32], b4[32];
-    printf("profile   %s (%d.%d, %s)\n", p.name, p.major, p.minor, p.created);
+    printf("profile   %s (%d.%d, %s)\n", STR(p.name), p.major, p.minor, STR(p.created));
+    if (!p.complete)
+        printf("INCOMPLETE %u item%s missing (below); exit 1 when it was written\n", p.nmissing,
+               p.nmissing == 1 ? "" : "s");
     if (p.command)
-        printf("target    %s\n", p.command);
+        printf("target    %s\n", STR(p.command));
     else if (p.pid > 0)
         printf("target    pid %d\n", p.pid);
     else
         printf("target    -\n");
     if (p.load)
-        printf("load      %s\n", p.load);
-    printf("metric    %s (%s, %s is better); QoS: %.0f %% of solo\n", str(p.metric_spec), str(p.metric_unit),
+        printf("load      %s\n", STR(p.load));
+    printf("metric    %s (%s, %s is better); QoS: %.0f %% of solo\n", STR(p.metric_spec), STR(p.metric_unit),
            p.higher_is_better ? "higher" : "lower", 100 * p.qos);
     printf("baseline  %s before, %s after (drift %s %%, spread %s %%); confidence %s\n",
            NUM(b1, "%.4g", p.before_median), NUM(b2, "%.4g", p.after_median),
-           NUM(b3, "%+.1f", p.drift_pct), NUM(b4, "%.1f", p.noise_pct), str(p.confidence));
-    printf("machine   %s\n\n", str(p.cpu_model));
+           NUM(b3, "%+.1f", p.drift_pct), NUM(b4, "%.1f", p.noise_pct), STR(p.confidence));
+    printf("machine   %s\n\n", STR(p.cpu_model));
     /* the caused column is as wide as its widest cell (1.0/1.1: 7, as before) */
     char (*cells)[48] = calloc(p.nsois ? p.nsois : 1, sizeof(*cells));
     if (!cells) {
@@ -130,9 +132,14 @@ int cmd_show(int argc, char **argv)
     printf("%-13s %9s %13s %*s  %s\n", "SoI", "tolerated", "bracket", cw, "caused", "curve (intensity: relative perf)");
     for (unsigned i = 0; i < p.nsois; i++) {
         const struct profile_soi *s = &p.sois[i];
-        printf("%-13s", s->soi);
+        printf("%-13s", STR(s->soi));
         if (s->status != PROFILE_MEASURED) {
-            printf(" skipped: %s\n", str(s->reason));
+            printf(" %s: %s", s->status == PROFILE_SKIPPED ? "skipped" : "INCOMPLETE", STR(s->reason));
+            for (unsigned k = 0; k < s->ncurve; k++) /* the points measured before it was cut short */
+                printf("%s%s:%s%s%s", k ? " " : "; measured ", NUM(b2, "%g", s->curve[k].intensity),
+                       s->curve[k].timed_out ? "<=" : "", NUM(b1, "%.2f", s->curve[k].relative),
+                       s->curve[k].meets_qos ? "" : "x");
+            printf("\n");
             continue;
         }
         char bb[80];
@@ -141,10 +148,11 @@ int cmd_show(int argc, char **argv)
         printf(" %9s %13s %*s ", NUM(b3, "%.1f", s->tolerated), bb, cw, cells[i]);
         for (unsigned k = 0; k < s->ncurve; k++) {
             const struct profile_point *pt = &s->curve[k];
+            const char *le = pt->timed_out ? "<=" : ""; /* a bound: the sample ran out of time */
             if (pt->again)
-                printf(" again:%s%s", NUM(b1, "%.2f", pt->relative), pt->meets_qos ? "" : "x");
+                printf(" again:%s%s%s", le, NUM(b1, "%.2f", pt->relative), pt->meets_qos ? "" : "x");
             else
-                printf(" %s:%s%s", NUM(b2, "%g", pt->intensity), NUM(b1, "%.2f", pt->relative),
+                printf(" %s:%s%s%s", NUM(b2, "%g", pt->intensity), le, NUM(b1, "%.2f", pt->relative),
                        pt->meets_qos ? "" : "x");
         }
         printf("\n");
@@ -157,11 +165,11 @@ int cmd_show(int argc, char **argv)
             continue;
         if (!hdr++)
             printf("\nreach (a probe on the target's CPU beside the SoI at 0 / 100 %%):\n");
-        printf("  %-12s %s", s->soi, str(s->reach.verdict));
+        printf("  %-12s %s", STR(s->soi), STR(s->reach.verdict));
         if (isfinite(s->reach.effect_pct) && isfinite(s->reach.se_pct))
-            printf(": %s %+.1f +- %.1f %%", str(s->reach.probe), s->reach.effect_pct, s->reach.se_pct);
+            printf(": %s %+.1f +- %.1f %%", STR(s->reach.probe), s->reach.effect_pct, s->reach.se_pct);
         else if (s->reach.reason)
-            printf(": %s", s->reach.reason);
+            printf(": %s", STR(s->reach.reason));
         printf("\n");
     }
     hdr = 0; /* caused, in detail: CPU time the SoI lost to the target, and what the target occupies */
@@ -172,7 +180,7 @@ int cmd_show(int argc, char **argv)
             continue;
         if (!hdr++)
             printf("\ncaused, in detail:\n");
-        printf("  %-12s", s->soi);
+        printf("  %-12s", STR(s->soi));
         const char *sep = " ";
         if (isfinite(c->cpu_lost_pct)) {
             printf("%scpu lost %.1f", sep, c->cpu_lost_pct);
@@ -182,7 +190,7 @@ int cmd_show(int argc, char **argv)
             sep = "; ";
         }
         if (c->occupancy_what) {
-            printf("%starget's %s %s %% of capacity", sep, c->occupancy_what,
+            printf("%starget's %s %s %% of capacity", sep, STR(c->occupancy_what),
                    NUM(b1, "%.1f", c->occupancy_pct));
             sep = "; ";
         }
@@ -190,11 +198,41 @@ int cmd_show(int argc, char **argv)
             printf("%sran without its rate cap", sep);
         printf("\n");
     }
+    if (p.nmissing)
+        printf("\nmissing (the profile is incomplete):\n");
+    for (unsigned i = 0; i < p.nmissing; i++) {
+        const struct profile_missing *m = &p.missing[i];
+        printf("  %s", STR(m->phase));
+        if (m->soi)
+            printf(" of %s", STR(m->soi));
+        if (isfinite(m->intensity))
+            printf(" at %g %%", m->intensity);
+        printf(": %s\n", STR(m->reason));
+    }
+    int ndist = 0;
+    if (p.nphases)
+        printf("\npressure per phase (%% of its wall time: PSI some/full, steal; -: not available here):\n"
+               "  %-26s %7s %7s %7s %7s %7s %7s  %s\n", "phase", "wall s", "cpu", "io", "io full", "memory", "steal",
+               "disturbed");
+    for (unsigned i = 0; i < p.nphases; i++) {
+        const struct profile_phase *ph = &p.phases[i];
+        char name[96], by[160], b5[32], b6[32], b7[200];
+        snprintf(name, sizeof(name), "%s%s%s", ph->phase ? ph->phase : "-", ph->soi ? " " : "", ph->soi ? ph->soi : "");
+        int d = profile_phase_disturbed(ph, by, sizeof(by));
+        ndist += d;
+        printf("  %-26s %7s %7s %7s %7s %7s %7s  %s\n", TTY_TEXT(name), NUM(b1, "%.1f", ph->wall_s),
+               NUM(b2, "%.1f", ph->cpu_some), NUM(b3, "%.1f", ph->io_some), NUM(b4, "%.1f", ph->io_full),
+               NUM(b5, "%.1f", ph->memory_some), NUM(b6, "%.1f", ph->steal),
+               d ? (snprintf(b7, sizeof(b7), "YES: %s", by), b7) : "no");
+    }
+    if (ndist)
+        printf("%d phase%s disturbed: the machine was under pressure its figures may show (docs/profile.md, \"Pressure\n"
+               "during the profile\")\n", ndist, ndist == 1 ? "" : "s");
     printf("\ntolerated: the highest intensity that kept the metric within QoS (100: never broke); bracket: last\n"
            "intensity that met QoS and first that broke it; caused: the share of an SoI's own work rate the target\n"
            "took at the reference intensity, shown within 0-100 (+- its standard error when measured; -: not\n"
            "measurable, the profile says why). curve: x marks a point that broke QoS; again: the same point measured\n"
-           "once more after it broke (the ramp goes by the second).\n");
+           "once more after it broke (the ramp goes by the second); <=: a bound, the sample ran out of time.\n");
     if (nd)
         printf("n.d.: not distinguishable from 0 (within twice its standard error).\n");
     profile_free(&p);

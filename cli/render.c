@@ -25,6 +25,81 @@
 #include "output.h"
 #include "parse.h"
 
+/* ---- text from files, for a terminal ---------------------------------------------------------------------- */
+
+/* The length of the UTF-8 sequence at p (1-4) and its code point, or 0 when it is not one (a lone or overlong byte,
+ * a surrogate, beyond U+10FFFF). */
+static size_t utf8_at(const unsigned char *p, unsigned *cp)
+{
+    unsigned c = p[0];
+    size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (!n)
+        return 0;
+    unsigned v = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (p[i] & 0x3F);
+    }
+    static const unsigned min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (v < min[n] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    *cp = v;
+    return n;
+}
+
+/* A character a terminal acts on, or that makes text show other than it reads. */
+static bool tty_unsafe(unsigned cp)
+{
+    return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E || cp == 0x200F || cp == 0x061C;
+}
+
+const char *tty_text(const char *s, char *buf, size_t len)
+{
+    if (!s)
+        return "";
+    const unsigned char *p = (const unsigned char *)s;
+    unsigned cp = 0;
+    size_t n;
+    for (; *p; p += n)
+        if (!(n = utf8_at(p, &cp)) || tty_unsafe(cp))
+            break;
+    if (!*p)
+        return s; /* the usual case: nothing to escape */
+    if (!buf || len < 8)
+        return "?";
+    size_t k = (size_t)(p - (const unsigned char *)s);
+    if (k > len - 4) {
+        memcpy(buf, s, len - 4);
+        memcpy(buf + len - 4, "...", 4);
+        return buf;
+    }
+    memcpy(buf, s, k);
+    for (; *p; p += n) {
+        char e[16];
+        n = utf8_at(p, &cp);
+        size_t el;
+        if (!n) {
+            el = (size_t)snprintf(e, sizeof(e), "\\x%02x", *p);
+            n = 1;
+        } else if (tty_unsafe(cp)) {
+            el = (size_t)snprintf(e, sizeof(e), cp < 0x80 ? "\\x%02x" : "\\u{%04x}", cp);
+        } else {
+            memcpy(e, p, n);
+            el = n;
+        }
+        if (k + el > len - 4) { /* no room: say it was cut */
+            memcpy(buf + k, "...", 4);
+            return buf;
+        }
+        memcpy(buf + k, e, el);
+        k += el;
+    }
+    buf[k] = 0;
+    return buf;
+}
+
 /* ---- scalar formatting ------------------------------------------------------------------------------------ */
 
 /* Shortest "%.Ng" (N = 15..17) that reads back as exactly `v`. */
@@ -132,7 +207,11 @@ static int render_table(FILE *f, json_t *rows, const struct out_col *cols, unsig
         json_t *row = json_array_get(rows, r);
         for (unsigned c = 0; c < ncols; c++) {
             json_t *v = cols[c].key ? json_object_get(row, cols[c].key) : NULL;
-            cell[(r + 1) * ncols + c] = cell_human(v, &cols[c]);
+            char *h = cell_human(v, &cols[c]);
+            const char *t = h ? TTY_TEXT(h) : NULL; /* a cell may hold a name from a file */
+            cell[(r + 1) * ncols + c] = t && t != h ? strdup(t) : h;
+            if (t && t != h)
+                free(h);
         }
     }
     for (size_t i = 0; i < ncells; i++) {
@@ -299,4 +378,25 @@ void render_progress_install(void)
 {
     if (progress_enabled())
         out_progress_sink(term_line, term_done);
+}
+
+static void plain_line(const char *label, const char *text)
+{
+    if (label)
+        fprintf(stderr, "ibench %s: %s\n", label, text);
+    else
+        fprintf(stderr, "ibench: %s\n", text);
+    fflush(stderr);
+}
+
+static void plain_done(void)
+{
+}
+
+void render_progress_lines(void)
+{
+    const char *e = getenv("IBENCH_PROGRESS");
+    if (progress_enabled() || (e && strcmp(e, "0") == 0))
+        return; /* a terminal's line, or none */
+    out_progress_sink(plain_line, plain_done);
 }

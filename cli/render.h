@@ -30,6 +30,17 @@ struct out_col {
     const char *unit;    /* for OUT_K_RATE ("B/s" -> "GB/s"), may be NULL */
 };
 
+/* Text that came from a file (a profile's names, commands and reasons, a fleet's tenants), fit for a terminal: the
+ * characters that could move the cursor, recolour the screen, retitle the window or break a line -- C0 controls
+ * (newline and tab included), DEL, C1 controls, bidirectional overrides and bytes that are not UTF-8 -- come out
+ * escaped as \xHH (a byte) or \u{HHHH} (a character); everything else is left as it is. Returns s itself when
+ * nothing needs escaping (no copy, no length limit), else buf (len bytes, cut with "..." when too small). NULL: "".
+ * TTY_TEXT(s) escapes into a buffer of its own that lives until the end of the enclosing block, so several may
+ * stand in one printf. */
+const char *tty_text(const char *s, char *buf, size_t len);
+#define TTY_TEXT_MAX 1024
+#define TTY_TEXT(s) tty_text((s), (char[TTY_TEXT_MAX]){0}, TTY_TEXT_MAX)
+
 /* Render `rows` (a JSON array of objects). Missing keys / null values render as "-" (table) or "" (CSV).
  * Table: right-aligned columns, header underlined.  CSV: RFC 4180 quoting, header line first. */
 int out_rows(FILE *f, enum out_fmt fmt, json_t *rows, const struct out_col *cols, unsigned ncols);
@@ -38,6 +49,9 @@ int out_json(FILE *f, json_t *doc);
 /* The progress line on stderr, when stderr is a terminal (or IBENCH_PROGRESS=1; =0: never): installs it as the
  * sink of out_progress (common/output.h). */
 void render_progress_install(void);
+/* For a long command (profile): where render_progress_install left progress off because stderr is not a terminal,
+ * one line per progress report instead ("ibench LABEL: TEXT"); IBENCH_PROGRESS=0 still means none. */
+void render_progress_lines(void);
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,12 @@ struct run {
     struct child act;
     int act_live, act_on;
     int bad_input; /* an SoI refused the user's input (soi_open's mark): the profile stops, the command exits 2 */
+    /* progress: how far, and the time left (an estimate, est_left) */
+    int stage;                /* 0 baseline before, 1 the SoIs, 2 baseline after */
+    unsigned sois_total, sois_done, baselines_done;
+    uint64_t soi_t0;
+    double sample_s;          /* summed wall time of the samples that finished */
+    unsigned nsamples;
 };
 
 static int target_alive(struct run *r, char *why, size_t len)
@@ -112,6 +118,11 @@ static int m_sample(void *ctx, double *v, char *why, size_t len)
     if (o->metric.kind == MK_IPC && (rc = ipc_open(r, &tc, why, len)) < 0)
         return rc;
     rc = child_run(cmd, o->tcpus, o->ntcpus, o->timeout_s * 1000, r->stop, &out, &st, &wall, &cpu, why, len);
+    if (rc == 0) {
+        r->sample_s += (double)wall / 1e9;
+        r->nsamples++;
+        r->baselines_done += r->stage != 1;
+    }
     if (o->metric.kind == MK_IPC) {
         char w2[256];
         int irc = ipc_value(&tc, v, w2, sizeof(w2));
@@ -285,10 +296,50 @@ static int m_occupancy(void *ctx, double *pct, char *why, size_t len)
     return 0;
 }
 
+/* The time left, roughly: each SoI's search takes about 6 points of (solo + beside) samples, then its caused rounds
+ * and a second of settling; the baselines their samples. The mean sample so far times what is left; an SoI running
+ * longer than that counts as almost done. Negative: no sample has finished yet. */
+static double est_left(const struct run *r)
+{
+    if (!r->nsamples)
+        return -1;
+    const double mean = r->sample_s / r->nsamples;
+    const double budget = r->o->caused_budget_s > 0 ? r->o->caused_budget_s : 4;
+    const double per_soi = 6.0 * 2 * r->o->samples * mean + budget + 1.5;
+    const double base = r->o->baselines * mean;
+    double left = 0;
+    if (r->stage == 0)
+        left = (r->o->baselines > r->baselines_done ? r->o->baselines - r->baselines_done : 0) * mean +
+               r->sois_total * per_soi + base;
+    else if (r->stage == 1) {
+        double in = (double)(clk_mono_ns() - r->soi_t0) / 1e9;
+        unsigned rest = r->sois_total > r->sois_done + 1 ? r->sois_total - r->sois_done - 1 : 0;
+        left = fmax(per_soi - in, 0.05 * per_soi) + rest * per_soi + base;
+    } else
+        left = (r->o->baselines > r->baselines_done ? r->o->baselines - r->baselines_done : 0) * mean;
+    return left;
+}
+
 static void m_progress(void *ctx, const char *line)
 {
     struct run *r = ctx;
-    out_progress("profile", "%s: %s", r->s ? r->s->ops->name : "target", line);
+    const char *name = r->s ? r->s->ops->name : "target";
+    double left = est_left(r);
+    if (left < 0) {
+        out_progress("profile", "%s: %s (time left: known after the first sample)", name, line);
+        return;
+    }
+    unsigned s = (unsigned)(left + 0.5);
+    if (s >= 60)
+        out_progress("profile", "%s: %s (about %u min %02u s left)", name, line, s / 60, s % 60);
+    else
+        out_progress("profile", "%s: %s (about %u s left)", name, line, s);
+}
+
+static int m_pressure(void *ctx, struct ib_pressure_snap *snap, char *why, size_t len)
+{
+    (void)ctx;
+    return ib_pressure_read(snap, NULL, why, len);
 }
 
 /* ---- does the SoI reach the target's CPU? (profile.h, "Reach") ---------------------------------------------- */
@@ -419,10 +470,40 @@ static void skip(struct profile_soi *e, const char *why)
     e->reason = sdup(why);
 }
 
-/* Tolerated and caused for one SoI; e is filled (measured or skipped); -EINTR or a fatal error about the target
- * aborts the profile. */
+/* The pressure over a phase that began at k, into p->phases. */
+static int phase_end(struct prof_meter *pm, const struct prof_phase_mark *k, struct profile *p, const char *phase,
+                     const char *soi, char *why, size_t len)
+{
+    struct ib_pressure pr;
+    struct profile_phase f;
+    prof_phase_end(pm, k, &pr);
+    prof_phase_figures(&pr, &f);
+    return profile_add_phase(p, phase, soi, &f) < 0 ? ib_why(why, len, -ENOMEM, "out of memory") : 0;
+}
+
+/* An SoI's tolerated search cut short by a timeout (prof_tolerated): the entry is incomplete with the points measured;
+ * *stop is raised when it was a solo sample (nothing after it is comparable). */
+static int cut_short(struct profile *p, struct profile_soi *e, const struct prof_tol_result *t, const char *w,
+                     int *stop)
+{
+    e->status = PROFILE_INCOMPLETE;
+    free(e->reason);
+    e->reason = dupf("tolerated cut short at %g %%: %s", t->timeout_at, w);
+    if (t->ncurve && (e->curve = calloc(t->ncurve, sizeof(*e->curve)))) {
+        memcpy(e->curve, t->curve, t->ncurve * sizeof(*e->curve));
+        e->ncurve = t->ncurve;
+    }
+    if (t->timeout == PROF_TO_SOLO)
+        *stop = 1;
+    return !e->reason || (t->ncurve && !e->curve) ? -ENOMEM
+                                                  : profile_add_missing(p, "tolerated", e->soi, t->timeout_at, w);
+}
+
+/* Tolerated and caused for one SoI; e is filled (measured, skipped, or incomplete after a timeout, p->missing says
+ * what); -EINTR or a fatal error about the target aborts the profile. The pressure of each phase goes to p. */
 static int profile_soi(struct machine *m, struct run *r, const struct prof_params *pp, struct prof_meter *pm,
-                       const struct soi_ops *ops, double base, struct profile_soi *e, char *why, size_t len)
+                       const struct soi_ops *ops, double base, struct profile *p, struct profile_soi *e, int *stop,
+                       char *why, size_t len)
 {
     const struct profile_opts *o = r->o;
     int cpus[SOI_MAX_THREADS];
@@ -463,7 +544,30 @@ static int profile_soi(struct machine *m, struct run *r, const struct prof_param
         goto out;
     }
     struct prof_tol_result t;
-    if ((rc = prof_tolerated(pp, pm, base, &t, why, len)) < 0)
+    struct prof_phase_mark mk;
+    prof_phase_begin(pm, &mk);
+    rc = prof_tolerated(pp, pm, base, &t, why, len);
+    int prc = phase_end(pm, &mk, p, "tolerated", ops->name, why, len);
+    if (rc == -ETIMEDOUT && t.timeout != PROF_TO_NONE) { /* written as it is, incomplete; the profile goes on */
+        out_progress("profile", "%s: %s", ops->name, why);
+        if ((rc = cut_short(p, e, &t, why, stop)) < 0)
+            rc = ib_why(why, len, rc, "out of memory");
+        goto out;
+    }
+    if (rc == 0)
+        rc = prc;
+    if (rc < 0)
+        goto out;
+    for (unsigned i = 0; i < t.ncurve && rc == 0; i++) /* a bound is not a value: the profile says so */
+        if (t.curve[i].timed_out) {
+            char *tw = dupf("a sample beside the SoI did not finish within %u s: relative performance <= %.3g, a bound "
+                            "(the QoS break counted), not a value", o->timeout_s, t.curve[i].relative);
+            rc = !tw || profile_add_missing(p, "tolerated", ops->name, t.curve[i].intensity, tw) < 0
+                     ? ib_why(why, len, -ENOMEM, "out of memory")
+                     : 0;
+            free(tw);
+        }
+    if (rc < 0)
         goto out;
     e->status = PROFILE_MEASURED;
     e->tolerated = t.tolerated;
@@ -486,7 +590,11 @@ static int profile_soi(struct machine *m, struct run *r, const struct prof_param
     if (ops->occupancy == SOI_OCC_RSS)
         c->occupancy_what = sdup("resident memory");
     e->have_caused = 1;
+    prof_phase_begin(pm, &mk);
     rc = prof_caused(pp, pm, c, why, len);
+    prc = phase_end(pm, &mk, p, "caused", ops->name, why, len);
+    if (rc == 0)
+        rc = prc;
     /* lifted only where there was a cap: a footprint SoI's touch or read rate (m_hold's unthrottled) */
     c->unthrottled = ops->kind == SOI_FOOTPRINT && r->s->rate_cap > 0;
 out:;
@@ -590,7 +698,8 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
     struct run r = {.o = o, .stop = stop};
     struct prof_meter pm = {.ctx = &r, .sample = m_sample, .soi_hold = m_hold, .soi_mark = m_mark,
                             .soi_read = m_read, .work = m_work, .wait_ms = m_wait, .now_ns = m_now,
-                            .occupancy = m_occupancy, .progress = m_progress};
+                            .occupancy = m_occupancy, .progress = m_progress,
+                            .pressure = m_pressure};
     struct prof_params pp;
     prof_params_default(&pp);
     pp.qos = o->qos;
@@ -604,6 +713,11 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
     if (o->caused_budget_s > 0)
         pp.caused_budget_s = o->caused_budget_s;
     pp.sequential = !o->no_sequential;
+    pp.timeout_s = o->timeout_s;
+    /* a sample's relative performance is at most its wall time's: runtime itself, and the throughput or latency of a
+     * load generator doing a fixed amount of work per run (as the adapters' are); not CPU time, ipc or a command's
+     * own figure */
+    pp.wall_bound = o->metric.kind == MK_RUNTIME || o->metric.kind == MK_THROUGHPUT || o->metric.kind == MK_LATENCY;
     int rc = 0;
     /* ibench's own threads (this one, the SoI's control thread, helpers they start) stay off the target's CPUs:
      * a batch job's wall time would count them. The SoIs' workers bind themselves to their own CPUs. */
@@ -638,34 +752,88 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
         rc = ib_why(why, len, -ENOMEM, "out of memory");
         goto out;
     }
+    for (unsigned i = 0; i < soi_count(); i++)
+        r.sois_total += wanted(o->sois, soi_at(i)->name);
+    /* A sample that times out is written as what it is (docs/profile.md, "A sample that times out"): a solo one
+     * stops the measuring (stop, stop_why), the profile keeps what it has and is marked incomplete. */
+    int stop_all = 0;
+    char stop_why[600] = "";
+    struct prof_phase_mark mk;
+    unsigned got = 0;
     out_progress("profile", "baseline: %u solo samples", nb);
-    if ((rc = prof_baseline(&pp, &pm, nb, p->before, &p->before_median, why, len)) < 0)
+    prof_phase_begin(&pm, &mk);
+    rc = prof_baseline(&pp, &pm, nb, p->before, &got, &p->before_median, why, len);
+    p->nbefore = got;
+    int prc = phase_end(&pm, &mk, p, "baseline before", NULL, why, len);
+    if (rc == -ETIMEDOUT) {
+        stop_all = 1;
+        snprintf(stop_why, sizeof(stop_why), "%s", why);
+        rc = profile_add_missing(p, "baseline before", NULL, NAN, why) < 0 ? ib_why(why, len, -ENOMEM, "out of memory")
+                                                                          : 0;
+    } else if (rc == 0) {
+        rc = prc;
+    }
+    if (rc < 0)
         goto out;
-    p->nbefore = nb;
-    pp.noise = prof_noise(p->before, nb);
+    pp.noise = prof_noise(p->before, got);
     describe(m, o, &pp, p);
+    r.stage = 1;
     for (unsigned i = 0; rc == 0 && i < soi_count(); i++) {
         const struct soi_ops *ops = soi_at(i);
         if (!wanted(o->sois, ops->name))
             continue;
         struct profile_soi *e = &p->sois[p->nsois++];
         profile_soi_init(e);
-        rc = profile_soi(m, &r, &pp, &pm, ops, p->before_median, e, why, len);
+        r.soi_t0 = clk_mono_ns();
+        if (stop_all) { /* listed, as every SoI asked for is, and said why it was not measured */
+            e->soi = sdup(ops->name);
+            e->resource = sdup(ops->resource);
+            e->status = PROFILE_INCOMPLETE;
+            e->reason = dupf("not measured: the profile stopped before it (%s)", stop_why);
+            if (!e->soi || !e->resource || !e->reason ||
+                profile_add_missing(p, "tolerated", ops->name, NAN, e->reason) < 0)
+                rc = ib_why(why, len, -ENOMEM, "out of memory");
+            continue;
+        }
+        rc = profile_soi(m, &r, &pp, &pm, ops, p->before_median, p, e, &stop_all, why, len);
+        if (rc == 0 && stop_all)
+            snprintf(stop_why, sizeof(stop_why), "%s: %s", ops->name, e->reason ? e->reason : "");
+        r.sois_done++;
         if (rc == 0 && atomic_load(stop))
             rc = -EINTR;
     }
-    if (rc == 0) {
+    if (rc == 0 && !stop_all) {
+        r.stage = 2;
+        r.baselines_done = 0;
         out_progress("profile", "baseline again: %u solo samples", nb);
-        rc = prof_baseline(&pp, &pm, nb, p->after, &p->after_median, why, len);
-        p->nafter = rc == 0 ? nb : 0;
+        prof_phase_begin(&pm, &mk);
+        rc = prof_baseline(&pp, &pm, nb, p->after, &got, &p->after_median, why, len);
+        p->nafter = got;
+        prc = phase_end(&pm, &mk, p, "baseline after", NULL, why, len);
+        if (rc == -ETIMEDOUT)
+            rc = profile_add_missing(p, "baseline after", NULL, NAN, why) < 0 ? ib_why(why, len, -ENOMEM, "out of memory")
+                                                                             : 0;
+        else if (rc == 0)
+            rc = prc;
+    } else if (rc == 0) {
+        rc = profile_add_missing(p, "baseline after", NULL, NAN, "not measured: the profile stopped before it") < 0
+                 ? ib_why(why, len, -ENOMEM, "out of memory")
+                 : 0;
     }
     if (rc < 0)
         goto out;
-    p->noise_pct = fmax(spread_pct(p->before, nb, p->before_median), spread_pct(p->after, nb, p->after_median));
-    p->drift_pct = 100 * (metric_rel(&o->metric, p->after_median, p->before_median) - 1);
-    const char *conf = fabs(p->drift_pct) > 100 * (1 - o->qos) ? "low: the solo baseline moved by more than the QoS band"
+    p->timeout_s = o->timeout_s;
+    p->noise_pct = fmax(spread_pct(p->before, p->nbefore, p->before_median),
+                        spread_pct(p->after, p->nafter, p->after_median));
+    if (p->nbefore && p->nafter)
+        p->drift_pct = 100 * (metric_rel(&o->metric, p->after_median, p->before_median) - 1);
+    const char *conf = !p->nbefore ? NULL
+                       : !p->nafter ? "low: no solo baseline after the SoIs to check the drift against (incomplete)"
+                       : fabs(p->drift_pct) > 100 * (1 - o->qos) ? "low: the solo baseline moved by more than the QoS band"
                        : p->noise_pct > 50 * (1 - o->qos) ? "low: solo samples spread by more than half the QoS band"
                                                           : "high";
+    if (!p->nbefore)
+        p->noise_pct = NAN; /* nothing measured: no figure rather than a 0 */
     p->confidence = sdup(conf);
     for (unsigned i = 0; i < p->nsois; i++) {
         struct profile_soi *e = &p->sois[i];

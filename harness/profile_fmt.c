@@ -19,6 +19,7 @@
 
 #include "ib_err.h"
 #include "output.h"
+#include "soi.h"
 
 /* 17 significant digits: every double reads back exactly (as common/output.c writes). */
 #define PROFILE_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(17))
@@ -46,6 +47,8 @@ void profile_init(struct profile *p)
     p->qos = p->caused_intensity = p->caused_budget_s = NAN;
     p->before_median = p->after_median = p->drift_pct = p->noise_pct = NAN;
     p->data_sharing = NAN;
+    p->complete = 1;
+    p->timeout_s = NAN;
 }
 
 static void soi_free(struct profile_soi *s)
@@ -68,6 +71,19 @@ static void soi_free(struct profile_soi *s)
     free(s->confidence.level);
 }
 
+static void missing_free(struct profile_missing *m)
+{
+    free(m->phase);
+    free(m->soi);
+    free(m->reason);
+}
+
+static void phase_free(struct profile_phase *ph)
+{
+    free(ph->phase);
+    free(ph->soi);
+}
+
 void profile_free(struct profile *p)
 {
     if (!p)
@@ -84,7 +100,96 @@ void profile_free(struct profile *p)
     for (unsigned i = 0; i < p->nsois; i++)
         soi_free(&p->sois[i]);
     free(p->sois);
+    for (unsigned i = 0; i < p->nmissing; i++)
+        missing_free(&p->missing[i]);
+    free(p->missing);
+    for (unsigned i = 0; i < p->nphases; i++)
+        phase_free(&p->phases[i]);
+    free(p->phases);
+    free(p->warning);
     profile_init(p);
+}
+
+static char *sdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+int profile_add_missing(struct profile *p, const char *phase, const char *soi, double intensity, const char *reason)
+{
+    struct profile_missing *m = realloc(p->missing, (p->nmissing + 1) * sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    p->missing = m;
+    m = &p->missing[p->nmissing];
+    *m = (struct profile_missing){.phase = sdup(phase), .soi = sdup(soi), .intensity = intensity,
+                                  .reason = sdup(reason)};
+    if (!m->phase || (soi && !m->soi) || (reason && !m->reason)) {
+        missing_free(m);
+        return -ENOMEM;
+    }
+    p->nmissing++;
+    p->complete = 0;
+    return 0;
+}
+
+int profile_add_phase(struct profile *p, const char *phase, const char *soi, const struct profile_phase *figures)
+{
+    struct profile_phase *ph = realloc(p->phases, (p->nphases + 1) * sizeof(*ph));
+    if (!ph)
+        return -ENOMEM;
+    p->phases = ph;
+    ph = &p->phases[p->nphases];
+    *ph = *figures;
+    ph->phase = sdup(phase);
+    ph->soi = sdup(soi);
+    if (!ph->phase || (soi && !ph->soi)) {
+        phase_free(ph);
+        return -ENOMEM;
+    }
+    p->nphases++;
+    return 0;
+}
+
+/* The bounds (docs/profile.md, "Pressure during the profile"): what a profile on a quiet machine stays under, here
+ * on 2 vCPUs with the target on one and the SoI on the other, against what a neighbour doing real work shows. */
+#define DISTURB_CPU_SOME 20.0
+#define DISTURB_IO_SOME 20.0
+#define DISTURB_MEMORY_SOME 10.0
+#define DISTURB_STEAL 10.0
+
+/* The SoIs whose own work is the pressure on a resource PSI reports: there it is not judged. */
+static int own_pressure(const char *soi, const char *res)
+{
+    static const struct {
+        const char *soi, *res;
+    } own[] = {{"disk-cap", "io"}, {"disk-bw", "io"}, {"mem-cap", "memory"}};
+    for (size_t i = 0; soi && i < IB_ARRAY_SIZE(own); i++)
+        if (!strcmp(soi, own[i].soi) && !strcmp(res, own[i].res))
+            return 1;
+    return 0;
+}
+
+int profile_phase_disturbed(const struct profile_phase *ph, char *why, size_t len)
+{
+    const struct {
+        const char *res, *what;
+        double v, bound;
+    } c[] = {{"cpu", "cpu some", ph->cpu_some, DISTURB_CPU_SOME},
+             {"io", "io some", ph->io_some, DISTURB_IO_SOME},
+             {"memory", "memory some", ph->memory_some, DISTURB_MEMORY_SOME},
+             {"steal", "steal", ph->steal, DISTURB_STEAL}};
+    if (why && len)
+        why[0] = 0;
+    int n = 0;
+    for (size_t i = 0; i < IB_ARRAY_SIZE(c); i++)
+        if (isfinite(c[i].v) && c[i].v > c[i].bound && !own_pressure(ph->soi, c[i].res)) {
+            size_t k = why ? strlen(why) : 0;
+            if (why && k < len)
+                snprintf(why + k, len - k, "%s%s %.1f %% > %g %%", n ? "; " : "", c[i].what, c[i].v, c[i].bound);
+            n++;
+        }
+    return n > 0;
 }
 
 /* ---- reading: typed getters that name the field ------------------------------------------------------------ */
@@ -92,6 +197,7 @@ void profile_free(struct profile *p)
 struct rd {
     const char *name; /* the file, for messages */
     int minor;
+    int complete;     /* the file's "complete" (1.4; 1 before) */
     char *why;
     size_t len;
 };
@@ -374,6 +480,14 @@ static int read_point(struct rd *r, json_t *v, const char *at, struct profile_po
     TRY(get_bool(r, v, at, "again", OPT, &pt->again));
     TRY(get_int(r, v, at, "samples", OPT, 1, UINT_MAX, &n));
     pt->samples = (unsigned)n;
+    TRY(get_bool(r, v, at, "timed_out", OPT, &pt->timed_out)); /* 1.4 */
+    if (pt->timed_out && r->complete) {
+        char f[PATH_MAX_LEN];
+        at_key(f, at, "timed_out");
+        return bad(r, f, json_object_get(v, "timed_out"), "false in a profile marked complete");
+    }
+    if (pt->timed_out && pt->meets_qos)
+        return bad(r, at, json_object_get(v, "meets_qos"), "meets_qos false on a timed-out point (a bound below QoS)");
     return 0;
 }
 
@@ -452,7 +566,8 @@ static int read_caused(struct rd *r, json_t *e, const char *at, struct profile_c
     return 0;
 }
 
-static const char *const statuses[] = {"measured", "skipped", NULL};
+static const char *const statuses[] = {"measured", "skipped", "incomplete", NULL};
+static const char *const statuses13[] = {"measured", "skipped", NULL};
 
 static int read_soi(struct rd *r, json_t *e, const char *at, struct profile_soi *s)
 {
@@ -461,9 +576,14 @@ static int read_soi(struct rd *r, json_t *e, const char *at, struct profile_soi 
     int st = 0;
     TRY(get_str(r, e, at, "soi", REQ | S_NONEMPTY, &s->soi));
     TRY(get_str(r, e, at, "resource", REQ, &s->resource));
-    TRY(get_enum(r, e, at, "status", REQ, statuses, &st, NULL));
-    s->status = st ? PROFILE_SKIPPED : PROFILE_MEASURED;
-    const int m = s->status == PROFILE_MEASURED; /* measured needs its figures; skipped its reason */
+    TRY(get_enum(r, e, at, "status", REQ, r->minor >= 4 ? statuses : statuses13, &st, NULL));
+    s->status = st == 2 ? PROFILE_INCOMPLETE : st ? PROFILE_SKIPPED : PROFILE_MEASURED;
+    if (s->status == PROFILE_INCOMPLETE && r->complete) {
+        char f[PATH_MAX_LEN];
+        at_key(f, at, "status");
+        return bad(r, f, json_object_get(e, "status"), "\"measured\" or \"skipped\" in a profile marked complete");
+    }
+    const int m = s->status == PROFILE_MEASURED; /* measured needs its figures; the others their reason */
     TRY(get_str(r, e, at, "reason", m ? S_NONEMPTY : REQ | S_NONEMPTY, &s->reason));
     if (json_object_get(e, "reach")) {
         TRY(read_reach(r, e, at, &s->reach));
@@ -481,10 +601,13 @@ static int read_soi(struct rd *r, json_t *e, const char *at, struct profile_soi 
         TRY(get_str(r, o, f, "unit", REQ, &s->capacity_unit));
         TRY(get_str(r, o, f, "source", REQ, &s->capacity_source));
     }
-    if (!m)
+    if (s->status == PROFILE_SKIPPED)
         return 0; /* whatever else a skipped entry carries is not read */
-    TRY(get_arr(r, e, at, "curve", REQ, 1, SIZE_MAX, "points", &a));
-    if (!(s->curve = calloc(json_array_size(a), sizeof(*s->curve))))
+    /* an incomplete entry: the points measured before it was cut short, if any; nothing else is read */
+    rc = get_arr(r, e, at, "curve", m ? REQ : OPT, m ? 1 : 0, SIZE_MAX, "points", &a);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    if (json_array_size(a) && !(s->curve = calloc(json_array_size(a), sizeof(*s->curve))))
         return oom(r);
     s->ncurve = (unsigned)json_array_size(a);
     at_key(f, at, "curve");
@@ -492,6 +615,8 @@ static int read_soi(struct rd *r, json_t *e, const char *at, struct profile_soi 
         at_idx(g, f, i);
         TRY(read_point(r, json_array_get(a, i), g, &s->curve[i]));
     }
+    if (!m)
+        return 0;
     TRY(get_num(r, e, at, "tolerated", REQ, 0, 100, 0, &s->tolerated));
     TRY(get_arr(r, e, at, "tolerated_bracket", REQ, 2, 2, "numbers in [0, 100]", &a));
     at_key(f, at, "tolerated_bracket");
@@ -544,6 +669,132 @@ static int parse_version(const char *s, int *major, int *minor)
     return 1;
 }
 
+static const char *const phases[] = {"baseline before", "tolerated", "caused", "baseline after", NULL};
+
+/* 1.4: what an incomplete profile lacks; none in a complete one. */
+static int read_missing(struct rd *r, json_t *d, struct profile *p)
+{
+    json_t *a;
+    char f[PATH_MAX_LEN];
+    if (r->minor < 4)
+        return 0;
+    int rc = get_arr(r, d, "", "missing", p->complete ? OPT : REQ, p->complete ? 0 : 1, p->complete ? 0 : 1024,
+                     p->complete ? "items (none in a complete profile)" : "items", &a);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    if (!(p->missing = calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*p->missing))))
+        return oom(r);
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *v = json_array_get(a, i);
+        struct profile_missing *m = &p->missing[p->nmissing++];
+        *m = (struct profile_missing){.intensity = NAN};
+        at_idx(f, "missing", i);
+        if (!json_is_object(v))
+            return bad(r, f, v, "an object");
+        TRY(get_enum(r, v, f, "phase", REQ, phases, NULL, &m->phase));
+        TRY(get_str(r, v, f, "soi", S_NONEMPTY, &m->soi));
+        TRY(get_num(r, v, f, "intensity", OPT, 0, 100, 0, &m->intensity));
+        TRY(get_str(r, v, f, "reason", REQ | S_NONEMPTY, &m->reason));
+    }
+    return 0;
+}
+
+/* A share of wall time, %: a number in [0, 100], or null / absent when the source was absent (NAN). */
+static int get_share(struct rd *r, json_t *o, const char *at, const char *key, double *out)
+{
+    *out = NAN;
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v))
+        return 0;
+    char f[PATH_MAX_LEN];
+    at_key(f, at, key);
+    if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) <= 100))
+        return bad(r, f, v, "a number in [0, 100] or null");
+    *out = json_number_value(v);
+    return 0;
+}
+
+/* 1.4: the machine's pressure per phase. "disturbed" and "disturbed_by" are derived (profile_phase_disturbed):
+ * checked for type, and recomputed from the figures rather than believed. */
+static int read_phases(struct rd *r, json_t *d, struct profile *p)
+{
+    json_t *a;
+    char f[PATH_MAX_LEN];
+    int rc = get_arr(r, d, "", "phases", OPT, 0, 4 * PROFILE_MAX_SOIS + 2, "phases", &a);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    if (!(p->phases = calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*p->phases))))
+        return oom(r);
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *v = json_array_get(a, i);
+        struct profile_phase *ph = &p->phases[p->nphases++];
+        at_idx(f, "phases", i);
+        if (!json_is_object(v))
+            return bad(r, f, v, "an object");
+        int dist = 0;
+        char *by = NULL;
+        TRY(get_enum(r, v, f, "phase", REQ, phases, NULL, &ph->phase));
+        TRY(get_str(r, v, f, "soi", S_NONEMPTY, &ph->soi));
+        TRY(get_num(r, v, f, "wall_s", REQ, 0, INFINITY, 0, &ph->wall_s));
+        TRY(get_share(r, v, f, "cpu_some_pct", &ph->cpu_some));
+        TRY(get_share(r, v, f, "io_some_pct", &ph->io_some));
+        TRY(get_share(r, v, f, "io_full_pct", &ph->io_full));
+        TRY(get_share(r, v, f, "memory_some_pct", &ph->memory_some));
+        TRY(get_share(r, v, f, "memory_full_pct", &ph->memory_full));
+        TRY(get_share(r, v, f, "steal_pct", &ph->steal));
+        TRY(get_bool(r, v, f, "disturbed", OPT, &dist));
+        rc = get_str(r, v, f, "disturbed_by", OPT, &by);
+        free(by);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Each SoI once, and each one this ibench knows -- except in a profile of a newer minor version, whose unknown SoI
+ * may be one a newer ibench added (a minor version only adds): read, with a warning (p->warning). */
+static int check_soi_names(struct rd *r, json_t *a, struct profile *p)
+{
+    char f[PATH_MAX_LEN], g[64];
+    size_t n = json_array_size(a);
+    unsigned unknown = 0;
+    const json_t *first_unknown = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = json_string_value(json_object_get(json_array_get(a, i), "soi"));
+        if (!name)
+            continue; /* read_soi names what is wrong with the entry */
+        for (size_t k = 0; k < i; k++) {
+            const char *o = json_string_value(json_object_get(json_array_get(a, k), "soi"));
+            if (o && !strcmp(o, name)) {
+                at_idx(f, "sois", i);
+                return ib_why(r->why, r->len, -EINVAL, "%s: %s.soi: SoI %s listed twice (first at sois[%zu])",
+                              r->name, f, got(json_object_get(json_array_get(a, i), "soi"), g, sizeof(g)), k);
+            }
+        }
+        if (soi_find(name))
+            continue;
+        if (r->minor <= PROFILE_MINOR) {
+            at_idx(f, "sois", i);
+            return ib_why(r->why, r->len, -EINVAL, "%s: %s.soi: an SoI this ibench knows expected (ibench list), got %s",
+                          r->name, f, got(json_object_get(json_array_get(a, i), "soi"), g, sizeof(g)));
+        }
+        if (!unknown++)
+            first_unknown = json_object_get(json_array_get(a, i), "soi");
+    }
+    if (n > PROFILE_MAX_SOIS)
+        return bad(r, "sois", a, "at most %d SoI entries", PROFILE_MAX_SOIS);
+    if (unknown) {
+        char w[512];
+        snprintf(w, sizeof(w), "%s: %u SoI%s this ibench does not know (%s%s), read as they are: the profile is "
+                 "version %d.%d, newer than this ibench's %d.%d, whose SoIs may be newer ones", r->name, unknown,
+                 unknown == 1 ? "" : "s", got(first_unknown, g, sizeof(g)), unknown > 1 ? ", ..." : "",
+                 p->major, p->minor, PROFILE_MAJOR, PROFILE_MINOR);
+        if (!(p->warning = strdup(w)))
+            return oom(r);
+    }
+    return 0;
+}
+
 static int read_doc(struct rd *r, json_t *d, struct profile *p)
 {
     char g[PATH_MAX_LEN];
@@ -563,6 +814,10 @@ static int read_doc(struct rd *r, json_t *d, struct profile *p)
     r->minor = p->minor;
     long long n = 0;
     json_t *o, *a;
+    if (p->minor >= 4) { /* 1.4: required; older files knew no other kind */
+        TRY(get_bool(r, d, "", "complete", REQ, &p->complete));
+        r->complete = p->complete;
+    }
     TRY(get_str(r, d, "", "tool", REQ, &p->tool));
     if (strncmp(p->tool, "ibench ", 7))
         return bad(r, "tool", json_object_get(d, "tool"), "\"ibench X.Y.Z\"");
@@ -618,13 +873,20 @@ static int read_doc(struct rd *r, json_t *d, struct profile *p)
     TRY(get_int(r, o, "method", "caused_min_rounds", OPT, 1, UINT_MAX, &n));
     p->caused_min_rounds = (unsigned)n;
     TRY(get_num(r, o, "method", "caused_budget_s", OPT, 0, INFINITY, 1, &p->caused_budget_s));
+    TRY(get_num(r, o, "method", "timeout_s", OPT, 0, INFINITY, 1, &p->timeout_s)); /* 1.4 */
 
+    /* an incomplete profile has what was measured of its baseline: either side, or neither */
+    const int bq = p->complete ? REQ : OPT;
     TRY(get_obj(r, d, "", "baseline", REQ, &o));
-    TRY(get_samples(r, o, "baseline", "before", &p->before_median, &p->before, &p->nbefore));
-    TRY(get_samples(r, o, "baseline", "after", &p->after_median, &p->after, &p->nafter));
-    TRY(get_num(r, o, "baseline", "drift_pct", REQ, -INFINITY, INFINITY, 0, &p->drift_pct));
-    TRY(get_num(r, o, "baseline", "noise_pct", REQ, 0, INFINITY, 0, &p->noise_pct));
-    TRY(get_str(r, o, "baseline", "confidence", REQ | S_NONEMPTY, &p->confidence));
+    if (bq == REQ || json_object_get(o, "before"))
+        TRY(get_samples(r, o, "baseline", "before", &p->before_median, &p->before, &p->nbefore));
+    if (bq == REQ || json_object_get(o, "after"))
+        TRY(get_samples(r, o, "baseline", "after", &p->after_median, &p->after, &p->nafter));
+    TRY(get_num(r, o, "baseline", "drift_pct", bq, -INFINITY, INFINITY, 0, &p->drift_pct));
+    TRY(get_num(r, o, "baseline", "noise_pct", bq, 0, INFINITY, 0, &p->noise_pct));
+    TRY(get_str(r, o, "baseline", "confidence", bq | S_NONEMPTY, &p->confidence));
+    TRY(read_missing(r, d, p));
+    TRY(read_phases(r, d, p));
 
     int has = get_obj(r, d, "", "characteristics", OPT, &o); /* 1.3 */
     if (has < 0)
@@ -635,6 +897,7 @@ static int read_doc(struct rd *r, json_t *d, struct profile *p)
     }
 
     TRY(get_arr(r, d, "", "sois", REQ, 0, SIZE_MAX, "SoI entries", &a));
+    TRY(check_soi_names(r, a, p));
     if (json_array_size(a) && !(p->sois = calloc(json_array_size(a), sizeof(*p->sois))))
         return oom(r);
     p->nsois = (unsigned)json_array_size(a);
@@ -776,6 +1039,8 @@ static json_t *point_json(const struct profile_point *pt)
         json_object_set_new(j, "again", json_true());
     if (pt->samples > 0)
         json_object_set_new(j, "samples", json_integer(pt->samples));
+    if (pt->timed_out)
+        json_object_set_new(j, "timed_out", json_true());
     return j;
 }
 
@@ -827,7 +1092,9 @@ static json_t *soi_json(const struct profile_soi *s)
     json_t *e = json_object();
     req_str(e, "soi", s->soi);
     req_str(e, "resource", s->resource);
-    json_object_set_new(e, "status", json_string(s->status == PROFILE_MEASURED ? "measured" : "skipped"));
+    json_object_set_new(e, "status", json_string(s->status == PROFILE_MEASURED   ? "measured"
+                                                 : s->status == PROFILE_SKIPPED ? "skipped"
+                                                                                : "incomplete"));
     opt_str(e, "reason", s->reason);
     if (s->have_reach)
         json_object_set_new(e, "reach", reach_json(&s->reach));
@@ -840,12 +1107,14 @@ static json_t *soi_json(const struct profile_soi *s)
         req_str(c, "source", s->capacity_source);
         json_object_set_new(e, "capacity", c);
     }
-    if (s->status != PROFILE_MEASURED)
+    if (s->status == PROFILE_SKIPPED || (s->status == PROFILE_INCOMPLETE && !s->ncurve))
         return e;
     json_t *curve = json_array();
     for (unsigned i = 0; i < s->ncurve && s->curve; i++)
         json_array_append_new(curve, point_json(&s->curve[i]));
     json_object_set_new(e, "curve", curve);
+    if (s->status == PROFILE_INCOMPLETE)
+        return e;
     req_num(e, "tolerated", s->tolerated);
     json_object_set_new(e, "tolerated_bracket", num_array(s->bracket, 2));
     if (s->have_caused) {
@@ -873,7 +1142,9 @@ static json_t *samples_json(double median, const double *v, unsigned n)
 static json_t *profile_json(const struct profile *p)
 {
     char ver[32];
-    snprintf(ver, sizeof(ver), "%d.%d", PROFILE_MAJOR, PROFILE_MINOR);
+    /* the current version; a newer minor version's profile keeps its own: it may list SoIs only that version knows,
+     * which this reader refuses in a file of its own version (the text must read back) */
+    snprintf(ver, sizeof(ver), "%d.%d", PROFILE_MAJOR, p->minor > PROFILE_MINOR ? p->minor : PROFILE_MINOR);
     json_t *d = json_object(), *o;
     json_object_set_new(d, "format", json_string(PROFILE_FORMAT));
     json_object_set_new(d, "version", json_string(ver));
@@ -919,12 +1190,56 @@ static json_t *profile_json(const struct profile *p)
         json_object_set_new(o, "caused_min_rounds", json_integer(p->caused_min_rounds));
     opt_num(o, "caused_budget_s", p->caused_budget_s);
 
+    opt_num(o, "timeout_s", p->timeout_s);
+
+    /* an incomplete profile has what was measured of it: the reader requires the rest of a complete one */
     json_object_set_new(d, "baseline", o = json_object());
-    json_object_set_new(o, "before", samples_json(p->before_median, p->before, p->nbefore));
-    json_object_set_new(o, "after", samples_json(p->after_median, p->after, p->nafter));
-    req_num(o, "drift_pct", p->drift_pct);
-    req_num(o, "noise_pct", p->noise_pct);
-    req_str(o, "confidence", p->confidence);
+    if (p->complete || p->nbefore)
+        json_object_set_new(o, "before", samples_json(p->before_median, p->before, p->nbefore));
+    if (p->complete || p->nafter)
+        json_object_set_new(o, "after", samples_json(p->after_median, p->after, p->nafter));
+    (p->complete ? req_num : opt_num)(o, "drift_pct", p->drift_pct);
+    (p->complete ? req_num : opt_num)(o, "noise_pct", p->noise_pct);
+    (p->complete ? req_str : opt_str)(o, "confidence", p->confidence);
+
+    json_object_set_new(d, "complete", json_boolean(p->complete));
+    if (!p->complete) {
+        json_t *ms = json_array();
+        for (unsigned i = 0; i < p->nmissing; i++) {
+            const struct profile_missing *m = &p->missing[i];
+            json_t *j = json_object();
+            req_str(j, "phase", m->phase);
+            opt_str(j, "soi", m->soi);
+            opt_num(j, "intensity", m->intensity);
+            req_str(j, "reason", m->reason);
+            json_array_append_new(ms, j);
+        }
+        json_object_set_new(d, "missing", ms);
+    }
+    if (p->nphases) {
+        json_t *phs = json_array();
+        for (unsigned i = 0; i < p->nphases; i++) {
+            const struct profile_phase *ph = &p->phases[i];
+            json_t *j = json_object();
+            req_str(j, "phase", ph->phase);
+            opt_str(j, "soi", ph->soi);
+            req_num(j, "wall_s", ph->wall_s);
+            /* an absent source is null, never 0 */
+            req_num(j, "cpu_some_pct", ph->cpu_some);
+            req_num(j, "io_some_pct", ph->io_some);
+            req_num(j, "io_full_pct", ph->io_full);
+            req_num(j, "memory_some_pct", ph->memory_some);
+            req_num(j, "memory_full_pct", ph->memory_full);
+            req_num(j, "steal_pct", ph->steal);
+            char by[160];
+            int dist = profile_phase_disturbed(ph, by, sizeof(by));
+            json_object_set_new(j, "disturbed", json_boolean(dist));
+            if (dist)
+                json_object_set_new(j, "disturbed_by", json_string(by));
+            json_array_append_new(phs, j);
+        }
+        json_object_set_new(d, "phases", phs);
+    }
 
     if (isfinite(p->data_sharing)) {
         json_object_set_new(d, "characteristics", o = json_object());

@@ -19,8 +19,10 @@ extern "C" {
 
 #define PROFILE_FORMAT "ibench-profile"
 #define PROFILE_MAJOR 1
-#define PROFILE_MINOR 3
+#define PROFILE_MINOR 4
 #define PROFILE_MAX_CPUS 256
+/* sois[] entries a profile may list: each SoI once, and a newer minor version's SoIs this ibench does not know */
+#define PROFILE_MAX_SOIS 256
 
 /* One measured point of a tolerated search. */
 struct profile_point {
@@ -32,6 +34,8 @@ struct profile_point {
     int meets_qos;
     int again;           /* the second measurement of a ramp point whose first broke QoS */
     unsigned samples;    /* samples taken beside the SoI (1.2; 0 in older files: not recorded) */
+    int timed_out;       /* 1.4: a sample did not finish within the timeout: value and relative are bounds
+                          * (relative <= it), not values */
 };
 
 /* Does the SoI reach the target's CPU (llc-cap, llc-bw, mem-bw)? 1.1+ */
@@ -64,7 +68,9 @@ struct profile_caused {
     char *reason;           /* why value is NAN */
 };
 
-enum profile_status { PROFILE_MEASURED = 0, PROFILE_SKIPPED };
+/* INCOMPLETE (1.4): the SoI's measurement was cut short (a sample ran out of time) or never began (the profile
+ * stopped before it); its reason says which, its curve holds the points measured */
+enum profile_status { PROFILE_MEASURED = 0, PROFILE_SKIPPED, PROFILE_INCOMPLETE };
 
 struct profile_confidence {
     double tolerated_pts, noise_pct;
@@ -97,8 +103,38 @@ struct profile_cache {
     double bytes;
 };
 
+/* What an incomplete profile lacks (1.4), and why. */
+struct profile_missing {
+    char *phase;                 /* "baseline before", "tolerated", "caused" or "baseline after" */
+    char *soi;                   /* NULL: not an SoI's (a baseline) */
+    double intensity;            /* the point, %; NAN: not a point */
+    char *reason;
+};
+
+/* The machine's pressure over one phase of the profile (1.4): PSI "some" (and "full") shares of the phase's wall
+ * time and the hypervisor's steal, in %; NAN where the source was absent. */
+struct profile_phase {
+    char *phase;                 /* as profile_missing's */
+    char *soi;                   /* NULL for a baseline */
+    double wall_s;
+    double cpu_some, io_some, io_full, memory_some, memory_full, steal;
+};
+
+/* A neighbour disturbed the phase: a share over its bound (docs/profile.md, "Pressure during the profile"), each
+ * named in why ("cpu some 98.8 % > 20 %; io some 93.1 % > 20 %"). The resource the phase's own SoI presses is not judged (io for disk-cap and disk-bw,
+ * memory for mem-cap). 1 disturbed, 0 not (why ""). */
+int profile_phase_disturbed(const struct profile_phase *ph, char *why, size_t len);
+
 struct profile {
     int major, minor;            /* as read; written as PROFILE_MAJOR.PROFILE_MINOR */
+    char *warning;               /* read: one line the reader wants shown (an SoI of a newer version it does not
+                                  * know); NULL: none. Not written. */
+    int complete;                /* 1.4: 0 when something is missing (missing[]); older files: 1 */
+    struct profile_missing *missing;
+    unsigned nmissing;
+    struct profile_phase *phases; /* 1.4: pressure per phase, in measuring order */
+    unsigned nphases;
+    double timeout_s;            /* 1.4 method.timeout_s: one sample's limit; NAN: absent */
     char *tool, *created;
     /* machine */
     char *fingerprint, *cpu_model;
@@ -152,6 +188,9 @@ void profile_free(struct profile *p);
 /* A zeroed profile with every optional number NAN and every tri-state -1 (for a writer to fill). */
 void profile_init(struct profile *p);
 void profile_soi_init(struct profile_soi *s);
+/* Append a missing item (p->complete becomes 0) / a phase's pressure; soi may be NULL. 0 or -ENOMEM. */
+int profile_add_missing(struct profile *p, const char *phase, const char *soi, double intensity, const char *reason);
+int profile_add_phase(struct profile *p, const char *phase, const char *soi, const struct profile_phase *figures);
 
 #ifdef __cplusplus
 }

@@ -50,20 +50,23 @@ static double rel_of(const struct prof_params *pp, double value, double base)
     return pp->higher_better ? value / base : base / value;
 }
 
-int prof_baseline(const struct prof_params *pp, struct prof_meter *m, unsigned n, double *v, double *median,
-                  char *why, size_t len)
+int prof_baseline(const struct prof_params *pp, struct prof_meter *m, unsigned n, double *v, unsigned *got,
+                  double *median, char *why, size_t len)
 {
     (void)pp;
     double tmp[PROF_MAX_SAMPLES];
     n = n > PROF_MAX_SAMPLES ? PROF_MAX_SAMPLES : n;
-    for (unsigned i = 0; i < n; i++) {
-        int rc = sample1(m, &v[i], why, len);
-        if (rc < 0)
-            return rc;
+    int rc = 0;
+    unsigned i = 0;
+    for (; i < n && rc == 0; i++) {
+        say(m, "baseline, solo sample %u/%u", i + 1, n);
+        if ((rc = sample1(m, &v[i], why, len)) < 0)
+            break;
         tmp[i] = v[i];
     }
-    *median = ib_median(tmp, n);
-    return 0;
+    *got = i;
+    *median = i ? ib_median(tmp, i) : NAN;
+    return rc;
 }
 
 /* sample standard deviation of v[0..n-1] (n >= 2), and their mean in *mean */
@@ -103,33 +106,70 @@ double prof_noise(const double *v, unsigned n)
     return fmax(robust, rsd(v, n));
 }
 
-/* One point (profile_method.h, "Tolerated"). */
+/* One sample, and its wall time by the meter's clock (the timeout's clock: it starts the sample). */
+static int sample_timed(struct prof_meter *m, double *v, double *wall_s, char *why, size_t len)
+{
+    uint64_t t0 = m->now_ns(m->ctx);
+    int rc = sample1(m, v, why, len);
+    uint64_t t1 = m->now_ns(m->ctx);
+    *wall_s = t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+    return rc;
+}
+
+/* One point (profile_method.h, "Tolerated"); a timeout (prof_tolerated's comment) says which in *to. */
 static int point(const struct prof_params *pp, struct prof_meter *m, double x, double base, struct profile_point *p,
-                 char *why, size_t len)
+                 enum prof_timeout *to, char *why, size_t len)
 {
     const unsigned n = pp->samples < 1 ? 1 : pp->samples > PROF_MAX_SAMPLES ? PROF_MAX_SAMPLES : pp->samples;
-    double solo[PROF_MAX_SAMPLES], bes[PROF_MAX_SAMPLES], t[PROF_MAX_SAMPLES];
+    double solo[PROF_MAX_SAMPLES], bes[PROF_MAX_SAMPLES], t[PROF_MAX_SAMPLES], wall[PROF_MAX_SAMPLES], w1 = 0;
     int rc = m->soi_hold(m->ctx, 0, 0, why, len);
     unsigned ns = 0;
     while (rc == 0 && ns < n) {
-        rc = sample1(m, &solo[ns++], why, len);
+        say(m, "tolerated, %g %%: solo sample %u", x, ns + 1);
+        rc = sample_timed(m, &solo[ns], &wall[ns], why, len);
+        if (rc < 0)
+            break;
+        ns++;
         /* two solo samples that agree within the noise of one are the local baseline already */
-        if (rc == 0 && ns == 2 && n > 2 && pp->sequential && pp->noise > 0 &&
+        if (ns == 2 && n > 2 && pp->sequential && pp->noise > 0 &&
             fabs(solo[0] - solo[1]) <= pp->noise * 0.5 * (solo[0] + solo[1]))
             break;
     }
+    if (rc == -ETIMEDOUT)
+        *to = PROF_TO_SOLO;
     if (rc < 0)
         return rc;
     memcpy(t, solo, ns * sizeof(double));
     double sm = ib_median(t, ns);
     if (!(sm > 0) || !isfinite(sm))
         sm = base;
+    const double solo_wall = ib_median(wall, ns);
     if ((rc = m->soi_hold(m->ctx, x, 0, why, len)) < 0 || (rc = m->soi_mark(m->ctx, why, len)) < 0)
         return rc;
     unsigned k = 0;
+    int timed_out = 0;
     const double margin = 3 * pp->noise;
     while (k < n) {
-        if ((rc = sample1(m, &bes[k], why, len)) < 0)
+        say(m, "tolerated, %g %%: sample %u beside the SoI", x, k + 1);
+        if ((rc = sample_timed(m, &bes[k], &w1, why, len)) == -ETIMEDOUT) {
+            /* a bound, when the metric's relative performance is at most the wall time's and that is below QoS */
+            const double bound = pp->timeout_s > 0 ? solo_wall / pp->timeout_s : NAN;
+            if (!pp->wall_bound || !(bound < pp->qos)) {
+                char w[256];
+                snprintf(w, sizeof(w), "%s", why);
+                *to = PROF_TO_BESIDE;
+                if (!pp->wall_bound)
+                    return ib_why(why, len, rc, "beside the SoI at %g %%: %s; this metric is not bounded by a "
+                                  "sample's wall time, so the point is neither a value nor a bound", x, w);
+                return ib_why(why, len, rc, "beside the SoI at %g %%: %s; the solo samples took %.3g s, too close to "
+                              "the timeout for a bound below QoS", x, w, solo_wall);
+            }
+            bes[k++] = pp->higher_better ? sm * bound : sm / bound;
+            timed_out = 1;
+            rc = 0;
+            break; /* a sample past the timeout is not noise: waiting for more would cost a timeout each */
+        }
+        if (rc < 0)
             return rc;
         k++;
         if (!pp->sequential || pp->noise <= 0 || k < 2 || k >= n)
@@ -146,11 +186,19 @@ static int point(const struct prof_params *pp, struct prof_meter *m, double x, d
     struct prof_window w = {.achieved_pct = NAN};
     if ((rc = m->soi_read(m->ctx, &w, why, len)) < 0)
         return rc;
-    memcpy(t, bes, k * sizeof(double));
-    double v = ib_median(t, k);
+    double v;
+    if (timed_out) { /* the bound: the timed-out sample is the worst of the point, whatever the others read */
+        v = bes[k - 1];
+    } else {
+        memcpy(t, bes, k * sizeof(double));
+        v = ib_median(t, k);
+    }
     *p = (struct profile_point){.intensity = x, .value = v, .solo = sm, .relative = rel_of(pp, v, sm),
-                                .achieved_pct = w.achieved_pct, .samples = k};
-    p->meets_qos = p->relative >= pp->qos;
+                                .achieved_pct = w.achieved_pct, .samples = k, .timed_out = timed_out};
+    p->meets_qos = !timed_out && p->relative >= pp->qos;
+    if (timed_out)
+        say(m, "tolerated, %g %%: a sample did not finish within %g s: relative <= %.3f, a QoS break", x,
+            pp->timeout_s, p->relative);
     return 0;
 }
 
@@ -158,17 +206,17 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
                    char *why, size_t len)
 {
     memset(out, 0, sizeof(*out));
-    double lo = 0, hi = -1;
+    double lo = 0, hi = -1, x = 0;
     int rc = 0;
     struct profile_point p;
-    for (double x = 25; x <= 100 && rc == 0; x += 25) {
-        say(m, "tolerated, %g %%", x);
-        if ((rc = point(pp, m, x, base, &p, why, len)) < 0)
+    enum prof_timeout to = PROF_TO_NONE;
+    for (x = 25; x <= 100 && rc == 0; x += 25) {
+        if ((rc = point(pp, m, x, base, &p, &to, why, len)) < 0)
             break;
         out->curve[out->ncurve++] = p;
         if (!p.meets_qos) { /* once more: one noisy set of samples must not end the ramp */
             say(m, "tolerated, %g %% again (%.3f of solo)", x, p.relative);
-            if ((rc = point(pp, m, x, base, &p, why, len)) < 0)
+            if ((rc = point(pp, m, x, base, &p, &to, why, len)) < 0)
                 break;
             p.again = 1;
             out->curve[out->ncurve++] = p;
@@ -180,14 +228,13 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
         lo = x;
     }
     for (unsigned b = 0; b < pp->bisect_steps && rc == 0 && hi > 0 && out->ncurve + 2 <= PROF_MAX_POINTS; b++) {
-        double x = 0.5 * (lo + hi);
-        say(m, "tolerated, bisecting at %g %%", x);
-        if ((rc = point(pp, m, x, base, &p, why, len)) < 0)
+        x = 0.5 * (lo + hi);
+        if ((rc = point(pp, m, x, base, &p, &to, why, len)) < 0)
             break;
         out->curve[out->ncurve++] = p;
         if (!p.meets_qos) { /* the same rule as the ramp: a break counts when it repeats */
             say(m, "tolerated, %g %% again (%.3f of solo)", x, p.relative);
-            if ((rc = point(pp, m, x, base, &p, why, len)) < 0)
+            if ((rc = point(pp, m, x, base, &p, &to, why, len)) < 0)
                 break;
             p.again = 1;
             out->curve[out->ncurve++] = p;
@@ -197,11 +244,18 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
         else
             hi = x;
     }
-    int hr = m->soi_hold(m->ctx, 0, 0, why, len);
+    for (unsigned i = 0; i < out->ncurve; i++)
+        out->ntimed_out += out->curve[i].timed_out != 0;
+    char hw[256] = "";
+    int hr = m->soi_hold(m->ctx, 0, 0, hw, sizeof(hw));
+    if (rc == -ETIMEDOUT) {
+        out->timeout = to;
+        out->timeout_at = x;
+    }
     if (rc < 0)
         return rc;
     if (hr < 0)
-        return hr;
+        return ib_why(why, len, hr, "%s", hw);
     out->tolerated = hi < 0 ? 100 : lo;
     out->lo = lo;
     out->hi = hi < 0 ? 100 : hi;
@@ -346,4 +400,34 @@ int prof_caused(const struct prof_params *pp, struct prof_meter *m, struct profi
     out->occupancy_pct = nocc ? ib_median(occ, nocc) : NAN;
     say(m, "caused %+.1f +- %.1f %% over %u rounds (cpu lost %+.1f %%)", out->value, out->se, n, out->cpu_lost_pct);
     return 0;
+}
+
+void prof_phase_begin(struct prof_meter *m, struct prof_phase_mark *k)
+{
+    char w[128];
+    k->ok = m->pressure && m->pressure(m->ctx, &k->a, w, sizeof(w)) == 0;
+}
+
+void prof_phase_end(struct prof_meter *m, const struct prof_phase_mark *k, struct ib_pressure *out)
+{
+    struct ib_pressure_snap b;
+    char w[128];
+    if (k->ok && m->pressure(m->ctx, &b, w, sizeof(w)) == 0) {
+        ib_pressure_delta(&k->a, &b, out);
+        return;
+    }
+    *out = (struct ib_pressure){.wall_s = 0, .steal_pct = NAN};
+    for (int r = 0; r < IB_PSI_N; r++)
+        out->some_pct[r] = out->full_pct[r] = NAN;
+}
+
+void prof_phase_figures(const struct ib_pressure *pr, struct profile_phase *out)
+{
+    *out = (struct profile_phase){.wall_s = pr->wall_s,
+                                  .cpu_some = pr->some_pct[IB_PSI_CPU],
+                                  .io_some = pr->some_pct[IB_PSI_IO],
+                                  .io_full = pr->full_pct[IB_PSI_IO],
+                                  .memory_some = pr->some_pct[IB_PSI_MEM],
+                                  .memory_full = pr->full_pct[IB_PSI_MEM],
+                                  .steal = pr->steal_pct};
 }

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "ib_atomic.h"
+#include "pressure.h"
 #include "profile_fmt.h"
 
 #ifdef __cplusplus
@@ -71,6 +72,8 @@ struct prof_meter {
     int (*occupancy)(void *ctx, double *pct, char *why, size_t len);
     /* optional progress lines */
     void (*progress)(void *ctx, const char *line);
+    /* optional: a snapshot of the machine's pressure (ib_pressure_read; a fake returns scripted ones) */
+    int (*pressure)(void *ctx, struct ib_pressure_snap *s, char *why, size_t len);
 };
 
 struct prof_params {
@@ -85,26 +88,46 @@ struct prof_params {
     double caused_budget_s; /* the rounds stop at the first round boundary past it (min_rounds always run) */
     unsigned caused_window_ms, settle_ms;
     int sequential;         /* 1: the early stop above */
+    double timeout_s;       /* a sample's limit (the meter's sample returns -ETIMEDOUT past it); 0: none known */
+    int wall_bound;         /* 1: a sample's relative performance is at most its wall time's (runtime, and the
+                             * throughput or latency of a load of fixed work), so a timed-out sample is a bound */
 };
 /* The defaults: qos 0.95, 3 samples, 2 bisection steps, caused at 100 % with 3..12 rounds, se target 5 points,
  * budget 4 s of rounds (about 6), 300 ms windows, 40 ms settle, sequential. */
 void prof_params_default(struct prof_params *pp);
 
-/* n solo samples with the SoI idle (the caller holds none): values in v[0..n-1], their median. */
-int prof_baseline(const struct prof_params *pp, struct prof_meter *m, unsigned n, double *v, double *median,
-                  char *why, size_t len);
+/* n solo samples with the SoI idle (the caller holds none): values in v[0..n-1], their median. On an error (a
+ * sample that timed out among them) *got says how many were taken, and *median is theirs (NAN with none). */
+int prof_baseline(const struct prof_params *pp, struct prof_meter *m, unsigned n, double *v, unsigned *got,
+                  double *median, char *why, size_t len);
 /* Relative standard deviation of one sample from a set of solo samples: the larger of 1.4826 MAD / median and
  * sd / mean (either can come out far too low from a handful; a low figure would stop points early on noise); 0 with
  * fewer than 3. */
 double prof_noise(const double *v, unsigned n);
 
+/* Where a sample ran out of time (prof_tol_result.timeout). */
+enum prof_timeout {
+    PROF_TO_NONE = 0,
+    PROF_TO_BESIDE, /* beside the SoI, and no bound below QoS follows from it: this SoI cannot be measured */
+    PROF_TO_SOLO,   /* a solo sample (the SoI stopped): the target or the machine, not the SoI; nothing after it is
+                     * comparable, the profile stops */
+};
+
 struct prof_tol_result {
     double tolerated, lo, hi;  /* hi = 100 when nothing broke QoS */
     struct profile_point curve[PROF_MAX_POINTS];
     unsigned ncurve;
+    enum prof_timeout timeout; /* with -ETIMEDOUT: which; the curve holds the points measured before it */
+    double timeout_at;         /* ... at this intensity */
+    unsigned ntimed_out;       /* points recorded as bounds (timed_out) */
 };
 /* The tolerated search with the SoI the meter holds (the SoI is left idle at 0 %). base: the profile's solo median,
- * used when a point's local solo median is not a positive number. */
+ * used when a point's local solo median is not a positive number.
+ * Timeouts (docs/profile.md, "A sample that times out"): a sample beside the SoI that does not finish within
+ * pp->timeout_s ends its point, which is recorded as a bound, timed_out: relative <= (the median wall time of the
+ * point's solo samples) / timeout, a QoS break by at least that much, when pp->wall_bound and that bound is below
+ * qos. Like any break it is measured again and the search goes on. Otherwise the search stops with -ETIMEDOUT and
+ * out->timeout PROF_TO_BESIDE; a solo sample that times out stops it with PROF_TO_SOLO. */
 int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double base, struct prof_tol_result *out,
                    char *why, size_t len);
 
@@ -116,6 +139,17 @@ int prof_caused(const struct prof_params *pp, struct prof_meter *m, struct profi
 
 /* The standard error above for n per-round values (their median med); 0 when n < 2. */
 double prof_rounds_se(const double *v, unsigned n);
+
+/* The machine's pressure over a phase (baseline, a tolerated search, a caused measurement): a snapshot at its
+ * begin and one at its end through m->pressure. Without a source (no callback, or it failed) every share is NAN. */
+struct prof_phase_mark {
+    struct ib_pressure_snap a;
+    int ok;
+};
+void prof_phase_begin(struct prof_meter *m, struct prof_phase_mark *k);
+void prof_phase_end(struct prof_meter *m, const struct prof_phase_mark *k, struct ib_pressure *out);
+/* Its figures as the profile keeps them (phase and soi left NULL). */
+void prof_phase_figures(const struct ib_pressure *pr, struct profile_phase *out);
 
 #ifdef __cplusplus
 }

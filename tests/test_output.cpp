@@ -471,3 +471,40 @@ TEST(Output, ProgressGoesToTheInstalledSinkOnly)
     EXPECT_EQ(seen, "profile:mem-bw at 50 %;-:plain;");
     EXPECT_EQ(dones, 1);
 }
+
+// Text from a file, for a terminal (render.h): what a terminal acts on comes out escaped, the rest as it is.
+TEST(TtyText, ControlCharactersComeOutEscaped)
+{
+    char buf[256];
+    const char *clean = "mem-bw caf\xc3\xa9 \xe2\x9c\x93"; // UTF-8 text is left alone, not copied
+    EXPECT_EQ(tty_text(clean, buf, sizeof(buf)), clean);
+    struct {
+        const char *in, *out;
+    } cases[] = {
+        {"a\x1b[31mred", "a\\x1b[31mred"},           // ESC: colours, cursor moves, titles
+        {"x\ny\tz\r", "x\\x0ay\\x09z\\x0d"},        // line breaks would forge lines
+        {"del\x7f", "del\\x7f"},
+        {"c1\xc2\x9b" "2J", "c1\\u{009b}2J"},          // U+009B: CSI on some terminals
+        {"bidi\xe2\x80\xae" "txt", "bidi\\u{202e}txt"}, // right-to-left override
+        {"bad\xff\xc3", "bad\\xff\\xc3"},             // bytes that are not UTF-8
+    };
+    for (const auto &c : cases)
+        EXPECT_STREQ(tty_text(c.in, buf, sizeof(buf)), c.out) << c.out;
+    EXPECT_STREQ(tty_text(nullptr, buf, sizeof(buf)), "");
+    // too long for the buffer: cut, and said so
+    std::string lng(100, 'a');
+    lng += "\x1b";
+    char small[32];
+    const char *t = tty_text(lng.c_str(), small, sizeof(small));
+    EXPECT_EQ(strlen(t), sizeof(small) - 1);
+    EXPECT_STREQ(t + strlen(t) - 3, "...");
+    // and in a table: a cell from a file is escaped too
+    json_t *rows = json_pack("[{s:s}]", "name", "evil\x1b[2J");
+    const struct out_col col[] = {{"name", "name", OUT_K_STR, 0, nullptr}};
+    int ret = 0;
+    std::string s = capture([&](FILE *f) { return out_rows(f, OUT_TABLE, rows, col, 1); }, &ret);
+    json_decref(rows);
+    EXPECT_EQ(ret, 0);
+    EXPECT_EQ(s.find('\x1b'), std::string::npos) << s;
+    EXPECT_NE(s.find("evil\\x1b[2J"), std::string::npos) << s;
+}

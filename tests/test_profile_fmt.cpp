@@ -57,6 +57,9 @@ const BadCase kBadCases[] = {
     {"samples-per-point-fraction", ": method.samples_per_point: an integer >= 1 expected, got 3.5"},
     {"skipped-empty-reason", ": sois[2].reason: a non-empty string expected, got \"\""},
     {"skipped-without-reason", ": sois[2].reason: missing"},
+    {"soi-listed-twice", ": sois[1].soi: SoI \"mem-cap\" listed twice (first at sois[0])"},
+    {"soi-unknown", ": sois[2].soi: an SoI this ibench knows expected (ibench list), got \"l3-cap\""},
+    {"soi-unknown-with-escape", ": sois[0].soi: an SoI this ibench knows expected (ibench list), got \"mem-cap?]0;pwned?\""},
     {"sois-not-array", ": sois: an array of SoI entries expected, got an object"},
     {"status-unknown", ": sois[0].status: \"measured\" or \"skipped\" expected, got \"done\""},
     {"target-command-number", ": target.command: a string or null expected, got 42"},
@@ -73,6 +76,11 @@ const BadCase kBadCases[] = {
     {"v1.2-min-rounds-zero", ": method.caused_min_rounds: an integer >= 1 expected, got 0"},
     {"v1.2-occupancy-without-pct", ": sois[0].caused_detail.occupancy.pct: missing"},
     {"v1.2-rounds-not-numbers", ": sois[0].caused_detail.rounds[1]: a number expected, got \"x\""},
+    {"v1.4-complete-missing", ": complete: missing (true or false expected)"},
+    {"v1.4-incomplete-soi-in-complete-profile", ": sois[1].status: \"measured\" or \"skipped\" in a profile marked complete"},
+    {"v1.4-incomplete-without-missing", ": missing: missing (an array of items"},
+    {"v1.4-phase-share-over-100", ": phases[0].io_some_pct: a number in [0, 100] or null expected, got 120"},
+    {"v1.4-timed-out-meets-qos", ": sois[0].curve[0]: meets_qos false on a timed-out point"},
     {"version-2.0", ": version: profile version 2.0; this ibench reads version 1.x only"},
     {"version-not-digits", ": version: \"MAJOR.MINOR\" (digits) expected, got \"1.x\""},
 };
@@ -137,6 +145,12 @@ void fill_full(struct profile *p)
     p->relative_to = strdup("solo samples taken right before each point");
     p->caused_min_rounds = 3;
     p->caused_budget_s = 20.5;
+    p->timeout_s = 60; // 1.4
+    // 1.4: the pressure of two phases, one source absent (NAN: written null, read back NAN)
+    struct profile_phase ph = {nullptr, nullptr, 12.5, 3.5, 1.25, 0.5, 0, 0, NAN};
+    profile_add_phase(p, "baseline before", nullptr, &ph);
+    ph = {nullptr, nullptr, 30.25, 2.5, 93.5, 40, 0, 0, 0.5};
+    profile_add_phase(p, "tolerated", "mem-bw", &ph);
     p->before_median = 100.5;
     p->before = (double *)malloc(3 * sizeof(double));
     p->before[0] = 99.5, p->before[1] = 100.5, p->before[2] = 101.25;
@@ -176,9 +190,9 @@ void fill_full(struct profile *p)
     s->bracket[1] = 62.5;
     s->curve = (struct profile_point *)calloc(3, sizeof(struct profile_point));
     s->ncurve = 3;
-    s->curve[0] = {25, 950, 1000, 0.95, 25.5, 1, 0, 3};
-    s->curve[1] = {50, 800, 1000, 0.8, 50.25, 0, 0, 3};
-    s->curve[2] = {50, 700, 1000, 0.7, NAN, 0, 1, 0}; // no step completed: no self-meter; samples not recorded
+    s->curve[0] = {25, 950, 1000, 0.95, 25.5, 1, 0, 3, 0};
+    s->curve[1] = {50, 800, 1000, 0.8, 50.25, 0, 0, 3, 0};
+    s->curve[2] = {50, 700, 1000, 0.7, NAN, 0, 1, 0, 0}; // no step completed: no self-meter; samples not recorded
     s->have_caused = 1;
     struct profile_caused *c = &s->caused;
     c->intensity = 100;
@@ -256,6 +270,26 @@ void expect_equal(const struct profile &a, const struct profile &b)
     EXPECT_EQ(a.drift_pct, b.drift_pct);
     EXPECT_EQ(a.noise_pct, b.noise_pct);
     EXPECT_STREQ(a.confidence, b.confidence);
+    EXPECT_EQ(a.complete, b.complete);
+    EXPECT_TRUE(same(a.timeout_s, b.timeout_s));
+    ASSERT_EQ(a.nmissing, b.nmissing);
+    for (unsigned i = 0; i < a.nmissing; i++) {
+        EXPECT_STREQ(a.missing[i].phase, b.missing[i].phase);
+        EXPECT_STREQ(a.missing[i].soi, b.missing[i].soi);
+        EXPECT_TRUE(same(a.missing[i].intensity, b.missing[i].intensity));
+        EXPECT_STREQ(a.missing[i].reason, b.missing[i].reason);
+    }
+    ASSERT_EQ(a.nphases, b.nphases);
+    for (unsigned i = 0; i < a.nphases; i++) {
+        const struct profile_phase &x = a.phases[i], &y = b.phases[i];
+        EXPECT_STREQ(x.phase, y.phase);
+        EXPECT_STREQ(x.soi, y.soi);
+        EXPECT_EQ(x.wall_s, y.wall_s);
+        EXPECT_TRUE(same(x.cpu_some, y.cpu_some) && same(x.io_some, y.io_some) && same(x.io_full, y.io_full) &&
+                    same(x.memory_some, y.memory_some) && same(x.memory_full, y.memory_full) &&
+                    same(x.steal, y.steal))
+            << "phase " << i;
+    }
     ASSERT_EQ(a.nsois, b.nsois);
     for (unsigned i = 0; i < a.nsois; i++) {
         const struct profile_soi &x = a.sois[i], &y = b.sois[i];
@@ -294,6 +328,7 @@ void expect_equal(const struct profile &a, const struct profile &b)
             EXPECT_EQ(u.meets_qos, v.meets_qos) << k;
             EXPECT_EQ(u.again, v.again) << k;
             EXPECT_EQ(u.samples, v.samples) << k;
+            EXPECT_EQ(u.timed_out, v.timed_out) << k;
         }
         EXPECT_EQ(x.have_caused, y.have_caused);
         const struct profile_caused &c = x.caused, &d = y.caused;
@@ -351,6 +386,82 @@ TEST(ProfileFmt, ReaderRefusesEveryBadFixtureNamingTheField)
         EXPECT_EQ(p.sois, nullptr) << "nothing to free after an error";
         profile_free(&p); // harmless
     }
+}
+
+// Issue 27: a profile listing one SoI thousands of times (62 MB, shown with exit 0) is refused at the first repeat,
+// naming it, by the reader and by show; nothing on stdout.
+TEST(ProfileFmt, AnSoiListedThousandsOfTimesIsRefusedAtTheFirstRepeat)
+{
+    TempDir dir("profile_fmt");
+    json_error_t e;
+    json_t *d = json_load_file((std::string(IBENCH_FIXTURES) + "/profile-v1.2-small.json").c_str(), 0, &e);
+    ASSERT_NE(d, nullptr) << e.text;
+    json_t *one = json_incref(json_array_get(json_object_get(d, "sois"), 1));
+    json_t *many = json_array();
+    for (int i = 0; i < 5000; i++)
+        json_array_append(many, one);
+    json_decref(one);
+    json_object_set_new(d, "sois", many);
+    const std::string f = dir.path() + "/dup.json";
+    ASSERT_EQ(json_dump_file(d, f.c_str(), 0), 0);
+    json_decref(d);
+    struct profile p;
+    char why[512] = "";
+    EXPECT_EQ(profile_read(f.c_str(), &p, why, sizeof(why)), -EINVAL);
+    EXPECT_NE(std::string(why).find(f + ": sois[1].soi: SoI \"mem-bw\" listed twice (first at sois[0])"),
+              std::string::npos)
+        << why;
+    Proc s;
+    run(s, {"show", f});
+    EXPECT_EQ(s.exit_code(), 2) << s.err;
+    EXPECT_EQ(s.out, "");
+    EXPECT_EQ(std::count(s.err.begin(), s.err.end(), '\n'), 1) << s.err;
+}
+
+// A newer minor version may list an SoI this ibench does not know (a newer SoI): read with one warning, not
+// refused. Its names hold escape sequences, and every one comes out escaped: no ESC byte reaches the terminal.
+TEST(ProfileFmt, NewerVersionsUnknownSoiIsAWarningAndEscapesComeOutEscaped)
+{
+    const std::string f = std::string(IBENCH_FIXTURES) + "/profile-v1.9-unknown-soi.json";
+    struct profile p;
+    char why[512] = "";
+    ASSERT_EQ(profile_read(f.c_str(), &p, why, sizeof(why)), 0) << why;
+    ASSERT_NE(p.warning, nullptr);
+    EXPECT_NE(std::string(p.warning).find("1 SoI this ibench does not know"), std::string::npos) << p.warning;
+    EXPECT_NE(std::string(p.warning).find("version 1.9, newer than this ibench's 1.4"), std::string::npos)
+        << p.warning;
+    EXPECT_STREQ(p.sois[2].soi, "l3-cap\x1b[31m") << "the struct keeps the name as the file has it";
+    profile_free(&p);
+    Proc s;
+    run(s, {"show", f});
+    EXPECT_EQ(s.exit_code(), 0) << s.err;
+    EXPECT_EQ(s.out.find('\x1b'), std::string::npos) << "a raw ESC on stdout";
+    EXPECT_EQ(s.err.find('\x1b'), std::string::npos) << "a raw ESC on stderr";
+    EXPECT_NE(s.out.find("profile   svc\\x1b[2J\\x1b[31m (1.9, "), std::string::npos) << s.out;
+    EXPECT_NE(s.out.find("l3-cap\\x1b[31m skipped: "), std::string::npos) << s.out;
+    EXPECT_EQ(s.err.find("ibench show: warning: "), 0u) << s.err;
+    EXPECT_EQ(std::count(s.err.begin(), s.err.end(), '\n'), 1) << s.err;
+    // show --json re-emits it as it was read, in its own (newer) version: it reads back
+    Proc sj;
+    run(sj, {"show", "--json", f});
+    EXPECT_EQ(sj.exit_code(), 0) << sj.err;
+    ASSERT_EQ(profile_parse(sj.out.c_str(), "stdout", &p, why, sizeof(why)), 0) << why;
+    EXPECT_EQ(p.minor, 9);
+    profile_free(&p);
+    // the placement commands print profile names too: place pair of it beside the recorded memcached profile
+    Proc pp;
+    run(pp, {"place", "pair", f, kMemcached});
+    EXPECT_TRUE(pp.exit_code() == 0 || pp.exit_code() == 1) << pp.err; // safe or unsafe: a verdict, not a refusal
+    EXPECT_EQ(pp.out.find('\x1b'), std::string::npos) << "a raw ESC on stdout";
+    EXPECT_EQ(pp.err.find('\x1b'), std::string::npos) << "a raw ESC on stderr";
+    EXPECT_NE(pp.out.find("1 svc\\x1b[2J"), std::string::npos) << pp.out;
+    // the same file as this ibench's own version: refused, the name shown without its escape
+    Proc q;
+    const std::string bad = path_of({"soi-unknown-with-escape", ""});
+    run(q, {"show", bad});
+    EXPECT_EQ(q.exit_code(), 2);
+    EXPECT_EQ(q.err.find('\x1b'), std::string::npos) << q.err;
+    EXPECT_EQ(q.err.find('\x07'), std::string::npos) << q.err;
 }
 
 TEST(ProfileFmt, MissingFileIsENOENT)
@@ -510,8 +621,8 @@ TEST(ProfileFmt, Reads10)
     EXPECT_EQ(show.out.find("reach ("), std::string::npos) << "no reach section without reach";
 }
 
-// A 1.3 struct with every field set -> profile_write -> the JSON Schema -> profile_read: equal field by field.
-TEST(ProfileFmt, RoundTrip13)
+// A 1.4 struct with every field set -> profile_write -> the JSON Schema -> profile_read: equal field by field.
+TEST(ProfileFmt, RoundTrip14)
 {
     TempDir dir("profile_fmt");
     struct profile a, b;
@@ -520,7 +631,10 @@ TEST(ProfileFmt, RoundTrip13)
     char why[512] = "";
     ASSERT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
     const std::string text = slurp(f);
-    EXPECT_NE(text.find("\"version\": \"1.3\""), std::string::npos);
+    EXPECT_NE(text.find("\"version\": \"1.4\""), std::string::npos);
+    EXPECT_NE(text.find("\"complete\": true"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"steal_pct\": null"), std::string::npos) << "an absent source is null, not 0";
+    EXPECT_NE(text.find("\"disturbed_by\": \"io some 93.5 % > 20 %\""), std::string::npos) << text;
     EXPECT_NE(text.find("\"data_sharing\": 0.375"), std::string::npos) << text;
     EXPECT_NE(text.find("\"caused\": -3.25"), std::string::npos) << "the raw median, not clamped";
     EXPECT_EQ(text.find("NaN"), std::string::npos);
@@ -590,7 +704,7 @@ TEST(ProfileFmt, ShowOf12ClampsAndMarksCaused)
     s.bracket[0] = s.bracket[1] = 100;
     s.curve = (struct profile_point *)calloc(1, sizeof(struct profile_point));
     s.ncurve = 1;
-    s.curve[0] = {100, 1000, 1000, 1.0, 100.0, 1, 0, 3};
+    s.curve[0] = {100, 1000, 1000, 1.0, 100.0, 1, 0, 3, 0};
     s.have_caused = 1;
     s.caused.intensity = 100;
     s.caused.unit = strdup("acc/s");

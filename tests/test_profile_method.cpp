@@ -43,6 +43,11 @@ struct Fake {
     int x_changed_in_window = 0;
     unsigned samples = 0, holds = 0;
     int fail_at_sample = -1;           // a sample that fails (the target died)
+    std::vector<int> timeout_at;       // samples that do not finish within timeout_s (the clock moves on by it)
+    double timeout_s = 60;
+    // the machine's pressure: cumulative PSI totals (us) and /proc/stat ticks the fake advances per reading
+    int pressure_reads = 0, pressure_fails = 0;
+    double io_some_share = 0, cpu_some_share = 0; // of the wall time since the last reading
 
     explicit Fake(uint64_t seed) : rng(seed) {}
     double g() { return nd(rng); }
@@ -51,10 +56,17 @@ struct Fake {
     static int sample(void *c, double *v, char *why, size_t len)
     {
         Fake *f = of(c);
-        if ((int)f->samples++ == f->fail_at_sample) {
+        const int i = (int)f->samples++;
+        if (i == f->fail_at_sample) {
             snprintf(why, len, "the target exited");
             return -ECHILD;
         }
+        for (int t : f->timeout_at)
+            if (t == i) {
+                f->now += (uint64_t)(f->timeout_s * 1e9);
+                snprintf(why, len, "'fake' did not finish within %g s", f->timeout_s);
+                return -ETIMEDOUT;
+            }
         f->now += (uint64_t)(f->sample_s * 1e9);
         *v = f->base * f->rel(f->x) * (1 + f->noise * f->g());
         return 0;
@@ -113,6 +125,28 @@ struct Fake {
         *pct = f->occupancy;
         return 0;
     }
+    // a pressure snapshot: the shares above over the fake clock's time since the last reading
+    uint64_t psi_cpu = 0, psi_io = 0, last_ns = 0;
+    static int press(void *c, struct ib_pressure_snap *s, char *why, size_t len)
+    {
+        Fake *f = of(c);
+        f->pressure_reads++;
+        if (f->pressure_fails) {
+            snprintf(why, len, "no procfs");
+            return -ENOENT;
+        }
+        const double dt_us = (double)(f->now - f->last_ns) / 1e3;
+        f->psi_cpu += (uint64_t)(f->cpu_some_share * dt_us);
+        f->psi_io += (uint64_t)(f->io_some_share * dt_us);
+        f->last_ns = f->now;
+        *s = {};
+        s->t_ns = f->now;
+        s->psi_have[IB_PSI_CPU] = s->psi_have[IB_PSI_IO] = true; // memory: absent on this fake machine
+        s->psi_some_us[IB_PSI_CPU] = f->psi_cpu;
+        s->psi_some_us[IB_PSI_IO] = f->psi_io;
+        s->psi_full_us[IB_PSI_IO] = f->psi_io / 2;
+        return 0;
+    }
     struct prof_meter meter()
     {
         struct prof_meter m = {};
@@ -125,6 +159,7 @@ struct Fake {
         m.wait_ms = wait;
         m.now_ns = clock;
         m.occupancy = occ;
+        m.pressure = press;
         return m;
     }
 };
@@ -140,8 +175,10 @@ struct prof_tol_result search(Fake &f, struct prof_params pp)
 {
     struct prof_meter m = f.meter();
     double v[5], med = 0;
+    unsigned got = 0;
     char why[256] = "";
-    EXPECT_EQ(prof_baseline(&pp, &m, 5, v, &med, why, sizeof(why)), 0) << why;
+    EXPECT_EQ(prof_baseline(&pp, &m, 5, v, &got, &med, why, sizeof(why)), 0) << why;
+    EXPECT_EQ(got, 5u);
     pp.noise = prof_noise(v, 5);
     struct prof_tol_result t;
     int rc = prof_tolerated(&pp, &m, med, &t, why, sizeof(why));
@@ -243,6 +280,158 @@ TEST(ProfileMethod, AFailingSampleAbortsWithTheReason)
     EXPECT_EQ(prof_tolerated(&pp, &m, 1000, &t, why, sizeof(why)), -ECHILD);
     EXPECT_STREQ(why, "the target exited");
     EXPECT_EQ(f.x, 0) << "the SoI is idle again after a failure";
+}
+
+// A sample beside the SoI that runs out of time is a QoS break by at least (solo wall time / timeout) for a metric
+// bounded by wall time: recorded as that bound, measured again like any break, and the search goes on to the end.
+TEST(ProfileMethod, ATimedOutSampleBesideIsABoundAndTheSearchGoesOn)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    pp.timeout_s = 60;
+    pp.wall_bound = 1;
+    Fake f(6);
+    f.rel = breaks_at(40);
+    f.timeout_at = {3}; // samples 0-2: solo before 25 %; 3: the first beside it
+    struct prof_meter m = f.meter();
+    struct prof_tol_result t;
+    char why[256] = "";
+    ASSERT_EQ(prof_tolerated(&pp, &m, 1000, &t, why, sizeof(why)), 0) << why;
+    // 25 timed out, 25 again holds, then the path of ExactSearchPathWithoutNoise: tolerated 37.5
+    const double xs[] = {25, 25, 50, 50, 37.5, 43.75, 43.75};
+    ASSERT_EQ(t.ncurve, 7u);
+    for (unsigned i = 0; i < 7; i++)
+        EXPECT_EQ(t.curve[i].intensity, xs[i]) << i;
+    const struct profile_point &b = t.curve[0];
+    EXPECT_EQ(b.timed_out, 1);
+    EXPECT_EQ(b.meets_qos, 0);
+    EXPECT_NEAR(b.relative, f.sample_s / pp.timeout_s, 1e-12) << "the bound: solo wall time over the timeout";
+    EXPECT_NEAR(b.value, b.solo * b.relative, 1e-9) << "the metric that bound implies (higher is better)";
+    EXPECT_EQ(b.samples, 1u) << "the point ends at its timed-out sample";
+    EXPECT_EQ(t.curve[1].again, 1);
+    EXPECT_EQ(t.curve[1].timed_out, 0);
+    EXPECT_EQ(t.ntimed_out, 1u);
+    EXPECT_EQ(t.timeout, PROF_TO_NONE);
+    EXPECT_EQ(t.tolerated, 37.5);
+    EXPECT_EQ(f.x, 0);
+}
+
+// Where a timed-out sample bounds nothing (the metric is not wall time's, or the timeout is too close to a solo
+// sample's time), the SoI's search stops, saying so, with the points before it; a solo sample that times out
+// stops it too, marked as the solo one (the profile stops there).
+TEST(ProfileMethod, ATimeoutThatBoundsNothingStopsTheSearchWithItsPoints)
+{
+    struct Case {
+        int wall_bound;
+        double timeout_s;
+        int at;
+        enum prof_timeout kind;
+        const char *says;
+        unsigned points;
+    } cases[] = {
+        {0, 60, 9, PROF_TO_BESIDE, "not bounded by a sample's wall time", 1}, // 9: the first beside 50 %
+        {1, 0.26, 9, PROF_TO_BESIDE, "too close to the timeout", 1},           // solo samples take 0.25 s
+        {1, 60, 7, PROF_TO_SOLO, "did not finish within 60 s", 1},             // 7: the second solo before 50 %
+    };
+    for (const auto &c : cases) {
+        SCOPED_TRACE(c.says);
+        struct prof_params pp;
+        prof_params_default(&pp);
+        pp.timeout_s = c.timeout_s;
+        pp.wall_bound = c.wall_bound;
+        Fake f(7);
+        f.rel = breaks_at(40);
+        f.timeout_s = c.timeout_s;
+        f.timeout_at = {c.at};
+        struct prof_meter m = f.meter();
+        struct prof_tol_result t;
+        char why[256] = "";
+        EXPECT_EQ(prof_tolerated(&pp, &m, 1000, &t, why, sizeof(why)), -ETIMEDOUT);
+        EXPECT_EQ(t.timeout, c.kind);
+        EXPECT_EQ(t.timeout_at, 50);
+        EXPECT_NE(std::string(why).find(c.says), std::string::npos) << why;
+        EXPECT_EQ(t.ncurve, c.points) << "25 % was measured before";
+        EXPECT_EQ(f.x, 0) << "the SoI is idle again";
+    }
+}
+
+// A baseline cut short by a timeout says how many samples it took, and their median.
+TEST(ProfileMethod, ABaselineCutShortKeepsItsSamples)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(8);
+    f.rel = [](double) { return 1.0; };
+    f.timeout_at = {2};
+    struct prof_meter m = f.meter();
+    double v[5];
+    unsigned got = 9;
+    double med = 0;
+    char why[256] = "";
+    EXPECT_EQ(prof_baseline(&pp, &m, 5, v, &got, &med, why, sizeof(why)), -ETIMEDOUT);
+    EXPECT_EQ(got, 2u);
+    EXPECT_EQ(med, 1000);
+    f.timeout_at = {3}; // the next call's first sample
+    EXPECT_EQ(prof_baseline(&pp, &m, 5, v, &got, &med, why, sizeof(why)), -ETIMEDOUT);
+    EXPECT_EQ(got, 0u);
+    EXPECT_TRUE(std::isnan(med)) << "no sample, no median";
+}
+
+// The pressure of a phase is what the machine's counters moved by between its start and its end, as shares of its
+// wall time; a source that is absent stays NAN, and without a pressure source every share is NAN, never 0.
+TEST(ProfileMethod, PressureIsRecordedPerPhase)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    pp.timeout_s = 60;
+    pp.wall_bound = 1;
+    Fake f(9);
+    f.rel = breaks_at(40);
+    f.io_some_share = 0.93; // a neighbour reading the disk hard
+    f.cpu_some_share = 0.05;
+    struct prof_meter m = f.meter();
+    struct prof_phase_mark k;
+    prof_phase_begin(&m, &k);
+    const uint64_t t0 = f.now;
+    struct prof_tol_result t;
+    char why[256] = "";
+    ASSERT_EQ(prof_tolerated(&pp, &m, 1000, &t, why, sizeof(why)), 0) << why;
+    struct ib_pressure pr;
+    prof_phase_end(&m, &k, &pr);
+    EXPECT_EQ(f.pressure_reads, 2) << "one snapshot at each end of the phase";
+    EXPECT_NEAR(pr.wall_s, (double)(f.now - t0) / 1e9, 1e-9);
+    EXPECT_NEAR(pr.some_pct[IB_PSI_IO], 93, 0.01);
+    EXPECT_NEAR(pr.full_pct[IB_PSI_IO], 46.5, 0.01);
+    EXPECT_NEAR(pr.some_pct[IB_PSI_CPU], 5, 0.01);
+    EXPECT_TRUE(std::isnan(pr.some_pct[IB_PSI_MEM])) << "absent memory PSI is not 0";
+    struct profile_phase ph;
+    prof_phase_figures(&pr, &ph);
+    EXPECT_NEAR(ph.io_some, 93, 0.01);
+    EXPECT_TRUE(std::isnan(ph.memory_some));
+    // into the profile, and judged: io 93 % disturbed a phase of mem-bw, not one of disk-bw (its own reads)
+    struct profile p;
+    profile_init(&p);
+    ASSERT_EQ(profile_add_phase(&p, "tolerated", "mem-bw", &ph), 0);
+    ASSERT_EQ(profile_add_phase(&p, "tolerated", "disk-bw", &ph), 0);
+    ASSERT_EQ(p.nphases, 2u);
+    char by[96];
+    EXPECT_EQ(profile_phase_disturbed(&p.phases[0], by, sizeof(by)), 1);
+    EXPECT_STREQ(by, "io some 93.0 % > 20 %");
+    EXPECT_EQ(profile_phase_disturbed(&p.phases[1], by, sizeof(by)), 0) << by;
+    EXPECT_STREQ(p.phases[1].soi, "disk-bw");
+    profile_free(&p);
+    // no source: every share NAN, and not disturbed
+    f.pressure_fails = 1;
+    prof_phase_begin(&m, &k);
+    prof_phase_end(&m, &k, &pr);
+    prof_phase_figures(&pr, &ph);
+    for (double v : {ph.cpu_some, ph.io_some, ph.io_full, ph.memory_some, ph.memory_full, ph.steal})
+        EXPECT_TRUE(std::isnan(v));
+    EXPECT_EQ(profile_phase_disturbed(&ph, by, sizeof(by)), 0);
+    m.pressure = nullptr;
+    prof_phase_begin(&m, &k);
+    prof_phase_end(&m, &k, &pr);
+    EXPECT_TRUE(std::isnan(pr.some_pct[IB_PSI_CPU]));
 }
 
 TEST(ProfileMethod, ASampleThatIsNotAPositiveNumberIsAnError)
