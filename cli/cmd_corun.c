@@ -16,6 +16,7 @@
 #include "ib_err.h"
 #include "machine.h"
 #include "parse.h"
+#include "render.h"
 #include "target.h"
 #include "topo.h"
 
@@ -100,17 +101,23 @@ static void progress(void *ctx, const char *line)
     fprintf(stderr, "ibench corun: %s\n", line);
 }
 
+/* One side: its name, command, load and CPUs; the user's text escaped for the terminal. */
+static void print_side(const char *label, const struct corun_side *sd)
+{
+    printf("%s  %s: '%s'", label, TTY_TEXT(sd->name), TTY_TEXT(sd->command));
+    if (sd->load)
+        printf(" with load '%s'", TTY_TEXT(sd->load));
+    printf(" on CPU");
+    for (unsigned i = 0; i < sd->ncpus; i++)
+        printf("%s%d", i ? "," : " ", sd->cpus[i]);
+    printf("\n");
+}
+
 static void print_table(const struct corun_record *rec)
 {
-    printf("A  %s: '%s'%s%s%s on CPU", rec->a.name, rec->a.command, rec->a.load ? " with load '" : "",
-           rec->a.load ? rec->a.load : "", rec->a.load ? "'" : "");
-    for (unsigned i = 0; i < rec->a.ncpus; i++)
-        printf("%s%d", i ? "," : " ", rec->a.cpus[i]);
-    printf("\nB  %s: '%s'%s%s%s on CPU", rec->b.name, rec->b.command, rec->b.load ? " with load '" : "",
-           rec->b.load ? rec->b.load : "", rec->b.load ? "'" : "");
-    for (unsigned i = 0; i < rec->b.ncpus; i++)
-        printf("%s%d", i ? "," : " ", rec->b.cpus[i]);
-    printf("\nmetric %s (%s, %s is better); B paused by %s\n\n", rec->metric_spec, rec->metric_unit,
+    print_side("A", &rec->a);
+    print_side("B", &rec->b);
+    printf("metric %s (%s, %s is better); B paused by %s\n\n", TTY_TEXT(rec->metric_spec), rec->metric_unit,
            rec->higher_is_better ? "higher" : "lower", rec->pause);
     printf("%4s  %14s  %14s  %9s\n", "rep", "A alone", "A beside B", "relative");
     for (unsigned i = 0; i < rec->r.n; i++)

@@ -257,6 +257,7 @@ static int profile_of(const char *cmd, const char *dir, const char *name, struct
     int rc = profile_read(path, p, why, sizeof why);
     if (rc < 0)
         return cli_fail(rc == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, cmd, "%s", why);
+    cli_profile_warn(cmd, p);
     return 0;
 }
 
@@ -289,9 +290,9 @@ static void check_table(json_t *doc, const struct pl_check_stats *m, const struc
         fmt3(sb, sizeof sb, json_is_number(json_object_get(r, "se")) ? se : NAN);
         const char *file = json_string_value(json_object_get(r, "file"));
         const char *base = strrchr(file, '/');
-        printf("%-28.28s %-12.12s %-12.12s %9.3f %9.3f %7s %+8.3f%s\n", base ? base + 1 : file,
-               json_string_value(json_object_get(r, "a")), json_string_value(json_object_get(r, "b")), pr, me, sb,
-               pr - me, me < qos ? "  unsafe" : "");
+        printf("%-28.28s %-12.12s %-12.12s %9.3f %9.3f %7s %+8.3f%s\n", TTY_TEXT(base ? base + 1 : file),
+               TTY_TEXT(json_string_value(json_object_get(r, "a"))),
+               TTY_TEXT(json_string_value(json_object_get(r, "b"))), pr, me, sb, pr - me, me < qos ? "  unsafe" : "");
     }
     char a[16], b[16];
     printf("\n%u records; \"unsafe\" = relative below %.2f (measured: %u)\n\n%-30s %12s %14s\n", m->n, qos,
@@ -342,7 +343,7 @@ static int predict_check(const char *cmd, char **recs, unsigned n, const char *d
                              rec.fingerprint, k ? pb : pa, p[k].fingerprint);
                     json_array_append_new(warn, json_string(w));
                     if (!json)
-                        fprintf(stderr, "ibench %s: warning: %s\n", cmd, w);
+                        fprintf(stderr, "ibench %s: warning: %s\n", cmd, TTY_TEXT(w));
                 }
             json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:o}", "file", recs[i], "a",
                                                  rec.a.name, "b", rec.b.name, "a_profile", pa, "b_profile", pb,
