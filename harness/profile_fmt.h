@@ -19,7 +19,7 @@ extern "C" {
 
 #define PROFILE_FORMAT "ibench-profile"
 #define PROFILE_MAJOR 1
-#define PROFILE_MINOR 3
+#define PROFILE_MINOR 4
 #define PROFILE_MAX_CPUS 256
 
 /* One measured point of a tolerated search. */
@@ -32,6 +32,9 @@ struct profile_point {
     int meets_qos;
     int again;           /* the second measurement of a ramp point whose first broke QoS */
     unsigned samples;    /* samples taken beside the SoI (1.2; 0 in older files: not recorded) */
+    double relative_se;  /* its standard error from the baseline's noise (1.4; NAN: not recorded) */
+    unsigned solo_samples; /* solo samples of the point (1.4; 0: not recorded) */
+    int uncertain;       /* neither met nor broke QoS beyond its noise, after its confirming rounds (1.4) */
 };
 
 /* Does the SoI reach the target's CPU (llc-cap, llc-bw, mem-bw)? 1.1+ */
@@ -152,6 +155,10 @@ void profile_free(struct profile *p);
 /* A zeroed profile with every optional number NAN and every tri-state -1 (for a writer to fill). */
 void profile_init(struct profile *p);
 void profile_soi_init(struct profile_soi *s);
+/* What a decision reads as the SoI's tolerated: the safe end of its bracket (bracket[0]), the highest intensity that
+ * met QoS beyond its noise; `tolerated` itself where the entry has no valid bracket (bracket[0] <= tolerated <=
+ * bracket[1], bracket[1] > 0). Before 1.4 tolerated was the safe end, so older profiles read the same. */
+double profile_soi_safe_tolerated(const struct profile_soi *s);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,9 @@ extern "C" {
 #define PROF_MAX_POINTS 16
 #define PROF_MAX_SAMPLES 64
 #define PROF_MAX_ROUNDS 64
+#define PROF_CONFIRM_ROUNDS 2 /* tolerated: rounds a point whose verdict is uncertain may add */
+#define PROF_CONFIDENCE_Z 2.0 /* tolerated: a point meets (breaks) QoS when its relative lies this many standard
+                               * errors above (below) it; one-sided, 2.3 % each way with a known noise */
 #define PROF_MIN_ROUNDS 3 /* caused: fewer rounds give no standard error (--caused-rounds refuses them) */
 
 /* What the SoI did over a window (engine_window, reduced). */
@@ -103,6 +106,8 @@ struct prof_tol_result {
     struct profile_point curve[PROF_MAX_POINTS];
     unsigned ncurve;
 };
+/* A point's verdict: +1 meets QoS, -1 breaks it, 0 uncertain (within PROF_CONFIDENCE_Z standard errors of it). */
+int prof_point_verdict(const struct prof_params *pp, double rel, double se);
 /* The tolerated search with the SoI the meter holds (the SoI is left idle at 0 %). base: the profile's solo median,
  * used when a point's local solo median is not a positive number. */
 int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double base, struct prof_tol_result *out,
