@@ -25,6 +25,12 @@
 #define PROFILE_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(17))
 #define PROFILE_MAX_BYTES (64u << 20)
 
+double profile_soi_safe_tolerated(const struct profile_soi *s)
+{
+    const double t = s->tolerated, b0 = s->bracket[0], b1 = s->bracket[1];
+    return b1 > 0 && b0 >= 0 && b0 <= t && t <= b1 ? b0 : t;
+}
+
 void profile_soi_init(struct profile_soi *s)
 {
     memset(s, 0, sizeof(*s));
@@ -488,6 +494,13 @@ static int read_point(struct rd *r, json_t *v, const char *at, struct profile_po
     }
     if (pt->timed_out && pt->meets_qos)
         return bad(r, at, json_object_get(v, "meets_qos"), "meets_qos false on a timed-out point (a bound below QoS)");
+    /* 1.4: the point's standard error, its solo samples, and whether it was uncertain */
+    pt->relative_se = NAN;
+    TRY(get_num(r, v, at, "relative_se", OPT, 0, INFINITY, 0, &pt->relative_se));
+    n = 0;
+    TRY(get_int(r, v, at, "solo_samples", OPT, 1, UINT_MAX, &n));
+    pt->solo_samples = (unsigned)n;
+    TRY(get_bool(r, v, at, "uncertain", OPT, &pt->uncertain));
     return 0;
 }
 
@@ -1041,6 +1054,12 @@ static json_t *point_json(const struct profile_point *pt)
         json_object_set_new(j, "samples", json_integer(pt->samples));
     if (pt->timed_out)
         json_object_set_new(j, "timed_out", json_true());
+    if (pt->relative_se > 0) /* 0: no noise figure to give one */
+        opt_num(j, "relative_se", pt->relative_se);
+    if (pt->solo_samples > 0)
+        json_object_set_new(j, "solo_samples", json_integer(pt->solo_samples));
+    if (pt->uncertain)
+        json_object_set_new(j, "uncertain", json_true());
     return j;
 }
 

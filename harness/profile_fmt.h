@@ -32,10 +32,14 @@ struct profile_point {
     double relative;     /* performance against solo, higher = better */
     double achieved_pct; /* the SoI's self-meter over the whole point; NAN when it completed no step */
     int meets_qos;
-    int again;           /* the second measurement of a ramp point whose first broke QoS */
+    int again;           /* before 1.4: the second measurement of a ramp point whose first broke QoS; 1.4: the point
+                          * took confirming rounds */
     unsigned samples;    /* samples taken beside the SoI (1.2; 0 in older files: not recorded) */
     int timed_out;       /* 1.4: a sample did not finish within the timeout: value and relative are bounds
                           * (relative <= it), not values */
+    double relative_se;  /* its standard error from the baseline's noise (1.4; NAN: not recorded) */
+    unsigned solo_samples; /* solo samples of the point (1.4; 0: not recorded) */
+    int uncertain;       /* neither met nor broke QoS beyond its noise, after its confirming rounds (1.4) */
 };
 
 /* Does the SoI reach the target's CPU (llc-cap, llc-bw, mem-bw)? 1.1+ */
@@ -191,6 +195,10 @@ void profile_soi_init(struct profile_soi *s);
 /* Append a missing item (p->complete becomes 0) / a phase's pressure; soi may be NULL. 0 or -ENOMEM. */
 int profile_add_missing(struct profile *p, const char *phase, const char *soi, double intensity, const char *reason);
 int profile_add_phase(struct profile *p, const char *phase, const char *soi, const struct profile_phase *figures);
+/* What a decision reads as the SoI's tolerated: the safe end of its bracket (bracket[0]), the highest intensity that
+ * met QoS beyond its noise; `tolerated` itself where the entry has no valid bracket (bracket[0] <= tolerated <=
+ * bracket[1], bracket[1] > 0). Before 1.4 tolerated was the safe end, so older profiles read the same. */
+double profile_soi_safe_tolerated(const struct profile_soi *s);
 
 #ifdef __cplusplus
 }

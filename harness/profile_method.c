@@ -116,90 +116,157 @@ static int sample_timed(struct prof_meter *m, double *v, double *wall_s, char *w
     return rc;
 }
 
-/* One point (profile_method.h, "Tolerated"); a timeout (prof_tolerated's comment) says which in *to. */
+/* The standard error of a relative performance from ns solo and k beside samples, each with relative noise s: a
+ * median of n has about 1.2533 s / sqrt(n) (its efficiency; for 1 or 2 samples a slight over-statement, on the safe
+ * side), and the two medians' errors add in quadrature. */
+static double rel_se(double rel, double s, unsigned ns, unsigned k)
+{
+    return rel * s * 1.2533 * sqrt(1.0 / ns + 1.0 / k);
+}
+
+/* The verdict on a point (profile_method.h, "Tolerated"): +1 meets QoS beyond its noise, -1 breaks it beyond its
+ * noise, 0 uncertain. Without a noise figure, the relative alone decides. */
+int prof_point_verdict(const struct prof_params *pp, double rel, double se)
+{
+    if (!(se > 0))
+        return rel >= pp->qos ? 1 : -1;
+    if (rel >= pp->qos + PROF_CONFIDENCE_Z * se)
+        return 1;
+    if (rel < pp->qos - PROF_CONFIDENCE_Z * se)
+        return -1;
+    return 0;
+}
+
+/* One point (profile_method.h, "Tolerated"): rounds of solo then beside samples until the verdict is certain or
+ * PROF_CONFIRM_ROUNDS more rounds are spent; a timeout (prof_tolerated's comment) says which in *to. */
 static int point(const struct prof_params *pp, struct prof_meter *m, double x, double base, struct profile_point *p,
                  enum prof_timeout *to, char *why, size_t len)
 {
-    const unsigned n = pp->samples < 1 ? 1 : pp->samples > PROF_MAX_SAMPLES ? PROF_MAX_SAMPLES : pp->samples;
+    const unsigned n = pp->samples < 1 ? 1 : pp->samples > PROF_MAX_SAMPLES / (PROF_CONFIRM_ROUNDS + 1)
+                                                 ? PROF_MAX_SAMPLES / (PROF_CONFIRM_ROUNDS + 1)
+                                                 : pp->samples;
     double solo[PROF_MAX_SAMPLES], bes[PROF_MAX_SAMPLES], t[PROF_MAX_SAMPLES], wall[PROF_MAX_SAMPLES], w1 = 0;
-    int rc = m->soi_hold(m->ctx, 0, 0, why, len);
-    unsigned ns = 0;
-    while (rc == 0 && ns < n) {
-        say(m, "tolerated, %g %%: solo sample %u", x, ns + 1);
-        rc = sample_timed(m, &solo[ns], &wall[ns], why, len);
-        if (rc < 0)
-            break;
-        ns++;
-        /* two solo samples that agree within the noise of one are the local baseline already */
-        if (ns == 2 && n > 2 && pp->sequential && pp->noise > 0 &&
-            fabs(solo[0] - solo[1]) <= pp->noise * 0.5 * (solo[0] + solo[1]))
-            break;
-    }
-    if (rc == -ETIMEDOUT)
-        *to = PROF_TO_SOLO;
-    if (rc < 0)
-        return rc;
-    memcpy(t, solo, ns * sizeof(double));
-    double sm = ib_median(t, ns);
-    if (!(sm > 0) || !isfinite(sm))
-        sm = base;
-    const double solo_wall = ib_median(wall, ns);
-    if ((rc = m->soi_hold(m->ctx, x, 0, why, len)) < 0 || (rc = m->soi_mark(m->ctx, why, len)) < 0)
-        return rc;
-    unsigned k = 0;
-    int timed_out = 0;
-    const double margin = 3 * pp->noise;
-    while (k < n) {
-        say(m, "tolerated, %g %%: sample %u beside the SoI", x, k + 1);
-        if ((rc = sample_timed(m, &bes[k], &w1, why, len)) == -ETIMEDOUT) {
-            /* a bound, when the metric's relative performance is at most the wall time's and that is below QoS */
-            const double bound = pp->timeout_s > 0 ? solo_wall / pp->timeout_s : NAN;
-            if (!pp->wall_bound || !(bound < pp->qos)) {
-                char w[256];
-                snprintf(w, sizeof(w), "%s", why);
-                *to = PROF_TO_BESIDE;
-                if (!pp->wall_bound)
-                    return ib_why(why, len, rc, "beside the SoI at %g %%: %s; this metric is not bounded by a "
-                                  "sample's wall time, so the point is neither a value nor a bound", x, w);
-                return ib_why(why, len, rc, "beside the SoI at %g %%: %s; the solo samples took %.3g s, too close to "
-                              "the timeout for a bound below QoS", x, w, solo_wall);
-            }
-            bes[k++] = pp->higher_better ? sm * bound : sm / bound;
-            timed_out = 1;
-            rc = 0;
-            break; /* a sample past the timeout is not noise: waiting for more would cost a timeout each */
-        }
-        if (rc < 0)
-            return rc;
-        k++;
-        if (!pp->sequential || pp->noise <= 0 || k < 2 || k >= n)
-            continue;
-        int above = 1, below = 1;
-        for (unsigned i = 0; i < k; i++) {
-            double r = rel_of(pp, bes[i], sm);
-            above &= r > pp->qos + margin;
-            below &= r < pp->qos - margin;
-        }
-        if (above || below)
-            break; /* every sample so far is far on one side of QoS */
-    }
+    unsigned ns = 0, k = 0;
+    int rc = 0, verdict = 0, timed_out = 0;
+    double sm = base, v = 0, rel = 0, se = 0;
     struct prof_window w = {.achieved_pct = NAN};
-    if ((rc = m->soi_read(m->ctx, &w, why, len)) < 0)
-        return rc;
-    double v;
-    if (timed_out) { /* the bound: the timed-out sample is the worst of the point, whatever the others read */
-        v = bes[k - 1];
-    } else {
+    for (unsigned round = 0; round <= PROF_CONFIRM_ROUNDS && !timed_out; round++) {
+        if ((rc = m->soi_hold(m->ctx, 0, 0, why, len)) < 0)
+            return rc;
+        for (unsigned i = 0; i < n; i++) {
+            say(m, "tolerated, %g %%: solo sample %u", x, ns + 1);
+            if ((rc = sample_timed(m, &solo[ns], &wall[ns], why, len)) < 0) {
+                if (rc == -ETIMEDOUT)
+                    *to = PROF_TO_SOLO;
+                return rc;
+            }
+            ns++;
+            /* two solo samples that agree within the noise of one are the local baseline already (first round) */
+            if (round == 0 && ns == 2 && n > 2 && pp->sequential && pp->noise > 0 &&
+                fabs(solo[0] - solo[1]) <= pp->noise * 0.5 * (solo[0] + solo[1]))
+                break;
+        }
+        memcpy(t, solo, ns * sizeof(double));
+        sm = ib_median(t, ns);
+        if (!(sm > 0) || !isfinite(sm))
+            sm = base;
+        memcpy(t, wall, ns * sizeof(double));
+        const double solo_wall = ib_median(t, ns);
+        if ((rc = m->soi_hold(m->ctx, x, 0, why, len)) < 0 || (rc = m->soi_mark(m->ctx, why, len)) < 0)
+            return rc;
+        const double margin = 3 * pp->noise;
+        for (unsigned i = 0; i < n; i++) {
+            say(m, "tolerated, %g %%: sample %u beside the SoI", x, k + 1);
+            if ((rc = sample_timed(m, &bes[k], &w1, why, len)) == -ETIMEDOUT) {
+                /* a bound, when the metric's relative performance is at most the wall time's and that is below QoS */
+                const double bound = pp->timeout_s > 0 ? solo_wall / pp->timeout_s : NAN;
+                if (!pp->wall_bound || !(bound < pp->qos)) {
+                    char wy[256];
+                    snprintf(wy, sizeof(wy), "%s", why);
+                    *to = PROF_TO_BESIDE;
+                    if (!pp->wall_bound)
+                        return ib_why(why, len, rc, "beside the SoI at %g %%: %s; this metric is not bounded by a "
+                                      "sample's wall time, so the point is neither a value nor a bound", x, wy);
+                    return ib_why(why, len, rc, "beside the SoI at %g %%: %s; the solo samples took %.3g s, too close "
+                                  "to the timeout for a bound below QoS", x, wy, solo_wall);
+                }
+                bes[k++] = pp->higher_better ? sm * bound : sm / bound;
+                timed_out = 1;
+                rc = 0;
+                break; /* a sample past the timeout is not noise: waiting for more would cost a timeout each */
+            }
+            if (rc < 0)
+                return rc;
+            k++;
+            if (round > 0 || !pp->sequential || pp->noise <= 0 || k < 2 || i + 1 >= n)
+                continue;
+            int above = 1, below = 1;
+            for (unsigned j = 0; j < k; j++) {
+                double r = rel_of(pp, bes[j], sm);
+                above &= r > pp->qos + margin;
+                below &= r < pp->qos - margin;
+            }
+            if (above || below)
+                break; /* every sample so far is far on one side of QoS */
+        }
+        if ((rc = m->soi_read(m->ctx, &w, why, len)) < 0)
+            return rc;
+        if (timed_out) { /* the bound: the timed-out sample is the worst of the point, whatever the others read */
+            v = bes[k - 1];
+            rel = rel_of(pp, v, sm);
+            se = 0;
+            verdict = -1; /* a break by at least the bound: decided */
+            break;
+        }
         memcpy(t, bes, k * sizeof(double));
         v = ib_median(t, k);
+        rel = rel_of(pp, v, sm);
+        se = rel_se(rel, pp->noise, ns, k);
+        verdict = prof_point_verdict(pp, rel, se);
+        if (verdict != 0)
+            break;
     }
-    *p = (struct profile_point){.intensity = x, .value = v, .solo = sm, .relative = rel_of(pp, v, sm),
-                                .achieved_pct = w.achieved_pct, .samples = k, .timed_out = timed_out};
-    p->meets_qos = !timed_out && p->relative >= pp->qos;
+    *p = (struct profile_point){.intensity = x, .value = v, .solo = sm, .relative = rel, .relative_se = se,
+                                .achieved_pct = w.achieved_pct, .samples = k, .timed_out = timed_out,
+                                .solo_samples = ns};
+    p->meets_qos = verdict > 0;
+    p->uncertain = verdict == 0;
+    p->again = k > n; /* confirmed: more rounds were taken */
     if (timed_out)
         say(m, "tolerated, %g %%: a sample did not finish within %g s: relative <= %.3f, a QoS break", x,
             pp->timeout_s, p->relative);
     return 0;
+}
+
+/* The point estimate: where the measured relatives cross QoS, read linearly between the last point (by intensity,
+ * alone at 0 counting 1.0) at or above QoS and the first below it. Every point counts, the uncertain ones too: they
+ * are the best figures near the crossing, and the estimate is not a decision (the safe end is). Without a figure
+ * below QoS, the first point that did not meet it. Clamped into the bracket. */
+static double estimate(const struct prof_params *pp, const struct prof_tol_result *t, double search_hi)
+{
+    double xs[PROF_MAX_POINTS + 1], rs[PROF_MAX_POINTS + 1];
+    unsigned n = 0;
+    xs[n] = 0, rs[n++] = 1.0;
+    for (unsigned i = 0; i < t->ncurve; i++) { /* sorted by intensity; a repeated intensity keeps its last figure */
+        unsigned k = 0;
+        while (k < n && xs[k] < t->curve[i].intensity)
+            k++;
+        if (k < n && xs[k] == t->curve[i].intensity) {
+            rs[k] = t->curve[i].relative;
+            continue;
+        }
+        memmove(xs + k + 1, xs + k, (n - k) * sizeof xs[0]);
+        memmove(rs + k + 1, rs + k, (n - k) * sizeof rs[0]);
+        xs[k] = t->curve[i].intensity, rs[k] = t->curve[i].relative, n++;
+    }
+    double x = search_hi; /* no figure below QoS: the search stopped at an uncertain point, the crossing is near it */
+    for (unsigned k = 1; k < n; k++)
+        if (rs[k] < pp->qos) {
+            double r0 = rs[k - 1], r1 = rs[k];
+            x = r0 > r1 ? xs[k - 1] + (xs[k] - xs[k - 1]) * (r0 - pp->qos) / (r0 - r1) : xs[k - 1];
+            break;
+        }
+    return fmin(t->hi, fmax(t->lo, x));
 }
 
 int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double base, struct prof_tol_result *out,
@@ -214,31 +281,17 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
         if ((rc = point(pp, m, x, base, &p, &to, why, len)) < 0)
             break;
         out->curve[out->ncurve++] = p;
-        if (!p.meets_qos) { /* once more: one noisy set of samples must not end the ramp */
-            say(m, "tolerated, %g %% again (%.3f of solo)", x, p.relative);
-            if ((rc = point(pp, m, x, base, &p, &to, why, len)) < 0)
-                break;
-            p.again = 1;
-            out->curve[out->ncurve++] = p;
-        }
-        if (!p.meets_qos) {
+        if (!p.meets_qos) { /* broke it, or could not be told from it: the safe end stays below */
             hi = x;
             break;
         }
         lo = x;
     }
-    for (unsigned b = 0; b < pp->bisect_steps && rc == 0 && hi > 0 && out->ncurve + 2 <= PROF_MAX_POINTS; b++) {
+    for (unsigned b = 0; b < pp->bisect_steps && rc == 0 && hi > 0 && out->ncurve < PROF_MAX_POINTS; b++) {
         x = 0.5 * (lo + hi);
         if ((rc = point(pp, m, x, base, &p, &to, why, len)) < 0)
             break;
         out->curve[out->ncurve++] = p;
-        if (!p.meets_qos) { /* the same rule as the ramp: a break counts when it repeats */
-            say(m, "tolerated, %g %% again (%.3f of solo)", x, p.relative);
-            if ((rc = point(pp, m, x, base, &p, &to, why, len)) < 0)
-                break;
-            p.again = 1;
-            out->curve[out->ncurve++] = p;
-        }
         if (p.meets_qos)
             lo = x;
         else
@@ -256,9 +309,16 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
         return rc;
     if (hr < 0)
         return ib_why(why, len, hr, "%s", hw);
-    out->tolerated = hi < 0 ? 100 : lo;
+    /* The bracket: from the safe end (the highest point that met QoS beyond its noise, every lower one having met
+     * it too) to the lowest point that broke QoS beyond its noise, 100 when none did: an uncertain point may lie
+     * either side of the truth, so it closes neither end. */
     out->lo = lo;
-    out->hi = hi < 0 ? 100 : hi;
+    out->hi = 100;
+    for (unsigned i = 0; i < out->ncurve; i++)
+        if (!out->curve[i].meets_qos && !out->curve[i].uncertain && out->curve[i].intensity < out->hi &&
+            out->curve[i].intensity > lo)
+            out->hi = out->curve[i].intensity;
+    out->tolerated = hi < 0 ? 100 : estimate(pp, out, hi);
     return 0;
 }
 

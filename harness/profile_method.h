@@ -6,13 +6,17 @@
  * Tolerated (iBench section V.A): 25, 50, 75, 100 %, then bisection inside the first bracket that broke QoS
  * (bisect_steps steps: 6.25 points with 2). Each point: `samples` solo samples with the SoI at 0 % (the local
  * baseline), then samples with the SoI held at x for the whole point; relative = median beside against the local
- * solo median. A point that breaks QoS (ramp or bisection) is measured once more and counts only when it breaks
- * twice: one noisy set of samples must not decide the search.
+ * solo median, with a standard error from the baseline's noise (prof_point_verdict). Meeting and breaking are judged
+ * alike: a point meets QoS when its relative lies 2 standard errors above qos, breaks it 2 below, and is otherwise
+ * uncertain and takes up to PROF_CONFIRM_ROUNDS more rounds (solo, then beside), decided on all its samples. The ramp
+ * stops, and bisection starts, at the first point that did not meet QoS (broke it, or stayed uncertain).
  * Sequential stop: once 2 samples beside the SoI are in, and the noise of one sample is known (from the baseline),
  * a point stops early when every relative so far lies beyond qos by more than 3 noise, on the same side; and the
  * solo samples stop at 2 when those two agree within the noise of one sample.
- * tolerated = the last intensity that met QoS (0 when 25 % broke and bisection found nothing that met it; 100 when
- * nothing broke it).
+ * lo, the safe end decisions read = the last intensity that met QoS beyond its noise (0 when nothing did);
+ * hi = the lowest intensity above it that broke QoS beyond its noise (100 when none did: an uncertain point may lie
+ * either side of the truth); tolerated = the point estimate, where the points' relatives cross qos, in [lo, hi]
+ * (100 when every point met QoS). docs/profile.md has the sweep over curve shapes and noise that justifies it.
  *
  * Caused: the SoI held at the reference intensity, unthrottled, its windows alternating alone (the target's work
  * paused) and beside (the work running): A0 B1 A1 B2 A2 ... Per round i, caused_i = 100 x (1 - B_i / mean(A_i-1,
@@ -41,6 +45,9 @@ extern "C" {
 #define PROF_MAX_POINTS 16
 #define PROF_MAX_SAMPLES 64
 #define PROF_MAX_ROUNDS 64
+#define PROF_CONFIRM_ROUNDS 2 /* tolerated: rounds a point whose verdict is uncertain may add */
+#define PROF_CONFIDENCE_Z 2.0 /* tolerated: a point meets (breaks) QoS when its relative lies this many standard
+                               * errors above (below) it; one-sided, 2.3 % each way with a known noise */
 #define PROF_MIN_ROUNDS 3 /* caused: fewer rounds give no standard error (--caused-rounds refuses them) */
 
 /* What the SoI did over a window (engine_window, reduced). */
@@ -121,12 +128,14 @@ struct prof_tol_result {
     double timeout_at;         /* ... at this intensity */
     unsigned ntimed_out;       /* points recorded as bounds (timed_out) */
 };
+/* A point's verdict: +1 meets QoS, -1 breaks it, 0 uncertain (within PROF_CONFIDENCE_Z standard errors of it). */
+int prof_point_verdict(const struct prof_params *pp, double rel, double se);
 /* The tolerated search with the SoI the meter holds (the SoI is left idle at 0 %). base: the profile's solo median,
  * used when a point's local solo median is not a positive number.
  * Timeouts (docs/profile.md, "A sample that times out"): a sample beside the SoI that does not finish within
  * pp->timeout_s ends its point, which is recorded as a bound, timed_out: relative <= (the median wall time of the
  * point's solo samples) / timeout, a QoS break by at least that much, when pp->wall_bound and that bound is below
- * qos. Like any break it is measured again and the search goes on. Otherwise the search stops with -ETIMEDOUT and
+ * qos: a decided break (a bound is no noise to confirm), and the search goes on. Otherwise the search stops with -ETIMEDOUT and
  * out->timeout PROF_TO_BESIDE; a solo sample that times out stops it with PROF_TO_SOLO. */
 int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double base, struct prof_tol_result *out,
                    char *why, size_t len);

@@ -221,8 +221,10 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
                 continue;
             }
             c->others = fmin(100.0, oth);
-            c->tolerated = tol_known ? s->tolerated : (o->pessimistic ? 0.0 : 100.0);
-            double margin = tol_known && s->tolerated < 100 ? o->margin : 0.0;
+            /* the safe end of the bracket: the highest intensity that met QoS beyond its noise */
+            const double tol = tol_known ? profile_soi_safe_tolerated(s) : 0;
+            c->tolerated = tol_known ? tol : (o->pessimistic ? 0.0 : 100.0);
+            double margin = tol_known && tol < 100 ? o->margin : 0.0;
             c->headroom = c->tolerated - margin - c->others;
             least = fmin(least, c->headroom);
             if (c->headroom < 0) {

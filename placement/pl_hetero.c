@@ -228,7 +228,7 @@ static double judge(const struct pl_hetero_app *apps, unsigned n, unsigned a, un
             c->tolerated = 100, c->others = 0, c->excess = 0;
             continue;
         }
-        c->tolerated = tol_known ? s->tolerated : (pessimistic ? 0.0 : 100.0);
+        c->tolerated = tol_known ? profile_soi_safe_tolerated(s) : (pessimistic ? 0.0 : 100.0);
         c->others = fmin(100.0, oth);
         c->excess = fmax(0.0, c->others - c->tolerated);
         sum += c->excess;

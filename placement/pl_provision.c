@@ -70,12 +70,12 @@ int pl_provision(const struct profile *p, const struct pl_catalog *cat, unsigned
         if (!r->measured)
             continue;
         out->nranked++;
-        r->tolerated = s->tolerated;
+        r->tolerated = profile_soi_safe_tolerated(s);
         if (s->have_caused)
             r->caused = s->caused.value, r->caused_se = s->caused.se;
         r->distinguishable = s->have_caused && isfinite(s->caused.value) && s->caused.distinguishable != 0;
         r->pressure = r->distinguishable ? fmax(0.0, fmin(100.0, r->caused)) / 100 : 0;
-        r->sensitivity = 1 - s->tolerated / 100;
+        r->sensitivity = 1 - r->tolerated / 100;
         r->score = r->pressure + r->sensitivity;
         r->candidate = r->score >= PL_PROV_THRESHOLD;
     }

@@ -111,6 +111,27 @@ TEST(PlacePair, OneResourceOverToleranceIsUnsafeAndNamed)
     EXPECT_EQ(c.deciding().find("llc-cap"), std::string::npos) << c.deciding();
 }
 
+// A 1.4 profile states tolerated as an estimate with a bracket; decisions read the bracket's safe end. The victim's
+// estimate is 40 in [30, 50]: 30 caused is over 30 - 5 margin, though under 40 - 5.
+TEST(PlacePair, DecisionsReadTheSafeEndOfTheBracket)
+{
+    Prof victim("victim", {{"mem-bw", 40, 0}});
+    victim.p.sois[0].bracket[0] = 30;
+    victim.p.sois[0].bracket[1] = 50;
+    Prof hog("hog", {{"mem-bw", 100, 30}});
+    Check c({&victim, &hog});
+    ASSERT_EQ(c.rc, 0) << c.why;
+    EXPECT_FALSE(c.r.safe);
+    ASSERT_NE(c.r.deciding, nullptr);
+    EXPECT_NE(strstr(c.r.deciding, "30.0 caused > 30.0 tolerated"), nullptr) << c.r.deciding;
+    EXPECT_DOUBLE_EQ(profile_soi_safe_tolerated(&victim.p.sois[0]), 30);
+    // no valid bracket (a hand-made entry, or one outside it): tolerated itself
+    victim.p.sois[0].bracket[0] = victim.p.sois[0].bracket[1] = 0;
+    EXPECT_DOUBLE_EQ(profile_soi_safe_tolerated(&victim.p.sois[0]), 40);
+    Check d({&victim, &hog});
+    EXPECT_TRUE(d.r.safe) << (d.r.deciding ? d.r.deciding : "");
+}
+
 TEST(PlacePair, TheReverseDirectionIsCheckedToo)
 {
     // A tolerates everything B causes, but A presses B's weak spot: the one-way reading (only the newcomer's

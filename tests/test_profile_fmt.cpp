@@ -190,9 +190,9 @@ void fill_full(struct profile *p)
     s->bracket[1] = 62.5;
     s->curve = (struct profile_point *)calloc(3, sizeof(struct profile_point));
     s->ncurve = 3;
-    s->curve[0] = {25, 950, 1000, 0.95, 25.5, 1, 0, 3, 0};
-    s->curve[1] = {50, 800, 1000, 0.8, 50.25, 0, 0, 3, 0};
-    s->curve[2] = {50, 700, 1000, 0.7, NAN, 0, 1, 0, 0}; // no step completed: no self-meter; samples not recorded
+    s->curve[0] = {25, 950, 1000, 0.95, 25.5, 1, 0, 3, 0, 0.0125, 2, 0};
+    s->curve[1] = {50, 800, 1000, 0.8, 50.25, 0, 1, 9, 0, 0.02, 9, 1}; // confirmed over 3 rounds, still uncertain
+    s->curve[2] = {50, 700, 1000, 0.7, NAN, 0, 1, 0, 0, NAN, 0, 0}; // no step completed: no self-meter; samples not recorded
     s->have_caused = 1;
     struct profile_caused *c = &s->caused;
     c->intensity = 100;
@@ -329,6 +329,13 @@ void expect_equal(const struct profile &a, const struct profile &b)
             EXPECT_EQ(u.again, v.again) << k;
             EXPECT_EQ(u.samples, v.samples) << k;
             EXPECT_EQ(u.timed_out, v.timed_out) << k;
+            if (std::isnan(u.relative_se)) {
+                EXPECT_TRUE(std::isnan(v.relative_se)) << k;
+            } else {
+                EXPECT_DOUBLE_EQ(u.relative_se, v.relative_se) << k;
+            }
+            EXPECT_EQ(u.solo_samples, v.solo_samples) << k;
+            EXPECT_EQ(u.uncertain, v.uncertain) << k;
         }
         EXPECT_EQ(x.have_caused, y.have_caused);
         const struct profile_caused &c = x.caused, &d = y.caused;
@@ -704,7 +711,7 @@ TEST(ProfileFmt, ShowOf12ClampsAndMarksCaused)
     s.bracket[0] = s.bracket[1] = 100;
     s.curve = (struct profile_point *)calloc(1, sizeof(struct profile_point));
     s.ncurve = 1;
-    s.curve[0] = {100, 1000, 1000, 1.0, 100.0, 1, 0, 3, 0};
+    s.curve[0] = {100, 1000, 1000, 1.0, 100.0, 1, 0, 3, 0, NAN, 0, 0};
     s.have_caused = 1;
     s.caused.intensity = 100;
     s.caused.unit = strdup("acc/s");
