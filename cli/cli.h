@@ -91,6 +91,10 @@ int cli_fail(int code, const char *cmd, const char *fmt, ...) __attribute__((for
  * command goes on, measuring what it needs without the cache. */
 struct machine;
 void cli_calib_note(const char *cmd, const struct machine *m);
+/* Before a run: check the cached LLC size on cpu (calib_recheck, tens of ms) and print one line on stderr saying it
+ * held, or that it failed and what was measured instead.  Nothing when no measured size is cached or the topology
+ * is not this machine's.  A failure to check is a warning, never the end of the command. */
+void cli_calib_recheck(const char *cmd, struct machine *m, int cpu);
 
 #ifdef __cplusplus
 }
