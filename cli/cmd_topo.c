@@ -167,7 +167,7 @@ static void print_machine(json_t *doc, const struct machine *m)
         printf("\ncalibration cache: %s (empty)\n", m->calib.path);
         return;
     }
-    printf("\ncaches: claimed by hwloc vs measured (knee of a pointer-chase latency sweep on CPU %d)\n",
+    printf("\ncaches: claimed by hwloc vs measured (median knee of pointer-chase latency sweeps on CPU %d)\n",
            m->calib.sweep_cpu);
     static const struct out_col cc[] = {
         {"level", "level", OUT_K_STR, 0, NULL},       {"claimed", "claimed", OUT_K_BYTES, 0, NULL},
@@ -285,12 +285,13 @@ static int machine_cmd(int argc, char **argv, int calibrate)
             if (calibrate)
                 printf("usage: ibench calibrate [--cpus LIST] [--dir DIR] [--json | --csv]\n\n"
                        "Measures what the SoIs scale against and caches it for this machine (keyed by a hardware\n"
-                       "fingerprint): the effective size of L1d, L2 and LLC (the knee of a pointer-chase latency\n"
-                       "sweep, next to what hwloc claims) and the streaming bandwidth of L2 and LLC (vector reads) and\n"
-                       "DRAM (STREAM triad), with the bandwidth SoIs' own stepping, on one CPU and on all of --cpus\n"
-                       "(default: every CPU). Takes about 10 s. With --dir, also the sequential read and write\n"
-                       "bandwidth of DIR's filesystem as disk-bw measures it (1 MiB blocks, QD 8, O_DIRECT io_uring,\n"
-                       "a 512 MiB file in a private directory, removed after), which disk-bw --cached-capacity uses.\n"
+                       "fingerprint): the effective size of L1d, L2 and LLC (the median knee of repeated, checked\n"
+                       "pointer-chase latency sweeps, next to what hwloc claims) and the streaming bandwidth of L2\n"
+                       "and LLC (vector reads) and DRAM (STREAM triad), with the bandwidth SoIs' own stepping, on one\n"
+                       "CPU and on all of --cpus (default: every CPU). Takes about 10 s. With --dir, also the\n"
+                       "sequential read and write bandwidth of DIR's filesystem as disk-bw measures it (1 MiB blocks,\n"
+                       "QD 8, O_DIRECT io_uring, a 512 MiB file in a private directory, removed after), which disk-bw\n"
+                       "--cached-capacity uses.\n"
                        "Cache file: $IBENCH_CACHE_DIR, else $XDG_CACHE_HOME/ibench, else ~/.cache/ibench.\n");
             else
                 printf("usage: ibench topo [--json | --csv] [--no-measure]\n\n"
