@@ -762,7 +762,6 @@ static unsigned sweep_plan(uint64_t top, uint64_t dense, uint64_t *sz, unsigned 
 
 struct sweep_run {
     void *buf;
-    uint64_t top;
     const atomic_int *stop;
     calib_progress_fn progress;
     void *arg;
@@ -835,7 +834,7 @@ int calib_measure_caches(struct calib *c, const struct topo *t, int cpu, const a
     }
     memset(buf, 1, top);
     uint64_t sz[CALIB_MAX_SWEEP];
-    struct sweep_run r = {.buf = buf, .top = top, .stop = stop, .progress = progress, .arg = arg};
+    struct sweep_run r = {.buf = buf, .stop = stop, .progress = progress, .arg = arg};
     struct calib_sweep_sum sums[CALIB_MAX_SWEEPS];
     struct calib_verdict v = {0};
     unsigned ns = 0, nfull = sweep_plan(top, 0, sz, CALIB_MAX_SWEEP);
