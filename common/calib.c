@@ -723,6 +723,52 @@ static void verdict_of(const struct calib_sweep_sum *s, unsigned n, struct calib
     v->agree = v->nkept >= CALIB_MIN_SWEEPS && v->spread[lv] <= CALIB_AGREE_SPREAD;
 }
 
+void calib_settle(struct calib_sweep_sum *s, unsigned n, const uint64_t claimed[CALIB_NLEVELS],
+                  struct calib_verdict *v, char *note, size_t len)
+{
+    char a[32], b[32];
+    if (n > CALIB_MAX_SWEEPS)
+        n = CALIB_MAX_SWEEPS;
+    if (len)
+        *note = 0;
+    if (calib_judge(s, n, claimed, v) > 0) {
+        if (v->nkept < CALIB_MIN_SWEEPS)
+            snprintf(note, len, "only %u of %u sweeps passed their checks: their median is used", v->nkept, n);
+        else if (!v->agree)
+            snprintf(note, len,
+                     "%u of %u sweeps passed their checks and their LLC knees spread %.0f %% (%s-%s), over the %.0f "
+                     "%% bound: their median is used", v->nkept, n, 100 * v->spread[CALIB_LLC],
+                     fmt_bytes((double)v->knee_lo[CALIB_LLC], a, sizeof(a)),
+                     fmt_bytes((double)v->knee_hi[CALIB_LLC], b, sizeof(b)), 100 * CALIB_AGREE_SPREAD);
+        return;
+    }
+    /* On a host busy on every CPU all sweeps may have waited: the ones consistent apart from that come next, then
+     * all of them; either way it is said, and the start-of-run check tests the size again.  s keeps its verdicts. */
+    struct calib_sweep_sum all[CALIB_MAX_SWEEPS];
+    memcpy(all, s, n * sizeof(all[0]));
+    double wlo = NAN, whi = NAN;
+    for (unsigned i = 0; i < n; i++) {
+        if (isfinite(all[i].wait_pct)) {
+            wlo = isnan(wlo) || all[i].wait_pct < wlo ? all[i].wait_pct : wlo;
+            whi = isnan(whi) || all[i].wait_pct > whi ? all[i].wait_pct : whi;
+        }
+        all[i].wait_pct = NAN;
+    }
+    if (isfinite(wlo) && calib_judge(all, n, claimed, v) > 0) {
+        snprintf(note, len,
+                 "every sweep of %u was rejected, %s waited for a CPU (%.0f-%.0f %% of the time): the median of the %u "
+                 "consistent apart from that is used, and may be off", n, whi > IB_BUSY_WAIT_PCT ? "some" : "none",
+                 wlo, whi, v->nkept);
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        all[i].reject[0] = 0;
+    verdict_of(all, n, v);
+    v->agree = 0;
+    snprintf(note, len, "no sweep of %u passed its checks (first: %s): the median of all is used, unchecked", n,
+             s[0].reject);
+}
+
 int calib_check_judge(double level_ns, double next_ns, double inside_ns, double outside_ns, char *why, size_t len)
 {
     if (!(level_ns > 0) || !(next_ns > level_ns)) {
@@ -889,25 +935,9 @@ int calib_measure_caches(struct calib *c, const struct topo *t, int cpu, const a
         free(pts);
         return ib_why(why, len, rc, "latency sweep interrupted");
     }
-    /* what is kept: the judged medians; when no sweep passed, the median of all of them, said so */
-    char a[32], b[32];
-    c->caches_note[0] = 0;
-    if (v.nkept == 0) {
-        struct calib_sweep_sum all[CALIB_MAX_SWEEPS];
-        memcpy(all, sums, sizeof(all));
-        for (unsigned i = 0; i < ns; i++)
-            all[i].reject[0] = 0;
-        verdict_of(all, ns, &v);
-        snprintf(c->caches_note, sizeof(c->caches_note),
-                 "no sweep of %u passed its checks (first: %s): the median of all is used, unchecked", ns,
-                 sums[0].reject);
-    } else if (!v.agree) {
-        snprintf(c->caches_note, sizeof(c->caches_note),
-                 "%u of %u sweeps passed their checks and their LLC knees spread %.0f %% (%s-%s), over the %.0f %% "
-                 "bound: their median is used", v.nkept, ns, 100 * v.spread[CALIB_LLC],
-                 fmt_bytes((double)v.knee_lo[CALIB_LLC], a, sizeof(a)),
-                 fmt_bytes((double)v.knee_hi[CALIB_LLC], b, sizeof(b)), 100 * CALIB_AGREE_SPREAD);
-    } else if (!held) {
+    calib_settle(sums, ns, c->claimed, &v, c->caches_note, sizeof(c->caches_note));
+    if (!*c->caches_note && !held) {
+        char a[32];
         snprintf(c->caches_note, sizeof(c->caches_note),
                  "the median LLC knee %s read %s after %u sweeps: used, but it may not hold",
                  fmt_bytes((double)v.knee[CALIB_LLC], a, sizeof(a)), held_why, ns);

@@ -146,6 +146,11 @@ void calib_sweep_knees(const struct calib_point *pts, unsigned n, const uint64_t
  * only ever adds latency).  v gets the medians of the kept sweeps.  Returns the number kept. */
 unsigned calib_judge(struct calib_sweep_sum *s, unsigned n, const uint64_t claimed[CALIB_NLEVELS],
                      struct calib_verdict *v);
+/* What a calibration's sweeps give when sweeping stops: calib_judge's verdict in v, and in note what fell short
+ * ("" when they were kept and agree): too few kept or too spread (their median is used); none kept (the median of
+ * those consistent apart from waiting for a CPU, else of all).  s keeps calib_judge's verdict on each. */
+void calib_settle(struct calib_sweep_sum *s, unsigned n, const uint64_t claimed[CALIB_NLEVELS],
+                  struct calib_verdict *v, char *note, size_t len);
 /* The bound on agreement: kept LLC knees whose (max - min) / median exceeds this disagree, and more are taken. */
 #define CALIB_AGREE_SPREAD 0.30
 

@@ -1319,3 +1319,53 @@ TEST(CalibCache, SweepSummariesRoundTrip)
     ASSERT_EQ(calib_open(d.get(), "test-fp-sweeps", why, sizeof why), 0) << why;
     EXPECT_EQ(d->have_caches, 0);
 }
+
+// When sweeping stops: what is used, and the note that says what fell short.
+TEST(CalibSweeps, SettleSaysWhatFellShort)
+{
+    auto q = read_sweeps("epyc-quiet-3.txt"), b = read_sweeps("epyc-busy-5.txt");
+    char note[256];
+    calib_verdict v;
+    // the three quiet sweeps, every one of whose threads waited: the two consistent apart from that are used
+    std::vector<calib_sweep_sum> s;
+    for (const auto &w : q)
+        s.push_back(summarise(w, 40.0));
+    calib_settle(s.data(), 3, kClaimed, &v, note, sizeof note);
+    EXPECT_EQ(v.nkept, 2u);
+    EXPECT_GE(mib(v.knee[CALIB_LLC]), 4.5);
+    EXPECT_LE(mib(v.knee[CALIB_LLC]), 6.5);
+    EXPECT_NE(strstr(note, "every sweep of 3 was rejected, some waited for a CPU (40-40 %"), nullptr) << note;
+    EXPECT_NE(strstr(s[0].reject, "waited 40 %"), nullptr) << "each sweep keeps its own verdict: " << s[0].reject;
+    // the five busy ones: one passes alone (its LLC at 128 ns is not over half its own DRAM's 378 ns), marked
+    s.clear();
+    for (const auto &w : b)
+        s.push_back(summarise(w));
+    calib_settle(s.data(), 5, kClaimed, &v, note, sizeof note);
+    EXPECT_EQ(v.nkept, 1u);
+    EXPECT_EQ(s[1].reject[0], 0);
+    EXPECT_STREQ(note, "only 1 of 5 sweeps passed their checks: their median is used");
+    // without it none is consistent even apart from waiting: the median of all, said to be unchecked
+    s.erase(s.begin() + 1);
+    calib_settle(s.data(), 4, kClaimed, &v, note, sizeof note);
+    EXPECT_EQ(v.nkept, 4u);
+    EXPECT_FALSE(v.agree);
+    EXPECT_NEAR(mib(v.knee[CALIB_LLC]), 3.21, 0.01) << "the lower middle of 3.11, 3.21, 3.48 and 3.92 MiB";
+    EXPECT_NE(strstr(note, "no sweep of 4 passed its checks (first: l2 knee 2.16 MiB above"), nullptr) << note;
+    // too few kept, and kept but spread: their median, said so; kept and agreeing: no note
+    s.clear();
+    for (const auto &w : q)
+        s.push_back(summarise(w));
+    calib_settle(s.data(), 3, kClaimed, &v, note, sizeof note);
+    EXPECT_STREQ(note, "only 2 of 3 sweeps passed their checks: their median is used");
+    calib_sweep_sum k = summarise(q[1]);
+    std::vector<calib_sweep_sum> t = {k, k, k};
+    t[1].knee[CALIB_LLC] = 4 * MiB;
+    t[2].knee[CALIB_LLC] = 9 * MiB;
+    calib_settle(t.data(), 3, kClaimed, &v, note, sizeof note);
+    EXPECT_NE(strstr(note, "3 of 3 sweeps passed their checks and their LLC knees spread"), nullptr) << note;
+    t[1].knee[CALIB_LLC] = k.knee[CALIB_LLC] + 64 * KiB;
+    t[2].knee[CALIB_LLC] = k.knee[CALIB_LLC] - 64 * KiB;
+    calib_settle(t.data(), 3, kClaimed, &v, note, sizeof note);
+    EXPECT_STREQ(note, "");
+    EXPECT_TRUE(v.agree);
+}
