@@ -12,6 +12,7 @@
 #include "fsguard.h"
 #include "ib_err.h"
 #include "machine.h"
+#include "parse.h"
 #include "place.h"
 #include "profile_fmt.h"
 #include "target.h"
@@ -176,4 +177,27 @@ int ibench_main(int argc, char **argv)
         }
     fprintf(stderr, "ibench: unknown command '%s' (ibench --help lists them)\n", name);
     return IB_EXIT_USAGE;
+}
+
+void cli_calib_recheck(const char *cmd, struct machine *m, int cpu)
+{
+    struct calib_check r;
+    char why[256] = "", a[32], b[32];
+    if (!m->calib.have_caches || !topo_is_this_machine(m->topo))
+        return;
+    int rc = calib_recheck(&m->calib, m->topo, cpu, &cli_stop, &r, why, sizeof(why));
+    if (rc == -ENOENT)
+        return;
+    if (rc < 0 && !r.inside_ns)
+        fprintf(stderr, "ibench %s: warning: the cached LLC size could not be checked: %s\n", cmd, why);
+    else if (r.held)
+        fprintf(stderr, "capacity: cached LLC %s holds (inside %.0f ns, outside %.0f ns; checked in %.2f s)\n",
+                fmt_bytes((double)r.size, a, sizeof(a)), r.inside_ns, r.outside_ns, r.cost_s);
+    else if (rc < 0)
+        fprintf(stderr, "capacity: cached LLC %s failed its check (%s): measuring again failed: %s\n",
+                fmt_bytes((double)r.size, a, sizeof(a)), r.why, why);
+    else
+        fprintf(stderr, "capacity: cached LLC %s failed its check (%s): measured again: %s%s%s\n",
+                fmt_bytes((double)r.size, a, sizeof(a)), r.why, fmt_bytes((double)r.new_size, b, sizeof(b)),
+                *m->calib.caches_note ? "; " : "", m->calib.caches_note);
 }

@@ -88,6 +88,11 @@ int ibench_main(int argc, char **argv);
 
 /* "ibench <cmd>: <msg>" on stderr, one line. Returns code. */
 int cli_fail(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+struct machine;
+/* Before a run: check the cached LLC size on cpu (calib_recheck, tens of ms) and print one line on stderr saying it
+ * held, or that it failed and what was measured instead.  Nothing when no measured size is cached or the topology
+ * is not this machine's.  A failure to check is a warning, never the end of the command. */
+void cli_calib_recheck(const char *cmd, struct machine *m, int cpu);
 /* After machine_open: when the calibration cache cannot be used (an unsafe directory), say so once on stderr; the
  * command goes on, measuring what it needs without the cache. */
 struct machine;

@@ -20,14 +20,16 @@
 static void probe_usage(void)
 {
     printf("usage: ibench probe triad    [--cpu N] [--reps N] [--bytes SIZE] [--json]\n"
-           "       ibench probe chase    [--cpu N] [--reps N] [--bytes SIZE] [--json]\n"
+           "       ibench probe chase    [--cpu N] [--reps N] [--bytes SIZE | --sizes LIST] [--json]\n"
            "       ibench probe pingpong [--cpus A,B] [--reps N] [--json]\n\n"
            "Independent kernels that share no code with the SoIs, to check them from outside.\n"
            "  triad     STREAM's a = b + s*c on one CPU, three arrays of SIZE (default 4x the claimed LLC, at least\n"
            "            32 MiB each), 24 bytes counted per element as STREAM does; best and median pass, bytes/s.\n"
            "  chase     dependent loads over a random cyclic permutation of SIZE (default 512K) on one CPU; ns per\n"
            "            load per unit of the probe's own CPU time (time-sharing alone does not count); median and\n"
-           "            best of --reps walks.\n"
+           "            best of --reps walks. --sizes 1M,2M,4M,6M,8M,16M walks each size in turn and prints one line\n"
+           "            per size: the latency curve, independent of the calibration's sweep, to check its knees\n"
+           "            against (docs/capacities.md).\n"
            "  pingpong  one cache line each way between CPU A and CPU B (default: the farthest pair), both\n"
            "            spinning; ns per round trip, median and best of --reps windows of 20 ms.\n"
            "--cpu defaults to the lowest-numbered CPU (SoIs default to the highest), --reps to 10.\n\n"
@@ -151,7 +153,7 @@ static int probe_beside(struct machine *m, const char *what, int cpu, uint64_t b
 }
 
 static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long reps, uint64_t bytes, int json,
-                      const struct beside_opts *bo);
+                      const char *sizes, const struct beside_opts *bo);
 
 int cmd_probe(int argc, char **argv)
 {
@@ -161,12 +163,14 @@ int cmd_probe(int argc, char **argv)
         {"help", no_argument, 0, 'h'},        {"beside", required_argument, 0, 'B'},
         {"soi-cpus", required_argument, 0, 'S'}, {"level", required_argument, 0, 'L'},
         {"cycles", required_argument, 0, 'Y'}, {"step-ms", required_argument, 0, 'T'},
-        {"settle-ms", required_argument, 0, 'E'}, {"cached-capacity", no_argument, 0, 'K'}, {0, 0, 0, 0}};
+        {"settle-ms", required_argument, 0, 'E'}, {"cached-capacity", no_argument, 0, 'K'},
+        {"sizes", required_argument, 0, 'Z'},    {0, 0, 0, 0}};
     struct beside_opts bo = {.level = 100, .cycles = 20, .step_ns = 50 * IB_NS_PER_MS, .settle_ns = 5 * IB_NS_PER_MS};
     int code;
     int c, json = 0, cpu = -1, pair[2] = {-1, -1};
     unsigned long reps = 10, u;
     uint64_t bytes = 0;
+    const char *sizes = NULL;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
@@ -227,6 +231,7 @@ int cmd_probe(int argc, char **argv)
             break;
         }
         case 'K': bo.cached = 1; break;
+        case 'Z': sizes = optarg; break;
         case 'h': free(bo.cpus); probe_usage(); return IB_EXIT_OK;
         default:
             free(bo.cpus);
@@ -251,14 +256,69 @@ int cmd_probe(int argc, char **argv)
         code = cli_fail(IB_EXIT_USAGE, "probe", "--settle-ms must be shorter than --step-ms");
         goto done;
     }
-    code = probe_main(argc, argv, cpu, pair, reps, bytes, json, bo.soi ? &bo : NULL);
+    if (sizes && (bytes || bo.soi || strcmp(argv[optind], "chase"))) {
+        code = cli_fail(IB_EXIT_USAGE, "probe", "--sizes goes with chase alone (not with --bytes or --beside)");
+        goto done;
+    }
+    code = probe_main(argc, argv, cpu, pair, reps, bytes, json, sizes, bo.soi ? &bo : NULL);
 done:
     free(bo.cpus);
     return code;
 }
 
+/* The chase at each size of a comma-separated list, one line (or one JSON row) per size. */
+static int probe_sizes(struct machine *m, int cpu, const char *list, unsigned long reps, int json)
+{
+    uint64_t sz[64];
+    unsigned n = 0;
+    char buf[1024], why[256];
+    if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+        return cli_fail(IB_EXIT_USAGE, "probe", "--sizes is too long");
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == IB_ARRAY_SIZE(sz))
+            return cli_fail(IB_EXIT_USAGE, "probe", "--sizes takes at most %zu sizes", IB_ARRAY_SIZE(sz));
+        if (parse_size(tok, &sz[n]) < 0 || sz[n] < 4096)
+            return cli_fail(IB_EXIT_USAGE, "probe", "--sizes: '%s' is not a size of at least 4K", tok);
+        if (probe_check_bytes(&m->mlim, "chase", sz[n], why, sizeof(why)) < 0)
+            return cli_fail(IB_EXIT_USAGE, "probe", "%s", why);
+        n++;
+    }
+    if (!n)
+        return cli_fail(IB_EXIT_USAGE, "probe", "--sizes names no size");
+    json_t *rows = json ? json_array() : NULL;
+    if (!json)
+        printf("chase on CPU %d, ns per load per unit of own CPU time (%lu walks per size; median, best):\n", cpu,
+               reps);
+    for (unsigned i = 0; i < n; i++) {
+        double med = 0, best = 0;
+        int rc = probe_chase(m->topo, cpu, sz[i], (unsigned)reps, &med, &best);
+        if (rc < 0) {
+            json_decref(rows);
+            return cli_fail(IB_EXIT_FAIL, "probe", "chase over %llu bytes failed: %s", (unsigned long long)sz[i],
+                            strerror(-rc));
+        }
+        if (json) {
+            json_array_append_new(rows, json_pack("{s:I,s:f,s:f}", "bytes", (json_int_t)sz[i], "median", med, "best",
+                                                  best));
+        } else {
+            char b[32];
+            printf("%12s  %8.2f  %8.2f\n", fmt_bytes((double)sz[i], b, sizeof(b)), med, best);
+            fflush(stdout);
+        }
+        if (atomic_load(&cli_stop))
+            break;
+    }
+    if (json) {
+        json_t *doc = json_pack("{s:s,s:s,s:i,s:i,s:s,s:o}", "ibench", IBENCH_VERSION, "probe", "chase", "cpu", cpu,
+                                "reps", (int)reps, "unit", "ns", "sizes", rows);
+        out_json(stdout, doc);
+        json_decref(doc);
+    }
+    return IB_EXIT_OK;
+}
+
 static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long reps, uint64_t bytes, int json,
-                      const struct beside_opts *bo)
+                      const char *sizes, const struct beside_opts *bo)
 {
     if (optind >= argc)
         return cli_fail(IB_EXIT_USAGE, "probe", "which probe? (triad, chase, pingpong)");
@@ -295,6 +355,12 @@ static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long
     }
     if (bo) {
         code = probe_beside(&m, what, cpu, bytes ? bytes : 512 * IB_KIB, bo, json);
+        goto out;
+    }
+    if (sizes) {
+        cli_signals_install();
+        code = probe_sizes(&m, cpu, sizes, reps, json);
+        cli_signals_restore();
         goto out;
     }
     if (!strcmp(what, "pingpong")) {

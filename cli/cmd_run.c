@@ -565,6 +565,8 @@ int cmd_run(int argc, char **argv)
     env.force = o.force;
     env.target = o.target;
     env.duty_period_ns = o.quantum_ns;
+    if (ops->scope == TOPO_SCOPE_LLC && !o.cached_capacity) /* a cached LLC size is checked before it is used */
+        cli_calib_recheck("run", &m, cpus[0]);
     if (!m.calib.have_caches && isatty(2))
         fprintf(stderr, "ibench run: measuring this machine's capacities once (cached for later runs)...\n");
     int bad = 0;

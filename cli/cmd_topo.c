@@ -1,6 +1,7 @@
 /* cmd_topo.c - `ibench topo` and `ibench calibrate`: the machine, claimed vs measured, with sources. */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,13 +46,25 @@ static json_t *cache_rows(const struct machine *m)
             snprintf(shared + used, sizeof(shared) - used, "%s%d", k ? "," : "", sh[k]);
         }
         free(sh);
-        json_array_append_new(rows, json_pack("{s:s,s:I,s:I,s:I,s:f,s:i,s:i,s:s,s:f,s:s,s:s}", "level",
+        char range[80] = "";
+        if (c->knee_lo[l] && c->knee_hi[l] > c->knee_lo[l]) {
+            char a[32], b[32];
+            snprintf(range, sizeof(range), "%s-%s", fmt_bytes((double)c->knee_lo[l], a, sizeof(a)),
+                     fmt_bytes((double)c->knee_hi[l], b, sizeof(b)));
+        }
+        json_t *row = json_pack("{s:s,s:I,s:I,s:I,s:f,s:i,s:i,s:s,s:f,s:s,s:s}", "level",
                                               calib_level_name(l), "claimed", (json_int_t)c->claimed[l], "measured",
                                               (json_int_t)c->measured[l], "effective",
                                               (json_int_t)calib_effective(c, (enum calib_level)l), "measured_pct",
                                               agree, "ways", (int)tc.ways, "line", (int)tc.line, "shared_by", shared,
                                               "latency_ns", c->plateau_ns[l], "source",
-                                              "hwloc / latency knee (pointer chase)", "verdict", verdict));
+                                              "hwloc / latency knee (pointer chase)", "verdict", verdict);
+        /* the knee is the median over the sweeps kept: their range and spread say how far to trust it */
+        json_object_set_new(row, "knee_min", json_integer((json_int_t)c->knee_lo[l]));
+        json_object_set_new(row, "knee_max", json_integer((json_int_t)c->knee_hi[l]));
+        json_object_set_new(row, "knee_range", json_string(range));
+        json_object_set_new(row, "spread_pct", json_real(100 * c->spread[l]));
+        json_array_append_new(rows, row);
     }
     return rows;
 }
@@ -86,6 +99,19 @@ static json_t *machine_doc(struct machine *m)
                                   topo_nnuma(m->topo), "cores", topo_ncores(m->topo), "pus", topo_npus(m->topo), "smt",
                                   topo_has_smt(m->topo), "llc_level", topo_llc_level(m->topo)));
     json_object_set_new(doc, "caches", cache_rows(m));
+    json_t *sws = json_array();
+    unsigned kept = 0;
+    for (unsigned i = 0; i < m->calib.nsweeps; i++) {
+        const struct calib_sweep_sum *w = &m->calib.sweeps[i];
+        kept += !w->reject[0];
+        json_array_append_new(sws, json_pack("{s:I,s:I,s:I,s:f,s:o,s:s}", "l1d", (json_int_t)w->knee[CALIB_L1], "l2",
+                                             (json_int_t)w->knee[CALIB_L2], "llc", (json_int_t)w->knee[CALIB_LLC],
+                                             "llc_ns", w->plateau_ns[CALIB_LLC], "wait_pct",
+                                             isfinite(w->wait_pct) ? json_real(w->wait_pct) : json_null(), "rejected",
+                                             w->reject));
+    }
+    json_object_set_new(doc, "sweeps", json_pack("{s:i,s:i,s:o,s:s}", "taken", (int)m->calib.nsweeps, "kept",
+                                                 (int)kept, "each", sws, "note", m->calib.caches_note));
     json_object_set_new(doc, "l1i_bytes", json_integer((json_int_t)l1i.size));
     json_object_set_new(doc, "tlb", json_pack("{s:i,s:i,s:s}", "l1d_entries", m->cpu.tlb.l1d_entries, "l2_entries",
                                               m->cpu.tlb.l2_entries, "source", m->cpu.tlb.source));
@@ -141,16 +167,30 @@ static void print_machine(json_t *doc, const struct machine *m)
         printf("\ncalibration cache: %s (empty)\n", m->calib.path);
         return;
     }
-    printf("\ncaches: claimed by hwloc vs measured (knee of a pointer-chase latency sweep on CPU %d)\n",
+    printf("\ncaches: claimed by hwloc vs measured (median knee of pointer-chase latency sweeps on CPU %d)\n",
            m->calib.sweep_cpu);
     static const struct out_col cc[] = {
         {"level", "level", OUT_K_STR, 0, NULL},       {"claimed", "claimed", OUT_K_BYTES, 0, NULL},
         {"ways", "ways", OUT_K_INT, 0, NULL},          {"line", "line", OUT_K_INT, 0, NULL},
         {"shared_by", "CPUs", OUT_K_STR, 0, NULL},    {"measured", "measured", OUT_K_BYTES, 0, NULL},
         {"measured_pct", "meas/claim %", OUT_K_NUM, 0, NULL}, {"effective", "used", OUT_K_BYTES, 0, NULL},
+        {"knee_range", "knees", OUT_K_STR, 0, NULL},  {"spread_pct", "spread %", OUT_K_NUM, 0, NULL},
         {"latency_ns", "latency ns", OUT_K_NUM, 1, NULL}, {"verdict", "verdict", OUT_K_STR, 0, NULL},
     };
     out_rows(stdout, OUT_TABLE, json_object_get(doc, "caches"), cc, IB_ARRAY_SIZE(cc));
+    const struct calib *cb = &m->calib;
+    unsigned kept = 0, shown = 0;
+    for (unsigned i = 0; i < cb->nsweeps; i++)
+        kept += !cb->sweeps[i].reject[0];
+    if (cb->nsweeps) {
+        printf("measured as the median knee of %u sweeps kept of %u", kept, cb->nsweeps);
+        for (unsigned i = 0; i < cb->nsweeps; i++)
+            if (cb->sweeps[i].reject[0])
+                printf("%s sweep %u: %s", shown++ ? ";" : " (rejected:", i + 1, cb->sweeps[i].reject);
+        printf("%s\n", shown ? ")" : "");
+    }
+    if (*cb->caches_note)
+        printf("note: %s\n", cb->caches_note);
     printf("DRAM latency %.1f ns\n", m->calib.plateau_ns[CALIB_NLEVELS]);
     json_t *bw = json_object_get(doc, "bandwidth");
     if (json_array_size(bw)) {
@@ -245,12 +285,13 @@ static int machine_cmd(int argc, char **argv, int calibrate)
             if (calibrate)
                 printf("usage: ibench calibrate [--cpus LIST] [--dir DIR] [--json | --csv]\n\n"
                        "Measures what the SoIs scale against and caches it for this machine (keyed by a hardware\n"
-                       "fingerprint): the effective size of L1d, L2 and LLC (the knee of a pointer-chase latency\n"
-                       "sweep, next to what hwloc claims) and the streaming bandwidth of L2 and LLC (vector reads) and\n"
-                       "DRAM (STREAM triad), with the bandwidth SoIs' own stepping, on one CPU and on all of --cpus\n"
-                       "(default: every CPU). Takes about 10 s. With --dir, also the sequential read and write\n"
-                       "bandwidth of DIR's filesystem as disk-bw measures it (1 MiB blocks, QD 8, O_DIRECT io_uring,\n"
-                       "a 512 MiB file in a private directory, removed after), which disk-bw --cached-capacity uses.\n"
+                       "fingerprint): the effective size of L1d, L2 and LLC (the median knee of repeated, checked\n"
+                       "pointer-chase latency sweeps, next to what hwloc claims) and the streaming bandwidth of L2\n"
+                       "and LLC (vector reads) and DRAM (STREAM triad), with the bandwidth SoIs' own stepping, on one\n"
+                       "CPU and on all of --cpus (default: every CPU). Takes about 10 s. With --dir, also the\n"
+                       "sequential read and write bandwidth of DIR's filesystem as disk-bw measures it (1 MiB blocks,\n"
+                       "QD 8, O_DIRECT io_uring, a 512 MiB file in a private directory, removed after), which disk-bw\n"
+                       "--cached-capacity uses.\n"
                        "Cache file: $IBENCH_CACHE_DIR, else $XDG_CACHE_HOME/ibench, else ~/.cache/ibench.\n");
             else
                 printf("usage: ibench topo [--json | --csv] [--no-measure]\n\n"

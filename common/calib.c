@@ -21,6 +21,7 @@
 #include "measure.h"
 #include "output.h"
 #include "parse.h"
+#include "pressure.h"
 #include "stats.h"
 
 const char *calib_level_name(enum calib_level l)
@@ -198,6 +199,43 @@ static int jbytes(json_t *o, const char *k, uint64_t *out)
     return rc;
 }
 
+/* The spread of the knees over the sweeps, their range, each sweep's summary and the note: -ERANGE if implausible. */
+static int load_spread(struct calib *c, json_t *caches)
+{
+    json_t *sp = json_object_get(caches, "spread"), *lo = json_object_get(caches, "knee_min");
+    json_t *hi = json_object_get(caches, "knee_max"), *sws = json_object_get(caches, "sweeps");
+    json_t *note = json_object_get(caches, "note");
+    int bad = 0;
+    for (int l = 0; l < CALIB_NLEVELS; l++) {
+        bad |= jnum(sp, calib_level_name(l), 0, CALIB_MAX_SPREAD, &c->spread[l]);
+        bad |= jbytes(lo, calib_level_name(l), &c->knee_lo[l]) | jbytes(hi, calib_level_name(l), &c->knee_hi[l]);
+    }
+    if (!json_is_string(note) || strlen(json_string_value(note)) >= sizeof(c->caches_note) || !json_is_array(sws) ||
+        json_array_size(sws) > CALIB_MAX_SWEEPS)
+        return -ERANGE;
+    snprintf(c->caches_note, sizeof(c->caches_note), "%s", json_string_value(note));
+    size_t i;
+    json_t *w;
+    json_array_foreach(sws, i, w)
+    {
+        struct calib_sweep_sum *e = &c->sweeps[c->nsweeps++];
+        json_t *k = json_object_get(w, "knee"), *p = json_object_get(w, "plateau_ns");
+        json_t *wait = json_object_get(w, "wait_pct"), *rej = json_object_get(w, "reject");
+        for (int l = 0; l < CALIB_NLEVELS; l++)
+            bad |= jbytes(k, calib_level_name(l), &e->knee[l]) | jnum(p, calib_level_name(l), 0, CALIB_MAX_NS,
+                                                                      &e->plateau_ns[l]);
+        bad |= jnum(p, "dram", 0, CALIB_MAX_NS, &e->plateau_ns[CALIB_NLEVELS]);
+        e->wait_pct = NAN;
+        if (!json_is_null(wait))
+            bad |= jnum(wait, NULL, 0, 100, &e->wait_pct);
+        if (!json_is_string(rej) || strlen(json_string_value(rej)) >= sizeof(e->reject))
+            bad = -ERANGE;
+        else
+            snprintf(e->reject, sizeof(e->reject), "%s", json_string_value(rej));
+    }
+    return bad;
+}
+
 /* The caches section, all or nothing: one implausible value and the sweep is measured again. */
 static int load_caches(struct calib *c, json_t *caches)
 {
@@ -213,6 +251,7 @@ static int load_caches(struct calib *c, json_t *caches)
         bad |= jnum(pl, calib_level_name(l), 0, CALIB_MAX_NS, &c->plateau_ns[l]);
     }
     bad |= jnum(pl, "dram", 0, CALIB_MAX_NS, &c->plateau_ns[CALIB_NLEVELS]);
+    bad |= load_spread(c, caches);
     if (!json_is_array(sw) || json_array_size(sw) == 0 || json_array_size(sw) > CALIB_MAX_SWEEP)
         bad = -ERANGE;
     size_t i;
@@ -228,6 +267,12 @@ static int load_caches(struct calib *c, json_t *caches)
             bad = -ERANGE;
     }
     if (bad) {
+        memset(c->spread, 0, sizeof(c->spread));
+        memset(c->knee_lo, 0, sizeof(c->knee_lo));
+        memset(c->knee_hi, 0, sizeof(c->knee_hi));
+        memset(c->sweeps, 0, sizeof(c->sweeps));
+        c->nsweeps = 0;
+        c->caches_note[0] = 0;
         memset(c->claimed, 0, sizeof(c->claimed));
         memset(c->measured, 0, sizeof(c->measured));
         memset(c->plateau_ns, 0, sizeof(c->plateau_ns));
@@ -363,6 +408,12 @@ static void merge_file(struct calib *c)
         memcpy(c->plateau_ns, d->plateau_ns, sizeof(c->plateau_ns));
         memcpy(c->sweep, d->sweep, sizeof(c->sweep));
         c->nsweep = d->nsweep;
+        memcpy(c->spread, d->spread, sizeof(c->spread));
+        memcpy(c->knee_lo, d->knee_lo, sizeof(c->knee_lo));
+        memcpy(c->knee_hi, d->knee_hi, sizeof(c->knee_hi));
+        memcpy(c->sweeps, d->sweeps, sizeof(c->sweeps));
+        c->nsweeps = d->nsweeps;
+        memcpy(c->caches_note, d->caches_note, sizeof(c->caches_note));
     }
     for (unsigned i = 0; i < d->nbw; i++)
         merge_entry(c, &d->bw[i]);
@@ -384,6 +435,29 @@ static json_t *calib_doc(const struct calib *c)
             json_object_set_new(pl, calib_level_name(l), json_real(c->plateau_ns[l]));
         }
         json_object_set_new(pl, "dram", json_real(c->plateau_ns[CALIB_NLEVELS]));
+        json_t *sp = json_object(), *klo = json_object(), *khi = json_object(), *sws = json_array();
+        for (int l = 0; l < CALIB_NLEVELS; l++) {
+            json_object_set_new(sp, calib_level_name(l), json_real(c->spread[l]));
+            json_object_set_new(klo, calib_level_name(l), json_integer((json_int_t)c->knee_lo[l]));
+            json_object_set_new(khi, calib_level_name(l), json_integer((json_int_t)c->knee_hi[l]));
+        }
+        for (unsigned i = 0; i < c->nsweeps && i < CALIB_MAX_SWEEPS; i++) {
+            const struct calib_sweep_sum *e = &c->sweeps[i];
+            json_t *k = json_object(), *p = json_object();
+            for (int l = 0; l < CALIB_NLEVELS; l++) {
+                json_object_set_new(k, calib_level_name(l), json_integer((json_int_t)e->knee[l]));
+                json_object_set_new(p, calib_level_name(l), json_real(e->plateau_ns[l]));
+            }
+            json_object_set_new(p, "dram", json_real(e->plateau_ns[CALIB_NLEVELS]));
+            json_array_append_new(sws, json_pack("{s:o,s:o,s:o,s:s}", "knee", k, "plateau_ns", p, "wait_pct",
+                                                 isfinite(e->wait_pct) ? json_real(e->wait_pct) : json_null(),
+                                                 "reject", e->reject));
+        }
+        json_object_set_new(caches, "spread", sp);
+        json_object_set_new(caches, "knee_min", klo);
+        json_object_set_new(caches, "knee_max", khi);
+        json_object_set_new(caches, "sweeps", sws);
+        json_object_set_new(caches, "note", json_string(c->caches_note));
         for (unsigned i = 0; i < c->nsweep; i++)
             json_array_append_new(sw, json_pack("[I,f]", (json_int_t)c->sweep[i].bytes, c->sweep[i].ns));
         json_object_set_new(caches, "cpu", json_integer(c->sweep_cpu));
@@ -515,35 +589,256 @@ static int cmp_pt(const void *a, const void *b)
     return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
-static double measure_point(void *buf, uint64_t bytes, double est_ns)
+/* One point: the median of `reps` timed walks of about budget_ns each (the first sweep: 5 of 3 ms; the short ones
+ * that follow: 3 of 1.5 ms, since their number, not their length, is what averages the host's moving LLC out). */
+static double measure_point(void *buf, uint64_t bytes, double est_ns, double budget, unsigned reps)
 {
-    double budget = 3e6; /* ~3 ms per timed repeat */
     uint64_t iters = (uint64_t)(budget / (est_ns > 0.5 ? est_ns : 0.5));
     if (iters < 20000)
         iters = 20000;
     if (iters > 3000000)
         iters = 3000000;
-    return chase_latency_ns(buf, bytes, iters, 5, bytes * 2654435761ULL + 1);
+    return chase_latency_ns(buf, bytes, iters, reps, bytes * 2654435761ULL + 1);
 }
 
-static void find_knees(struct calib *c)
+/* Top of the window the LLC's own latency is read from: 3x the L2 claim (past the L2's bleed into the LLC), at most
+ * half the LLC claim; an eighth of the LLC claim without an L2. */
+static uint64_t llc_lo_bytes(const uint64_t claimed[CALIB_NLEVELS])
 {
-    uint64_t c1 = c->claimed[CALIB_L1], c2 = c->claimed[CALIB_L2], c3 = c->claimed[CALIB_LLC];
+    uint64_t c2 = claimed[CALIB_L2], c3 = claimed[CALIB_LLC];
+    uint64_t lo = c2 ? 3 * c2 : c3 / 8;
+    return lo > c3 / 2 ? c3 / 2 : lo;
+}
+
+void calib_sweep_knees(const struct calib_point *pts, unsigned n, const uint64_t claimed[CALIB_NLEVELS],
+                       struct calib_sweep_sum *s)
+{
+    uint64_t c1 = claimed[CALIB_L1], c2 = claimed[CALIB_L2], c3 = claimed[CALIB_LLC];
     double lo, hi;
-    memset(c->measured, 0, sizeof(c->measured));
-    if (c1 && calib_find_knee(c->sweep, c->nsweep, c1 / 2, 2 * c1, &c->measured[CALIB_L1], &lo, &hi) == 0)
-        c->plateau_ns[CALIB_L1] = lo;
-    if (c2 && calib_find_knee(c->sweep, c->nsweep, c2 / 2, 2 * c2, &c->measured[CALIB_L2], &lo, &hi) == 0)
-        c->plateau_ns[CALIB_L2] = lo;
-    if (c3 && c3 > c2) {
-        uint64_t lo_b = c2 ? 3 * c2 : c3 / 8;
-        if (lo_b > c3 / 2)
-            lo_b = c3 / 2;
-        if (calib_find_knee(c->sweep, c->nsweep, lo_b, 2 * c3, &c->measured[CALIB_LLC], &lo, &hi) == 0) {
-            c->plateau_ns[CALIB_LLC] = lo;
-            c->plateau_ns[CALIB_NLEVELS] = hi;
-        }
+    memset(s->knee, 0, sizeof(s->knee));
+    memset(s->plateau_ns, 0, sizeof(s->plateau_ns));
+    if (c1 && calib_find_knee(pts, n, c1 / 2, 2 * c1, &s->knee[CALIB_L1], &lo, &hi) == 0)
+        s->plateau_ns[CALIB_L1] = lo;
+    if (c2 && calib_find_knee(pts, n, c2 / 2, 2 * c2, &s->knee[CALIB_L2], &lo, &hi) == 0)
+        s->plateau_ns[CALIB_L2] = lo;
+    if (c3 && c3 > c2 && calib_find_knee(pts, n, llc_lo_bytes(claimed), 2 * c3, &s->knee[CALIB_LLC], &lo, &hi) == 0) {
+        s->plateau_ns[CALIB_LLC] = lo;
+        s->plateau_ns[CALIB_NLEVELS] = hi;
     }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of the non-zero knees of level l over the kept sweeps, with their range; 0 when none. */
+static uint64_t knee_median(const struct calib_sweep_sum *s, unsigned n, int l, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t v[CALIB_MAX_SWEEPS];
+    unsigned k = 0;
+    for (unsigned i = 0; i < n && k < CALIB_MAX_SWEEPS; i++)
+        if (!s[i].reject[0] && s[i].knee[l])
+            v[k++] = s[i].knee[l];
+    *lo = *hi = 0;
+    if (!k)
+        return 0;
+    qsort(v, k, sizeof(v[0]), cmp_u64);
+    *lo = v[0];
+    *hi = v[k - 1];
+    /* an even count takes the lower middle: of two candidate sizes, the one more surely inside the cache */
+    return v[(k - 1) / 2] & ~(uint64_t)63;
+}
+
+static void verdict_of(const struct calib_sweep_sum *s, unsigned n, struct calib_verdict *v);
+
+unsigned calib_judge(struct calib_sweep_sum *s, unsigned n, const uint64_t claimed[CALIB_NLEVELS],
+                     struct calib_verdict *v)
+{
+    char a[32], b[32];
+    memset(v, 0, sizeof(*v));
+    if (n > CALIB_MAX_SWEEPS)
+        n = CALIB_MAX_SWEEPS;
+    unsigned with_llc = 0;
+    for (unsigned i = 0; i < n; i++)
+        with_llc += s[i].knee[CALIB_LLC] != 0;
+    /* checks on each sweep alone */
+    for (unsigned i = 0; i < n; i++) {
+        struct calib_sweep_sum *w = &s[i];
+        const double *p = w->plateau_ns;
+        w->reject[0] = 0;
+        if (isfinite(w->wait_pct) && w->wait_pct > IB_BUSY_WAIT_PCT) {
+            snprintf(w->reject, sizeof(w->reject), "its thread waited %.0f %% of the time for a CPU", w->wait_pct);
+            continue;
+        }
+        for (int l = CALIB_L1; l <= CALIB_L2 && !w->reject[0]; l++)
+            if (w->knee[l] && claimed[l] && w->knee[l] > claimed[l] / 4 * 5)
+                snprintf(w->reject, sizeof(w->reject), "%s knee %s above its claim of %s", calib_level_name(l),
+                         fmt_bytes((double)w->knee[l], a, sizeof(a)), fmt_bytes((double)claimed[l], b, sizeof(b)));
+        if (w->reject[0])
+            continue;
+        if (w->knee[CALIB_LLC] && w->knee[CALIB_LLC] <= llc_lo_bytes(claimed))
+            snprintf(w->reject, sizeof(w->reject), "LLC knee %s inside the window its LLC latency was read from",
+                     fmt_bytes((double)w->knee[CALIB_LLC], a, sizeof(a)));
+        else if (w->knee[CALIB_LLC] && p[CALIB_NLEVELS] > 0 && p[CALIB_LLC] * 2 > p[CALIB_NLEVELS])
+            snprintf(w->reject, sizeof(w->reject), "LLC latency %.1f ns is DRAM-like (DRAM %.1f ns)", p[CALIB_LLC],
+                     p[CALIB_NLEVELS]);
+        else if (!w->knee[CALIB_LLC] && claimed[CALIB_LLC] && 2 * with_llc > n)
+            snprintf(w->reject, sizeof(w->reject), "no LLC knee, where most sweeps found one");
+    }
+    /* the LLC latency against the quietest sweep's: interference only ever adds latency */
+    double quiet = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (!s[i].reject[0] && s[i].plateau_ns[CALIB_LLC] > 0 && (!(quiet > 0) || s[i].plateau_ns[CALIB_LLC] < quiet))
+            quiet = s[i].plateau_ns[CALIB_LLC];
+    for (unsigned i = 0; i < n; i++)
+        if (!s[i].reject[0] && quiet > 0 && s[i].plateau_ns[CALIB_LLC] > 1.25 * quiet)
+            snprintf(s[i].reject, sizeof(s[i].reject),
+                     "LLC latency %.1f ns, %.0f %% above the quietest sweep's %.1f ns", s[i].plateau_ns[CALIB_LLC],
+                     100 * (s[i].plateau_ns[CALIB_LLC] / quiet - 1), quiet);
+    verdict_of(s, n, v);
+    return v->nkept;
+}
+
+/* The medians and ranges of the sweeps not rejected. */
+static void verdict_of(const struct calib_sweep_sum *s, unsigned n, struct calib_verdict *v)
+{
+    memset(v, 0, sizeof(*v));
+    for (unsigned i = 0; i < n; i++)
+        v->nkept += !s[i].reject[0];
+    for (int l = 0; l < CALIB_NLEVELS; l++) {
+        v->knee[l] = knee_median(s, n, l, &v->knee_lo[l], &v->knee_hi[l]);
+        v->spread[l] = v->knee[l] ? (double)(v->knee_hi[l] - v->knee_lo[l]) / (double)v->knee[l] : 0;
+    }
+    for (int l = 0; l <= CALIB_NLEVELS; l++) {
+        double x[CALIB_MAX_SWEEPS];
+        unsigned k = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (!s[i].reject[0] && s[i].plateau_ns[l] > 0)
+                x[k++] = s[i].plateau_ns[l];
+        v->plateau_ns[l] = k ? ib_median(x, k) : 0;
+    }
+    int lv = v->knee[CALIB_LLC] ? CALIB_LLC : CALIB_L2;
+    v->agree = v->nkept >= CALIB_MIN_SWEEPS && v->spread[lv] <= CALIB_AGREE_SPREAD;
+}
+
+void calib_settle(struct calib_sweep_sum *s, unsigned n, const uint64_t claimed[CALIB_NLEVELS],
+                  struct calib_verdict *v, char *note, size_t len)
+{
+    char a[32], b[32];
+    if (n > CALIB_MAX_SWEEPS)
+        n = CALIB_MAX_SWEEPS;
+    if (len)
+        *note = 0;
+    if (calib_judge(s, n, claimed, v) > 0) {
+        if (v->nkept < CALIB_MIN_SWEEPS)
+            snprintf(note, len, "only %u of %u sweeps passed their checks: their median is used", v->nkept, n);
+        else if (!v->agree)
+            snprintf(note, len,
+                     "%u of %u sweeps passed their checks and their LLC knees spread %.0f %% (%s-%s), over the %.0f "
+                     "%% bound: their median is used", v->nkept, n, 100 * v->spread[CALIB_LLC],
+                     fmt_bytes((double)v->knee_lo[CALIB_LLC], a, sizeof(a)),
+                     fmt_bytes((double)v->knee_hi[CALIB_LLC], b, sizeof(b)), 100 * CALIB_AGREE_SPREAD);
+        return;
+    }
+    /* On a host busy on every CPU all sweeps may have waited: the ones consistent apart from that come next, then
+     * all of them; either way it is said, and the start-of-run check tests the size again.  s keeps its verdicts. */
+    struct calib_sweep_sum all[CALIB_MAX_SWEEPS];
+    memcpy(all, s, n * sizeof(all[0]));
+    double wlo = NAN, whi = NAN;
+    for (unsigned i = 0; i < n; i++) {
+        if (isfinite(all[i].wait_pct)) {
+            wlo = isnan(wlo) || all[i].wait_pct < wlo ? all[i].wait_pct : wlo;
+            whi = isnan(whi) || all[i].wait_pct > whi ? all[i].wait_pct : whi;
+        }
+        all[i].wait_pct = NAN;
+    }
+    if (isfinite(wlo) && calib_judge(all, n, claimed, v) > 0) {
+        snprintf(note, len,
+                 "every sweep of %u was rejected, %s waited for a CPU (%.0f-%.0f %% of the time): the median of the %u "
+                 "consistent apart from that is used, and may be off", n, whi > IB_BUSY_WAIT_PCT ? "some" : "none",
+                 wlo, whi, v->nkept);
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        all[i].reject[0] = 0;
+    verdict_of(all, n, v);
+    v->agree = 0;
+    snprintf(note, len, "no sweep of %u passed its checks (first: %s): the median of all is used, unchecked", n,
+             s[0].reject);
+}
+
+int calib_check_judge(double level_ns, double next_ns, double inside_ns, double outside_ns, char *why, size_t len)
+{
+    if (!(level_ns > 0) || !(next_ns > level_ns)) {
+        ib_why(why, len, 0, "no latencies to judge against");
+        return 0;
+    }
+    double thr = sqrt(level_ns * next_ns);
+    if (!(inside_ns < thr)) {
+        ib_why(why, len, 0, "inside %.0f ns, DRAM-like", inside_ns);
+        return 0;
+    }
+    if (!(outside_ns > thr)) {
+        ib_why(why, len, 0, "outside %.0f ns, still LLC-like", outside_ns);
+        return 0;
+    }
+    if (why && len)
+        *why = 0;
+    return 1;
+}
+
+/* The sizes of one sweep: 2^(1/4) apart from 16 KiB to top, and 2^(1/8) apart within [dense/1.6, dense*1.6]. */
+static unsigned sweep_plan(uint64_t top, uint64_t dense, uint64_t *sz, unsigned max)
+{
+    unsigned n = 0;
+    for (double b = 16 * 1024; b <= (double)top * 1.0001 && n < max; b *= 1.189207115) {
+        if (dense && b > dense / 1.6 && b < dense * 1.6) { /* the dense stretch, in eighths of an octave */
+            for (double d = b; d < dense * 1.6 && d <= (double)top * 1.0001 && n < max; d *= 1.090507733)
+                sz[n++] = (uint64_t)d & ~(uint64_t)63;
+            while (b * 1.189207115 < dense * 1.6)
+                b *= 1.189207115;
+            continue;
+        }
+        sz[n++] = (uint64_t)b & ~(uint64_t)63;
+    }
+    return n;
+}
+
+struct sweep_run {
+    void *buf;
+    const atomic_int *stop;
+    calib_progress_fn progress;
+    void *arg;
+    unsigned done, total; /* points, for the progress bar */
+};
+
+/* One sweep over sz[0..n) into pts, with the thread's run-queue wait over it (NAN when unknown). */
+static int sweep_once(struct sweep_run *r, const uint64_t *sz, unsigned n, int full, struct calib_point *pts,
+                      double *wait_pct)
+{
+    struct ib_sched a, b;
+    char w[64];
+    int have = ib_sched_thread(0, &a, w, sizeof(w)) == 0;
+    double est = 1.0;
+    for (unsigned i = 0; i < n; i++) {
+        if (r->stop && atomic_load(r->stop))
+            return -EINTR;
+        est = full ? measure_point(r->buf, sz[i], est, 3e6, 5) : measure_point(r->buf, sz[i], est, 1.5e6, 3);
+        pts[i] = (struct calib_point){sz[i], est};
+        r->done++;
+        if (r->progress)
+            r->progress(r->arg, "latency sweeps", (double)r->done / (r->total > r->done ? r->total : r->done + 1));
+    }
+    *wait_pct = have && ib_sched_thread(0, &b, w, sizeof(w)) == 0 ? ib_sched_wait_pct(&a, &b) : NAN;
+    return 0;
+}
+
+/* A chase's latency at one size, for the checks: the median of 3 short timed walks after a warm pass. */
+static double check_point(void *buf, uint64_t bytes)
+{
+    return chase_latency_ns(buf, bytes & ~(uint64_t)63, 100000, 3, bytes * 2654435761ULL + 7);
 }
 
 int calib_measure_caches(struct calib *c, const struct topo *t, int cpu, const atomic_int *stop,
@@ -573,52 +868,97 @@ int calib_measure_caches(struct calib *c, const struct topo *t, int cpu, const a
         return ib_why(why, len, rc, "cannot bind to CPU %d for the latency sweep", cpu);
     }
     void *buf = ib_map(top, 1);
-    if (!buf) {
+    struct calib_point(*pts)[CALIB_MAX_SWEEP] = calloc(CALIB_MAX_SWEEPS, sizeof(*pts));
+    unsigned npts[CALIB_MAX_SWEEPS] = {0};
+    if (!buf || !pts) {
+        if (buf)
+            ib_unmap(buf, top);
+        free(pts);
         bind_pop(&g);
         char b[32];
         return ib_why(why, len, -ENOMEM, "cannot map %s for the latency sweep", fmt_bytes((double)top, b, sizeof(b)));
     }
     memset(buf, 1, top);
-    c->nsweep = 0;
-    double est = 1.0;
-    unsigned total = 0;
-    for (double b = 16 * 1024; b <= (double)top * 1.0001; b *= 1.189207115) /* 2^(1/4) */
-        total++;
-    unsigned k = 0;
-    for (double b = 16 * 1024; b <= (double)top * 1.0001 && c->nsweep < CALIB_MAX_SWEEP - 16; b *= 1.189207115) {
-        if (stop && atomic_load(stop)) {
-            rc = -EINTR;
+    uint64_t sz[CALIB_MAX_SWEEP];
+    struct sweep_run r = {.buf = buf, .stop = stop, .progress = progress, .arg = arg};
+    struct calib_sweep_sum sums[CALIB_MAX_SWEEPS];
+    struct calib_verdict v = {0};
+    unsigned ns = 0, nfull = sweep_plan(top, 0, sz, CALIB_MAX_SWEEP);
+    uint64_t dram_from = 2 * c->claimed[CALIB_LLC];
+    char held_why[160] = "";
+    double in_ns = 0;
+    int held = 0;
+    r.total = nfull + (CALIB_MIN_SWEEPS - 1) * (nfull * 3 / 4);
+    /* The first sweep is the full one: it measures the DRAM plateau, which the shorter ones that follow borrow. */
+    while (rc == 0 && ns < CALIB_MAX_SWEEPS) {
+        uint64_t guess = ns ? v.knee[CALIB_LLC] : 0;
+        if (ns && !guess) /* fall back on any sweep's LLC knee to place the short sweep */
+            for (unsigned i = 0; i < ns && !guess; i++)
+                guess = sums[i].knee[CALIB_LLC];
+        uint64_t stop_at = ns && guess ? 4 * guess : top;
+        if (stop_at < 16 * IB_MIB)
+            stop_at = 16 * IB_MIB;
+        if (stop_at > top || dram_from == 0)
+            stop_at = top;
+        unsigned n = sweep_plan(stop_at, guess, sz, CALIB_MAX_SWEEP - CALIB_MAX_SWEEP / 4);
+        struct calib_sweep_sum *w = &sums[ns];
+        memset(w, 0, sizeof(*w));
+        if ((rc = sweep_once(&r, sz, n, ns == 0, pts[ns], &w->wait_pct)) < 0)
             break;
+        if (stop_at < top)
+            for (unsigned i = 0; i < npts[0] && n < CALIB_MAX_SWEEP; i++)
+                if (pts[0][i].bytes >= dram_from && pts[0][i].bytes > stop_at)
+                    pts[ns][n++] = pts[0][i];
+        qsort(pts[ns], n, sizeof(pts[ns][0]), cmp_pt);
+        npts[ns] = n;
+        calib_sweep_knees(pts[ns], n, c->claimed, w);
+        ns++;
+        calib_judge(sums, ns, c->claimed, &v);
+        if (!v.agree)
+            continue;
+        /* the median knee itself, checked as a cached one is: just inside it must read LLC-like */
+        if (v.knee[CALIB_LLC] && v.plateau_ns[CALIB_NLEVELS] > 0) {
+            uint64_t in = (uint64_t)((double)v.knee[CALIB_LLC] * CALIB_CHECK_IN);
+            in_ns = check_point(buf, in);
+            held = in_ns < sqrt(v.plateau_ns[CALIB_LLC] * v.plateau_ns[CALIB_NLEVELS]);
+            if (!held)
+                snprintf(held_why, sizeof(held_why), "%.0f ns just inside it", in_ns);
+        } else {
+            held = 1;
         }
-        uint64_t bytes = (uint64_t)b & ~(uint64_t)63;
-        est = measure_point(buf, bytes, est);
-        c->sweep[c->nsweep++] = (struct calib_point){bytes, est};
-        if (progress)
-            progress(arg, "latency sweep", (double)++k / (total + 12));
-    }
-    if (rc == 0) {
-        /* refine around the LLC knee: 12 more points across [knee/1.6, knee*1.6] */
-        find_knees(c);
-        uint64_t kn = c->measured[CALIB_LLC];
-        for (int i = 0; kn && i < 12 && c->nsweep < CALIB_MAX_SWEEP; i++) {
-            if (stop && atomic_load(stop)) {
-                rc = -EINTR;
-                break;
-            }
-            uint64_t bytes = (uint64_t)((double)kn / 1.6 * pow(1.6 * 1.6, (i + 0.5) / 12.0)) & ~(uint64_t)63;
-            if (bytes > top)
-                break;
-            c->sweep[c->nsweep++] = (struct calib_point){bytes, measure_point(buf, bytes, 20)};
-            if (progress)
-                progress(arg, "latency sweep", (double)++k / (total + 12));
-        }
-        qsort(c->sweep, c->nsweep, sizeof(c->sweep[0]), cmp_pt);
-        find_knees(c);
+        if (held)
+            break;
     }
     ib_unmap(buf, top);
     bind_pop(&g);
-    if (rc < 0)
+    if (rc < 0) {
+        free(pts);
         return ib_why(why, len, rc, "latency sweep interrupted");
+    }
+    calib_settle(sums, ns, c->claimed, &v, c->caches_note, sizeof(c->caches_note));
+    if (!*c->caches_note && !held) {
+        char a[32];
+        snprintf(c->caches_note, sizeof(c->caches_note),
+                 "the median LLC knee %s read %s after %u sweeps: used, but it may not hold",
+                 fmt_bytes((double)v.knee[CALIB_LLC], a, sizeof(a)), held_why, ns);
+    }
+    /* the sweep kept for the record: the one whose LLC knee is the median */
+    unsigned pick = 0;
+    for (unsigned i = 0; i < ns; i++)
+        if ((sums[i].knee[CALIB_LLC] & ~(uint64_t)63) == v.knee[CALIB_LLC]) {
+            pick = i;
+            break;
+        }
+    memcpy(c->sweep, pts[pick], npts[pick] * sizeof(c->sweep[0]));
+    c->nsweep = npts[pick];
+    free(pts);
+    memcpy(c->measured, v.knee, sizeof(c->measured));
+    memcpy(c->knee_lo, v.knee_lo, sizeof(c->knee_lo));
+    memcpy(c->knee_hi, v.knee_hi, sizeof(c->knee_hi));
+    memcpy(c->spread, v.spread, sizeof(c->spread));
+    memcpy(c->plateau_ns, v.plateau_ns, sizeof(c->plateau_ns));
+    memcpy(c->sweeps, sums, ns * sizeof(sums[0]));
+    c->nsweeps = ns;
     c->have_caches = 1;
     c->sweep_cpu = cpu;
     c->caches_when = (int64_t)time(NULL);
@@ -630,6 +970,48 @@ int calib_measure_caches(struct calib *c, const struct topo *t, int cpu, const a
         if (!calib_kind_is_memory(c->bw[i].kind))
             c->bw[keep++] = c->bw[i];
     c->nbw = keep;
+    return 0;
+}
+
+int calib_recheck(struct calib *c, const struct topo *t, int cpu, const atomic_int *stop, struct calib_check *r,
+                  char *why, size_t len)
+{
+    memset(r, 0, sizeof(*r));
+    r->level = CALIB_LLC;
+    r->size = calib_effective(c, CALIB_LLC);
+    double lat = c->plateau_ns[CALIB_LLC], next = c->plateau_ns[CALIB_NLEVELS];
+    if (!c->have_caches || !c->measured[CALIB_LLC] || !r->size || !(lat > 0) || !(next > lat))
+        return ib_why(why, len, -ENOENT, "no measured LLC size to check");
+    uint64_t out = (uint64_t)((double)r->size * CALIB_CHECK_OUT);
+    struct bind_guard g = {0};
+    int rc = bind_push(&g, t, cpu);
+    if (rc < 0) {
+        bind_pop(&g);
+        return ib_why(why, len, rc, "cannot bind to CPU %d to check the cached LLC size", cpu);
+    }
+    uint64_t t0 = clk_mono_ns();
+    void *buf = ib_map(out, 1);
+    if (!buf) {
+        bind_pop(&g);
+        return ib_why(why, len, -ENOMEM, "cannot map %llu bytes to check the cached LLC size",
+                      (unsigned long long)out);
+    }
+    memset(buf, 1, out);
+    r->inside_ns = check_point(buf, (uint64_t)((double)r->size * CALIB_CHECK_IN));
+    r->outside_ns = check_point(buf, out);
+    ib_unmap(buf, out);
+    bind_pop(&g);
+    r->cost_s = (double)(clk_mono_ns() - t0) / 1e9;
+    r->held = calib_check_judge(lat, next, r->inside_ns, r->outside_ns, r->why, sizeof(r->why));
+    if (r->held)
+        return 0;
+    if (stop && atomic_load(stop))
+        return ib_why(why, len, -EINTR, "interrupted");
+    rc = calib_measure_caches(c, t, cpu, stop, NULL, NULL, why, len);
+    if (rc < 0)
+        return rc;
+    r->remeasured = 1;
+    r->new_size = calib_effective(c, CALIB_LLC);
     return 0;
 }
 

@@ -32,7 +32,8 @@ int chase_build(struct chase *c, void *base, size_t nslots, size_t stride, size_
 /* Advance every chain `steps` times (total accesses = steps * nchains). */
 void chase_run(struct chase *c, uint64_t steps);
 /* Average dependent-load latency (ns) of a single chain over `bytes` of `buf` (64-byte slots), median of `reps`
- * timed runs of `iters` loads each, after one warm pass. */
+ * timed runs of `iters` loads each, after one warm pass; timed on the thread's own CPU time, so a wait for the CPU
+ * does not read as latency. */
 double chase_latency_ns(void *buf, size_t bytes, uint64_t iters, unsigned reps, uint64_t seed);
 
 enum stream_op { STREAM_READ = 0, STREAM_WRITE, STREAM_COPY, STREAM_TRIAD };

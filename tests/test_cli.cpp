@@ -931,3 +931,34 @@ TEST_F(Bin, PlotWritesAChartAtomically)
         EXPECT_EQ(strstr(e->d_name, ".tmp."), nullptr) << e->d_name << " left behind";
     closedir(d);
 }
+
+// probe chase --sizes: one row per size, in order; a chase far beyond any L1 is slower than one inside it; and the
+// option goes with chase alone.
+TEST_F(Bin, ProbeChaseSizesPrintsOneRowPerSize)
+{
+    {
+        Proc p;
+        run(p, {"probe", "chase", "--sizes", "16K,16M", "--reps", "2", "--json"});
+        EXPECT_EQ(p.exit_code(), 0) << p.err;
+        json_t *doc = parse_json(p.out);
+        ASSERT_NE(doc, nullptr);
+        json_t *rows = json_object_get(doc, "sizes");
+        ASSERT_EQ(json_array_size(rows), 2u) << p.out;
+        EXPECT_EQ(json_integer_value(json_object_get(json_array_get(rows, 0), "bytes")), 16 * 1024);
+        EXPECT_EQ(json_integer_value(json_object_get(json_array_get(rows, 1), "bytes")), 16 * 1024 * 1024);
+        double small = json_real_value(json_object_get(json_array_get(rows, 0), "median"));
+        double big = json_real_value(json_object_get(json_array_get(rows, 1), "median"));
+        EXPECT_GT(small, 0.0);
+        EXPECT_GT(big, 2 * small) << "16 MiB beyond every L1 and L2, 16 KiB inside L1";
+        json_decref(doc);
+    }
+    {
+        Proc p;
+        run(p, {"probe", "chase", "--sizes", "16K,64K", "--reps", "2"});
+        EXPECT_EQ(p.exit_code(), 0) << p.err;
+        EXPECT_EQ(count_char(p.out, '\n'), 3u) << "a header and one line per size:\n" << p.out;
+    }
+    expect_usage_error({"probe", "chase", "--sizes", "16K,x"}, {"--sizes", "'x'"});
+    expect_usage_error({"probe", "chase", "--sizes", "16K", "--bytes", "64K"}, {"--sizes", "chase alone"});
+    expect_usage_error({"probe", "triad", "--sizes", "16K"}, {"--sizes", "chase alone"});
+}
