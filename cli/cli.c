@@ -3,10 +3,12 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "fsguard.h"
@@ -200,4 +202,19 @@ void cli_calib_recheck(const char *cmd, struct machine *m, int cpu)
         fprintf(stderr, "capacity: cached LLC %s failed its check (%s): measured again: %s%s%s\n",
                 fmt_bytes((double)r.size, a, sizeof(a)), r.why, fmt_bytes((double)r.new_size, b, sizeof(b)),
                 *m->calib.caches_note ? "; " : "", m->calib.caches_note);
+}
+
+int cli_check_out(const char *cmd, const char *opt, const char *path)
+{
+    char dir[PATH_MAX];
+    if (strlen(path) >= sizeof(dir)) /* cut, it would name another directory */
+        return cli_fail(IB_EXIT_USAGE, cmd, "%s is too long (%zu characters, at most %zu)", opt, strlen(path),
+                        sizeof(dir) - 1);
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *sl = strrchr(dir, '/');
+    if (sl)
+        *sl = 0;
+    if (access(sl ? (dir[0] ? dir : "/") : ".", W_OK) != 0)
+        return cli_fail(IB_EXIT_USAGE, cmd, "%s %s: cannot write in its directory (%s)", opt, path, strerror(errno));
+    return 0;
 }

@@ -86,6 +86,9 @@ void cli_signals_restore(void);
 /* Entry point (cli/main.c). */
 int ibench_main(int argc, char **argv);
 
+/* Before minutes of measuring: can a file be written at path (--out)? 0, or IB_EXIT_USAGE after one line naming the
+ * option: too long a path, or a directory that does not take it. */
+int cli_check_out(const char *cmd, const char *opt, const char *path);
 /* "ibench <cmd>: <msg>" on stderr, one line. Returns code. */
 int cli_fail(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 struct machine;

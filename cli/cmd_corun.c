@@ -210,20 +210,8 @@ int cmd_corun(int argc, char **argv)
         o.a.name = first_word(o.a.command, name_a, sizeof(name_a));
     if (!o.b.name)
         o.b.name = first_word(o.b.command, name_b, sizeof(name_b));
-    if (rc == 0 && out) { /* the directory must take the file before minutes of measuring */
-        char dir[4096];
-        if (strlen(out) >= sizeof(dir))
-            rc = cli_fail(IB_EXIT_USAGE, "corun", "--out is too long");
-        else {
-            snprintf(dir, sizeof(dir), "%s", out);
-            char *sl = strrchr(dir, '/');
-            if (sl)
-                *sl = 0;
-            if (access(sl ? (dir[0] ? dir : "/") : ".", W_OK) != 0)
-                rc = cli_fail(IB_EXIT_USAGE, "corun", "--out %s: cannot write in its directory (%s)", out,
-                              strerror(errno));
-        }
-    }
+    if (rc == 0 && out) /* the directory must take the file before minutes of measuring */
+        rc = cli_check_out("corun", "--out", out);
     if (rc) {
         metric_free(&o.metric);
         return rc;

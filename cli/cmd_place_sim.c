@@ -49,32 +49,42 @@ static int usage(void)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Reads DIR's *.json profiles, sorted by name.  0, or an exit code after printing one line. */
-static int read_dir(const char *dir, struct profile **out, unsigned *n)
+/* The names of DIR's *.json files, sorted (the order a run depends on: never readdir's).  0, or an exit code after
+ * printing one line naming opt; *names (malloc'd, each malloc'd) holds what was listed either way. */
+static int json_names(const char *opt, const char *dir, char ***names, unsigned *nn)
 {
-    *out = NULL, *n = 0;
+    *names = NULL, *nn = 0;
     DIR *d = opendir(dir);
     if (!d)
-        return cli_fail(IB_EXIT_USAGE, CMD, "--profiles %s: %s", dir, strerror(errno));
-    char **names = NULL;
-    unsigned nn = 0;
+        return cli_fail(IB_EXIT_USAGE, CMD, "%s %s: %s", opt, dir, strerror(errno));
     struct dirent *e;
     int rc = 0;
     while ((e = readdir(d)) != NULL) {
         size_t l = strlen(e->d_name);
         if (l < 6 || strcmp(e->d_name + l - 5, ".json") != 0)
             continue;
-        char **t = realloc(names, (nn + 1) * sizeof *t);
-        if (!t || !(t[nn] = strdup(e->d_name))) {
-            names = t ? t : names;
+        char **t = realloc(*names, (*nn + 1) * sizeof *t);
+        if (!t || !(t[*nn] = strdup(e->d_name))) {
+            *names = t ? t : *names;
             rc = cli_fail(IB_EXIT_FAIL, CMD, "out of memory");
             break;
         }
-        names = t, nn++;
+        *names = t, (*nn)++;
     }
     closedir(d);
+    if (*nn)
+        qsort(*names, *nn, sizeof **names, cmp_str);
+    return rc;
+}
+
+/* Reads DIR's *.json profiles, sorted by name.  0, or an exit code after printing one line. */
+static int read_dir(const char *dir, struct profile **out, unsigned *n)
+{
+    *out = NULL, *n = 0;
+    char **names = NULL;
+    unsigned nn = 0;
+    int rc = json_names("--profiles", dir, &names, &nn);
     if (!rc && nn) {
-        qsort(names, nn, sizeof *names, cmp_str);
         *out = calloc(nn, sizeof **out);
         if (!*out)
             rc = cli_fail(IB_EXIT_FAIL, CMD, "out of memory");
@@ -105,35 +115,15 @@ static int read_dir(const char *dir, struct profile **out, unsigned *n)
 /* Reads DIR's *.json co-run records into the recorded truth's pairs.  0, or an exit code after printing one line. */
 static int read_records(const char *dir, struct pl_sim_records *out)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return cli_fail(IB_EXIT_USAGE, CMD, "--records %s: %s", dir, strerror(errno));
     struct corun_record *recs = NULL;
     unsigned n = 0;
-    int rc = 0;
     char **names = NULL;
     unsigned nn = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) { /* sorted below: the pairs' order is the file names' */
-        size_t l = strlen(e->d_name);
-        if (l < 6 || strcmp(e->d_name + l - 5, ".json") != 0)
-            continue;
-        char **t = realloc(names, (nn + 1) * sizeof *t);
-        if (!t || !(t[nn] = strdup(e->d_name))) {
-            names = t ? t : names;
-            rc = cli_fail(IB_EXIT_FAIL, CMD, "out of memory");
-            break;
-        }
-        names = t, nn++;
-    }
-    closedir(d);
+    int rc = json_names("--records", dir, &names, &nn);
     if (rc == 0 && nn == 0)
         rc = cli_fail(IB_EXIT_USAGE, CMD, "--records %s: no co-run record (*.json) there", dir);
-    if (rc == 0) {
-        qsort(names, nn, sizeof *names, cmp_str);
-        if (!(recs = calloc(nn, sizeof *recs)))
-            rc = cli_fail(IB_EXIT_FAIL, CMD, "out of memory");
-    }
+    if (rc == 0 && !(recs = calloc(nn, sizeof *recs)))
+        rc = cli_fail(IB_EXIT_FAIL, CMD, "out of memory");
     for (unsigned i = 0; rc == 0 && i < nn; i++) {
         char path[4096], why[512];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);

@@ -136,16 +136,9 @@ static int check(struct profile_opts *o, struct machine *m, const char *cpus, co
             }
         free(buf);
     }
-    char dir[PATH_MAX];
-    if (strlen(out) >= sizeof(dir)) /* cut, it would name another directory */
-        return cli_fail(IB_EXIT_USAGE, "profile", "--out is too long (%zu characters, at most %zu)", strlen(out),
-                        sizeof(dir) - 1);
-    snprintf(dir, sizeof(dir), "%s", out);
-    char *sl = strrchr(dir, '/');
-    if (sl)
-        *sl = 0;
-    if (access(sl ? (dir[0] ? dir : "/") : ".", W_OK) != 0)
-        return cli_fail(IB_EXIT_USAGE, "profile", "--out %s: cannot write in its directory (%s)", out, strerror(errno));
+    int orc = cli_check_out("profile", "--out", out);
+    if (orc)
+        return orc;
     char why[512];
     if (o->pid && pid_check(o->pid, why, sizeof(why)) < 0)
         return cli_fail(IB_EXIT_USAGE, "profile", "%s", why);

@@ -15,6 +15,8 @@ double ib_median(double *v, size_t n);
  * for normal data, and a median's standard error is ~1.2533 sigma / sqrt n), so one wild value does not swamp it.
  * Overwrites v with the absolute deviations. 0 when n < 2. */
 double ib_median_rse(double *v, size_t n, double med);
+/* Student's t(0.975, df): the two-sided 95 % quantile (INFINITY for df 0; 2.06, 2.02, 1.98 past the table). */
+double ib_t975(unsigned df);
 
 #ifdef __cplusplus
 }

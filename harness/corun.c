@@ -33,18 +33,6 @@ static void say(struct corun_meter *m, const char *fmt, ...)
     m->progress(m->ctx, line);
 }
 
-/* t(0.975, df), two-sided 95 % */
-static double t975(unsigned df)
-{
-    static const double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                               2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086};
-    if (df == 0)
-        return INFINITY;
-    if (df < sizeof(t) / sizeof(t[0]))
-        return t[df];
-    return df < 30 ? 2.06 : df < 60 ? 2.02 : 1.98;
-}
-
 double corun_se(const double *rel, unsigned n, double med)
 {
     if (n < 2 || n > CORUN_MAX_REPS)
@@ -57,7 +45,7 @@ double corun_se(const double *rel, unsigned n, double med)
     for (unsigned i = 0; i < n; i++)
         ss += (rel[i] - mean) * (rel[i] - mean);
     double s = fmax(1.4826 * ib_median(dev, n), sqrt(ss / (n - 1)));
-    return 1.2533 * s / sqrt((double)n) * t975(n - 1) / 1.96;
+    return 1.2533 * s / sqrt((double)n) * ib_t975(n - 1) / 1.96;
 }
 
 static int positive(double v, const char *what, char *why, size_t len)
@@ -172,12 +160,7 @@ static int c_sample(void *ctx, double *v, char *why, size_t len)
         free(out);
         return ib_why(why, len, -ECHILD, "A's sample '%s' %s", cmd, s);
     }
-    if (o->metric.kind == MK_RUNTIME)
-        *v = (double)wall / 1e9;
-    else if (o->metric.kind == MK_CPUTIME)
-        *v = cpu > 0 ? cpu : 1e-6;
-    else
-        rc = metric_read(&o->metric, out, v, why, len);
+    rc = metric_of_run(&o->metric, out, wall, cpu, v, why, len);
     free(out);
     return rc == 0 ? all_alive(r, why, len) : rc;
 }

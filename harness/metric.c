@@ -205,3 +205,14 @@ double metric_rel(const struct metric *m, double value, double base)
         return 0;
     return m->higher_better ? value / base : base / value;
 }
+
+int metric_of_run(const struct metric *m, const char *out, uint64_t wall_ns, double cpu_s, double *value, char *why,
+                  size_t len)
+{
+    switch (m->kind) {
+    case MK_RUNTIME: *value = (double)wall_ns / 1e9; return 0;
+    case MK_CPUTIME: *value = cpu_s > 0 ? cpu_s : 1e-6; return 0;
+    case MK_IPC: return ib_why(why, len, -ENOTSUP, "ipc is counted, not read from a run");
+    default: return metric_read(m, out, value, why, len);
+    }
+}

@@ -19,6 +19,7 @@
 #define IB_METRIC_H
 #include <regex.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +47,10 @@ void metric_free(struct metric *m);
 /* The value from a program's output: 0 or -EBADMSG with why (no match, not a number, not positive): a run-time
  * failure, not bad input (-EINVAL is kept for what the user typed). */
 int metric_read(const struct metric *m, const char *out, double *value, char *why, size_t len);
+/* The value of one finished run of the sample command: its wall time (runtime), its CPU time (cputime; a run too
+ * short to be charged a tick counts as 1 us), else metric_read of its output. ipc is counted apart: -ENOTSUP. */
+int metric_of_run(const struct metric *m, const char *out, uint64_t wall_ns, double cpu_s, double *value, char *why,
+                  size_t len);
 /* Performance relative to a baseline, higher = better: value / base or base / value. */
 double metric_rel(const struct metric *m, double value, double base);
 const char *metric_kind_name(enum metric_kind k);

@@ -137,12 +137,8 @@ static int m_sample(void *ctx, double *v, char *why, size_t len)
         free(out);
         return ib_why(why, len, -ECHILD, "%s '%s' %s", batch(o) ? "the target" : "the load/metric command", cmd, s);
     }
-    if (o->metric.kind == MK_RUNTIME)
-        *v = (double)wall / 1e9;
-    else if (o->metric.kind == MK_CPUTIME)
-        *v = cpu > 0 ? cpu : 1e-6; /* a run too short to be charged a tick still counts, as almost nothing */
-    else if (o->metric.kind != MK_IPC) /* ipc: counted above */
-        rc = metric_read(&o->metric, out, v, why, len);
+    if (o->metric.kind != MK_IPC) /* ipc: counted above */
+        rc = metric_of_run(&o->metric, out, wall, cpu, v, why, len);
     free(out);
     if (rc == 0)
         rc = target_alive(r, why, len);

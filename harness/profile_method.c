@@ -322,25 +322,13 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
     return 0;
 }
 
-/* t(0.975, df), two-sided 95 % */
-static double t975(unsigned df)
-{
-    static const double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                               2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086};
-    if (df == 0)
-        return INFINITY;
-    if (df < sizeof(t) / sizeof(t[0]))
-        return t[df];
-    return df < 30 ? 2.06 : df < 60 ? 2.02 : 1.98;
-}
-
 double prof_rounds_se(const double *v, unsigned n)
 {
     if (n < 2)
         return 0;
     double mean;
     double sd = sd_of(v, n, &mean);
-    return 1.2533 * sd / sqrt((double)n) * t975(n - 1) / 1.96 * sqrt(1 + (double)(n - 1) / (3.0 * n));
+    return 1.2533 * sd / sqrt((double)n) * ib_t975(n - 1) / 1.96 * sqrt(1 + (double)(n - 1) / (3.0 * n));
 }
 
 /* One window of the SoI: wait, read. */
