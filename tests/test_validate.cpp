@@ -99,7 +99,7 @@ enum val_verdict ramp_once(FakeRamp &f, double budget, struct val_ramp *r, std::
     struct val_ramp_cfg c = cfg_with(budget);
     char why[256] = "", rs[640] = "";
     EXPECT_EQ(val_probe_ramp(&m, &c, r, why, sizeof(why)), 0) << why;
-    enum val_verdict v = val_ramp_verdict(r, &m, nullptr, 0, 100, 0, rs, sizeof(rs));
+    enum val_verdict v = val_ramp_verdict(r, &m, nullptr, 0, 100, 0, rs, sizeof(rs), nullptr);
     *reason = rs;
     return v;
 }
@@ -202,8 +202,8 @@ TEST(ValidateRamp, NoEffectOnAnUnsharedBandwidthIsSkipped)
     struct val_ramp r;
     char why[256] = "", rs[640];
     ASSERT_EQ(val_probe_ramp(&m, &c, &r, why, sizeof(why)), 0);
-    EXPECT_EQ(val_ramp_verdict(&r, &m, "dram", 0, 100, 1, rs, sizeof(rs)), VAL_SKIPPED) << rs;
-    EXPECT_EQ(val_ramp_verdict(&r, &m, nullptr, 0, 100, 1, rs, sizeof(rs)), VAL_FAIL) << rs;
+    EXPECT_EQ(val_ramp_verdict(&r, &m, "dram", 0, 100, 1, rs, sizeof(rs), nullptr), VAL_SKIPPED) << rs;
+    EXPECT_EQ(val_ramp_verdict(&r, &m, nullptr, 0, 100, 1, rs, sizeof(rs), nullptr), VAL_FAIL) << rs;
 }
 
 // ---- the overlap claims ------------------------------------------------------------------------------------------
