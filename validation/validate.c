@@ -942,9 +942,10 @@ int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *n
                 BAD(rb, cb);
             }
         }
-        /* the busy rule (validate.h) on the cells the check rests on: each one step at 100 % */
+        /* the busy rule (validate.h) on the cells the check rests on: each is one step at 100 %, all of the check's
+         * evidence (an SoI on part of its CPU moves a probe less, and "moves nothing" would pass by it) */
         enum val_verdict measured = ck->verdict;
-        ck->verdict = val_busy_rule(measured, NAN, ck_wait);
+        ck->verdict = val_busy_rule(measured, ck_wait, ck_wait);
         if (ck->verdict == VAL_BUSY) {
             char fig[200];
             size_t tl = strlen(ck->text);
