@@ -38,6 +38,7 @@ static void busy_reason(char *reason, size_t len, enum val_verdict measured, dou
                         double worst_level, const struct ib_pressure *p)
 {
     char fig[256], was[640];
+    int n;
     snprintf(was, sizeof(was), "%s", reason);
     if (ib_busy(all))
         ib_busy_text(all, p, fig, sizeof(fig));
@@ -46,7 +47,10 @@ static void busy_reason(char *reason, size_t len, enum val_verdict measured, dou
         ib_busy_text(worst, NULL, t, sizeof(t));
         snprintf(fig, sizeof(fig), "in a step at %.0f %% %s (%.1f %% over every step)", worst_level, t, all);
     }
-    snprintf(reason, len, "%s; the readings alone: %s: %s", fig, val_verdict_name(measured), was);
+    /* the figure first: what a short buffer cuts is the tail of the readings' own reason, marked "..." */
+    n = snprintf(reason, len, "%s; the readings alone: %s: %s", fig, val_verdict_name(measured), was);
+    if (n >= (int)len && len > 4)
+        memcpy(reason + len - 4, "...", 4);
 }
 
 const char *const val_mprobes[VAL_NPROBES] = {"pagecache", "stream-dram", "chase-dram", "chase-llc", "stream-llc",
