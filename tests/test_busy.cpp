@@ -126,10 +126,13 @@ TEST_F(Busy, BrokenSelfMeterOnAnIdleCpuIsStillFail)
     val_self_ramp(s, 1, &stop, &o);
     print_self("a duty SoI on its CPU half the time it says", o);
     ASSERT_TRUE(o.judged) << o.reason;
+    // waiting only lowers an on-CPU share: this holds busy or not
     EXPECT_LT(o.achieved[3], 60.0) << "the fake is broken: at 75 % it is on its CPU about half of that";
-    EXPECT_EQ(o.measured, VAL_FAIL) << "its readings alone: " << o.reason;
+    // the rest needs the CPU: a busy one widens the noise, and with it the bar (a broken ramp read "pass" so once,
+    // noise 23.8 points, its threads waiting 20.7 %)
     IB_SKIP_IF_BUSY(ib_test::busy_why(o.wait_pct, "the SoI's threads over the ramp"));
     IB_SKIP_IF_BUSY(ib_test::busy_why(o.wait_worst_pct, "the SoI's threads in one step"));
+    EXPECT_EQ(o.measured, VAL_FAIL) << "its readings alone: " << o.reason;
     EXPECT_LE(o.wait_pct, IB_BUSY_WAIT_PCT);
     EXPECT_EQ(o.verdict, VAL_FAIL) << o.reason;
     EXPECT_EQ(strstr(o.reason, "BUSY"), nullptr) << o.reason;
