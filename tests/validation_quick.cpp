@@ -27,11 +27,10 @@
 //    their standard error, and did their work beside each of them (else "moves nothing" would hold by placement).
 // The run takes about 4 minutes; it runs alone (RUN_SERIAL), since anything beside it would be measured.
 //
-// Busy is a verdict (docs/validation.md): where an assertion on an SoI's timing does not hold and that SoI's threads
-// were measured waiting for a CPU more than IB_BUSY_WAIT_PCT of their runnable time (the run's "busy" figures, read
-// by ib_test::busy_why_validate_json), the SoI is not held to it: the test asserts on the others, then skips with the
-// measured reason. An assertion that fails on an SoI that got its CPU fails the test as before; work per CPU second
-// is not guarded (waiting does not move it).
+// Busy is a verdict (docs/validation.md): where an assertion on an SoI's timing or work per CPU second does not hold
+// and that SoI's threads were measured waiting for a CPU more than IB_BUSY_WAIT_PCT of their runnable time (the
+// run's "busy" figures, read by ib_test::busy_why_validate_json), the SoI is not held to it: the test asserts on the
+// others, then skips with the measured reason. An assertion that fails on an SoI that got its CPU fails as before.
 #include <gtest/gtest.h>
 #include <jansson.h>
 
@@ -159,7 +158,10 @@ bool works_on_cpu(json_t *r)
 }
 
 // Checks the 100 % level of a `levels` array (self-meter or beside the probe) against the bar; prints every level.
-void expect_work_on_cpu(const char *name, const char *where, json_t *lv)
+// busy: the guard's reason for these levels ("" when the SoI got its CPU); a figure outside the bar on a busy SoI is
+// noted in *bl instead of failing (its capacity was measured at open on the same CPUs, which a busy machine moves:
+// interconnect read 625314 % of it per CPU second once, its threads waiting 55.8 %).
+void expect_work_on_cpu(const char *name, const char *where, json_t *lv, const std::string &busy, BusyList *bl)
 {
     printf("work  %-12s %-7s on-CPU %%", name, where);
     for (size_t k = 0; k < json_array_size(lv); k++)
@@ -171,6 +173,10 @@ void expect_work_on_cpu(const char *name, const char *where, json_t *lv)
     json_t *l = json_array_get(lv, json_array_size(lv) - 1);
     double w = num(l, "work_per_cpu_pct");
     EXPECT_EQ(num(l, "level"), 100) << name;
+    if (!(w >= VAL_WORK_CPU_MIN_PCT && w <= VAL_WORK_CPU_MAX_PCT) &&
+        bl->excuse(name, std::string(where) + " at 100 %: " + std::to_string(w) + " % of its capacity per CPU second",
+                   busy))
+        return;
     EXPECT_TRUE(w >= VAL_WORK_CPU_MIN_PCT && w <= VAL_WORK_CPU_MAX_PCT)
         << name << " " << where << " at 100 %: " << w << " % of its capacity per second of its own CPU time (on CPU "
         << num(l, "on_cpu_pct") << " %; bar " << VAL_WORK_CPU_MIN_PCT << "-" << VAL_WORK_CPU_MAX_PCT
@@ -283,7 +289,8 @@ TEST(Validation, ProbeTrends)
         // what an SoI doing nothing cannot show, seen from outside it: work done in its workers' CPU time, beside
         // the probe (a ramp judged "skipped" after it ran has its levels too)
         if (works_on_cpu(r) && json_array_size(json_object_get(r, "levels")) == 5)
-            expect_work_on_cpu(name, "beside", json_object_get(r, "levels"));
+            expect_work_on_cpu(name, "beside", json_object_get(r, "levels"),
+                               busy_why_validate_json(json_object_get(r, "busy"), name), &busy);
         if (!strcmp(str(r, "verdict"), "skipped")) { // e.g. no root for the disk, a single CPU: said why
             EXPECT_STRNE(str(r, "reason"), "") << name;
             continue;
@@ -335,15 +342,20 @@ TEST(Validation, EverySoIDoesItsWorkOnItsCpus)
     size_t i;
     json_t *r;
     int checked = 0;
+    BusyList busy;
     json_array_foreach(json_object_get(g_doc, "sois"), i, r)
     {
         json_t *lv = json_object_get(json_object_get(r, "self"), "levels");
         if (!works_on_cpu(r) || json_array_size(lv) != 5)
             continue;
         checked++;
-        expect_work_on_cpu(str(r, "soi"), "alone", lv);
+        expect_work_on_cpu(str(r, "soi"), "alone", lv,
+                           busy_why_validate_json(json_object_get(json_object_get(r, "self"), "busy"), str(r, "soi")),
+                           &busy);
     }
     EXPECT_GE(checked, 8) << "rate and duty SoIs off I/O: int, fp, simd, prefetch, l2-bw, llc-bw, mem-bw, interconnect";
+    if (busy.n)
+        GTEST_SKIP() << "machine busy: " << busy.n << " SoI(s) not judged: " << busy.text;
 }
 
 TEST(Validation, EveryRampSaysHowLongItLooked)
@@ -422,6 +434,9 @@ TEST(Validation, OverlapClaims)
             if (!(fabs(d) < 5 + 2 * n) && !busy.excuse(std::string(c) + " x " + p, "it moves the probe", cell_busy(c, p)))
                 ADD_FAILURE() << c << " moves the " << p << " probe: " << d << " % (se " << n << ")";
             // the claim means something only if the SoI did its work beside the probe (not true by placement)
+            if (!(w >= VAL_WORK_CPU_MIN_PCT && w <= VAL_WORK_CPU_MAX_PCT) &&
+                busy.excuse(std::string(c) + " x " + p, "it did not do its work", cell_busy(c, p)))
+                continue;
             EXPECT_TRUE(w >= VAL_WORK_CPU_MIN_PCT && w <= VAL_WORK_CPU_MAX_PCT)
                 << c << " beside " << p << ": " << w << " % of its peak per CPU second: it did not do its work";
         }

@@ -351,11 +351,7 @@ void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_
     o->calib_hi = hi100;
     o->judged = 1;
     const unsigned top = VAL_LEVELS - 1; /* flat out: its work per CPU second is its kernel's speed (validate.h) */
-    /* work per second of the workers' own CPU time does not move when they wait for a CPU: that FAIL stands busy or
-     * not; every other verdict below rests on shares of wall time, which waiting does move (the busy rule) */
-    int cpu_time_fault = 0;
     if (val_works_on_cpu(ops) && !val_work_cpu_ok(o->work_cpu[top])) {
-        cpu_time_fault = 1;
         o->verdict = VAL_FAIL;
         snprintf(o->reason, sizeof(o->reason), "at 100 %% it did %.0f %% of its capacity per second of its own CPU "
                  "time (on CPU %.1f %% of the time; bar %.0f-%.0f %%): its step does not do the work it counts",
@@ -373,9 +369,10 @@ void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_
         snprintf(o->reason, sizeof(o->reason), "paced levels within %.1f points of x (noise %.1f), R^2 %.4f; 100 %% "
                  "read %.0f-%.0f %% %s", worst, noise, lf.r2, lo100, hi100, duty ? "on-CPU" : "of the calibration");
     }
+    /* the busy rule on every verdict, work per CPU second's too: that one divides by the capacity measured when the
+     * SoI opened, on the same CPUs, which a busy machine moves (docs/validation.md) */
     o->measured = o->verdict;
-    if (!cpu_time_fault)
-        o->verdict = val_busy_rule(o->measured, o->wait_pct, o->wait_worst_pct);
+    o->verdict = val_busy_rule(o->measured, o->wait_pct, o->wait_worst_pct);
     if (o->verdict == VAL_BUSY)
         busy_reason(o->reason, sizeof(o->reason), o->measured, o->wait_pct, o->wait_worst_pct, o->wait_worst_level,
                     &o->machine);
@@ -908,9 +905,6 @@ int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *n
             /* "moves nothing" holds for an SoI that did nothing: it is judged only beside one that did its work */
             if (idle && ck->verdict == VAL_PASS)
                 ck->verdict = VAL_UNDECIDABLE;
-            /* work per CPU second does not move with waiting (val_self_ramp): an idle SoI's check is not BUSY */
-            if (idle)
-                ck_wait = NAN;
             snprintf(ck->text, sizeof(ck->text), "%s at 100 %%: %s move at most %+.1f +- %.1f %% (%s; bar: under "
                      "%.0f %% + twice the standard error)", cl->soi, cl->what, worst, wse, wp ? wp : "-", cl->factor);
             if (idle) {

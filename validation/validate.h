@@ -33,7 +33,9 @@ const char *val_verdict_name(enum val_verdict v);
  *    CPU is no evidence either);
  *  - a FAIL or undecidable verdict with any one of those steps above the bound: BUSY (a failure is never called on a
  *    step that did not get its CPU);
- *  - otherwise the verdict measured; skipped and interrupted stand. */
+ *  - otherwise the verdict measured; skipped and interrupted stand.
+ * Every verdict on timing or on work per CPU second (which divides by a capacity measured on the same CPUs when the
+ * SoI opened) goes through it. */
 enum val_verdict val_busy_rule(enum val_verdict measured, double wait_all_pct, double wait_worst_pct);
 
 #define VAL_LEVELS 5      /* 0, 25, 50, 75, 100 % */
