@@ -363,18 +363,20 @@ static json_t *step_json(const struct soi *s, const struct step_result *r)
     json_object_set_new(o, "wait_pct", num_or_null(r->wait_pct));
     json_object_set_new(o, "psi_cpu_some_pct", num_or_null(r->machine.some_pct[IB_PSI_CPU]));
     json_object_set_new(o, "steal_pct", num_or_null(r->machine.steal_pct));
-    json_object_set_new(o, "busy", isnan(r->wait_pct) ? json_null() : json_boolean(ib_busy(r->wait_pct)));
+    json_object_set_new(o, "busy", isnan(r->wait_pct) ? json_null()
+                                                      : json_boolean(r->requested > 0 && ib_busy(r->wait_pct)));
     return o;
 }
 
 /* The run's busy verdict (docs/validation.md, "Busy is a verdict"): BUSY when some step's workers waited more than
- * IB_BUSY_WAIT_PCT of their runnable time for a CPU: that step's figures describe the host, not the SoI. */
+ * IB_BUSY_WAIT_PCT of their runnable time for a CPU: that step's figures describe the host, not the SoI. Steps at 0 %
+ * ask for no CPU and are not judged (validate.h). */
 static json_t *busy_json(const struct step_result *res, unsigned n)
 {
     int worst = -1, nbusy = 0, nmeas = 0;
     struct ib_sched all = {0};
     for (unsigned i = 0; i < n; i++) {
-        if (isnan(res[i].wait_pct))
+        if (isnan(res[i].wait_pct) || res[i].requested <= 0) /* a 0 % step asks for no CPU: not judged */
             continue;
         nmeas++;
         nbusy += ib_busy(res[i].wait_pct);

@@ -365,8 +365,8 @@ inline std::string busy_why(double wait_pct, const std::string &who)
 inline std::string busy_why(const step_result *r, size_t n)
 {
     size_t worst = n;
-    for (size_t i = 0; i < n; i++)
-        if (ib_busy(r[i].wait_pct) && (worst == n || r[i].wait_pct > r[worst].wait_pct))
+    for (size_t i = 0; i < n; i++) // a 0 % step asks for no CPU: not judged (validate.h)
+        if (r[i].requested > 0 && ib_busy(r[i].wait_pct) && (worst == n || r[i].wait_pct > r[worst].wait_pct))
             worst = i;
     char at[64];
     if (worst < n)
@@ -383,7 +383,8 @@ inline std::string busy_why_run_json(json_t *doc)
     json_array_foreach(json_object_get(doc, "steps"), i, st)
     {
         json_t *v = json_object_get(st, "wait_pct");
-        if (json_is_number(v) && !(json_number_value(v) <= w)) {
+        if (json_is_number(v) && json_number_value(json_object_get(st, "requested_pct")) > 0 &&
+            !(json_number_value(v) <= w)) {
             w = json_number_value(v);
             worst = i;
         }

@@ -287,12 +287,13 @@ void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_
     o->busy_steps = 0;
     for (unsigned i = 0; i < n; i++) {
         unsigned l = (unsigned)(xs[i] / 25);
-        /* did the workers get their CPU (validate.h, busy rule)? every step, whatever its reading */
+        /* did the workers get their CPU (validate.h, busy rule)? every step that asks for some, whatever its reading */
         ib_sched_add(&lsch[l], &res[i].sched);
-        ib_sched_add(&all, &res[i].sched);
         ib_pressure_add(&o->machine, &res[i].machine);
-        o->busy_steps += ib_busy(res[i].wait_pct);
-        if (!isnan(res[i].wait_pct) && !(res[i].wait_pct <= o->wait_worst_pct)) {
+        if (xs[i] > 0)
+            ib_sched_add(&all, &res[i].sched);
+        o->busy_steps += xs[i] > 0 && ib_busy(res[i].wait_pct);
+        if (xs[i] > 0 && !isnan(res[i].wait_pct) && !(res[i].wait_pct <= o->wait_worst_pct)) {
             o->wait_worst_pct = res[i].wait_pct;
             o->wait_worst_level = xs[i];
         }
@@ -430,7 +431,7 @@ static void pool_add(struct pool *p, const struct beside_result *br, unsigned nl
         p->wt[l] += bl->ncycles;
         p->samples[l] += bl->nsamples;
         ib_sched_add(&p->sch[l], &bl->sched);
-        if (!isnan(bl->wait_max_pct) && !(bl->wait_max_pct <= p->wait_worst)) {
+        if (bl->level > 0 && !isnan(bl->wait_max_pct) && !(bl->wait_max_pct <= p->wait_worst)) {
             p->wait_worst = bl->wait_max_pct;
             p->wait_worst_level = bl->level;
         }
@@ -489,7 +490,8 @@ static void ramp_summarise(const struct pool *p, struct val_ramp *r)
     r->cycle_sd_pct = sd; /* the last level's: 100 % */
     struct ib_sched all = {0};
     for (unsigned l = 0; l < nl; l++)
-        ib_sched_add(&all, &p->sch[l]);
+        if (r->lv[l].level > 0) /* the solo level asks the SoI for no CPU (validate.h) */
+            ib_sched_add(&all, &p->sch[l]);
     r->wait_pct = ib_sched_share(&all);
     r->wait_worst_pct = p->wait_worst;
     r->wait_worst_level = p->wait_worst_level;

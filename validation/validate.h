@@ -35,7 +35,9 @@ const char *val_verdict_name(enum val_verdict v);
  *    step that did not get its CPU);
  *  - otherwise the verdict measured; skipped and interrupted stand.
  * Every verdict on timing or on work per CPU second (which divides by a capacity measured on the same CPUs when the
- * SoI opened) goes through it. */
+ * SoI opened) goes through it. Steps at 0 % ask for no CPU and are not judged: their workers are runnable only to
+ * wake up and park, and that, behind the engine's own control thread on a loaded CPU, read 98 % waited of a
+ * millisecond or two. */
 enum val_verdict val_busy_rule(enum val_verdict measured, double wait_all_pct, double wait_worst_pct);
 
 #define VAL_LEVELS 5      /* 0, 25, 50, 75, 100 % */
