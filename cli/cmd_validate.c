@@ -44,7 +44,7 @@ static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); 
 /* Did the SoI get its CPU? (validate.h, busy rule): the figures behind a BUSY verdict, and what the readings alone
  * said. busy_steps < 0: not counted. */
 static json_t *busy_json(double all, double worst, double worst_level, int busy_steps, const struct ib_pressure *p,
-                         enum val_verdict measured)
+                         enum val_verdict measured, int judged)
 {
     json_t *o = json_pack("{s:f,s:o,s:o,s:o,s:o,s:o,s:s}", "bound_pct", IB_BUSY_WAIT_PCT, "wait_pct", num(all),
                           "worst_step_wait_pct", num(worst), "worst_step_level", num(worst_level), "psi_cpu_some_pct",
@@ -52,10 +52,11 @@ static json_t *busy_json(double all, double worst, double worst_level, int busy_
                           val_verdict_name(measured));
     if (busy_steps >= 0)
         json_object_set_new(o, "busy_steps", json_integer(busy_steps));
+    json_object_set_new(o, "judged", json_boolean(judged)); /* false: a disk SoI, its wait reported only */
     return o;
 }
 
-static json_t *self_json(const struct val_self *s)
+static json_t *self_json(const struct val_self *s, const struct soi_ops *ops)
 {
     json_t *o = json_pack("{s:s,s:f}", "method", s->method, "step_ms", s->step_ms);
     if (s->judged) {
@@ -75,7 +76,7 @@ static json_t *self_json(const struct val_self *s)
     }
     if (s->judged)
         json_object_set_new(o, "busy", busy_json(s->wait_pct, s->wait_worst_pct, s->wait_worst_level, s->busy_steps,
-                                                 &s->machine, s->measured));
+                                                 &s->machine, s->measured, val_busy_judged(ops)));
     json_object_update_new(o, json_pack("{s:s,s:s}", "verdict", val_verdict_name(s->verdict), "reason", s->reason));
     return o;
 }
@@ -88,7 +89,7 @@ static json_t *soi_json(const struct val_soi *v)
         json_object_update_new(r, json_pack("{s:[i],s:{s:f,s:s,s:s}}", "soi_cpus", v->soi_cpu, "capacity", "value",
                                             v->capacity, "unit", v->unit, "source", v->capacity_src));
     if (v->self.ran)
-        json_object_set_new(r, "self", self_json(&v->self));
+        json_object_set_new(r, "self", self_json(&v->self, v->ops));
     if (v->have_probe) {
         const struct val_ramp *p = &v->ramp;
         json_t *lv = json_array(), *rounds = json_array();
@@ -118,7 +119,7 @@ static json_t *soi_json(const struct val_soi *v)
                                                    p->lv[p->nlevels - 1].se, "cycle_sd_pct", p->cycle_sd_pct,
                                                    "rounds", rounds));
         json_object_set_new(r, "busy", busy_json(p->wait_pct, p->wait_worst_pct, p->wait_worst_level, -1, &p->machine,
-                                                 v->measured));
+                                                 v->measured, !p->busy_exempt));
     }
     json_object_update_new(r, json_pack("{s:s,s:s}", "verdict", val_verdict_name(v->verdict), "reason", v->reason));
     return r;

@@ -377,6 +377,8 @@ inline std::string busy_why(const step_result *r, size_t n)
 // An `ibench run --json` document: the wait share of its steps (each step's "wait_pct"), the worst step's.
 inline std::string busy_why_run_json(json_t *doc)
 {
+    if (!strcmp(json_string_value(json_object_get(json_object_get(doc, "busy"), "verdict")) ?: "", "not judged"))
+        return ""; // a disk SoI: its wait is reported, not judged
     json_t *st;
     size_t i, worst = 0;
     double w = NAN;
@@ -404,6 +406,8 @@ inline std::string busy_why_run_json(const std::string &out)
 // else (when that is within the bound) its worst step's, as the busy rule reads them.
 inline std::string busy_why_validate_json(json_t *busy, const std::string &who)
 {
+    if (json_is_false(json_object_get(busy, "judged"))) // a disk SoI: its wait is reported, not judged
+        return "";
     json_t *a = json_object_get(busy, "wait_pct"), *w = json_object_get(busy, "worst_step_wait_pct");
     std::string r = busy_why(json_is_number(a) ? json_number_value(a) : NAN, who + "'s threads over its ramp");
     if (r.empty())

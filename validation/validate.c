@@ -32,6 +32,8 @@ enum val_verdict val_busy_rule(enum val_verdict measured, double wait_all_pct, d
     return measured;
 }
 
+int val_busy_judged(const struct soi_ops *ops) { return !(ops && (ops->io & (SOI_IO_DIR | SOI_IO_DEVICE))); }
+
 /* BUSY's reason, in place of the readings' own: the figure first (over every step when that is above the bound, else
  * the worst step's), then what the readings alone said. */
 static void busy_reason(char *reason, size_t len, enum val_verdict measured, double all, double worst,
@@ -373,7 +375,8 @@ void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_
     /* the busy rule on every verdict, work per CPU second's too: that one divides by the capacity measured when the
      * SoI opened, on the same CPUs, which a busy machine moves (docs/validation.md) */
     o->measured = o->verdict;
-    o->verdict = val_busy_rule(o->measured, o->wait_pct, o->wait_worst_pct);
+    if (val_busy_judged(ops))
+        o->verdict = val_busy_rule(o->measured, o->wait_pct, o->wait_worst_pct);
     if (o->verdict == VAL_BUSY)
         busy_reason(o->reason, sizeof(o->reason), o->measured, o->wait_pct, o->wait_worst_pct, o->wait_worst_level,
                     &o->machine);
@@ -634,7 +637,7 @@ enum val_verdict val_ramp_verdict(const struct val_ramp *r, const struct val_met
     }
     if (measured)
         *measured = v;
-    enum val_verdict b = val_busy_rule(v, r->wait_pct, r->wait_worst_pct);
+    enum val_verdict b = r->busy_exempt ? v : val_busy_rule(v, r->wait_pct, r->wait_worst_pct);
     if (b == VAL_BUSY)
         busy_reason(reason, len, v, r->wait_pct, r->wait_worst_pct, r->wait_worst_level, &r->machine);
     return b;
@@ -733,6 +736,7 @@ int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *ou
         return rc == -EINTR ? rc : 0;
     }
     out->beside_100 = out->ramp.lv[VAL_LEVELS - 1].achieved_pct;
+    out->ramp.busy_exempt = !val_busy_judged(ops);
     out->verdict = val_ramp_verdict(&out->ramp, &c->meter, vm->bwkind, pcpu, out->alone_100,
                                     ops->kind != SOI_FOOTPRINT, out->reason, sizeof(out->reason), &out->measured);
     return 0;

@@ -39,6 +39,10 @@ const char *val_verdict_name(enum val_verdict v);
  * wake up and park, and that, behind the engine's own control thread on a loaded CPU, read 98 % waited of a
  * millisecond or two. */
 enum val_verdict val_busy_rule(enum val_verdict measured, double wait_all_pct, double wait_worst_pct);
+/* 0 for a disk SoI (disk-bw, disk-cap): the block layer's completion work for its own I/O runs on its CPU and counts
+ * as its workers' wait (disk-bw waited 24-50 % of its runnable time on an idle machine), so the rule cannot tell the
+ * machine from the SoI there; its wait is reported, not judged. 1 for every other SoI. */
+int val_busy_judged(const struct soi_ops *ops);
 
 #define VAL_LEVELS 5      /* 0, 25, 50, 75, 100 % */
 #define VAL_MAX_ROUNDS 8
@@ -159,6 +163,8 @@ struct val_ramp {
      * busy rule above; NAN: not measured) */
     double wait_pct, wait_worst_pct, wait_worst_level;
     struct ib_pressure machine;
+    int busy_exempt;             /* set by the caller before val_ramp_verdict: the SoI's wait is not judged
+                                  * (val_busy_judged) */
     struct val_round round[VAL_MAX_ROUNDS];
 };
 
