@@ -18,7 +18,9 @@
 #include "machine.h"
 #include "parse.h"
 #include "plot.h"
+#include "pressure.h"
 #include "ramp.h"
+#include "validate.h"
 #include "soi.h"
 
 #define DEF_STEPS 11
@@ -343,6 +345,9 @@ static void on_step(void *arg, const struct step_result *r, unsigned nsteps)
                  r->requested, a, r->achieved_pct);
 }
 
+/* a number, or null when there is none (jansson takes no NAN) */
+static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
 static json_t *step_json(const struct soi *s, const struct step_result *r)
 {
     json_t *o = json_pack("{s:i,s:f,s:f,s:f,s:s,s:f,s:f,s:s,s:f,s:f,s:f,s:f}", "step", (int)r->index + 1,
@@ -355,7 +360,55 @@ static json_t *step_json(const struct soi *s, const struct step_result *r)
     /* duty SoIs: the quantum the workers ended the step with, and what their wake-ups cost meanwhile */
     json_object_set_new(o, "quantum_s", r->period_ns ? json_real((double)r->period_ns / 1e9) : json_null());
     json_object_set_new(o, "wake_cpu_s", r->wake_ns > 0 ? json_real(r->wake_ns / 1e9) : json_null());
+    /* did the SoI get its CPU? its workers' run-queue delay (BUSY above IB_BUSY_WAIT_PCT), PSI and steal */
+    json_object_set_new(o, "wait_pct", num_or_null(r->wait_pct));
+    json_object_set_new(o, "psi_cpu_some_pct", num_or_null(r->machine.some_pct[IB_PSI_CPU]));
+    json_object_set_new(o, "steal_pct", num_or_null(r->machine.steal_pct));
+    json_object_set_new(o, "busy", isnan(r->wait_pct) || !val_busy_judged(s->ops)
+                                       ? json_null()
+                                       : json_boolean(r->requested > 0 && ib_busy(r->wait_pct)));
     return o;
+}
+
+/* The run's busy verdict (docs/validation.md, "Busy is a verdict"): BUSY when some step's workers waited more than
+ * IB_BUSY_WAIT_PCT of their runnable time for a CPU: that step's figures describe the host, not the SoI. Steps at 0 %
+ * ask for no CPU and are not judged (validate.h). */
+static json_t *busy_json(const struct soi_ops *ops, const struct step_result *res, unsigned n)
+{
+    int worst = -1, nbusy = 0, nmeas = 0;
+    struct ib_sched all = {0};
+    for (unsigned i = 0; i < n; i++) {
+        if (isnan(res[i].wait_pct) || res[i].requested <= 0) /* a 0 % step asks for no CPU: not judged */
+            continue;
+        nmeas++;
+        nbusy += ib_busy(res[i].wait_pct);
+        ib_sched_add(&all, &res[i].sched);
+        if (worst < 0 || res[i].wait_pct > res[worst].wait_pct)
+            worst = (int)i;
+    }
+    char fig[256], text[400];
+    if (worst >= 0 && !val_busy_judged(ops)) {
+        snprintf(text, sizeof(text), "a disk SoI's own I/O completes on its CPU and counts as its wait "
+                 "(at most %.1f %%, step %d)", res[worst].wait_pct, worst + 1);
+        return json_pack("{s:s,s:f,s:o,s:f,s:i,s:i,s:s}", "verdict", "not judged", "bound_pct", IB_BUSY_WAIT_PCT,
+                         "wait_pct", num_or_null(ib_sched_share(&all)), "worst_wait_pct", res[worst].wait_pct,
+                         "worst_step", worst + 1, "busy_steps", 0, "reason", text);
+    }
+    if (worst < 0) {
+        return json_pack("{s:s,s:f,s:n,s:n,s:n,s:i,s:s}", "verdict", "unmeasured", "bound_pct", IB_BUSY_WAIT_PCT,
+                         "wait_pct", "worst_wait_pct", "worst_step", "busy_steps", 0, "reason",
+                         "no step had its workers' run-queue delay measured (no schedstat, or never runnable)");
+    }
+    ib_busy_text(res[worst].wait_pct, &res[worst].machine, fig, sizeof(fig));
+    if (nbusy)
+        snprintf(text, sizeof(text), "step %d: %s; %d of %d steps above the bound: their figures describe the host, "
+                 "not the SoI", worst + 1, fig, nbusy, nmeas);
+    else
+        snprintf(text, sizeof(text), "at most %.1f %% (step %d) of the SoI's threads' runnable time waited for a CPU "
+                 "(bound %.0f %%)", res[worst].wait_pct, worst + 1, IB_BUSY_WAIT_PCT);
+    return json_pack("{s:s,s:f,s:o,s:f,s:i,s:i,s:s}", "verdict", nbusy ? "BUSY" : "ok", "bound_pct",
+                     IB_BUSY_WAIT_PCT, "wait_pct", num_or_null(ib_sched_share(&all)), "worst_wait_pct",
+                     res[worst].wait_pct, "worst_step", worst + 1, "busy_steps", nbusy, "reason", text);
 }
 
 static void print_table(const struct soi *s, json_t *doc, json_t *steps)
@@ -371,6 +424,7 @@ static void print_table(const struct soi *s, json_t *doc, json_t *steps)
         {"active_pct", "active %", OUT_K_NUM, 1, NULL},
         {"on_cpu_pct", "on-CPU %", OUT_K_NUM, 1, NULL},
         {"load_ns", "ns/load", OUT_K_NUM, 1, NULL},
+        {"wait_pct", "wait %", OUT_K_NUM, 1, NULL},
         {"wall_s", "time s", OUT_K_NUM, 2, NULL},
     };
     json_t *pl = json_object_get(doc, "placement");
@@ -432,6 +486,11 @@ static void print_table(const struct soi *s, json_t *doc, json_t *steps)
                "here:\nL1 %.1f ns, L2 %.1f ns, LLC %.1f ns, DRAM %.1f ns.\n",
                cb->plateau_ns[CALIB_L1], cb->plateau_ns[CALIB_L2], cb->plateau_ns[CALIB_LLC],
                cb->plateau_ns[CALIB_NLEVELS]);
+    printf("\nwait %% is the share of the SoI's threads' runnable time spent waiting for a CPU (their run-queue "
+           "delay,\nschedstat); above %.0f %% a step did not get the CPU it asked for.\n", IB_BUSY_WAIT_PCT);
+    json_t *busy = json_object_get(doc, "busy");
+    printf("verdict   %s: %s\n", json_string_value(json_object_get(busy, "verdict")),
+           json_string_value(json_object_get(busy, "reason")));
     json_t *lin = json_object_get(doc, "linearity");
     if (json_is_object(lin))
         printf("\nlinearity R^2 %.4f, slope %.3f, intercept %.2f; worst step %.2f points from ideal, %.2f from "
@@ -662,6 +721,7 @@ int cmd_run(int argc, char **argv)
         ys[i] = res[i].achieved_pct;
     }
     json_object_set_new(doc, "steps", steps);
+    json_object_set_new(doc, "busy", busy_json(ops, res, ndone));
     struct linfit lf;
     if (ndone >= 3 && linfit_compute(xs, ys, ndone, &lf) == 0)
         json_object_set_new(doc, "linearity",
@@ -684,7 +744,7 @@ int cmd_run(int argc, char **argv)
             {"rate", "", OUT_K_NUM, 6, NULL},             {"rate_unit", "", OUT_K_STR, 0, NULL},
             {"active_pct", "", OUT_K_NUM, 6, NULL},       {"on_cpu_pct", "", OUT_K_NUM, 6, NULL},
             {"load_ns", "", OUT_K_NUM, 6, NULL},
-            {"wall_s", "", OUT_K_NUM, 6, NULL},
+            {"wall_s", "", OUT_K_NUM, 6, NULL},           {"wait_pct", "", OUT_K_NUM, 6, NULL},
         };
         out_rows(stdout, OUT_CSV, steps, cols, IB_ARRAY_SIZE(cols));
     } else {

@@ -31,13 +31,32 @@ static void validate_usage(void)
            "looked. Then the overlap matrix (every SoI at 100 %% against every probe) and the catalogue's claims.\n"
            "--quick: fewer cycles, shorter I/O cells, mem-cap left out; under 4 min here. --plot DIR: charts (PNG,\n"
            "SVG). --dir: where disk SoIs and probes make their files (default $TMPDIR or /var/tmp).\n"
-           "Exit 0 when no verdict is FAIL, 1 otherwise, 2 on bad input, 130 on Ctrl-C.\n");
+           "A verdict is BUSY, not pass or FAIL, when the SoI's threads waited more than %.0f %% of their runnable\n"
+           "time for a CPU (their run-queue delay; the wait column): the machine, not the SoI, decided the figures.\n"
+           "Exit 0 when every verdict is pass, skipped or undecidable, 1 when some verdict is FAIL, 77 when none is\n"
+           "FAIL but some is BUSY (not judged here: run again on an idle machine), 2 on bad input, 130 on Ctrl-C.\n",
+           IB_BUSY_WAIT_PCT);
 }
 
 /* a number, or null when there is none (jansson takes no NAN or infinity) */
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-static json_t *self_json(const struct val_self *s)
+/* Did the SoI get its CPU? (validate.h, busy rule): the figures behind a BUSY verdict, and what the readings alone
+ * said. busy_steps < 0: not counted. */
+static json_t *busy_json(double all, double worst, double worst_level, int busy_steps, const struct ib_pressure *p,
+                         enum val_verdict measured, int judged)
+{
+    json_t *o = json_pack("{s:f,s:o,s:o,s:o,s:o,s:o,s:s}", "bound_pct", IB_BUSY_WAIT_PCT, "wait_pct", num(all),
+                          "worst_step_wait_pct", num(worst), "worst_step_level", num(worst_level), "psi_cpu_some_pct",
+                          num(p->some_pct[IB_PSI_CPU]), "steal_pct", num(p->steal_pct), "measured_verdict",
+                          val_verdict_name(measured));
+    if (busy_steps >= 0)
+        json_object_set_new(o, "busy_steps", json_integer(busy_steps));
+    json_object_set_new(o, "judged", json_boolean(judged)); /* false: a disk SoI, its wait reported only */
+    return o;
+}
+
+static json_t *self_json(const struct val_self *s, const struct soi_ops *ops)
 {
     json_t *o = json_pack("{s:s,s:f}", "method", s->method, "step_ms", s->step_ms);
     if (s->judged) {
@@ -47,12 +66,17 @@ static json_t *self_json(const struct val_self *s)
                                                 num(s->achieved[l]), "readings", (int)s->readings[l], "on_cpu_pct",
                                                 num(s->on_cpu[l]), "work_per_cpu_pct", num(s->work_cpu[l])));
         json_object_set_new(o, "fit_levels", json_integer(s->fit_levels));
+        for (unsigned l = 0; l < VAL_LEVELS; l++)
+            json_object_set_new(json_array_get(lv, l), "wait_pct", num(s->wait[l]));
         json_object_set_new(o, "levels", lv);
         json_object_update_new(o, json_pack("{s:f,s:f,s:f,s:f,s:i,s:f,s:[o,o]}", "slope", s->slope, "r2", s->r2,
                                             "worst_pts", s->worst_pts, "noise_pts", s->noise_pts, "capacity_limited",
                                             (int)s->capacity_limited, "calib_pct", s->calib_pct, "calib_range_pct",
                                             num(s->calib_lo), num(s->calib_hi)));
     }
+    if (s->judged)
+        json_object_set_new(o, "busy", busy_json(s->wait_pct, s->wait_worst_pct, s->wait_worst_level, s->busy_steps,
+                                                 &s->machine, s->measured, val_busy_judged(ops)));
     json_object_update_new(o, json_pack("{s:s,s:s}", "verdict", val_verdict_name(s->verdict), "reason", s->reason));
     return o;
 }
@@ -65,7 +89,7 @@ static json_t *soi_json(const struct val_soi *v)
         json_object_update_new(r, json_pack("{s:[i],s:{s:f,s:s,s:s}}", "soi_cpus", v->soi_cpu, "capacity", "value",
                                             v->capacity, "unit", v->unit, "source", v->capacity_src));
     if (v->self.ran)
-        json_object_set_new(r, "self", self_json(&v->self));
+        json_object_set_new(r, "self", self_json(&v->self, v->ops));
     if (v->have_probe) {
         const struct val_ramp *p = &v->ramp;
         json_t *lv = json_array(), *rounds = json_array();
@@ -76,6 +100,8 @@ static json_t *soi_json(const struct val_soi *v)
                                                 "degradation_se_pct", p->lv[l].se, "samples", (int)p->lv[l].samples,
                                                 "cycles", (int)p->lv[l].cycles, "on_cpu_pct", p->lv[l].on_cpu_pct,
                                                 "work_per_cpu_pct", num(p->lv[l].work_cpu_pct)));
+        for (unsigned l = 0; l < p->nlevels; l++)
+            json_object_set_new(json_array_get(lv, l), "wait_pct", num(p->lv[l].wait_pct));
         for (unsigned k = 0; k < p->nrounds; k++)
             json_array_append_new(rounds, json_pack("{s:f,s:i,s:f,s:f}", "dwell_ms", p->round[k].dwell_ms, "cycles",
                                                     (int)p->round[k].cycles, "d100_pct", p->round[k].d100,
@@ -92,6 +118,8 @@ static json_t *soi_json(const struct val_soi *v)
                                                    p->budget_s, "decided", p->decided, "se100_pct",
                                                    p->lv[p->nlevels - 1].se, "cycle_sd_pct", p->cycle_sd_pct,
                                                    "rounds", rounds));
+        json_object_set_new(r, "busy", busy_json(p->wait_pct, p->wait_worst_pct, p->wait_worst_level, -1, &p->machine,
+                                                 v->measured, !p->busy_exempt));
     }
     json_object_update_new(r, json_pack("{s:s,s:s}", "verdict", val_verdict_name(v->verdict), "reason", v->reason));
     return r;
@@ -114,6 +142,8 @@ static json_t *overlap_json(const struct val_overlap *ov, json_t **checks)
                         : c->why[0] ? json_pack("{s:s}", "skipped", c->why) : NULL;
             if (o && c->has_norm)
                 json_object_set_new(o, "normalised", json_real(c->normalised));
+            if (o && c->measured)
+                json_object_set_new(o, "wait_pct", num(c->wait_pct));
             if (o && c->remeasured)
                 json_object_update_new(o, json_pack("{s:f,s:f}", "first_degradation_pct", c->first_d,
                                                     "first_se_pct", c->first_se));
@@ -132,8 +162,8 @@ static json_t *overlap_json(const struct val_overlap *ov, json_t **checks)
 static void print_table(const struct val_soi *v, unsigned n, const struct val_overlap *ov, int soi_cpu, int pcpu)
 {
     printf("self-meter, each SoI alone (achieved %% at each requested level)\n%-12s %-6s %7s %7s %7s %7s %7s %7s %6s "
-           "%6s %7s  %s\n", "SoI", "method", "a@0%", "a@25%", "a@50%", "a@75%", "a@100%", "R2", "worst", "noise",
-           "calib", "verdict");
+           "%6s %7s %6s  %s\n", "SoI", "method", "a@0%", "a@25%", "a@50%", "a@75%", "a@100%", "R2", "worst", "noise",
+           "calib", "wait", "verdict");
     for (unsigned i = 0; i < n; i++) {
         const struct val_self *s = &v[i].self;
         if (!s->ran)
@@ -148,14 +178,20 @@ static void print_table(const struct val_soi *v, unsigned n, const struct val_ov
             printf(" %7.4f %6.1f %6.1f %6.0f%%", s->r2, s->worst_pts, s->noise_pts, s->calib_pct);
         else
             printf(" %7s %6s %6s %7s", "-", "-", "-", "-");
+        if (s->judged && isfinite(s->wait_pct))
+            printf(" %5.1f%%", s->wait_pct);
+        else
+            printf(" %6s", "-");
         printf("  %s: %s\n", val_verdict_name(s->verdict), s->reason);
     }
     printf("\nmethod: climb = 0..100 %% and back; ref = each level between 100 %% windows; duty = the same, read as\n"
            "on-CPU %%. a@x: achieved %% of the capacity measured at open (duty: the workers' on-CPU %%, their own\n"
            "CPU time); worst: the paced level furthest from x; noise: the largest gap between a level's readings;\n"
-           "calib: what the 100 %% windows read.\n\n");
-    printf("%-12s %-11s %9s %9s %9s %9s %7s %7s %7s %7s %6s %7s  %s\n", "SoI", "probe", "d@25%", "d@50%", "d@75%",
-           "d@100%", "se@100", "noise", "R2", "R2(a)", "self", "looked", "verdict");
+           "calib: what the 100 %% windows read; wait: the share of the SoI's threads' runnable time spent waiting\n"
+           "for a CPU (schedstat), over every step: above %.0f %% (or in one step of a failing ramp) the verdict\n"
+           "is BUSY: the machine, not the SoI, decided the figures.\n\n", IB_BUSY_WAIT_PCT);
+    printf("%-12s %-11s %9s %9s %9s %9s %7s %7s %7s %7s %6s %7s %6s  %s\n", "SoI", "probe", "d@25%", "d@50%",
+           "d@75%", "d@100%", "se@100", "noise", "R2", "R2(a)", "self", "looked", "wait", "verdict");
     for (unsigned i = 0; i < n; i++) {
         const struct val_ramp *p = &v[i].ramp;
         printf("%-12s %-11s", v[i].ops->name, v[i].have_probe ? v[i].probe : "-");
@@ -165,12 +201,17 @@ static void print_table(const struct val_soi *v, unsigned n, const struct val_ov
                    p->looked_s);
         else
             printf(" %9s %9s %9s %9s %7s %7s %7s %7s %6s %7s", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-");
+        if (v[i].have_probe && isfinite(p->wait_pct))
+            printf(" %5.1f%%", p->wait_pct);
+        else
+            printf(" %6s", "-");
         printf("  %s: %s\n", val_verdict_name(v[i].verdict), v[i].reason);
     }
     printf("\nd@x: the share of its solo rate the probe lost at x %% (paired with 0 %% in the same cycle, median over\n"
            "cycles); se@100: its standard error; noise: the solo probe's even/odd-cycle difference; R2: d against\n"
            "x (the verdict's); R2(a): against the pressure achieved; self: R2 of the SoI's self-meter beside the\n"
-           "probe; looked: how long the ramp measured (longer while undecided). docs/validation.md says more.\n");
+           "probe; looked: how long the ramp measured (longer while undecided); wait: as above, the SoI's threads\n"
+           "beside the probe. docs/validation.md says more.\n");
     if (!ov || !ov->nrows)
         return;
     printf("\noverlap: probe degradation (%%) with each SoI at 100 %% on CPU %d, probe on CPU %d\n%-12s", soi_cpu, pcpu,
@@ -268,13 +309,14 @@ int cmd_validate(int argc, char **argv)
     }
     cli_calib_note("validate", &m);
     cli_signals_install();
-    int failed = 0;
+    int failed = 0, busy = 0;
     unsigned n = 0;
     const struct val_soi *refused = NULL; /* an SoI refused the user's input: the command stops, exit 2 */
     for (unsigned i = 0; i < soi_count() && n < VAL_MAX_SOIS && !atomic_load(&cli_stop) && !refused; i++)
         if (!only || soi_at(i) == only) {
             val_soi_run(vc, soi_at(i), &v[n]);
             failed |= v[n].verdict == VAL_FAIL || v[n].self.verdict == VAL_FAIL;
+            busy += (v[n].verdict == VAL_BUSY) + (v[n].self.verdict == VAL_BUSY);
             if (v[n].bad_input)
                 refused = &v[n];
             n++;
@@ -291,6 +333,8 @@ int cmd_validate(int argc, char **argv)
     }
     if (overlap && !atomic_load(&cli_stop))
         failed |= val_overlap_run(vc, only, ov) > 0;
+    for (unsigned i = 0; i < ov->nchecks; i++)
+        busy += ov->check[i].verdict == VAL_BUSY;
     out_progress_done();
     int intr = atomic_load(&cli_stop);
     json_t *doc = json_pack("{s:s,s:s,s:b,s:i,s:i}", "ibench", IBENCH_VERSION, "validate", "v1", "quick", o.quick,
@@ -316,5 +360,10 @@ int cmd_validate(int argc, char **argv)
     machine_close(&m);
     free(v);
     free(ov);
-    return intr ? IB_EXIT_INTR : failed ? IB_EXIT_FAIL : IB_EXIT_OK;
+    /* BUSY alone is no failure of an SoI: it could not be judged here, now (exit 77, as for "cannot run here") */
+    if (!intr && !failed && busy)
+        fprintf(stderr, "ibench validate: %d verdict%s BUSY: the SoIs' threads waited more than %.0f %% of their "
+                "runnable time for a CPU, so those figures describe the machine; nothing FAILED; run again on an idle "
+                "machine\n", busy, busy == 1 ? "" : "s", IB_BUSY_WAIT_PCT);
+    return intr ? IB_EXIT_INTR : failed ? IB_EXIT_FAIL : busy ? IB_EXIT_SKIP : IB_EXIT_OK;
 }

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "ib_err.h"
@@ -32,6 +34,7 @@ struct worker {
     struct eng *e;
     pthread_t th;
     unsigned tid;
+    pid_t os_tid;        /* the kernel's id of the thread (its /proc/self/task entry), set before it first parks */
     int cpu;
     int started;
     /* published by the worker before it parks; read by the controlling thread under the mutex */
@@ -68,6 +71,9 @@ struct eng {
     double duty;
     uint64_t units;         /* the last step's units, all workers */
     struct worker *w;
+    pid_t *tids;            /* the workers' os_tid, for their schedstat */
+    struct ib_sched sch0;   /* the workers' run-queue accounting when the step was released */
+    struct ib_pressure_snap ps0; /* the machine's, then */
     /* The controlling side: a nap waits on cv_ctl, so a request (wake) ends the running step at once. The background
      * engine's request state lives under cmu too. */
     pthread_mutex_t cmu;
@@ -194,6 +200,7 @@ static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     struct eng *e = w->e;
+    w->os_tid = (pid_t)syscall(SYS_gettid);
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* sub-millisecond sleeps need a tight timer slack */
     char name[16];
     snprintf(name, sizeof(name), "ib-%.8s-%u", e->s->ops->name, w->tid % 100);
@@ -252,7 +259,8 @@ static int eng_open(struct eng *e, struct soi *s, const atomic_int *stop, char *
     pthread_mutex_init(&e->cmu, NULL);
     cond_init_mono(&e->cv_ctl);
     e->w = calloc(e->n, sizeof(*e->w));
-    if (!e->w)
+    e->tids = calloc(e->n, sizeof(*e->tids));
+    if (!e->w || !e->tids)
         return ib_why(why, len, -ENOMEM, "engine: out of memory");
     for (unsigned i = 0; i < e->n; i++) {
         e->w[i] = (struct worker){.e = e, .tid = i, .cpu = s->env->cpus[i], .dw_duty = NAN};
@@ -264,6 +272,8 @@ static int eng_open(struct eng *e, struct soi *s, const atomic_int *stop, char *
     }
     wait_parked(e);
     uint64_t wake = 0;
+    for (unsigned i = 0; i < e->n; i++)
+        e->tids[i] = e->w[i].os_tid;
     for (unsigned i = 0; i < e->n; i++) {
         if (e->w[i].err)
             return ib_why(why, len, e->w[i].err, "cannot bind worker %u to CPU %d: %s", i, e->w[i].cpu,
@@ -294,7 +304,9 @@ static void eng_close(struct eng *e)
     pthread_cond_destroy(&e->cv_go);
     pthread_mutex_destroy(&e->mu);
     free(e->w);
+    free(e->tids);
     e->w = NULL;
+    e->tids = NULL;
 }
 
 /* Puts intensity x in force with the workers parked: set_intensity (when call_set), then the pacing. */
@@ -341,6 +353,10 @@ static uint64_t eng_release(struct eng *e)
     for (unsigned i = 0; i < e->n; i++)
         e->w[i].units = e->w[i].active_ns = e->w[i].window_ns = e->w[i].cpu_ns = e->w[i].sleeps =
             e->w[i].wake_sum = e->w[i].period_ns = 0;
+    /* the workers are parked (off the run queue): their counters stand still until the broadcast below. An
+     * unreadable schedstat (CONFIG_SCHED_INFO off) leaves the step's wait share NAN, not an error. */
+    ib_sched_threads(e->tids, e->n, &e->sch0, NULL, 0);
+    ib_pressure_read(&e->ps0, NULL, NULL, 0);
     pthread_mutex_lock(&e->mu);
     uint64_t t0 = clk_mono_ns();
     e->nparked = 0;
@@ -385,6 +401,13 @@ static int eng_collect(struct eng *e, uint64_t t0, int intr, struct step_result 
     wait_parked(e);
     if (intr)
         return ib_why(why, len, -EINTR, "interrupted");
+    struct ib_sched sch1;
+    struct ib_pressure_snap ps1;
+    ib_sched_threads(e->tids, e->n, &sch1, NULL, 0);
+    ib_pressure_read(&ps1, NULL, NULL, 0);
+    ib_sched_delta(&e->sch0, &sch1, &r->sched);
+    r->wait_pct = ib_sched_share(&r->sched);
+    ib_pressure_delta(&e->ps0, &ps1, &r->machine);
 
     r->requested = e->x;
     r->target = s->capacity * e->x / 100.0;
@@ -478,6 +501,8 @@ struct win_acc {
     uint64_t t0, t1, units, cpu_ns, wall_sum;
     unsigned steps;
     double pct_w, ach_w; /* achieved % and achieved, times the step's wall ns */
+    struct ib_sched sched;
+    struct ib_pressure machine;
 };
 
 struct engine_bg {
@@ -510,6 +535,8 @@ static void acc_add(struct win_acc *a, const struct step_result *r, uint64_t uni
     a->wall_sum += r->wall_ns;
     a->pct_w += r->achieved_pct * (double)r->wall_ns;
     a->ach_w += r->achieved * (double)r->wall_ns;
+    ib_sched_add(&a->sched, &r->sched);
+    ib_pressure_add(&a->machine, &r->machine);
 }
 
 static void acc_window(const struct win_acc *a, double x, unsigned nthreads, struct engine_window *w)
@@ -523,6 +550,9 @@ static void acc_window(const struct win_acc *a, double x, unsigned nthreads, str
     w->rate = secs > 0 ? (double)a->units / secs : 0;
     w->rate_cpu = cpu > 0 ? (double)a->units / cpu : NAN;
     w->cpu_share = secs > 0 ? cpu / (secs * nthreads) : 0;
+    w->sched = a->sched;
+    w->wait_pct = ib_sched_share(&a->sched);
+    w->machine = a->machine;
 }
 
 static void *ctl_main(void *arg)

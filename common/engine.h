@@ -10,6 +10,7 @@
 #include "ib_atomic.h"
 #include <stdint.h>
 
+#include "pressure.h"
 #include "ramp.h"
 #include "soi.h"
 
@@ -35,6 +36,13 @@ struct step_result {
     uint64_t cpu_ns;      /* the workers' own CPU time during the step (CLOCK_THREAD_CPUTIME_ID), summed */
     double wake_ns;       /* duty SoIs: the CPU time a pacing sleep and wake-up cost, mean over the step's (0: none) */
     uint64_t period_ns;   /* duty SoIs: the duty quantum at the step's end (the largest over workers; 0: not paced) */
+    /* Did the workers get the CPU they asked for? The kernel's count, independent of the self-meter (pressure.h):
+     * sched is the workers' own run-queue accounting over the step (read from their schedstat while they were
+     * parked, at release and after the park: no other thread of the process is in it), wait_pct its wait share
+     * (NAN: not measured, or never runnable); machine is PSI and steal over the same interval, for context. */
+    struct ib_sched sched;
+    double wait_pct;
+    struct ib_pressure machine;
 };
 
 struct engine_cb {
@@ -74,6 +82,9 @@ struct engine_window {
     double rate;          /* units per wall second */
     double rate_cpu;      /* units per second of the workers' own CPU time (NAN when cpu_ns is 0) */
     double cpu_share;     /* cpu_ns / (wall_ns x threads): the share of their CPUs the workers got */
+    struct ib_sched sched; /* the workers' run-queue accounting over the window's steps, summed (step_result) */
+    double wait_pct;       /* its wait share, % (NAN: not measured) */
+    struct ib_pressure machine; /* PSI and steal over the window's steps */
 };
 
 /* Start s's workers at intensity x in the background; returns once x is in force (the footprint grown). 0, -EINTR,

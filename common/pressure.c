@@ -247,3 +247,67 @@ double ib_sched_wait_pct(const struct ib_sched *a, const struct ib_sched *b)
         return NAN;
     return 100.0 * wait / (run + wait);
 }
+
+int ib_sched_threads(const pid_t *tids, unsigned n, struct ib_sched *s, char *why, size_t len)
+{
+    memset(s, 0, sizeof(*s));
+    for (unsigned i = 0; i < n; i++) {
+        struct ib_sched t;
+        int rc = ib_sched_thread(tids[i], &t, why, len);
+        if (rc) {
+            memset(s, 0, sizeof(*s));
+            return rc;
+        }
+        s->run_ns += t.run_ns;
+        s->wait_ns += t.wait_ns;
+        s->ntasks++;
+    }
+    s->have = n > 0;
+    return n > 0 ? 0 : ib_why(why, len, -EINVAL, "no threads to read");
+}
+
+void ib_sched_delta(const struct ib_sched *a, const struct ib_sched *b, struct ib_sched *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!a->have || !b->have || b->run_ns < a->run_ns || b->wait_ns < a->wait_ns)
+        return;
+    out->have = true;
+    out->run_ns = b->run_ns - a->run_ns;
+    out->wait_ns = b->wait_ns - a->wait_ns;
+    out->ntasks = b->ntasks;
+}
+
+void ib_sched_add(struct ib_sched *acc, const struct ib_sched *d)
+{
+    if (!d->have)
+        return;
+    acc->have = true;
+    acc->run_ns += d->run_ns;
+    acc->wait_ns += d->wait_ns;
+    if (d->ntasks > acc->ntasks)
+        acc->ntasks = d->ntasks;
+}
+
+double ib_sched_share(const struct ib_sched *d)
+{
+    if (!d->have || d->run_ns + d->wait_ns < IB_BUSY_MIN_RUNNABLE_NS)
+        return NAN;
+    return 100.0 * (double)d->wait_ns / (double)(d->run_ns + d->wait_ns);
+}
+
+bool ib_busy(double wait_pct) { return wait_pct > IB_BUSY_WAIT_PCT; /* false for NAN */ }
+
+void ib_busy_text(double wait_pct, const struct ib_pressure *p, char *out, size_t len)
+{
+    size_t n;
+    if (isnan(wait_pct))
+        n = (size_t)snprintf(out, len, "the SoI's threads' run-queue delay was not measured (no schedstat)");
+    else
+        n = (size_t)snprintf(out, len, "the SoI's threads waited %.1f %% of their runnable time for a CPU "
+                             "(bound %.0f %%)", wait_pct, IB_BUSY_WAIT_PCT);
+    if (p && !isnan(p->some_pct[IB_PSI_CPU]) && n < len)
+        n += (size_t)snprintf(out + n, len - n, "; PSI cpu some %.1f %%", p->some_pct[IB_PSI_CPU]);
+    if (p && !isnan(p->steal_pct) && n < len)
+        snprintf(out + n, len - n, "%s steal %.1f %%", p && !isnan(p->some_pct[IB_PSI_CPU]) ? "," : ";",
+                 p->steal_pct);
+}

@@ -70,12 +70,31 @@ int ib_sched_process(pid_t pid, struct ib_sched *s, char *why, size_t len);
 /* Share of the interval's runnable time the threads spent waiting for a CPU, in %: wait / (run + wait). NAN when
  * either side is absent or the threads were never runnable. */
 double ib_sched_wait_pct(const struct ib_sched *a, const struct ib_sched *b);
+/* These threads of this process (tids from gettid()), summed. A thread that cannot be read makes the whole set
+ * absent (have false): a share over some of the threads would not be theirs. 0, or -errno with why. */
+int ib_sched_threads(const pid_t *tids, unsigned n, struct ib_sched *s, char *why, size_t len);
+/* b - a into out (the interval's run and wait ns); out->have false when either is absent or the counters went
+ * backwards (another set of threads). */
+void ib_sched_delta(const struct ib_sched *a, const struct ib_sched *b, struct ib_sched *out);
+/* acc += d, for a phase made of several intervals (absent parts are left out; acc starts zeroed). */
+void ib_sched_add(struct ib_sched *acc, const struct ib_sched *d);
+/* The wait share of an interval already reduced to a delta: wait / (run + wait) in %. NAN when absent, or when the
+ * threads were runnable for less than IB_BUSY_MIN_RUNNABLE_NS in all: then the share is the latency of a few
+ * wake-ups (an idle SoI step read 33 % of 0.1 ms here), not a lack of CPU. */
+double ib_sched_share(const struct ib_sched *d);
+#define IB_BUSY_MIN_RUNNABLE_NS 1000000ULL
 
 /* The documented bound: a step whose threads waited more than this share of their runnable time did not get the
  * CPU it asked for, so its figures say "busy", not "broken". 10 %: a CPU-bound SoI alone on its CPU waits < 1 % here
  * (kernel threads, timer ticks); beside one CPU hog on the same CPU it waits about 50 %. A self-meter's own
  * tolerance is a few %, and a 10 % loss of CPU already moves a rate SoI beyond it. See docs/validation.md. */
 #define IB_BUSY_WAIT_PCT 10.0
+
+/* The rule: true when wait_pct is above IB_BUSY_WAIT_PCT. A share that was not measured (NAN) is never busy. */
+bool ib_busy(double wait_pct);
+/* The figure behind a verdict, one line: "the SoI's threads waited 48 % of their runnable time for a CPU (bound
+ * 10 %); PSI cpu some 51 %, steal 0.0 %" (a source that was absent is left out; p may be NULL). */
+void ib_busy_text(double wait_pct, const struct ib_pressure *p, char *out, size_t len);
 
 #ifdef __cplusplus
 }

@@ -128,6 +128,11 @@ TEST_F(Beside, SamplesAreClassifiedByStep)
     EXPECT_EQ(r.lv[1].median, 2.0) << "samples while the SoI ran";
     EXPECT_LT(r.noise, 0.5) << "even and odd cycles agree (a preempted SoI could flip a few samples, not a median)";
     EXPECT_LT(r.lv[0].achieved_pct, 0.5) << "a duty SoI's 0 %: its idle worker's wake-ups at the steps' ends";
+    // the worker's own run-queue accounting came through the windows (NAN only without schedstat)
+    EXPECT_TRUE(std::isnan(r.lv[1].wait_pct) || (r.lv[1].wait_pct >= 0 && r.lv[1].wait_pct <= 100)) << r.lv[1].wait_pct;
+    EXPECT_TRUE(std::isnan(r.lv[1].wait_pct) || r.lv[1].sched.run_ns > 0);
+    if (!(r.lv[1].achieved_pct > 20.0)) // a worker on a fifth of its CPU: the host's, when it was measured waiting
+        IB_SKIP_IF_BUSY(ib_test::busy_why(r.lv[1].wait_max_pct, "the SoI's worker in a 100 % step"));
     EXPECT_GT(r.lv[1].achieved_pct, 20.0);
     // seen from outside the SoI: its worker's own CPU time; a duty SoI's achieved figure is that share, so its work
     // per CPU second is its whole capacity

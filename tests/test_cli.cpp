@@ -860,10 +860,15 @@ TEST_F(Bin, DutyRunReportsItsQuantum)
     EXPECT_DOUBLE_EQ(json_number_value(json_object_get(st, "quantum_s")), 0.003) << "a forced quantum stays";
     EXPECT_GT(json_number_value(json_object_get(st, "wake_cpu_s")), 0.0) << "it slept, and it cost";
     // the share of the CPU at 50 %: loose, the CPU may be shared with another busy test (18 % was seen so under
-    // ASan); the pacer's accuracy is the fake-clock tests' (DutyWorker.*) and validation/bench-duty's job
-    EXPECT_GT(json_number_value(json_object_get(st, "on_cpu_pct")), 10.0);
-    EXPECT_LT(json_number_value(json_object_get(st, "on_cpu_pct")), 65.0);
+    // ASan); the pacer's accuracy is the fake-clock tests' (DutyWorker.*) and validation/bench-duty's job. Under 10 %
+    // with the worker measured waiting for its CPU beyond the bound: the host's (busy guard)
+    const double on50 = json_number_value(json_object_get(st, "on_cpu_pct"));
+    const std::string busy = ib_test::busy_why_run_json(doc);
     json_decref(doc);
+    if (!(on50 > 10.0))
+        IB_SKIP_IF_BUSY(busy);
+    EXPECT_GT(on50, 10.0);
+    EXPECT_LT(on50, 65.0);
 
     Proc t;
     run(t, {"run", "--soi", "int", "--intensity", "30", "--duration", "0.3", "--cpus", "0", "--cached-capacity"}, 60);

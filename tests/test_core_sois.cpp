@@ -433,6 +433,7 @@ TEST(CoreCalibration, IntPeakMatchesAPlainLoop)
     // drops a cycle that another process or the hypervisor disturbed.
     constexpr int kCycles = 5;
     const int cpu0[] = {0};
+    const ib_test::ThreadBusy busy; // the plain loop's thread, on CPU 0 with the calibration's
     double ratio[kCycles];
     int rc = 0;
     for (int c = 0; c < kCycles && rc == 0; c++) {
@@ -447,11 +448,13 @@ TEST(CoreCalibration, IntPeakMatchesAPlainLoop)
     machine_close(&mc);
     ASSERT_EQ(rc, 0) << why;
     const double med = ib_median(ratio, kCycles);
-    printf("median ratio %.3f\n", med);
+    printf("median ratio %.3f (this thread waited %.1f %% of its runnable time for CPU 0)\n", med, busy.wait_pct());
     // Same instructions, so ~1. The bound is what holds on a loaded 2-CPU guest: with other builds running, single
     // cycles ranged 0.72-1.98 and the median of 5 0.85-1.21 (docs/validation.md, "Bounds of the unit tests"). It
     // catches a peak off by 1.7x or more (a count per iteration of 8 instead of 18 gave 0.51, a mistimed window, a
-    // units slip); the 10 % figure is validation/bench-core's, measured alone.
+    // units slip); the 10 % figure is validation/bench-core's, measured alone. Outside it on a CPU measured busy: skip.
+    if (!(med > 0.6 && med < 1.6))
+        IB_SKIP_IF_BUSY(busy.why("the plain loop's thread on CPU 0"));
     EXPECT_GT(med, 0.6);
     EXPECT_LT(med, 1.6);
 }

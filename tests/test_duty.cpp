@@ -53,7 +53,7 @@ long long run_ns(pid_t pid, int tid)
 
 // Runs `soi` at x % on the last CPU for 5 s and returns its worker's on-CPU % over 2.5 s in the middle, from outside;
 // *self gets the run's own on-CPU % (its JSON). -1 when it could not be measured (the test has failed already).
-double observed_on_cpu(const char *soi, double x, double *self)
+double observed_on_cpu(const char *soi, double x, double *self, std::string *busy)
 {
     const std::string cpu = std::to_string(sysconf(_SC_NPROCESSORS_ONLN) - 1);
     ib_test::Proc p;
@@ -80,6 +80,7 @@ double observed_on_cpu(const char *soi, double x, double *self)
     }
     EXPECT_TRUE(p.finish(30));
     EXPECT_EQ(p.exit_code(), 0) << p.err;
+    *busy = ib_test::busy_why_run_json(p.out); // the run's own measure of its worker's run-queue delay
     const char *k = strstr(p.out.c_str(), "\"on_cpu_pct\":");
     *self = k ? atof(k + strlen("\"on_cpu_pct\":")) : -1;
     EXPECT_NE(k, nullptr) << p.out;
@@ -92,18 +93,25 @@ double observed_on_cpu(const char *soi, double x, double *self)
 // and every sleep and wake-up costing tens of us of CPU time on this VM). Before the fix this test read 59-67 %.
 TEST(DutyOnCpu, IntAt25PercentKeepsItsWorkerUnder35Percent)
 {
-    double self = 0, seen = observed_on_cpu("int", 25, &self);
+    std::string busy;
+    double self = 0, seen = observed_on_cpu("int", 25, &self, &busy);
     printf("int at 25 %%: worker on-CPU %.1f %% seen from /proc, %.1f %% by the run itself\n", seen, self);
     EXPECT_LT(seen, 35.0);
+    // a worker that waited for its CPU gets less than its duty: the lower bound is the host's then (busy guard)
+    if (!(seen > 15.0 && fabs(self - seen) <= 8.0))
+        IB_SKIP_IF_BUSY(busy);
     EXPECT_GT(seen, 15.0) << "it did work";
     EXPECT_NEAR(self, seen, 8.0) << "the run's own on-CPU % is what an observer sees";
 }
 
 TEST(DutyOnCpu, PrefetchAt25PercentToo)
 {
-    double self = 0, seen = observed_on_cpu("prefetch", 25, &self);
+    std::string busy;
+    double self = 0, seen = observed_on_cpu("prefetch", 25, &self, &busy);
     printf("prefetch at 25 %%: worker on-CPU %.1f %% seen from /proc, %.1f %% by the run itself\n", seen, self);
     EXPECT_LT(seen, 35.0);
+    if (!(seen > 15.0 && fabs(self - seen) <= 8.0))
+        IB_SKIP_IF_BUSY(busy);
     EXPECT_GT(seen, 15.0);
     EXPECT_NEAR(self, seen, 8.0);
 }

@@ -28,6 +28,7 @@
 #include "kernels.h"
 #include "ramp.h"
 #include "soi.h"
+#include "test_support.h"
 #include "soikit.h"
 #include "topo.h"
 
@@ -361,7 +362,9 @@ TEST_F(Engine, RateSoiIsPacedToItsTarget)
         EXPECT_LT(res[i].achieved_pct, xs[i] * 1.25) << "step " << i;
         // Nor far behind: the worker is busy 1 % of the time at 100 %, so even a CPU shared with busy threads
         // leaves it its target (19.98-20.98 % and 49.96-50.95 % beside other tests here); a quarter short is a
-        // pacer that loses time, not the host.
+        // pacer that loses time, not the host, unless its worker was measured waiting for the CPU (busy guard).
+        if (!(res[i].achieved_pct > xs[i] * 0.75))
+            IB_SKIP_IF_BUSY(ib_test::busy_why(&res[i], 1));
         EXPECT_GT(res[i].achieved_pct, xs[i] * 0.75) << "step " << i;
         // and at 20-50 % of 1e6 units/s (10 us per 1000 units = 1 % busy at 100 %), the workers mostly sleep
         EXPECT_LT(res[i].active_frac, 0.5);
@@ -388,7 +391,10 @@ TEST_F(Engine, DutySoiReportsItsActiveFraction)
     EXPECT_DOUBLE_EQ(res[1].achieved_pct, res[1].achieved * 100.0);  // capacity 1
     // 40 % of the CPU; the fake's quanta (~50 us, a spin) are mostly CPU time. Generous: the host is shared, and
     // beside interconnect's two spinning threads the worker got 22 % of its CPU here; a third of the target (two
-    // busy threads on its CPU) is the floor. The pacer's own accuracy is test_pace's, on the fake clock.
+    // busy threads on its CPU) is the floor, unless the worker was measured waiting for its CPU more than that (busy
+    // guard). The pacer's own accuracy is test_pace's, on the fake clock.
+    if (!(res[1].achieved_pct > 40.0 / 3))
+        IB_SKIP_IF_BUSY(ib_test::busy_why(&res[1], 1));
     EXPECT_GT(res[1].achieved_pct, 40.0 / 3);
     EXPECT_LT(res[1].achieved_pct, 55.0);
 }

@@ -173,8 +173,17 @@ TEST_F(InterconnectRun, RampIsPacedAndSelfMetered)
     // (2 messages per load_ns, capped at the target), beside other tests (docs/validation.md). The pacer's share of
     // what the round trips allow is checked on the fake clock: Bucket.RoundTripQuanta* and Bucket.SlowSpells* in
     // test_pace.
-    // and it does send: a trend, not a timing bar (the host is shared)
+    // and it does send: a trend, not a timing bar (the host is shared); a trend broken while hub or responder waited
+    // for its CPU beyond the bound is the host's (busy guard), not the pacer's
     EXPECT_GT(res[1].achieved, 0.0);
+    const bool trend = (res[1].achieved_pct >= 0.9 * 20 ? res[2].achieved > res[1].achieved
+                                                        : res[2].achieved > 0.8 * res[1].achieved) &&
+                       res[3].achieved > res[1].achieved;
+    for (const step_result &x : res)
+        printf("%5.0f %%: the SoI's threads waited %.1f %% of their runnable time for a CPU\n", x.requested,
+               x.wait_pct);
+    if (!trend) // the steps the trend compares: 20, 50 and 100 %
+        IB_SKIP_IF_BUSY(ib_test::busy_why(res + 1, 3));
     // More at 50 % than at 20 % only where 20 % was reached (pacing bound); where the round trips bound both steps
     // (the hub under its target at 20 % already), both run as fast as the round trips allow, and the host's noise
     // orders them (6.99e6 against 7.07e6 msg/s once): then 50 % must not fall far below 20 %.

@@ -493,7 +493,10 @@ TEST_F(IoSoi, NetBwOverLoopbackGrowsSizeAndRate)
     EXPECT_NEAR(res[0].achieved_pct, 0.0, 0.5);
     EXPECT_GT(res[1].achieved, 0.0);
     EXPECT_LT(res[1].achieved_pct, 25 * 1.6) << "paced";
-    // and not far under: 25 % of the loopback's rate is reached with half the CPUs taken (25.1-25.3 % here)
+    // and not far under: 25 % of the loopback's rate is reached with half the CPUs taken (25.1-25.3 % here), unless
+    // its worker was measured waiting for its CPU beyond the bound (busy guard)
+    if (!(res[1].achieved_pct > 25 * 0.5))
+        IB_SKIP_IF_BUSY(ib_test::busy_why(&res[1], 1));
     EXPECT_GT(res[1].achieved_pct, 25 * 0.5) << "paced, not starved";
     EXPECT_GT(res[2].achieved, res[1].achieved);
     // request size grows with x (sqrt): bytes per request at 100 % exceed those at 25 %

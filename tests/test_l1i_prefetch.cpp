@@ -278,6 +278,9 @@ TEST_F(OnThisMachine, PrefetchDutyThroughTheEngine)
     struct step_result res[3];
     ramp(s, res);
     EXPECT_NEAR(res[0].achieved_pct, 0.0, 0.5);
+    // a worker that waited for its CPU beyond the bound holds less than its duty: the trend is the host's (busy guard)
+    if (!(res[1].achieved_pct > 20.0 && res[2].achieved_pct > res[1].achieved_pct))
+        IB_SKIP_IF_BUSY(ib_test::busy_why(res + 1, 2)); // the 50 and 100 % steps
     EXPECT_GT(res[1].achieved_pct, 20.0);
     EXPECT_LT(res[1].achieved_pct, 80.0);
     EXPECT_GT(res[2].achieved_pct, res[1].achieved_pct);

@@ -2,6 +2,8 @@
 // this process's own threads.
 #include <math.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <sched.h>
 #include <time.h>
 
@@ -133,4 +135,79 @@ TEST(Pressure, WaitShareOfTheCallingThread)
     // a share over an interval that went backwards or was never runnable is unknown, not 0
     EXPECT_TRUE(isnan(ib_sched_wait_pct(&b, &a)));
     EXPECT_TRUE(isnan(ib_sched_wait_pct(&a, &a)));
+}
+
+// The busy rule on fake numbers, exactly: above IB_BUSY_WAIT_PCT is busy, at it is not, unmeasured never is.
+TEST(Pressure, BusyRuleOnFakeNumbers)
+{
+    EXPECT_EQ(10.0, IB_BUSY_WAIT_PCT);
+    EXPECT_FALSE(ib_busy(0.0));
+    EXPECT_FALSE(ib_busy(10.0));
+    EXPECT_TRUE(ib_busy(10.000001));
+    EXPECT_TRUE(ib_busy(48.0));
+    EXPECT_FALSE(ib_busy(NAN));
+    // a delta of fake counters: 30 ms waited of 100 ms runnable -> 30 %
+    ib_sched a{true, 70000000, 10000000, 2}, b{true, 140000000, 40000000, 2}, d{};
+    ib_sched_delta(&a, &b, &d);
+    EXPECT_TRUE(d.have);
+    EXPECT_EQ(70000000u, d.run_ns);
+    EXPECT_EQ(30000000u, d.wait_ns);
+    EXPECT_DOUBLE_EQ(30.0, ib_sched_share(&d));
+    EXPECT_DOUBLE_EQ(ib_sched_wait_pct(&a, &b), ib_sched_share(&d));
+    // backwards (another set of threads) or absent: no delta
+    ib_sched_delta(&b, &a, &d);
+    EXPECT_FALSE(d.have);
+    EXPECT_TRUE(isnan(ib_sched_share(&d)));
+    // runnable under IB_BUSY_MIN_RUNNABLE_NS: a few wake-ups' latency, not judged
+    ib_sched small{true, 600000, 399999, 1};
+    EXPECT_TRUE(isnan(ib_sched_share(&small)));
+    small.wait_ns = 400000; // exactly 1 ms runnable: judged, 40 %
+    EXPECT_DOUBLE_EQ(40.0, ib_sched_share(&small));
+    // adding intervals sums the counters (a ramp's share is over all its runnable time), absent parts left out
+    ib_sched acc{}, none{};
+    ib_sched_add(&acc, &none);
+    EXPECT_FALSE(acc.have);
+    ib_sched i1{true, 90000000, 10000000, 1}, i2{true, 50000000, 50000000, 1};
+    ib_sched_add(&acc, &i1);
+    ib_sched_add(&acc, &i2);
+    EXPECT_DOUBLE_EQ(30.0, ib_sched_share(&acc));
+}
+
+TEST(Pressure, BusyTextSaysTheFigures)
+{
+    ib_pressure p{};
+    p.wall_s = 1;
+    for (int r = 0; r < IB_PSI_N; r++)
+        p.some_pct[r] = p.full_pct[r] = NAN;
+    p.some_pct[IB_PSI_CPU] = 51.0;
+    p.steal_pct = 0.0;
+    char t[256];
+    ib_busy_text(48.0, &p, t, sizeof(t));
+    EXPECT_STREQ("the SoI's threads waited 48.0 % of their runnable time for a CPU (bound 10 %); PSI cpu some 51.0 %, "
+                 "steal 0.0 %",
+                 t);
+    p.some_pct[IB_PSI_CPU] = NAN; // no PSI here: left out
+    ib_busy_text(3.25, &p, t, sizeof(t));
+    EXPECT_STREQ("the SoI's threads waited 3.2 % of their runnable time for a CPU (bound 10 %); steal 0.0 %", t);
+    ib_busy_text(NAN, nullptr, t, sizeof(t));
+    EXPECT_NE(nullptr, strstr(t, "not measured"));
+}
+
+// ib_sched_threads reads the named threads of this process only; one unreadable thread makes the set absent.
+TEST(Pressure, SchedOfNamedThreads)
+{
+    ib_sched s{};
+    char why[256] = "";
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    int rc = ib_sched_threads(&self, 1, &s, why, sizeof(why));
+    if (rc == -ENOENT)
+        GTEST_SKIP() << "no schedstat on this kernel: " << why;
+    ASSERT_EQ(0, rc) << why;
+    EXPECT_TRUE(s.have);
+    EXPECT_EQ(1u, s.ntasks);
+    EXPECT_GT(s.run_ns, 0u);
+    pid_t two[2] = {self, 999999999}; // no such thread
+    EXPECT_EQ(-ENOENT, ib_sched_threads(two, 2, &s, why, sizeof(why)));
+    EXPECT_FALSE(s.have);
+    EXPECT_NE(nullptr, strstr(why, "999999999"));
 }

@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +19,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <functional>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "engine.h"
+#include "pressure.h"
 
 extern char **environ;
 
@@ -331,6 +336,144 @@ inline bool write_file(const std::string &path, const std::string &text)
     bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
     return fclose(f) == 0 && ok;
 }
+
+// ---- busy is a verdict (docs/validation.md): a timing test skips when, and only when, the threads that did its timed
+// work were measured waiting for a CPU more than IB_BUSY_WAIT_PCT of their runnable time (their run-queue delay,
+// schedstat). Never a blanket skip: an unmeasured share (NAN) is not busy, and the test asserts as before. Each
+// helper returns the skip reason, "" when not busy; IB_SKIP_IF_BUSY(reason) skips with it. Call it after the
+// functional assertions and before the timing ones.
+#define IB_SKIP_IF_BUSY(reason_expr)                                                                                   \
+    do {                                                                                                               \
+        const std::string ib_busy_reason_ = (reason_expr);                                                             \
+        if (!ib_busy_reason_.empty())                                                                                  \
+            GTEST_SKIP() << ib_busy_reason_;                                                                           \
+    } while (0)
+
+// "machine busy: WHO waited 37.0 % of their runnable time for a CPU (> 10 %)", or "".
+inline std::string busy_why(double wait_pct, const std::string &who)
+{
+    if (!ib_busy(wait_pct))
+        return "";
+    char b[320];
+    snprintf(b, sizeof b, "machine busy: %s waited %.1f %% of their runnable time for a CPU (> %.0f %%)", who.c_str(),
+             wait_pct, IB_BUSY_WAIT_PCT);
+    return b;
+}
+
+// The engine's steps (engine_run): the SoI workers' own wait share, the worst step's. Pass the steps the failing bar
+// is about (a busy 0 % step excuses no bar at 40 %).
+inline std::string busy_why(const step_result *r, size_t n)
+{
+    size_t worst = n;
+    for (size_t i = 0; i < n; i++) // a 0 % step asks for no CPU: not judged (validate.h)
+        if (r[i].requested > 0 && ib_busy(r[i].wait_pct) && (worst == n || r[i].wait_pct > r[worst].wait_pct))
+            worst = i;
+    char at[64];
+    if (worst < n)
+        snprintf(at, sizeof at, "the SoI's threads in the %g %% step", r[worst].requested);
+    return worst == n ? "" : busy_why(r[worst].wait_pct, at);
+}
+
+// An `ibench run --json` document: the wait share of its steps (each step's "wait_pct"), the worst step's.
+inline std::string busy_why_run_json(json_t *doc)
+{
+    if (!strcmp(json_string_value(json_object_get(json_object_get(doc, "busy"), "verdict")) ?: "", "not judged"))
+        return ""; // a disk SoI: its wait is reported, not judged
+    json_t *st;
+    size_t i, worst = 0;
+    double w = NAN;
+    json_array_foreach(json_object_get(doc, "steps"), i, st)
+    {
+        json_t *v = json_object_get(st, "wait_pct");
+        if (json_is_number(v) && json_number_value(json_object_get(st, "requested_pct")) > 0 &&
+            !(json_number_value(v) <= w)) {
+            w = json_number_value(v);
+            worst = i;
+        }
+    }
+    return busy_why(w, "the ibench run's SoI threads in step " + std::to_string(worst + 1));
+}
+inline std::string busy_why_run_json(const std::string &out)
+{
+    json_error_t e;
+    json_t *d = json_loads(out.c_str(), 0, &e);
+    std::string r = d ? busy_why_run_json(d) : "";
+    json_decref(d);
+    return r;
+}
+
+// A `busy` object of `ibench validate --json` (a self-meter ramp's or a probe ramp's): the wait share over its steps,
+// else (when that is within the bound) its worst step's, as the busy rule reads them.
+inline std::string busy_why_validate_json(json_t *busy, const std::string &who)
+{
+    if (json_is_false(json_object_get(busy, "judged"))) // a disk SoI: its wait is reported, not judged
+        return "";
+    json_t *a = json_object_get(busy, "wait_pct"), *w = json_object_get(busy, "worst_step_wait_pct");
+    std::string r = busy_why(json_is_number(a) ? json_number_value(a) : NAN, who + "'s threads over its ramp");
+    if (r.empty())
+        r = busy_why(json_is_number(w) ? json_number_value(w) : NAN, who + "'s threads in one step");
+    return r;
+}
+
+// The calling thread, for a test that times its own loop: its wait share from construction to why().
+class ThreadBusy {
+public:
+    ThreadBusy() { ib_sched_thread(0, &a_, nullptr, 0); }
+    double wait_pct() const
+    {
+        ib_sched b, d;
+        ib_sched_thread(0, &b, nullptr, 0);
+        ib_sched_delta(&a_, &b, &d);
+        return ib_sched_share(&d);
+    }
+    std::string why(const std::string &who = "this test's thread") const { return busy_why(wait_pct(), who); }
+
+private:
+    ib_sched a_{};
+};
+
+// A child that spins on `cpu` (fork, sched_setaffinity, a busy loop) to make that CPU busy on purpose; killed and
+// reaped when the object goes, on every path (alarm(max_s) ends it should this process die first). ok() once it has
+// run on its CPU.
+class CpuHog {
+public:
+    explicit CpuHog(int cpu, unsigned max_s = 120)
+    {
+        pid_ = fork();
+        if (pid_ == 0) {
+            alarm(max_s);
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpu, &set);
+            if (sched_setaffinity(0, sizeof set, &set) != 0)
+                _exit(1);
+            for (volatile unsigned long x = 0;; x = x + 1) {
+            }
+        }
+        // running once its schedstat shows 10 ms on a CPU (at most 2 s)
+        std::string ss = "/proc/" + std::to_string(pid_) + "/schedstat";
+        for (int i = 0; pid_ > 0 && i < 200 && !ok_; i++) {
+            usleep(10000);
+            ok_ = atoll(file_text(ss).c_str()) > 10000000;
+        }
+    }
+    ~CpuHog()
+    {
+        if (pid_ > 0) {
+            kill(pid_, SIGKILL);
+            int st;
+            waitpid(pid_, &st, 0);
+        }
+    }
+    CpuHog(const CpuHog &) = delete;
+    CpuHog &operator=(const CpuHog &) = delete;
+    bool ok() const { return ok_; }
+    pid_t pid() const { return pid_; }
+
+private:
+    pid_t pid_ = -1;
+    bool ok_ = false;
+};
 
 // ---- a small HTTP/1.1 client over loopback, for the extender's tests
 inline int connect_to(int port)

@@ -40,6 +40,7 @@ struct FakeRamp {
     double (*shape)(double x, double effect);
     double effect, sd60;
     double stall = 0; // the chance that a cycle's step stalls (the probe descheduled): its ratio x4
+    double wait = NAN; // the SoI workers' run-queue wait share in every step (NAN: not measured)
     unsigned calls = 0;
     double looked_s = 0;
 };
@@ -54,6 +55,9 @@ int fake_beside(void *ctx, const char *, int, const double *levels, unsigned nl,
     std::normal_distribution<double> g(0, 1);
     double sd = f->sd60 * std::sqrt(60e6 / (double)step_ns);
     memset(out, 0, sizeof(*out));
+    for (int k = 0; k < IB_PSI_N; k++) // no PSI or steal on a fake
+        out->machine.some_pct[k] = out->machine.full_pct[k] = NAN;
+    out->machine.steal_pct = NAN;
     out->nlevels = nl;
     out->nsteps = nl * cycles;
     out->noise = 0.01;
@@ -73,6 +77,12 @@ int fake_beside(void *ctx, const char *, int, const double *levels, unsigned nl,
         bl->achieved_pct = levels[l];
         bl->ncycles = cycles;
         bl->nsamples = 10 * cycles;
+        bl->wait_pct = bl->wait_max_pct = f->wait;
+        if (!std::isnan(f->wait)) { // 100 ms runnable per cycle, of which wait % waiting
+            bl->sched.have = true;
+            bl->sched.wait_ns = (uint64_t)(1e6 * f->wait) * cycles;
+            bl->sched.run_ns = (uint64_t)(1e6 * (100 - f->wait)) * cycles;
+        }
     }
     f->calls++;
     f->looked_s += (double)out->nsteps * (double)step_ns / 1e9;
@@ -99,7 +109,7 @@ enum val_verdict ramp_once(FakeRamp &f, double budget, struct val_ramp *r, std::
     struct val_ramp_cfg c = cfg_with(budget);
     char why[256] = "", rs[640] = "";
     EXPECT_EQ(val_probe_ramp(&m, &c, r, why, sizeof(why)), 0) << why;
-    enum val_verdict v = val_ramp_verdict(r, &m, nullptr, 0, 100, 0, rs, sizeof(rs));
+    enum val_verdict v = val_ramp_verdict(r, &m, nullptr, 0, 100, 0, rs, sizeof(rs), nullptr);
     *reason = rs;
     return v;
 }
@@ -202,8 +212,65 @@ TEST(ValidateRamp, NoEffectOnAnUnsharedBandwidthIsSkipped)
     struct val_ramp r;
     char why[256] = "", rs[640];
     ASSERT_EQ(val_probe_ramp(&m, &c, &r, why, sizeof(why)), 0);
-    EXPECT_EQ(val_ramp_verdict(&r, &m, "dram", 0, 100, 1, rs, sizeof(rs)), VAL_SKIPPED) << rs;
-    EXPECT_EQ(val_ramp_verdict(&r, &m, nullptr, 0, 100, 1, rs, sizeof(rs)), VAL_FAIL) << rs;
+    EXPECT_EQ(val_ramp_verdict(&r, &m, "dram", 0, 100, 1, rs, sizeof(rs), nullptr), VAL_SKIPPED) << rs;
+    EXPECT_EQ(val_ramp_verdict(&r, &m, nullptr, 0, 100, 1, rs, sizeof(rs), nullptr), VAL_FAIL) << rs;
+}
+
+// ---- busy is a verdict -------------------------------------------------------------------------------------------
+
+// The rule itself, exactly (validate.h): over every step above IB_BUSY_WAIT_PCT is BUSY whatever the readings say; a
+// failing or undecidable verdict with one step above it is BUSY; a pass with one busy step stands; skipped and
+// interrupted stand; a share that was not measured is never busy.
+TEST(ValidateBusy, TheRuleOnFakeNumbers)
+{
+    EXPECT_STREQ(val_verdict_name(VAL_BUSY), "BUSY");
+    EXPECT_EQ(val_busy_rule(VAL_PASS, 10.0, 10.0), VAL_PASS);
+    EXPECT_EQ(val_busy_rule(VAL_PASS, 10.01, 0.0), VAL_BUSY);
+    EXPECT_EQ(val_busy_rule(VAL_PASS, 5.0, 50.0), VAL_PASS);
+    EXPECT_EQ(val_busy_rule(VAL_FAIL, 5.0, 50.0), VAL_BUSY);
+    EXPECT_EQ(val_busy_rule(VAL_FAIL, 5.0, 10.0), VAL_FAIL);
+    EXPECT_EQ(val_busy_rule(VAL_FAIL, 48.0, 55.0), VAL_BUSY);
+    EXPECT_EQ(val_busy_rule(VAL_UNDECIDABLE, 2.0, 11.0), VAL_BUSY);
+    EXPECT_EQ(val_busy_rule(VAL_UNDECIDABLE, 2.0, 9.0), VAL_UNDECIDABLE);
+    EXPECT_EQ(val_busy_rule(VAL_FAIL, NAN, NAN), VAL_FAIL);
+    EXPECT_EQ(val_busy_rule(VAL_PASS, NAN, 90.0), VAL_PASS);
+    EXPECT_EQ(val_busy_rule(VAL_FAIL, NAN, 90.0), VAL_BUSY);
+    EXPECT_EQ(val_busy_rule(VAL_SKIPPED, 90.0, 90.0), VAL_SKIPPED);
+    EXPECT_EQ(val_busy_rule(VAL_INTERRUPTED, 90.0, 90.0), VAL_INTERRUPTED);
+    EXPECT_EQ(val_busy_rule(VAL_BUSY, 0.0, 0.0), VAL_BUSY);
+}
+
+// A probe ramp whose SoI waited 48 % of its runnable time: BUSY whatever the probe read, with the figure first and
+// the readings' own verdict after it; at 3 % the readings decide.
+TEST(ValidateBusy, AProbeRampWhoseSoiWaitedIsBusy)
+{
+    struct val_ramp r;
+    std::string reason;
+    FakeRamp none{std::mt19937_64(5), linear, 0, 0.01};
+    none.wait = 48;
+    struct val_meter m = {nullptr, nullptr, fake_beside, nullptr, &none};
+    struct val_ramp_cfg c = cfg_with(0);
+    char why[256] = "", rs[640] = "";
+    ASSERT_EQ(val_probe_ramp(&m, &c, &r, why, sizeof(why)), 0) << why;
+    EXPECT_DOUBLE_EQ(r.wait_pct, 48.0);
+    EXPECT_DOUBLE_EQ(r.wait_worst_pct, 48.0);
+    enum val_verdict measured = VAL_PASS;
+    EXPECT_EQ(val_ramp_verdict(&r, &m, nullptr, 0, 100, 0, rs, sizeof(rs), &measured), VAL_BUSY) << rs;
+    EXPECT_EQ(measured, VAL_FAIL);
+    EXPECT_EQ(std::string(rs).rfind("the SoI's threads waited 48.0 % of their runnable time for a CPU (bound 10 %); "
+                                    "the readings alone: FAIL: no effect beyond the noise",
+                                    0),
+              0u)
+        << rs;
+
+    FakeRamp strong{std::mt19937_64(6), linear, 20, 0.01};
+    strong.wait = 48; // a clear effect on half a CPU is no evidence either
+    EXPECT_EQ(ramp_once(strong, 0, &r, &reason), VAL_BUSY) << reason;
+    strong.wait = 3;
+    EXPECT_EQ(ramp_once(strong, 0, &r, &reason), VAL_PASS) << reason;
+    none.wait = 3;
+    EXPECT_EQ(ramp_once(none, 0, &r, &reason), VAL_FAIL) << reason;
+    EXPECT_EQ(reason.find("BUSY"), std::string::npos) << reason;
 }
 
 // ---- the overlap claims ------------------------------------------------------------------------------------------
@@ -270,6 +337,28 @@ TEST(ValidateClaims, UnderAFractionOfAnother)
     c.set("mem-bw", "pagecache", 0, 0.1);
     c.set("mem-bw", "stream-dram", 2, 1.5); // the bandwidth probe not hurt: nothing to compare with
     EXPECT_EQ(judge(c, "mem-bw"), VAL_UNDECIDABLE);
+}
+
+// A check whose cells' SoI waited for a CPU beyond the bound is BUSY, whichever way it went; within it, as measured.
+TEST(ValidateClaims, ACheckOnABusyCellIsBusy)
+{
+    Matrix a, b, c;
+    b.set("mem-bw", "pagecache", 20, 1);
+    b.set("mem-bw", "stream-dram", 30, 3);
+    b.row("mem-bw")->cell[col("stream-dram")].wait_pct = 40;
+    EXPECT_EQ(judge(b, "mem-bw"), VAL_BUSY);
+    EXPECT_NE(strstr(b.check("mem-bw")->text, "BUSY, not FAIL: in a cell it rests on the SoI's threads waited 40.0 %"),
+              nullptr)
+        << b.check("mem-bw")->text;
+    EXPECT_EQ(val_claims_eval(&b.ov, nullptr, nullptr, 0), 0) << "BUSY is not a failure";
+    for (const char *p : {"chase-llc", "stream-llc", "chase-l2"})
+        a.set("simd", p, 1, 1);
+    a.row("simd")->cell[col("chase-l2")].wait_pct = 50; // "moves nothing" on half a CPU
+    EXPECT_EQ(judge(a, "simd"), VAL_BUSY);
+    c.set("mem-bw", "pagecache", 20, 1);
+    c.set("mem-bw", "stream-dram", 30, 3);
+    c.row("mem-bw")->cell[col("pagecache")].wait_pct = 10; // at the bound: not busy
+    EXPECT_EQ(judge(c, "mem-bw"), VAL_FAIL);
 }
 
 TEST(ValidateClaims, AboveAnother)
@@ -346,6 +435,9 @@ int fc_beside(void *ctx, const char *, int, const double *, unsigned nl, unsigne
     FakeCells *f = static_cast<FakeCells *>(ctx);
     f->besides++;
     memset(out, 0, sizeof(*out));
+    for (int k = 0; k < IB_PSI_N; k++) // no PSI or steal on a fake
+        out->machine.some_pct[k] = out->machine.full_pct[k] = NAN;
+    out->machine.steal_pct = NAN;
     out->nlevels = nl;
     out->lv[0].ratio = 1;
     out->lv[1].ratio = 1 / (1 - f->second / 100);

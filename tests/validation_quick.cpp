@@ -26,12 +26,18 @@
 //    than the half-LLC chase beyond their noise (when either was hurt at all); int, fp and simd move the cache probes by less than 5 % + twice
 //    their standard error, and did their work beside each of them (else "moves nothing" would hold by placement).
 // The run takes about 4 minutes; it runs alone (RUN_SERIAL), since anything beside it would be measured.
+//
+// Busy is a verdict (docs/validation.md): where an assertion on an SoI's timing or work per CPU second does not hold
+// and that SoI's threads were measured waiting for a CPU more than IB_BUSY_WAIT_PCT of their runnable time (the
+// run's "busy" figures, read by ib_test::busy_why_validate_json), the SoI is not held to it: the test asserts on the
+// others, then skips with the measured reason. An assertion that fails on an SoI that got its CPU fails as before.
 #include <gtest/gtest.h>
 #include <jansson.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 #include <string>
 
 #include "test_support.h"
@@ -44,6 +50,21 @@ namespace {
 json_t *g_doc = nullptr;
 std::string g_err;
 int g_exit = -1;
+
+// The SoIs a test could not hold to its timing bars because their threads waited for a CPU: the reasons, measured.
+struct BusyList {
+    std::string text;
+    unsigned n = 0;
+    // true (and noted) when `busy` (a "busy" object of the run, or a cell's wait share) says the SoI was busy
+    bool excuse(const std::string &who, const std::string &fault, const std::string &measured)
+    {
+        if (measured.empty())
+            return false;
+        printf("busy  %s: %s; not held to: %s\n", who.c_str(), measured.c_str(), fault.c_str());
+        text += (n++ ? "; " : "") + measured.substr(measured.find(": ") + 2); // it names the SoI
+        return true;
+    }
+};
 
 class ValidateRun : public ::testing::Environment {
 public:
@@ -109,6 +130,9 @@ double r2_of(const double *x, const double *y, int n)
     return syy > 0 && sxx > 0 ? sxy * sxy / (sxx * syy) : 0;
 }
 
+// The busy guard's reason for one overlap cell (its SoI's wait share at 100 %), "" when it got its CPU.
+std::string cell_busy(const char *s, const char *probe);
+
 // One overlap cell: degradation and its standard error over the cycles (%), false when the cell was skipped.
 bool cell(const char *s, const char *probe, double *d, double *noise)
 {
@@ -134,7 +158,10 @@ bool works_on_cpu(json_t *r)
 }
 
 // Checks the 100 % level of a `levels` array (self-meter or beside the probe) against the bar; prints every level.
-void expect_work_on_cpu(const char *name, const char *where, json_t *lv)
+// busy: the guard's reason for these levels ("" when the SoI got its CPU); a figure outside the bar on a busy SoI is
+// noted in *bl instead of failing (its capacity was measured at open on the same CPUs, which a busy machine moves:
+// interconnect read 625314 % of it per CPU second once, its threads waiting 55.8 %).
+void expect_work_on_cpu(const char *name, const char *where, json_t *lv, const std::string &busy, BusyList *bl)
 {
     printf("work  %-12s %-7s on-CPU %%", name, where);
     for (size_t k = 0; k < json_array_size(lv); k++)
@@ -146,6 +173,10 @@ void expect_work_on_cpu(const char *name, const char *where, json_t *lv)
     json_t *l = json_array_get(lv, json_array_size(lv) - 1);
     double w = num(l, "work_per_cpu_pct");
     EXPECT_EQ(num(l, "level"), 100) << name;
+    if (!(w >= VAL_WORK_CPU_MIN_PCT && w <= VAL_WORK_CPU_MAX_PCT) &&
+        bl->excuse(name, std::string(where) + " at 100 %: " + std::to_string(w) + " % of its capacity per CPU second",
+                   busy))
+        return;
     EXPECT_TRUE(w >= VAL_WORK_CPU_MIN_PCT && w <= VAL_WORK_CPU_MAX_PCT)
         << name << " " << where << " at 100 %: " << w << " % of its capacity per second of its own CPU time (on CPU "
         << num(l, "on_cpu_pct") << " %; bar " << VAL_WORK_CPU_MIN_PCT << "-" << VAL_WORK_CPU_MAX_PCT
@@ -163,12 +194,24 @@ json_t *cell_soi(const char *s, const char *probe)
     return nullptr;
 }
 
+std::string cell_busy(const char *s, const char *probe)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(g_doc, "overlap"), i, r)
+        if (!strcmp(str(r, "soi"), s))
+            return busy_why(num(json_object_get(json_object_get(r, "cells"), probe), "wait_pct"),
+                            std::string(s) + "'s threads beside " + probe);
+    return "";
+}
+
 } // namespace
 
 TEST(Validation, RunCompletedWithEverySoI)
 {
     ASSERT_NE(g_doc, nullptr);
-    EXPECT_TRUE(g_exit == 0 || g_exit == 1) << "exit " << g_exit << "\n" << g_err; // 1: some verdict is FAIL
+    // 1: some verdict is FAIL; 77: none is, but some is BUSY (the machine, not an SoI, decided its figures)
+    EXPECT_TRUE(g_exit == 0 || g_exit == 1 || g_exit == 77) << "exit " << g_exit << "\n" << g_err;
     EXPECT_EQ(json_array_size(json_object_get(g_doc, "sois")), 17u);
     EXPECT_GT(json_array_size(json_object_get(g_doc, "overlap")), 0u);
 }
@@ -179,10 +222,14 @@ TEST(Validation, EverySelfMeterIsLinear)
     size_t i;
     json_t *r;
     int checked = 0;
+    BusyList busy;
     json_array_foreach(json_object_get(g_doc, "sois"), i, r)
     {
         const char *name = str(r, "soi");
         json_t *sf = json_object_get(r, "self");
+        // what the readings said, before the busy rule (the same as "verdict" unless that is BUSY)
+        json_t *bo = json_object_get(sf, "busy");
+        const char *measured = bo ? str(bo, "measured_verdict") : str(sf, "verdict");
         if (!sf) { // only mem-cap under --quick, with its reason
             EXPECT_STREQ(name, "mem-cap");
             EXPECT_STREQ(str(r, "verdict"), "skipped");
@@ -202,35 +249,48 @@ TEST(Validation, EverySelfMeterIsLinear)
             worst = fmax(worst, fabs(y[k] - x[k]));
         json_t *range = json_object_get(sf, "calib_range_pct");
         double lo = json_number_value(json_array_get(range, 0)), hi = json_number_value(json_array_get(range, 1));
-        printf("self %-12s %5.1f %5.1f %5.1f %5.1f %5.1f  R2 %.4f worst %4.1f noise %4.1f  100%%: %.0f-%.0f %%  %s\n",
-               name, y[0], y[1], y[2], y[3], y[4], r2, worst, noise, lo, hi, str(sf, "verdict"));
-        if (!strcmp(str(sf, "verdict"), "undecidable")) {
+        printf("self %-12s %5.1f %5.1f %5.1f %5.1f %5.1f  R2 %.4f worst %4.1f noise %4.1f  100%%: %.0f-%.0f %%  wait %4.1f "
+               "%%  %s\n", name, y[0], y[1], y[2], y[3], y[4], r2, worst, noise, lo, hi, num(bo, "wait_pct"),
+               str(sf, "verdict"));
+        if (!strcmp(measured, "undecidable")) {
             EXPECT_GT(num(sf, "capacity_limited"), 0) << name << " called undecidable with every target reachable";
             EXPECT_LT(lo, 80) << name << " called undecidable, but its 100 % windows read " << lo << "-" << hi;
             continue;
         }
+        std::ostringstream fault; // readings further apart than 5 points: R^2 measures the host; the bound decides
+        if (noise <= 5 && r2 < 0.98)
+            fault << "R^2 " << r2 << " < 0.98; ";
+        if (worst > 5 + noise)
+            fault << "a paced level is " << worst << " points from x (noise " << noise << "); ";
+        if (strcmp(measured, "pass"))
+            fault << "its readings read " << measured << ": " << str(sf, "reason");
+        // BUSY with readings that pass: on part of its CPU, no evidence either way (the guard reads the same figures)
+        const bool said_busy = !strcmp(str(sf, "verdict"), "BUSY");
+        if ((said_busy || !fault.str().empty()) &&
+            busy.excuse(name, fault.str().empty() ? "its verdict is BUSY" : fault.str(), busy_why_validate_json(bo, name)))
+            continue;
         checked++;
-        if (noise <= 5) { // readings further apart than that: R^2 measures the host; the bound below decides
-            EXPECT_GE(r2, 0.98) << name;
-        }
-        EXPECT_LE(worst, 5 + noise) << name << ": a paced level is " << worst << " points from x (noise " << noise
-                                    << ")";
+        EXPECT_EQ(fault.str(), "") << name;
         EXPECT_STREQ(str(sf, "verdict"), "pass") << name << ": " << str(sf, "reason");
     }
-    EXPECT_GE(checked, 12) << "too few self-meters could be judged here";
+    EXPECT_GE(checked + (int)busy.n, 12) << "too few self-meters could be judged here";
+    if (busy.n)
+        GTEST_SKIP() << "machine busy: " << busy.n << " self-meter(s) not judged: " << busy.text;
 }
 
 TEST(Validation, ProbeTrends)
 {
     ASSERT_NE(g_doc, nullptr);
     static const char *const five[] = {"llc-cap", "llc-bw", "mem-bw", "disk-bw", "net-bw"};
+    BusyList busy;
     for (const char *name : five) {
         json_t *r = soi_row(name);
         ASSERT_NE(r, nullptr) << name;
         // what an SoI doing nothing cannot show, seen from outside it: work done in its workers' CPU time, beside
         // the probe (a ramp judged "skipped" after it ran has its levels too)
         if (works_on_cpu(r) && json_array_size(json_object_get(r, "levels")) == 5)
-            expect_work_on_cpu(name, "beside", json_object_get(r, "levels"));
+            expect_work_on_cpu(name, "beside", json_object_get(r, "levels"),
+                               busy_why_validate_json(json_object_get(r, "busy"), name), &busy);
         if (!strcmp(str(r, "verdict"), "skipped")) { // e.g. no root for the disk, a single CPU: said why
             EXPECT_STRNE(str(r, "reason"), "") << name;
             continue;
@@ -246,24 +306,31 @@ TEST(Validation, ProbeTrends)
         printf("probe %-8s %-11s d %+6.1f %+6.1f %+6.1f %+6.1f  se@100 %4.1f  R2 %.3f  %s\n", name,
                str(json_object_get(r, "probe"), "name"), d[1], d[2], d[3], d[4], se[4],
                num(json_object_get(r, "fit"), "r2"), str(r, "verdict"));
+        std::ostringstream fault;
         for (int k = 1; k < 5; k++) {
             // a probe running faster beside the SoI than alone (d < 0) is noise, not less interference than none:
             // both ends are read as at least 0 (one run here: +3.9 % at 25 %, then -5.8 % at 50 %, se 3-4 points)
             double tol = 2 * sqrt(se[k] * se[k] + se[k - 1] * se[k - 1]) + 0.5;
-            EXPECT_GE(std::max(d[k], 0.0), std::max(d[k - 1], 0.0) - tol) << name << ": degradation falls from " << d[k - 1] << " % to " << d[k]
-                                            << " % (tolerance " << tol << " points)";
+            if (std::max(d[k], 0.0) < std::max(d[k - 1], 0.0) - tol)
+                fault << "degradation falls from " << d[k - 1] << " % to " << d[k] << " % (tolerance " << tol
+                      << " points); ";
         }
-        // disk-bw at 100 % is unthrottled and starves a probe reading the same device: an effect every time. The
-        // memory and cache SoIs reach the other vCPU only while the host keeps both on one memory path or L3, which
-        // it changes within seconds (docs/validation.md): their effect is printed, with how much the probe slowed
-        // the SoI itself (contention is mutual), not asserted.
+        // disk-bw at 100 % is unthrottled and starves a probe reading the same device: an effect every time
+        if (!strcmp(name, "disk-bw") && !(d[4] > 2 * se[4] + 1))
+            fault << "no effect at 100 % beyond the noise: " << d[4] << " +- " << se[4] << " %";
+        if (!fault.str().empty() &&
+            busy.excuse(name, fault.str(), busy_why_validate_json(json_object_get(r, "busy"), name)))
+            continue;
+        EXPECT_EQ(fault.str(), "") << name;
+        // The memory and cache SoIs reach the other vCPU only while the host keeps both on one memory path or L3,
+        // which it changes within seconds (docs/validation.md): their effect is printed, with how much the probe
+        // slowed the SoI itself (contention is mutual), not asserted.
         json_t *at = json_object_get(r, "soi_at_100_pct");
         printf("      %s at 100 %%: %.0f %% of its calibration alone, %.0f %% beside the probe\n", name,
                num(at, "alone"), num(at, "beside"));
-        if (!strcmp(name, "disk-bw")) {
-            EXPECT_GT(d[4], 2 * se[4] + 1) << name << ": no effect at 100 % beyond the noise";
-        }
     }
+    if (busy.n)
+        GTEST_SKIP() << "machine busy: " << busy.n << " probe ramp(s) not judged: " << busy.text;
 }
 
 // Every SoI that works on its CPUs does, alone, the work it counts in its own CPU time: a step replaced by a no-op
@@ -275,15 +342,20 @@ TEST(Validation, EverySoIDoesItsWorkOnItsCpus)
     size_t i;
     json_t *r;
     int checked = 0;
+    BusyList busy;
     json_array_foreach(json_object_get(g_doc, "sois"), i, r)
     {
         json_t *lv = json_object_get(json_object_get(r, "self"), "levels");
         if (!works_on_cpu(r) || json_array_size(lv) != 5)
             continue;
         checked++;
-        expect_work_on_cpu(str(r, "soi"), "alone", lv);
+        expect_work_on_cpu(str(r, "soi"), "alone", lv,
+                           busy_why_validate_json(json_object_get(json_object_get(r, "self"), "busy"), str(r, "soi")),
+                           &busy);
     }
     EXPECT_GE(checked, 8) << "rate and duty SoIs off I/O: int, fp, simd, prefetch, l2-bw, llc-bw, mem-bw, interconnect";
+    if (busy.n)
+        GTEST_SKIP() << "machine busy: " << busy.n << " SoI(s) not judged: " << busy.text;
 }
 
 TEST(Validation, EveryRampSaysHowLongItLooked)
@@ -316,11 +388,25 @@ TEST(Validation, OverlapClaims)
     ASSERT_TRUE(cell("mem-bw", "pagecache", &cap, &capn));
     ASSERT_TRUE(cell("mem-bw", "stream-dram", &bw, &bwn));
     printf("mem-bw at 100 %%: pagecache %+.1f %% (se %.1f), stream-dram %+.1f %% (se %.1f)\n", cap, capn, bw, bwn);
+    BusyList busy;
+    auto busy_of = [](const char *s, std::initializer_list<const char *> probes) {
+        std::string r;
+        for (const char *p : probes)
+            if (r.empty())
+                r = cell_busy(s, p);
+        return r;
+    };
     // the capacity probe counts cached pages: bandwidth must not move it at all (beyond its noise), and where the
     // bandwidth probe was hurt, the capacity probe by less than half of that
-    EXPECT_LE(cap, 2 * capn + 0.5) << "mem-bw takes memory capacity";
-    if (bw > 2 * bwn + 1) {
-        EXPECT_LT(cap, 0.5 * bw) << "mem-bw hurts the memory-capacity probe by half of the bandwidth probe or more";
+    {
+        std::ostringstream fault;
+        if (!(cap <= 2 * capn + 0.5))
+            fault << "mem-bw takes memory capacity; ";
+        if (bw > 2 * bwn + 1 && !(cap < 0.5 * bw))
+            fault << "mem-bw hurts the memory-capacity probe by half of the bandwidth probe or more";
+        if (!fault.str().empty() && !busy.excuse("mem-bw", fault.str(), busy_of("mem-bw", {"pagecache", "stream-dram"}))) {
+            ADD_FAILURE() << fault.str();
+        }
     }
 
     double ch, chn, st, stn;
@@ -329,9 +415,10 @@ TEST(Validation, OverlapClaims)
     printf("llc-cap at 100 %%: chase-llc %+.1f %% (se %.1f), stream-dram %+.1f %% (se %.1f)\n", ch, chn, st, stn);
     if (ch <= 2 * chn + 1 && st <= 2 * stn + 1) { // as validate's check: neither hurt, nothing to compare
         printf("llc-cap: neither probe hurt beyond its noise in this run (undecidable, as the run says)\n");
-    } else {
-        EXPECT_GE(ch, st - 2 * sqrt(chn * chn + stn * stn) - 0.5)
-            << "llc-cap hurts the streaming probe more than the half-LLC chase";
+    } else if (!(ch >= st - 2 * sqrt(chn * chn + stn * stn) - 0.5)) {
+        if (!busy.excuse("llc-cap", "it hurts the streaming probe more than the half-LLC chase",
+                         busy_of("llc-cap", {"chase-llc", "stream-dram"})))
+            ADD_FAILURE() << "llc-cap hurts the streaming probe more than the half-LLC chase";
     }
 
     static const char *const comp[] = {"int", "fp", "simd"};
@@ -344,12 +431,18 @@ TEST(Validation, OverlapClaims)
             double w = num(sw, "work_per_cpu_pct");
             printf("%s at 100 %%: %s %+.1f %% (se %.1f); %s on CPU %.0f %%, %.0f %% of its peak per CPU second\n", c,
                    p, d, n, c, num(sw, "on_cpu_pct"), w);
-            EXPECT_LT(fabs(d), 5 + 2 * n) << c << " moves the " << p << " probe";
+            if (!(fabs(d) < 5 + 2 * n) && !busy.excuse(std::string(c) + " x " + p, "it moves the probe", cell_busy(c, p)))
+                ADD_FAILURE() << c << " moves the " << p << " probe: " << d << " % (se " << n << ")";
             // the claim means something only if the SoI did its work beside the probe (not true by placement)
+            if (!(w >= VAL_WORK_CPU_MIN_PCT && w <= VAL_WORK_CPU_MAX_PCT) &&
+                busy.excuse(std::string(c) + " x " + p, "it did not do its work", cell_busy(c, p)))
+                continue;
             EXPECT_TRUE(w >= VAL_WORK_CPU_MIN_PCT && w <= VAL_WORK_CPU_MAX_PCT)
                 << c << " beside " << p << ": " << w << " % of its peak per CPU second: it did not do its work";
         }
     }
+    if (busy.n)
+        GTEST_SKIP() << "machine busy: " << busy.n << " overlap claim(s) not judged: " << busy.text;
 }
 
 int main(int argc, char **argv)

@@ -133,6 +133,9 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
     if (cycles > BESIDE_MAX_CYCLES)
         return ib_why(why, len, -EINVAL, "beside: %u cycles, at most %u", cycles, BESIDE_MAX_CYCLES);
     memset(out, 0, sizeof(*out));
+    for (int k = 0; k < IB_PSI_N; k++)
+        out->machine.some_pct[k] = out->machine.full_pct[k] = NAN;
+    out->machine.steal_pct = NAN;
     size_t nsteps = (size_t)nlevels * cycles, ndone = 0;
     struct engine_window *res = calloc(nsteps, sizeof(*res));
     struct probe_job pj = {.p = probe, .stop = stop};
@@ -175,11 +178,17 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
     }
     for (unsigned l = 0; l < nlevels; l++) {
         size_t nv = 0, ne = 0, no = 0, na = 0, nw = 0, k = 0;
+        struct beside_level *bl = &out->lv[l];
+        bl->wait_max_pct = NAN;
         for (unsigned c = 0; c < cycles; c++) {
             const struct engine_window *r = &res[(size_t)c * nlevels + l];
             stepmed[(size_t)c * nlevels + l] = NAN;
             if ((size_t)c * nlevels + l >= ndone)
                 break;
+            ib_sched_add(&bl->sched, &r->sched);
+            ib_pressure_add(&out->machine, &r->machine);
+            if (!isnan(r->wait_pct) && !(r->wait_pct <= bl->wait_max_pct))
+                bl->wait_max_pct = r->wait_pct;
             cpu[na] = r->cpu_share;
             ach[na++] = r->achieved_pct;
             if (r->cpu_share > 0 && isfinite(r->achieved_pct))
@@ -202,7 +211,7 @@ int beside_run(struct soi *s, const double *levels, unsigned nlevels, unsigned c
                 stepmed[(size_t)c * nlevels + l] = beside_median(tmp, nv - first);
             }
         }
-        struct beside_level *bl = &out->lv[l];
+        bl->wait_pct = ib_sched_share(&bl->sched);
         bl->level = levels[l];
         bl->nsamples = (unsigned)nv;
         bl->median = beside_median(vals, nv);

@@ -18,6 +18,7 @@
 
 #include "engine.h"
 #include "ib_atomic.h"
+#include "pressure.h"
 #include "soi.h"
 
 #ifdef __cplusplus
@@ -55,6 +56,10 @@ struct beside_level {
     double ratio_rse;    /* the ratio's robust standard error, from the median absolute deviation of the per-cycle
                           * ratios (one stalled cycle does not swamp it); 0 with fewer than 2 cycles */
     unsigned ncycles;    /* cycles that gave a ratio */
+    /* Did the SoI get its CPU in this level's steps? Its workers' run-queue accounting summed over them (engine.h),
+     * its wait share (% of their runnable time; NAN: not measured) and the worst single step's */
+    struct ib_sched sched;
+    double wait_pct, wait_max_pct;
     double cycle_ratio[BESIDE_MAX_CYCLES]; /* the per-cycle ratios, in cycle order (NAN: that cycle gave none) */
 };
 
@@ -63,6 +68,7 @@ struct beside_result {
     struct beside_level lv[BESIDE_MAX_LEVELS];
     double noise;      /* at the first (solo) level: |med_even - med_odd| / median */
     unsigned nsteps;   /* steps (windows) completed */
+    struct ib_pressure machine; /* PSI and steal over the completed steps */
 };
 
 /* s: an opened SoI (soi_open); probe_cpu: where the probe thread runs (a CPU of this machine). Returns 0, -EINTR

@@ -17,8 +17,42 @@
 
 const char *val_verdict_name(enum val_verdict v)
 {
-    static const char *const n[] = {"pass", "FAIL", "skipped", "undecidable", "interrupted"};
-    return (unsigned)v < 5 ? n[v] : "?";
+    static const char *const n[] = {"pass", "FAIL", "skipped", "undecidable", "interrupted", "BUSY"};
+    return (unsigned)v < IB_ARRAY_SIZE(n) ? n[v] : "?";
+}
+
+enum val_verdict val_busy_rule(enum val_verdict measured, double wait_all_pct, double wait_worst_pct)
+{
+    if (measured == VAL_SKIPPED || measured == VAL_INTERRUPTED || measured == VAL_BUSY)
+        return measured;
+    if (ib_busy(wait_all_pct))
+        return VAL_BUSY;
+    if ((measured == VAL_FAIL || measured == VAL_UNDECIDABLE) && ib_busy(wait_worst_pct))
+        return VAL_BUSY;
+    return measured;
+}
+
+int val_busy_judged(const struct soi_ops *ops) { return !(ops && (ops->io & (SOI_IO_DIR | SOI_IO_DEVICE))); }
+
+/* BUSY's reason, in place of the readings' own: the figure first (over every step when that is above the bound, else
+ * the worst step's), then what the readings alone said. */
+static void busy_reason(char *reason, size_t len, enum val_verdict measured, double all, double worst,
+                        double worst_level, const struct ib_pressure *p)
+{
+    char fig[256], was[640];
+    int n;
+    snprintf(was, sizeof(was), "%s", reason);
+    if (ib_busy(all))
+        ib_busy_text(all, p, fig, sizeof(fig));
+    else {
+        char t[200];
+        ib_busy_text(worst, NULL, t, sizeof(t));
+        snprintf(fig, sizeof(fig), "in a step at %.0f %% %s (%.1f %% over every step)", worst_level, t, all);
+    }
+    /* the figure first: what a short buffer cuts is the tail of the readings' own reason, marked "..." */
+    n = snprintf(reason, len, "%s; the readings alone: %s: %s", fig, val_verdict_name(measured), was);
+    if (n >= (int)len && len > 4)
+        memcpy(reason + len - 4, "...", 4);
 }
 
 const char *const val_mprobes[VAL_NPROBES] = {"pagecache", "stream-dram", "chase-dram", "chase-llc", "stream-llc",
@@ -202,8 +236,9 @@ void val_close(struct val_ctx *c)
  * verdict "undecidable". 100 % is unpaced: what it reads is how far the capacity moved, reported, not judged.
  * Noise: the largest gap between a level's two readings. Pass: every paced level within 5 points + the noise of x
  * and R^2 >= 0.98 (over 0-75 % for a rate SoI); when readings disagree by more than 5 points, the bound decides. */
-static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const atomic_int *stop, struct val_self *o)
+void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_self *o)
 {
+    const struct soi_ops *ops = s->ops;
     static const double lv[VAL_LEVELS] = {0, 25, 50, 75, 100};
     const int ref = ops->kind != SOI_FOOTPRINT, duty = ops->kind == SOI_DUTY;
     const uint64_t step = (ops->io ? 200 : quick ? 80 : 150) * IB_NS_PER_MS;
@@ -225,6 +260,11 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
     struct step_result res[2 * 9];
     unsigned nd = 0;
     o->ran = 1;
+    for (int r = 0; r < IB_PSI_N; r++)
+        o->machine.some_pct[r] = o->machine.full_pct[r] = NAN;
+    o->machine.steal_pct = o->wait_pct = o->wait_worst_pct = o->wait_worst_level = NAN;
+    for (unsigned l = 0; l < VAL_LEVELS; l++)
+        o->wait[l] = NAN;
     o->method = duty ? "levels between 100 % windows, on-CPU %" : ref ? "levels between 100 % windows"
                                                                       : "climb and descend";
     o->tag = duty ? "duty" : ref ? "ref" : "climb";
@@ -236,7 +276,7 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
     }
     ramp_free(&sc);
     if (rc < 0 || nd != n) {
-        o->verdict = rc == -EINTR ? VAL_INTERRUPTED : VAL_FAIL;
+        o->verdict = o->measured = rc == -EINTR ? VAL_INTERRUPTED : VAL_FAIL;
         if (!o->reason[0])
             snprintf(o->reason, sizeof(o->reason), "%s", strerror(rc < 0 ? -rc : EIO));
         return;
@@ -244,8 +284,21 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
     double rd[VAL_LEVELS][4], lo100 = INFINITY, hi100 = 0, sum100 = 0, ach100 = 0;
     double cpu_sum[VAL_LEVELS] = {0}, ach_sum[VAL_LEVELS] = {0};
     unsigned k[VAL_LEVELS] = {0}, n100 = 0, limited = 0, nall[VAL_LEVELS] = {0};
+    struct ib_sched lsch[VAL_LEVELS] = {{0}}, all = {0};
+    o->wait_worst_pct = o->wait_worst_level = NAN;
+    o->busy_steps = 0;
     for (unsigned i = 0; i < n; i++) {
         unsigned l = (unsigned)(xs[i] / 25);
+        /* did the workers get their CPU (validate.h, busy rule)? every step that asks for some, whatever its reading */
+        ib_sched_add(&lsch[l], &res[i].sched);
+        ib_pressure_add(&o->machine, &res[i].machine);
+        if (xs[i] > 0)
+            ib_sched_add(&all, &res[i].sched);
+        o->busy_steps += xs[i] > 0 && ib_busy(res[i].wait_pct);
+        if (xs[i] > 0 && !isnan(res[i].wait_pct) && !(res[i].wait_pct <= o->wait_worst_pct)) {
+            o->wait_worst_pct = res[i].wait_pct;
+            o->wait_worst_level = xs[i];
+        }
         double v = duty ? res[i].cpu_frac * 100 : res[i].achieved_pct;
         cpu_sum[l] += res[i].cpu_frac * 100; /* every reading: what the workers used, reachable target or not */
         ach_sum[l] += res[i].achieved_pct;
@@ -280,7 +333,9 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
         o->readings[l] = k[l];
         o->on_cpu[l] = nall[l] ? cpu_sum[l] / nall[l] : NAN;
         o->work_cpu[l] = cpu_sum[l] > 0 ? 100 * ach_sum[l] / cpu_sum[l] : NAN;
+        o->wait[l] = ib_sched_share(&lsch[l]);
     }
+    o->wait_pct = ib_sched_share(&all);
     o->calib_pct = n100 ? sum100 / n100 : 0;
     o->alone_pct = n100 ? ach100 / n100 : 0;
     y[VAL_LEVELS - 1] = o->calib_pct; /* every 100 % window */
@@ -317,6 +372,14 @@ static void self_ramp(struct soi *s, const struct soi_ops *ops, int quick, const
         snprintf(o->reason, sizeof(o->reason), "paced levels within %.1f points of x (noise %.1f), R^2 %.4f; 100 %% "
                  "read %.0f-%.0f %% %s", worst, noise, lf.r2, lo100, hi100, duty ? "on-CPU" : "of the calibration");
     }
+    /* the busy rule on every verdict, work per CPU second's too: that one divides by the capacity measured when the
+     * SoI opened, on the same CPUs, which a busy machine moves (docs/validation.md) */
+    o->measured = o->verdict;
+    if (val_busy_judged(ops))
+        o->verdict = val_busy_rule(o->measured, o->wait_pct, o->wait_worst_pct);
+    if (o->verdict == VAL_BUSY)
+        busy_reason(o->reason, sizeof(o->reason), o->measured, o->wait_pct, o->wait_worst_pct, o->wait_worst_level,
+                    &o->machine);
 }
 
 /* ---- the probe ramp ---------------------------------------------------------------------------------------------- */
@@ -349,6 +412,9 @@ struct pool {
     double ach[VAL_LEVELS], cost[VAL_LEVELS], cpu[VAL_LEVELS], wcpu[VAL_LEVELS]; /* cycle-weighted sums */
     unsigned wwt[VAL_LEVELS];                 /* the weights of wcpu (rounds with a figure) */
     unsigned wt[VAL_LEVELS], samples[VAL_LEVELS];
+    struct ib_sched sch[VAL_LEVELS];          /* the SoI workers' run-queue accounting, summed */
+    double wait_worst, wait_worst_level;      /* the worst step's wait share (NAN: none measured) */
+    struct ib_pressure machine;
 };
 
 static void pool_add(struct pool *p, const struct beside_result *br, unsigned nl, unsigned cycles)
@@ -367,7 +433,22 @@ static void pool_add(struct pool *p, const struct beside_result *br, unsigned nl
         }
         p->wt[l] += bl->ncycles;
         p->samples[l] += bl->nsamples;
+        ib_sched_add(&p->sch[l], &bl->sched);
+        if (bl->level > 0 && !isnan(bl->wait_max_pct) && !(bl->wait_max_pct <= p->wait_worst)) {
+            p->wait_worst = bl->wait_max_pct;
+            p->wait_worst_level = bl->level;
+        }
     }
+    ib_pressure_add(&p->machine, &br->machine);
+}
+
+static void pool_reset(struct pool *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->wait_worst = p->wait_worst_level = NAN;
+    for (int r = 0; r < IB_PSI_N; r++)
+        p->machine.some_pct[r] = p->machine.full_pct[r] = NAN;
+    p->machine.steal_pct = NAN;
 }
 
 /* A level's pool: the median ratio, its robust standard error (from the median absolute deviation, ib_median_rse:
@@ -404,11 +485,20 @@ static void ramp_summarise(const struct pool *p, struct val_ramp *r)
         lv->probe_cost = !isfinite(ratio) ? INFINITY : p->wt[l] ? p->cost[l] / p->wt[l] : 0;
         lv->samples = p->samples[l];
         lv->cycles = p->n[l];
+        lv->wait_pct = ib_sched_share(&p->sch[l]);
         x[l] = lv->level;
         d[l] = lv->d;
         a[l] = lv->achieved_pct;
     }
     r->cycle_sd_pct = sd; /* the last level's: 100 % */
+    struct ib_sched all = {0};
+    for (unsigned l = 0; l < nl; l++)
+        if (r->lv[l].level > 0) /* the solo level asks the SoI for no CPU (validate.h) */
+            ib_sched_add(&all, &p->sch[l]);
+    r->wait_pct = ib_sched_share(&all);
+    r->wait_worst_pct = p->wait_worst;
+    r->wait_worst_level = p->wait_worst_level;
+    r->machine = p->machine;
     struct linfit f = {0};
     linfit_compute(x, d, nl, &f);
     r->slope = f.slope, r->icpt = f.intercept, r->r2 = f.r2;
@@ -439,6 +529,7 @@ int val_probe_ramp(const struct val_meter *m, const struct val_ramp_cfg *cfg, st
 {
     static const double levels[VAL_LEVELS] = {0, 25, 50, 75, 100};
     memset(r, 0, sizeof(*r));
+    r->wait_pct = r->wait_worst_pct = r->wait_worst_level = NAN;
     r->nlevels = VAL_LEVELS;
     r->budget_s = cfg->budget_s;
     for (unsigned l = 0; l < VAL_LEVELS; l++)
@@ -476,7 +567,7 @@ int val_probe_ramp(const struct val_meter *m, const struct val_ramp_cfg *cfg, st
         if (rc < 0)
             break;
         if (step != pool_step) { /* a new dwell is another measurement: a new pool */
-            memset(p, 0, sizeof(*p));
+            pool_reset(p);
             pool_step = step;
         }
         pool_add(p, br, VAL_LEVELS, cycles);
@@ -511,7 +602,8 @@ void val_looked_text(const struct val_ramp *r, char *out, size_t len)
 }
 
 enum val_verdict val_ramp_verdict(const struct val_ramp *r, const struct val_meter *m, const char *bwkind,
-                                  int probe_cpu, double alone_pct, int rate_soi, char *reason, size_t len)
+                                  int probe_cpu, double alone_pct, int rate_soi, char *reason, size_t len,
+                                  enum val_verdict *measured)
 {
     const struct val_level *top = &r->lv[r->nlevels - 1];
     char looked[400], bwhy[256] = "";
@@ -543,7 +635,12 @@ enum val_verdict val_ramp_verdict(const struct val_ramp *r, const struct val_met
         snprintf(reason, len, "+%.1f +- %.1f %% at 100 %%, R^2 %.3f, monotone within the noise; %s", top->d,
                  top->se, r->r2, looked);
     }
-    return v;
+    if (measured)
+        *measured = v;
+    enum val_verdict b = r->busy_exempt ? v : val_busy_rule(v, r->wait_pct, r->wait_worst_pct);
+    if (b == VAL_BUSY)
+        busy_reason(reason, len, v, r->wait_pct, r->wait_worst_pct, r->wait_worst_level, &r->machine);
+    return b;
 }
 
 /* ---- one SoI ----------------------------------------------------------------------------------------------------- */
@@ -601,7 +698,7 @@ int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *ou
     out->capacity = c->s->capacity;
     snprintf(out->unit, sizeof(out->unit), "%s", c->s->unit);
     snprintf(out->capacity_src, sizeof(out->capacity_src), "%s", c->s->capacity_src);
-    self_ramp(c->s, ops, c->o.quick, c->o.stop, &out->self);
+    val_self_ramp(c->s, c->o.quick, c->o.stop, &out->self);
     out->alone_100 = out->self.alone_pct;
     struct vprobe *p = NULL;
     if (pcpu >= 0 && !stopped(c->o.stop)) {
@@ -639,8 +736,9 @@ int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *ou
         return rc == -EINTR ? rc : 0;
     }
     out->beside_100 = out->ramp.lv[VAL_LEVELS - 1].achieved_pct;
+    out->ramp.busy_exempt = !val_busy_judged(ops);
     out->verdict = val_ramp_verdict(&out->ramp, &c->meter, vm->bwkind, pcpu, out->alone_100,
-                                    ops->kind != SOI_FOOTPRINT, out->reason, sizeof(out->reason));
+                                    ops->kind != SOI_FOOTPRINT, out->reason, sizeof(out->reason), &out->measured);
     return 0;
 }
 
@@ -667,6 +765,7 @@ int val_cell_measure(const struct val_meter *m, const char *probe, int probe_cpu
         cell->soi_pct = br->lv[1].achieved_pct;
         cell->soi_on_cpu_pct = br->lv[1].cpu_share * 100;
         cell->soi_work_cpu_pct = br->lv[1].work_cpu_pct;
+        cell->wait_pct = br->lv[1].wait_pct;
     }
     free(br);
     return rc;
@@ -760,6 +859,9 @@ static void note_first(const struct val_cell *cl, const char *soi, const char *p
 
 static int hurt(const struct val_cell *c) { return c->d > 2 * c->se + 1; }
 
+/* the larger of two wait shares, NAN only when both are */
+static double wmax(double a, double b) { return isnan(a) || b > a ? b : a; }
+
 int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *nbad, unsigned maxbad)
 {
     int failed = 0;
@@ -775,6 +877,7 @@ int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *n
         struct val_check *ck = &ov->check[ov->nchecks];
         unsigned ra, ca, rb, cb;
         struct val_cell *a = claim_cell(ov, cl->soi, cl->probe, &ra, &ca), *b;
+        double ck_wait = NAN; /* the largest wait share among the cells the check rests on */
         ck->claim = cl;
         if (cl->kind == CLAIM_SMALL) {
             const char *ps[1 + CLAIM_MAX_OTHERS] = {cl->probe, cl->other[0], cl->other[1]};
@@ -784,11 +887,13 @@ int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *n
             ck->verdict = VAL_PASS;
             const char *idle = NULL; /* a probe beside which the SoI did not do its work (validate.h) */
             double idle_w = 0;
+            ck_wait = NAN;
             for (unsigned j = 0; j < 1 + CLAIM_MAX_OTHERS; j++) {
                 struct val_cell *x = claim_cell(ov, cl->soi, ps[j], &rb, &cb);
                 if (!x)
                     continue;
                 any = 1;
+                ck_wait = wmax(ck_wait, x->wait_pct);
                 if (fabs(x->d) >= cl->factor + 2 * x->se) {
                     ck->verdict = VAL_FAIL;
                     BAD(rb, cb);
@@ -821,6 +926,7 @@ int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *n
             b = claim_cell(ov, cl->soi, cl->other[0], &rb, &cb);
             if (!a || !b)
                 continue;
+            ck_wait = wmax(a->wait_pct, b->wait_pct);
             if (cl->kind == CLAIM_UNDER) {
                 ck->verdict = !hurt(b) ? VAL_UNDECIDABLE : a->d < cl->factor * b->d ? VAL_PASS : VAL_FAIL;
                 snprintf(ck->text, sizeof(ck->text), "%s at 100 %%: %s %+.1f %% vs %s %+.1f +- %.1f %% (must be "
@@ -839,6 +945,17 @@ int val_claims_eval(struct val_overlap *ov, struct val_cellref *bad, unsigned *n
                 BAD(ra, ca);
                 BAD(rb, cb);
             }
+        }
+        /* the busy rule (validate.h) on the cells the check rests on: each is one step at 100 %, all of the check's
+         * evidence (an SoI on part of its CPU moves a probe less, and "moves nothing" would pass by it) */
+        enum val_verdict measured = ck->verdict;
+        ck->verdict = val_busy_rule(measured, ck_wait, ck_wait);
+        if (ck->verdict == VAL_BUSY) {
+            char fig[200];
+            size_t tl = strlen(ck->text);
+            ib_busy_text(ck_wait, NULL, fig, sizeof(fig));
+            snprintf(ck->text + tl, sizeof(ck->text) - tl, "; BUSY, not %s: in a cell it rests on %s",
+                     val_verdict_name(measured), fig);
         }
         failed |= ck->verdict == VAL_FAIL;
         ov->nchecks++;

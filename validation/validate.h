@@ -21,8 +21,28 @@
 extern "C" {
 #endif
 
-enum val_verdict { VAL_PASS = 0, VAL_FAIL, VAL_SKIPPED, VAL_UNDECIDABLE, VAL_INTERRUPTED };
-const char *val_verdict_name(enum val_verdict v); /* "pass", "FAIL", "skipped", "undecidable", "interrupted" */
+enum val_verdict { VAL_PASS = 0, VAL_FAIL, VAL_SKIPPED, VAL_UNDECIDABLE, VAL_INTERRUPTED, VAL_BUSY };
+/* "pass", "FAIL", "skipped", "undecidable", "interrupted", "BUSY" */
+const char *val_verdict_name(enum val_verdict v);
+
+/* ---- busy is a verdict -------------------------------------------------------------------------------------------
+ * Figures taken while the SoI's threads waited for a CPU describe the host, not the SoI (docs/validation.md, "Busy is
+ * a verdict"). The rule, on the SoI workers' own run-queue wait share (pressure.h: % of their runnable time; NAN, not
+ * measured, is never busy), against IB_BUSY_WAIT_PCT:
+ *  - over all the steps the verdict rests on, above the bound: BUSY, whatever the readings say (a pass on part of a
+ *    CPU is no evidence either);
+ *  - a FAIL or undecidable verdict with any one of those steps above the bound: BUSY (a failure is never called on a
+ *    step that did not get its CPU);
+ *  - otherwise the verdict measured; skipped and interrupted stand.
+ * Every verdict on timing or on work per CPU second (which divides by a capacity measured on the same CPUs when the
+ * SoI opened) goes through it. Steps at 0 % ask for no CPU and are not judged: their workers are runnable only to
+ * wake up and park, and that, behind the engine's own control thread on a loaded CPU, read 98 % waited of a
+ * millisecond or two. */
+enum val_verdict val_busy_rule(enum val_verdict measured, double wait_all_pct, double wait_worst_pct);
+/* 0 for a disk SoI (disk-bw, disk-cap): the block layer's completion work for its own I/O runs on its CPU and counts
+ * as its workers' wait (disk-bw waited 24-50 % of its runnable time on an idle machine), so the rule cannot tell the
+ * machine from the SoI there; its wait is reported, not judged. 1 for every other SoI. */
+int val_busy_judged(const struct soi_ops *ops);
 
 #define VAL_LEVELS 5      /* 0, 25, 50, 75, 100 % */
 #define VAL_MAX_ROUNDS 8
@@ -81,6 +101,12 @@ struct val_self {
     double slope, r2, worst_pts, noise_pts, calib_pct, calib_lo, calib_hi; /* calib: the 100 % readings */
     double alone_pct;            /* achieved % of the capacity at 100 %, mean of those windows */
     unsigned capacity_limited;   /* readings left out: the capacity of the moment was below the target */
+    /* Did the SoI get its CPU (busy rule above)? Its workers' run-queue wait share per level (over the level's
+     * steps), over every step, and the worst step's (at wait_worst_level %); PSI and steal over the ramp. */
+    double wait[VAL_LEVELS], wait_pct, wait_worst_pct, wait_worst_level;
+    unsigned busy_steps;         /* steps above the bound */
+    struct ib_pressure machine;
+    enum val_verdict measured;   /* what the readings alone say (verdict differs only when BUSY) */
     int judged;                  /* the figures above are set (the ramp completed) */
     enum val_verdict verdict;
     char reason[320];
@@ -109,6 +135,7 @@ struct val_ramp_cfg {
 struct val_level {
     double level, achieved_pct, probe_cost; /* achieved: the SoI's self-meter beside the probe; probe_cost: median */
     double on_cpu_pct, work_cpu_pct;        /* beside the probe, as val_self's on_cpu / work_cpu */
+    double wait_pct;                        /* the SoI workers' run-queue wait share over the level's steps */
     double d, se;                           /* degradation % (1 - 1/ratio) and its standard error */
     unsigned samples, cycles;
 };
@@ -132,18 +159,31 @@ struct val_ramp {
     double dwell_ms, looked_s, budget_s;
     unsigned cycles, nrounds;
     int decided;                 /* 0: the budget ran out with the effect still within the noise */
+    /* the SoI's workers' run-queue wait share over the pool's steps, the worst level's step, PSI and steal (the
+     * busy rule above; NAN: not measured) */
+    double wait_pct, wait_worst_pct, wait_worst_level;
+    struct ib_pressure machine;
+    int busy_exempt;             /* set by the caller before val_ramp_verdict: the SoI's wait is not judged
+                                  * (val_busy_judged) */
     struct val_round round[VAL_MAX_ROUNDS];
 };
+
+/* The self-meter ramp of an open SoI, alone (docs/validation.md, "The self-meter, alone"), judged with the busy rule:
+ * o->measured is what the readings say, o->verdict that or BUSY. quick: shorter steps. */
+void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_self *o);
 
 /* Run the ramp through m (open SoI) per cfg; fill r's figures. 0, -EINTR (figures of the rounds done), -errno. */
 int val_probe_ramp(const struct val_meter *m, const struct val_ramp_cfg *cfg, struct val_ramp *r, char *why,
                    size_t len);
 /* The probe ramp's verdict (docs/validation.md): no effect (d(100) <= 2 se or under 1 %: FAIL, or skipped when
- * unshared() says the bandwidth is no shared bottleneck), not linear (R^2 < 0.9), not monotone, or pass. The
+ * unshared() says the bandwidth is no shared bottleneck), not linear (R^2 < 0.9), not monotone, or pass; then the
+ * busy rule on r's wait shares (BUSY: the reason gives the figure, then what the readings said; *measured, when not
+ * NULL, gets the readings' own verdict). The
  * reason says how long it looked and the noise it saw. alone_pct / rate_soi: the SoI's 100 % alone and whether its
  * 100 % reading beside the probe means anything (not a footprint). */
 enum val_verdict val_ramp_verdict(const struct val_ramp *r, const struct val_meter *m, const char *bwkind,
-                                  int probe_cpu, double alone_pct, int rate_soi, char *reason, size_t len);
+                                  int probe_cpu, double alone_pct, int rate_soi, char *reason, size_t len,
+                                  enum val_verdict *measured);
 /* "looked 96 s: 6 cycles of 1920 ms (after 16 x 60, 6 x 240, 6 x 960 ms); noise: se 1.2 %, per cycle 3.0 %" */
 void val_looked_text(const struct val_ramp *r, char *out, size_t len);
 
@@ -161,6 +201,7 @@ struct val_soi {
     struct val_ramp ramp;
     double alone_100, beside_100; /* the SoI at 100 %: alone (self-meter ramp) and beside the probe */
     enum val_verdict verdict;
+    enum val_verdict measured;   /* the probe ramp's readings alone (verdict differs only when BUSY) */
     char reason[640];
     int open_rc, bad_input;      /* the SoI did not open: its real error, and whether it refused the user's input
                                   * (soi_open's mark: a --dir that is missing ...), which ends the command (exit 2) */
@@ -174,6 +215,7 @@ struct val_cell {
                                                         * capacity, on-CPU %, work per CPU second (val_self) */
     int has_norm;
     double normalised;           /* d over what the probe's own SoI does to it */
+    double wait_pct;             /* the SoI workers' run-queue wait share at 100 % (busy rule; NAN: not measured) */
     int remeasured;              /* measured twice: first_* is the first figure */
     double first_d, first_se;
     char why[160];
@@ -188,7 +230,7 @@ struct val_row {
 
 struct val_check {
     const struct overlap_claim *claim;
-    enum val_verdict verdict;    /* pass, FAIL or undecidable */
+    enum val_verdict verdict;    /* pass, FAIL, undecidable, or BUSY (a cell it rests on did not get its CPU) */
     char text[400];
 };
 
