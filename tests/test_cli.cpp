@@ -675,7 +675,8 @@ TEST_F(Bin, ValidateReportsAVerdictWithItsReason)
 {
     Proc p;
     run(p, {"validate", "--soi", "l1d", "--quick", "--no-overlap", "--json"}, 120);
-    EXPECT_TRUE(p.exit_code() == 0 || p.exit_code() == 1) << p.err;
+    // 77: a verdict is BUSY (under ctest -j2 another test may hold the SoI's CPU) and nothing failed
+    EXPECT_TRUE(p.exit_code() == 0 || p.exit_code() == 1 || p.exit_code() == 77) << p.err;
     json_t *doc = parse_json(p.out);
     ASSERT_NE(doc, nullptr);
     json_t *sois = json_object_get(doc, "sois");
@@ -684,7 +685,7 @@ TEST_F(Bin, ValidateReportsAVerdictWithItsReason)
     EXPECT_STREQ(json_string_value(json_object_get(r, "soi")), "l1d");
     const char *v = json_string_value(json_object_get(r, "verdict"));
     ASSERT_NE(v, nullptr);
-    EXPECT_TRUE(!strcmp(v, "pass") || !strcmp(v, "FAIL") || !strcmp(v, "skipped")) << v;
+    EXPECT_TRUE(!strcmp(v, "pass") || !strcmp(v, "FAIL") || !strcmp(v, "skipped") || !strcmp(v, "BUSY")) << v;
     const char *reason = json_string_value(json_object_get(r, "reason"));
     ASSERT_NE(reason, nullptr);
     EXPECT_GT(strlen(reason), 10u) << "a verdict always says why";
@@ -696,8 +697,15 @@ TEST_F(Bin, ValidateReportsAVerdictWithItsReason)
     for (size_t k = 0; k < 5; k++)
         EXPECT_NEAR(json_number_value(json_object_get(json_array_get(lv, k), "achieved_pct")), 25.0 * (double)k, 2.0)
             << "level " << k;
-    EXPECT_STREQ(json_string_value(json_object_get(self, "verdict")), "pass")
-        << json_string_value(json_object_get(self, "reason"));
+    // its own verdict: pass; or BUSY when its threads waited for a CPU, and then its readings alone still pass
+    const char *sv = json_string_value(json_object_get(self, "verdict"));
+    const char *sr = json_string_value(json_object_get(self, "reason"));
+    ASSERT_NE(sv, nullptr);
+    if (!strcmp(sv, "BUSY")) {
+        EXPECT_NE(strstr(sr, "the readings alone: pass"), nullptr) << sr;
+    } else {
+        EXPECT_STREQ(sv, "pass") << sr;
+    }
     json_decref(doc);
 }
 
