@@ -43,7 +43,9 @@ int cg_add(const char *cg, pid_t pid);
 int cg_kill(const char *cg);
 /* Freeze (frozen 1) or thaw (0) every process of cg, daemons that left the process group included: v2 by
  * cgroup.freeze, v1 by freezer.state (a freezer hierarchy only). Waits until the kernel reports the state reached,
- * bounded (about 1 s: -ETIMEDOUT). 0; -ENOTSUP when cg cannot be frozen (a v1 pids hierarchy); -errno. */
+ * bounded (about 1 s); a freeze still under way then counts as done (its last members are inside system calls and
+ * freeze as they leave them), a thaw not reached is -ETIMEDOUT. 0; -ENOTSUP when cg cannot be frozen (a v1 pids
+ * hierarchy); -errno. */
 int cg_freeze(const char *cg, int frozen);
 /* cg_kill, then rmdir (retried briefly while the last members exit). 0 or -errno. */
 int cg_remove(const char *cg);

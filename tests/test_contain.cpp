@@ -210,6 +210,8 @@ TEST(Contain, PauseFreezesAProcessThatLeftTheGroup)
         ASSERT_EQ(child_spawn(cmd.c_str(), nullptr, 0, 0, 0, &c, why, sizeof why), 0) << why;
         pid_t d = read_pid(pidf);
         ASSERT_GT(d, 0);
+        for (int i = 0; i < 200 && getpgid(d) == c.pid; i++) // $! is known before setsid has run in the child
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
         ASSERT_NE(getpgid(d), c.pid) << "the spinner should have left the group";
         const char *how = nullptr;
         ASSERT_EQ(child_pause(&c, 1, &how, why, sizeof why), 0) << why;
