@@ -169,7 +169,7 @@ static int own_pressure(const char *soi, const char *res)
 {
     static const struct {
         const char *soi, *res;
-    } own[] = {{"disk-cap", "io"}, {"disk-bw", "io"}, {"mem-cap", "memory"}};
+    } own[] = {{"disk-cap", "io"}, {"disk-bw", "io"}, {"disk-write", "io"}, {"mem-cap", "memory"}};
     for (size_t i = 0; soi && i < IB_ARRAY_SIZE(own); i++)
         if (!strcmp(soi, own[i].soi) && !strcmp(res, own[i].res))
             return 1;

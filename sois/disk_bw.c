@@ -1,5 +1,9 @@
 /* disk_bw.c - SoI4, storage bandwidth: sequential O_DIRECT reads, writes or both through io_uring, at x % of the
  * sequential bandwidth measured on the same filesystem with the same block size and queue depth.
+ * Two SoIs share this file: disk-bw (reads by default, --rw chooses) and disk-write (writes only), because reading and
+ * writing are different resources to a program beside them: a latency-bound reader keeps its speed beside a reader at
+ * full bandwidth and loses an order of magnitude beside a writer (docs/sois.md, "disk-write"), so a profile carries
+ * both axes.
  *
  * Each worker owns a file of `file-size` bytes in a private directory inside --dir (default $TMPDIR or /var/tmp),
  * written in full once at prepare (so reads hit real blocks, not unwritten extents that read back as zeros without
@@ -53,6 +57,19 @@ static const struct soi_opt dbw_opts[] = {
      SOI_QUICK(256 << 20)}, /* validation: files quick to write at prepare */
     {0},
 };
+
+/* disk-write: the same options but the direction, which is its name */
+static const struct soi_opt dwr_opts[] = {
+    {SOI_OPT("bs", SOI_O_SIZE, struct dbw_opts, bs, 4096, 16 << 20, 1 << 20,
+     "block size of each request (also --bs), a multiple of 4 KiB")},
+    {SOI_OPT("qd", SOI_O_UINT, struct dbw_opts, qd, 1, 256, 8, "requests in flight per thread (also --qd)")},
+    {SOI_OPT("file-size", SOI_O_SIZE, struct dbw_opts, file_size, 16 << 20, 1ULL << 40, 512 << 20,
+     "size of each thread's file, a multiple of 4 KiB (within the spare space)"),
+     SOI_QUICK(256 << 20)},
+    {0},
+};
+
+extern const struct soi_ops soi_disk_write;
 
 #define DBW_STEP_NS (1 * IB_NS_PER_MS)
 
@@ -234,24 +251,25 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
     s->priv = p;
     p->n = env->nthreads;
     const struct dbw_opts *o = soi_opts(env);
-    p->rw = o->rw;
+    const char *nm = env->ops->name;
+    p->rw = env->ops == &soi_disk_write ? RW_WRITE : o->rw;
     p->bs = o->bs;
     p->qd = o->qd;
     p->bytes = o->file_size;
     int rc;
     if (p->bs % 4096) {
-        rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "disk-bw: bs %llu is not a multiple of 4 KiB (O_DIRECT)",
+        rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "%s: bs %llu is not a multiple of 4 KiB (O_DIRECT)", nm,
                                      (unsigned long long)p->bs));
         goto fail;
     }
     if (p->bytes % 4096) {
-        rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "disk-bw: file-size %llu is not a multiple of 4 KiB "
-                                     "(O_DIRECT writes whole blocks)", (unsigned long long)p->bytes));
+        rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "%s: file-size %llu is not a multiple of 4 KiB "
+                                     "(O_DIRECT writes whole blocks)", nm, (unsigned long long)p->bytes));
         goto fail;
     }
     /* every thread maps and touches qd x bs bytes of buffers (up to 4 GiB): held to what the machine can spare */
     char what[96], b0[32];
-    snprintf(what, sizeof(what), "disk-bw: the buffers of %u thread(s) x qd %u x bs %s take", p->n, p->qd,
+    snprintf(what, sizeof(what), "%s: the buffers of %u thread(s) x qd %u x bs %s take", nm, p->n, p->qd,
              fmt_bytes((double)p->bs, b0, sizeof(b0)));
     if ((rc = mlim_check(env->mlim, p->n, (uint64_t)p->qd * p->bs, what, why, len)) < 0) {
         soi_bad_input(s, rc); /* its qd x bs */
@@ -269,20 +287,20 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
     if (env->device) {
         p->device = 1;
         if (!env->force) {
-            rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "disk-bw: --device %s needs --force", env->device));
+            rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "%s: --device %s needs --force", nm, env->device));
             goto fail;
         }
         if (p->rw != RW_READ) {
-            rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "disk-bw: on a raw device only --rw read is allowed "
-                                         "(writing would destroy its data)"));
+            rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "%s: on a raw device only reads are allowed "
+                                         "(writing would destroy its data)", nm));
             goto fail;
         }
         if (stat(env->device, &st) != 0) {
-            rc = soi_bad_input(s, ib_why(why, len, -errno, "disk-bw: --device %s: %s", env->device, strerror(errno)));
+            rc = soi_bad_input(s, ib_why(why, len, -errno, "%s: --device %s: %s", nm, env->device, strerror(errno)));
             goto fail;
         }
         if (!S_ISBLK(st.st_mode)) {
-            rc = soi_bad_input(s, ib_why(why, len, -ENOTBLK, "disk-bw: --device %s is not a block device",
+            rc = soi_bad_input(s, ib_why(why, len, -ENOTBLK, "%s: --device %s is not a block device", nm,
                                          env->device));
             goto fail;
         }
@@ -290,7 +308,7 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
         snprintf(fsdesc, sizeof(fsdesc), "device %u:%u", major(st.st_rdev), minor(st.st_rdev));
     } else {
         /* every thread's file must fit the spare space; a tmpfs is refused: it would measure memory */
-        if ((rc = scratch_open(&p->sc, env->dir, "disk-bw", p->bytes * p->n, SCRATCH_DISK, why, len)) < 0) {
+        if ((rc = scratch_open(&p->sc, env->dir, nm, p->bytes * p->n, SCRATCH_DISK, why, len)) < 0) {
             if (rc == -ENOSPC) {
                 size_t l = strlen(why);
                 if (l < len)
@@ -309,7 +327,7 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
         struct dbw_thread *t = &p->t[i];
         t->buf = ib_map((size_t)p->qd * p->bs, 0);
         if (!t->buf) {
-            rc = ib_why(why, len, -ENOMEM, "disk-bw: cannot map its buffers");
+            rc = ib_why(why, len, -ENOMEM, "%s: cannot map its buffers", nm);
             goto fail;
         }
         for (unsigned k = 0; k < p->qd; k++)
@@ -320,10 +338,10 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
             if (t->fd < 0) {
                 rc = -errno;
                 if (rc == -EINVAL)
-                    rc = ib_why(why, len, -ENOTSUP, "disk-bw: %s does not support O_DIRECT: the page cache would "
-                                "answer instead of the disk", where);
+                    rc = ib_why(why, len, -ENOTSUP, "%s: %s does not support O_DIRECT: the page cache would "
+                                "answer instead of the disk", nm, where);
                 else
-                    ib_why(why, len, rc, "disk-bw: cannot open %s: %s", where, strerror(-rc));
+                    ib_why(why, len, rc, "%s: cannot open %s: %s", nm, where, strerror(-rc));
                 goto fail;
             }
             if (ioctl(t->fd, BLKGETSIZE64, &sz) == 0 && sz >= p->bs)
@@ -336,7 +354,7 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
                 goto fail;
             if ((rc = dbw_prefill(p, t, env->stop)) < 0) {
                 if (rc != -EINTR)
-                    ib_why(why, len, rc, "disk-bw: writing %s failed: %s", t->path, strerror(-rc));
+                    ib_why(why, len, rc, "%s: writing %s failed: %s", nm, t->path, strerror(-rc));
                 goto fail;
             }
         }
@@ -346,7 +364,7 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
         if (rc == -EINVAL)
             rc = io_uring_queue_init(p->qd < 8 ? 8 : p->qd, &t->ring, 0);
         if (rc < 0) {
-            ib_why(why, len, rc == -EPERM ? -ENOTSUP : rc, "disk-bw: io_uring is not available: %s", strerror(-rc));
+            ib_why(why, len, rc == -EPERM ? -ENOTSUP : rc, "%s: io_uring is not available: %s", nm, strerror(-rc));
             if (rc == -EPERM)
                 rc = -ENOTSUP;
             goto fail;
@@ -429,4 +447,22 @@ const struct soi_ops soi_disk_bw = {
     .measure = dbw_measure,
     .teardown = dbw_teardown,
     .io = SOI_IO_DIR | SOI_IO_DEVICE,
+};
+
+const struct soi_ops soi_disk_write = {
+    .version = SOI_OPS_VERSION,
+    .name = "disk-write",
+    .resource = "storage write bandwidth",
+    .summary = "sequential O_DIRECT io_uring writes at x % of the write bandwidth measured on that filesystem",
+    .paper = "SoI4 (writes)",
+    .scope = TOPO_SCOPE_MACHINE,
+    .kind = SOI_RATE,
+    .opts = dwr_opts,
+    .opts_size = sizeof(struct dbw_opts),
+    .prepare = dbw_prepare,
+    .set_intensity = dbw_set_intensity,
+    .step = dbw_step,
+    .measure = dbw_measure,
+    .teardown = dbw_teardown,
+    .io = SOI_IO_DIR,
 };

@@ -321,7 +321,7 @@ TEST_F(IoSoi, DiskBwRefusesWhatIsNotADisk)
 // (a tmpfs where a disk is needed) is not marked.
 TEST_F(IoSoi, BadInputIsMarkedAndKeepsTheRealError)
 {
-    for (const char *name : {"disk-cap", "disk-bw"}) {
+    for (const char *name : {"disk-cap", "disk-bw", "disk-write"}) {
         SCOPED_TRACE(name);
         const soi_ops *ops = soi_find(name);
         ASSERT_NE(ops, nullptr);
@@ -585,10 +585,10 @@ TEST_F(IoBin, AProfileStopsOnADirItsDiskSoiRefuses)
 TEST_F(IoBin, DiskFilesAreRemovedOnEveryExit)
 {
     ASSERT_FALSE(d.path.empty());
-    for (const char *soi : {"disk-bw", "disk-cap"}) {
+    for (const char *soi : {"disk-bw", "disk-write", "disk-cap"}) {
         SCOPED_TRACE(soi);
         std::vector<std::string> base = {"run", "--soi", soi, "--dir", d.path};
-        if (std::string(soi) == "disk-bw")
+        if (std::string(soi) != "disk-cap")
             base.insert(base.end(), {"-P", "file-size=64M"});
         else
             base.insert(base.end(), {"--max-bytes", "256M"});

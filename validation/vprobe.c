@@ -50,6 +50,7 @@ const struct vprobe_map vprobe_maps[] = {
      .cpus_why = "2 for the SoI, 2 for a ping-pong probe"},
     {VM("disk-cap", "disk-rand", TOPO_SCOPE_MACHINE, NULL, 0)},
     {VM("disk-bw", "disk-seq", TOPO_SCOPE_MACHINE, NULL, 0)},
+    {VM("disk-write", "disk-rand", TOPO_SCOPE_MACHINE, NULL, 0)},
     {VM("net-bw", "net", TOPO_SCOPE_MACHINE, NULL, 0), .min_cpus = 4,
      .cpus_why = "with fewer, net-bw, its sink, the probe and the probe's sink all share them: the probe measures CPU "
                  "sharing and vCPU wake-ups, not the path (it ran faster beside net-bw on 2 CPUs)"},
