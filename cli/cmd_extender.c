@@ -25,14 +25,17 @@
 static void extender_usage(void)
 {
     printf("usage: ibench extender [--listen ADDR:PORT] [--profiles DIR] [--margin M]\n"
-           "                       [--unknown pessimistic|optimistic] [--tls-cert F --tls-key F] [--threads N]\n"
+           "                       [--unknown pessimistic|optimistic] [--refuse established|uncertain]\n"
+           "                       [--tls-cert F --tls-key F] [--threads N]\n"
            "                       [--max-body BYTES] [--max-connections N] [--timeout S]\n\n"
            "The Kubernetes scheduler extender (docs/extender.md): kube-scheduler POSTs an ExtenderArgs to /filter\n"
            "and /prioritize and gets place colocate's decisions for the pod on each node; GET /healthz answers \"ok\".\n"
            "  --listen ADDR:PORT  where to listen (default 127.0.0.1:%d, loopback); numeric addresses, [::1]:PORT\n"
            "                      for IPv6; port 0 picks a free one (printed)\n"
            "  --profiles DIR      the profile store: NAME.json profiles, nodes/NAME.json (default .)\n"
-           "  --margin M, --unknown MODE  the co-location check's (default %g, pessimistic)\n"
+           "  --margin M, --unknown MODE, --refuse RULE  the co-location check's (default %g, pessimistic,\n"
+           "                      established: filter refuses a node only for a break established beyond the\n"
+           "                      profiles' uncertainty; an uncertain node passes and prioritize ranks it last)\n"
            "  --tls-cert F --tls-key F    HTTPS with this PEM certificate and key (both or neither)\n"
            "  --threads N         the server's thread pool (default 2)\n"
            "  --max-body BYTES    larger request bodies are refused with 413 (default %u; K, M suffixes)\n"
@@ -73,7 +76,8 @@ static int handle(void *ctx, const char *verb, const char *body, size_t len, cha
 }
 
 enum {
-    OPT_PROFILES = 256, OPT_MARGIN, OPT_UNKNOWN, OPT_CERT, OPT_KEY, OPT_THREADS, OPT_MAXBODY, OPT_TIMEOUT, OPT_CONNS
+    OPT_PROFILES = 256, OPT_MARGIN, OPT_UNKNOWN, OPT_CERT, OPT_KEY, OPT_THREADS, OPT_MAXBODY, OPT_TIMEOUT, OPT_CONNS,
+    OPT_REFUSE
 };
 
 int cmd_extender(int argc, char **argv)
@@ -85,11 +89,13 @@ int cmd_extender(int argc, char **argv)
         {"threads", required_argument, 0, OPT_THREADS}, {"max-body", required_argument, 0, OPT_MAXBODY},
         {"max-connections", required_argument, 0, OPT_CONNS},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"help", no_argument, 0, 'h'},
+        {"refuse", required_argument, 0, OPT_REFUSE},
         {0, 0, 0, 0}};
     char deflt[32];
     snprintf(deflt, sizeof(deflt), "127.0.0.1:%d", PL_EXT_PORT);
     const char *addr = deflt, *cert = NULL, *key = NULL;
-    struct pl_extender_opts xo = {.profiles = ".", .margin = PL_COLOC_MARGIN, .pessimistic = true};
+    struct pl_extender_opts xo = {.profiles = ".", .margin = PL_COLOC_MARGIN, .pessimistic = true,
+                                  .established = true};
     unsigned long threads = 2, timeout = 10, conns = EXT_DEFAULT_CONNS;
     uint64_t max_body = PL_EXT_MAX_BODY;
     int c;
@@ -107,6 +113,11 @@ int cmd_extender(int argc, char **argv)
             if (strcmp(optarg, "pessimistic") && strcmp(optarg, "optimistic"))
                 return cli_fail(IB_EXIT_USAGE, CMD, "--unknown '%s': pessimistic or optimistic expected", optarg);
             xo.pessimistic = !strcmp(optarg, "pessimistic");
+            break;
+        case OPT_REFUSE:
+            if (strcmp(optarg, "established") && strcmp(optarg, "uncertain"))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--refuse '%s': established or uncertain expected", optarg);
+            xo.established = !strcmp(optarg, "established");
             break;
         case OPT_CERT: cert = optarg; break;
         case OPT_KEY: key = optarg; break;

@@ -24,6 +24,14 @@ const char place_common_help[] =
     "                     and more than one PU per instance; levels with the same instances merge)\n"
     "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n";
 
+int place_parse_refuse(const char *arg, bool *established)
+{
+    if (strcmp(arg, "established") && strcmp(arg, "uncertain"))
+        return -EINVAL;
+    *established = !strcmp(arg, "established");
+    return 0;
+}
+
 int place_common_opt(struct place_opts *o, int code, const char *arg)
 {
     switch (code) {

@@ -21,13 +21,14 @@
 #define CMD "place colocate"
 #define GIB 1073741824.0
 
-enum { OPT_FLEET = 1, OPT_PROFILES, OPT_POLICY, OPT_MARGIN, OPT_UNKNOWN, OPT_CPUS, OPT_MEM };
+enum { OPT_FLEET = 1, OPT_PROFILES, OPT_POLICY, OPT_MARGIN, OPT_UNKNOWN, OPT_CPUS, OPT_MEM, OPT_REFUSE };
 
 static int usage(void)
 {
     printf("usage: ibench place colocate --fleet FLEET.json --profiles FILE[:CPUS[:GIB]] [FILE...]\n"
            "                             [--policy interference|least-loaded] [--cpus N] [--memory-gib G]\n"
-           "                             [--margin M] [--unknown pessimistic|optimistic] [--json]\n\n"
+           "                             [--margin M] [--unknown pessimistic|optimistic]\n"
+           "                             [--refuse established|uncertain] [--json]\n\n"
            "Places applications (one per profile, in the order given) on a fleet whose machines may already hold\n"
            "tenants, one after another, and says for each where it goes, or that it waits, and why.\n\n"
            "  --fleet FILE       machines and their tenants (docs/placement.md, \"Fleet and arrivals files\")\n"
@@ -35,7 +36,9 @@ static int usage(void)
            "  --policy P         interference (default: the co-location check, both ways, on every machine where\n"
            "                     CPU and memory fit) or least-loaded (CPU and memory only)\n"
            "  --cpus N, --memory-gib G   the demand of an application that does not give its own (default 1, 1)\n"
-           "  --margin M, --unknown MODE  the co-location check's (ibench place pair --help; default 5, pessimistic)\n"
+           "  --margin M, --unknown MODE, --refuse RULE  the co-location check's (ibench place pair --help; default\n"
+           "                     5, pessimistic, established): a machine whose check is uncertain takes the\n"
+           "                     application only when no safe or empty machine does\n"
            "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n");
     return IB_EXIT_OK;
 }
@@ -71,7 +74,7 @@ static json_t *machine_reason(const struct pl_sim_fleet *f, unsigned mi, unsigne
     struct pl_verdict v;
     pl_fleet_verdict(f, mi, a, interference, o, &v);
     json_t *j = json_pack("{s:s,s:s,s:s}", "machine", f->m[mi].name, "verdict", pl_verdict_name(v.kind), "why", v.why);
-    if (v.kind == PL_V_SAFE)
+    if (v.kind == PL_V_SAFE || v.kind == PL_V_UNCERTAIN)
         json_object_set_new(j, "fit", json_real(v.fit));
     return j;
 }
@@ -83,13 +86,14 @@ int cmd_place_colocate(int argc, char **argv)
                                        {"policy", required_argument, 0, OPT_POLICY},
                                        {"margin", required_argument, 0, OPT_MARGIN},
                                        {"unknown", required_argument, 0, OPT_UNKNOWN},
+                                       {"refuse", required_argument, 0, OPT_REFUSE},
                                        {"cpus", required_argument, 0, OPT_CPUS},
                                        {"memory-gib", required_argument, 0, OPT_MEM},
                                        {"json", no_argument, 0, PLACE_OPT_JSON},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     const char *fleet = NULL, *policy = "interference";
-    struct pl_coloc_opts o = {.margin = PL_COLOC_MARGIN, .pessimistic = true};
+    struct pl_coloc_opts o = {.margin = PL_COLOC_MARGIN, .pessimistic = true, .established = true};
     unsigned long dcpus = 1;
     double dgib = 1;
     int json = 0, c;
@@ -114,6 +118,10 @@ int cmd_place_colocate(int argc, char **argv)
             if (strcmp(optarg, "pessimistic") && strcmp(optarg, "optimistic"))
                 rc = cli_fail(IB_EXIT_USAGE, CMD, "--unknown '%s': pessimistic or optimistic expected", optarg);
             o.pessimistic = !strcmp(optarg, "pessimistic");
+            break;
+        case OPT_REFUSE:
+            if (place_parse_refuse(optarg, &o.established) < 0)
+                rc = cli_fail(IB_EXIT_USAGE, CMD, "--refuse '%s': established or uncertain expected", optarg);
             break;
         case OPT_CPUS:
             if (parse_uint(optarg, 1, 65536, &dcpus) < 0)
@@ -173,6 +181,7 @@ int cmd_place_colocate(int argc, char **argv)
     json_object_set_new(doc, "policy", json_string(policy));
     json_object_set_new(doc, "margin", json_real(o.margin));
     json_object_set_new(doc, "unknown", json_string(o.pessimistic ? "pessimistic" : "optimistic"));
+    json_object_set_new(doc, "refuse", json_string(o.established ? "established" : "uncertain"));
     unsigned placed = 0;
     for (unsigned a = first; a < fl.f.napps; a++) {
         struct pl_sim_app *ap = &fl.f.app[a];
@@ -201,9 +210,11 @@ int cmd_place_colocate(int argc, char **argv)
     if (json) {
         rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, CMD, "cannot write JSON");
     } else {
-        printf("%u applications on %u machines (%s policy%s): %u placed, %u wait\n", fl.f.napps - first, fl.f.nm,
-               policy, interference ? (o.pessimistic ? ", unknowns pessimistic" : ", unknowns optimistic") : "", placed,
-               fl.f.napps - first - placed);
+        printf("%u applications on %u machines (%s policy%s%s): %u placed, %u wait\n", fl.f.napps - first, fl.f.nm,
+               policy, interference ? (o.pessimistic ? ", unknowns pessimistic" : ", unknowns optimistic") : "",
+               interference ? (o.established ? ", refusing established breaks only" : ", refusing any negative headroom")
+                            : "",
+               placed, fl.f.napps - first - placed);
         size_t i;
         json_t *d;
         json_array_foreach(decisions, i, d)

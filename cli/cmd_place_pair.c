@@ -21,7 +21,7 @@
 #include "place.h"
 #include "render.h"
 
-enum { OPT_MARGIN = 1, OPT_UNKNOWN, OPT_BESIDE, OPT_CHECK, OPT_PROFILES, OPT_QOS };
+enum { OPT_MARGIN = 1, OPT_UNKNOWN, OPT_BESIDE, OPT_CHECK, OPT_PROFILES, OPT_QOS, OPT_REFUSE };
 
 /* Reads n profile files; 0, or an exit code after one line (the profile library's reason). */
 static int read_profiles(const char *cmd, char *const *paths, unsigned n, struct profile **out)
@@ -58,17 +58,21 @@ static const char *name_of(const struct profile *p) { return p->name ? p->name :
 static int pair_usage(void)
 {
     printf("usage: ibench place pair A.json B.json [C.json ...] [--margin M] [--unknown pessimistic|optimistic]\n"
-           "                         [--json]\n\n"
+           "                         [--refuse established|uncertain] [--json]\n\n"
            "May these applications share a machine?  Per resource (SoI), what each tolerates, what the others cause\n"
            "together (summed, capped at 100 %%), and the headroom = tolerated - margin - others.  Safe when every\n"
-           "headroom is >= 0, in every direction; unsafe names the deciding resources.  The fit (the slack the\n"
-           "binding members keep, summed over resources) only ranks safe groups: larger is better.\n\n"
+           "headroom is >= 0, in every direction.  Unsafe only when a break is established beyond the profiles'\n"
+           "uncertainty (the others' caused at value - 2 se against the tolerated bracket's high end); a negative\n"
+           "headroom that is not established is uncertain: not refused, ranked after safe groups, and said why.\n"
+           "The fit (the slack the binding members keep, summed over resources) ranks groups: larger is better.\n\n"
            "  --margin M         points kept free under every measured tolerance below 100 (default %g)\n"
            "  --unknown MODE     what a skipped SoI, an unmeasurable caused figure or a resource missing from a\n"
            "                     profile counts as: pessimistic (default: caused 100, tolerated 0, a caused figure\n"
            "                     within 2 se of 0 as value + 2 se) or optimistic (caused 0, tolerated 100)\n"
+           "  --refuse RULE      established (default): refuse only a break beyond the profiles' uncertainty;\n"
+           "                     uncertain: refuse every negative headroom, as before (docs/placement.md)\n"
            "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n\n"
-           "Exit 0 safe or unsafe alike (the verdict is the answer), 2 bad input.\n",
+           "Exit 0 safe, uncertain or unsafe alike (the verdict is the answer), 2 bad input.\n",
            PL_COLOC_MARGIN);
     return IB_EXIT_OK;
 }
@@ -82,6 +86,7 @@ static json_t *pair_doc(char *const *paths, const struct profile *p, const struc
     json_object_set_new(doc, "command", json_string("place pair"));
     json_object_set_new(doc, "margin", json_real(o->margin));
     json_object_set_new(doc, "unknown", json_string(o->pessimistic ? "pessimistic" : "optimistic"));
+    json_object_set_new(doc, "refuse", json_string(o->established ? "established" : "uncertain"));
     json_t *apps = json_array();
     for (unsigned a = 0; a < r->napps; a++)
         json_array_append_new(apps, json_pack("{s:s,s:s,s:o}", "name", name_of(&p[a]), "file", paths[a], "qos",
@@ -92,20 +97,26 @@ static json_t *pair_doc(char *const *paths, const struct profile *p, const struc
         json_t *cells = json_array();
         for (unsigned a = 0; a < r->napps; a++) {
             const struct pl_coloc_cell *c = &r->cell[a * r->nres + k];
-            json_array_append_new(cells, json_pack("{s:s,s:f,s:f,s:f,s:b,s:b,s:b}", "application", name_of(&p[a]),
-                                                   "tolerated", c->tolerated, "others", c->others, "headroom",
-                                                   c->headroom, "unknown_tolerated", c->unknown_tol,
-                                                   "unknown_others", c->unknown_oth, "judged", c->judged));
-            if (c->headroom < 0)
+            json_t *cj = json_pack("{s:s,s:f,s:f,s:f,s:b,s:b,s:b,s:b}", "application", name_of(&p[a]), "tolerated",
+                                   c->tolerated, "others", c->others, "headroom", c->headroom, "unknown_tolerated",
+                                   c->unknown_tol, "unknown_others", c->unknown_oth, "judged", c->judged, "uncertain",
+                                   c->uncertain);
+            if (o->established && c->headroom < 0) {
+                json_object_set_new(cj, "others_established", json_real(c->others_lo));
+                json_object_set_new(cj, "tolerated_high", json_real(c->tol_hi));
+            }
+            json_array_append_new(cells, cj);
+            if (c->headroom < 0 && !c->uncertain)
                 json_array_append_new(deciding, json_pack("{s:s,s:s,s:f}", "resource", r->res[k], "application",
                                                           name_of(&p[a]), "headroom", c->headroom));
         }
         json_array_append_new(res, json_pack("{s:s,s:o}", "name", r->res[k], "cells", cells));
     }
     json_object_set_new(doc, "resources", res);
-    json_object_set_new(doc, "verdict", json_string(r->safe ? "safe" : "unsafe"));
+    json_object_set_new(doc, "verdict", json_string(pl_coloc_verdict_name(r->verdict)));
     json_object_set_new(doc, "deciding", deciding);
     json_object_set_new(doc, "why", r->deciding ? json_string(r->deciding) : json_null());
+    json_object_set_new(doc, "uncertain", r->uncertain ? json_string(r->uncertain) : json_null());
     json_object_set_new(doc, "fit", r->safe ? json_real(r->fit) : json_null());
     json_t *w = json_array();
     for (unsigned i = 0; i < r->nwarnings; i++)
@@ -116,8 +127,9 @@ static json_t *pair_doc(char *const *paths, const struct profile *p, const struc
 
 static void pair_table(const struct profile *p, const struct pl_coloc_result *r, const struct pl_coloc_opts *o)
 {
-    printf("%u applications, margin %g points, unknowns %s\n\n", r->napps, o->margin,
-           o->pessimistic ? "pessimistic" : "optimistic");
+    printf("%u applications, margin %g points, unknowns %s, refusing %s\n\n", r->napps, o->margin,
+           o->pessimistic ? "pessimistic" : "optimistic",
+           o->established ? "established breaks only" : "every negative headroom");
     printf("%-14s %-20s %10s %13s %9s\n", "resource", "application", "tolerates", "others cause", "headroom");
     printf("%-14s %-20s %10s %13s %9s\n", "--------", "-----------", "---------", "------------", "--------");
     bool marks = false, unjudged = false;
@@ -147,7 +159,7 @@ static void pair_table(const struct profile *p, const struct pl_coloc_result *r,
             snprintf(oth, sizeof oth, "%.1f%s", c->others, c->unknown_oth ? "?" : "");
             marks |= c->unknown_tol || c->unknown_oth;
             printf("%-14s %-20.20s %10s %13s %9.1f%s\n", TTY_TEXT(r->res[k]), label, t, oth, c->headroom,
-                   c->headroom < 0 ? "  breaks" : "");
+                   c->uncertain ? "  uncertain" : c->headroom < 0 ? "  breaks" : "");
         }
     }
     if (nf)
@@ -161,7 +173,10 @@ static void pair_table(const struct profile *p, const struct pl_coloc_result *r,
     if (none && *none)
         printf("not judged (measured by no one): %s\n", none);
     free(none);
-    if (r->safe)
+    if (r->verdict == PL_COLOC_UNCERTAIN)
+        printf("\nverdict: uncertain (not refused: no break established beyond the profiles' uncertainty), fit %.1f: "
+               "%s\n", r->fit, TTY_TEXT(r->uncertain));
+    else if (r->safe)
         printf("\nverdict: safe, fit %.1f (slack kept by the binding members, summed over resources)\n", r->fit);
     else
         printf("\nverdict: unsafe: %s\n", TTY_TEXT(r->deciding));
@@ -174,10 +189,11 @@ int cmd_place_pair(int argc, char **argv)
     static const char cmd[] = "place pair";
     static const struct option lo[] = {{"margin", required_argument, 0, OPT_MARGIN},
                                        {"unknown", required_argument, 0, OPT_UNKNOWN},
+                                       {"refuse", required_argument, 0, OPT_REFUSE},
                                        {"json", no_argument, 0, PLACE_OPT_JSON},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-    struct pl_coloc_opts o = {.margin = PL_COLOC_MARGIN, .pessimistic = true};
+    struct pl_coloc_opts o = {.margin = PL_COLOC_MARGIN, .pessimistic = true, .established = true};
     int json = 0, c;
     optind = 0;
     opterr = 0;
@@ -192,6 +208,10 @@ int cmd_place_pair(int argc, char **argv)
             if (strcmp(optarg, "pessimistic") && strcmp(optarg, "optimistic"))
                 return cli_fail(IB_EXIT_USAGE, cmd, "--unknown '%s': pessimistic or optimistic expected", optarg);
             o.pessimistic = !strcmp(optarg, "pessimistic");
+            break;
+        case OPT_REFUSE:
+            if (place_parse_refuse(optarg, &o.established) < 0)
+                return cli_fail(IB_EXIT_USAGE, cmd, "--refuse '%s': established or uncertain expected", optarg);
             break;
         case PLACE_OPT_JSON: json = 1; break;
         default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);

@@ -33,6 +33,8 @@ extern const char place_common_help[];
 
 /* Records a shared option (code from getopt_long, its optarg). 0, or -EINVAL when code is not a shared option. */
 int place_common_opt(struct place_opts *o, int code, const char *arg);
+/* --refuse established|uncertain (pl_coloc_opts.established): 0, or -EINVAL for anything else (the caller says so). */
+int place_parse_refuse(const char *arg, bool *established);
 
 /* Loads the machine and its hierarchy for o->concerns (h may be NULL when the command needs none).  On failure
  * prints one line as "ibench place CMD: ..." and returns the exit code (2 for bad input); 0 on success. */

@@ -21,6 +21,16 @@
  * - Margin: points kept free under every measured tolerance below 100.  The tolerated figure is the highest ramp
  *   point that met QoS on noisy samples; the margin covers a point met by luck.  A measured 100 means even the full
  *   SoI did not break QoS, and an assumed tolerance is exact by definition: neither gets a margin.
+ * - Established breaks (opts.established, the front ends' default since issue 28): a profile's figures carry their
+ *   uncertainty (caused: a standard error; tolerated: the bracket from the highest point that met QoS beyond its
+ *   noise to the lowest that broke it beyond its noise).  A group is refused only when a break is established: the
+ *   others' caused counted at their lower bounds (value - 2 se, distinguishable figures only; unknowns 0) exceed the
+ *   bracket's high end (unknown tolerance: 100) less the margin.  A cell the reading above calls unsafe but whose
+ *   break is not established is uncertain: the group passes, says which cells and figures, and ranks after every
+ *   safe group.  Reason: on this machine's corpus the model beat the constant "no interference" predictor on no
+ *   resource but the disk (docs/placement.md, "Prediction skill per resource"), so a refusal on a figure that cannot
+ *   be told from 0 refuses on noise (issue 29: a memcached pod refused on 7 of 8 nodes by disk-cap 20.7 +- 54.9).
+ *   With exact figures (no se, no bracket) both rules decide alike.
  * - Fit (larger is better): the sum over resources of the smallest headroom among the judged cells on it, i.e. on a
  *   safe group the L1 norm of the slack its binding members keep.  Every headroom falls as any caused figure rises,
  *   so less pressure never fits worse: a co-runner that causes nothing never ranks below one that causes something.
@@ -56,6 +66,33 @@ double pl_coloc_caused(const struct profile_soi *s, bool pessimistic, bool *know
     if (c->distinguishable == 0)
         return pessimistic ? fmax(0.0, c->value + (isfinite(c->se) ? 2 * c->se : 0.0)) : 0.0;
     return fmax(0.0, c->value);
+}
+
+double pl_coloc_caused_lo(const struct profile_soi *s)
+{
+    if (!measured(s) || !s->have_caused || !isfinite(s->caused.value) || s->caused.distinguishable == 0)
+        return 0.0;
+    const double se = isfinite(s->caused.se) ? s->caused.se : 0.0;
+    return fmax(0.0, s->caused.value - 2 * se);
+}
+
+/* The bracket's high end: the lowest intensity that broke QoS beyond its noise (tolerated without a bracket). */
+static double tolerated_hi(const struct profile_soi *s)
+{
+    const double t = s->tolerated, b0 = s->bracket[0], b1 = s->bracket[1];
+    return b1 > 0 && b0 >= 0 && b0 <= t && t <= b1 ? b1 : t;
+}
+
+const char *pl_coloc_verdict_name(enum pl_coloc_verdict v)
+{
+    return v == PL_COLOC_SAFE ? "safe" : v == PL_COLOC_UNCERTAIN ? "uncertain" : "unsafe";
+}
+
+bool pl_coloc_better(enum pl_coloc_verdict va, double fita, enum pl_coloc_verdict vb, double fitb)
+{
+    if (va != vb)
+        return va < vb;
+    return fita > fitb;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -193,12 +230,13 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
     r->napps = n;
     r->safe = true;
     for (unsigned k = 0; k < r->nres; k++) {
-        double least = INFINITY, cv[PL_COLOC_MAX_APPS];
+        double least = INFINITY, cv[PL_COLOC_MAX_APPS], clo[PL_COLOC_MAX_APPS];
         const struct profile_soi *sp[PL_COLOC_MAX_APPS];
         bool ck[PL_COLOC_MAX_APPS];
         for (unsigned b = 0; b < n; b++) {
             sp[b] = pl_coloc_soi(apps[b], r->res[k]);
             cv[b] = pl_coloc_caused(sp[b], o->pessimistic, &ck[b]);
+            clo[b] = pl_coloc_caused_lo(sp[b]);
         }
         for (unsigned a = 0; a < n; a++) {
             struct pl_coloc_cell *c = &r->cell[a * r->nres + k];
@@ -227,8 +265,60 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
             double margin = tol_known && tol < 100 ? o->margin : 0.0;
             c->headroom = c->tolerated - margin - c->others;
             least = fmin(least, c->headroom);
+            if (c->headroom < 0 && o->established) {
+                double lo = 0;
+                for (unsigned b = 0; b < n; b++)
+                    if (b != a)
+                        lo += clo[b];
+                c->others_lo = fmin(100.0, lo);
+                c->tol_hi = tol_known ? tolerated_hi(s) : 100.0;
+                const double mhi = tol_known && c->tol_hi < 100 ? o->margin : 0.0;
+                if (!(c->others_lo > c->tol_hi - mhi)) { /* not established: uncertain, not refused */
+                    c->uncertain = true;
+                    if (r->verdict == PL_COLOC_SAFE)
+                        r->verdict = PL_COLOC_UNCERTAIN;
+                    if (!o->terse) {
+                        char la[96];
+                        err = append(&r->uncertain, ", ", "%s (%s: %.1f caused as counted > %.1f tolerated - %g margin, "
+                                     "but %.1f established beyond 2 se <= %.1f the bracket's high end - %g)",
+                                     r->res[k], label(apps, n, a, la, sizeof la), c->others, c->tolerated, margin,
+                                     c->others_lo, c->tol_hi, mhi);
+                        if (err) {
+                            pl_coloc_result_free(r);
+                            return ib_why(why, len, err, "out of memory");
+                        }
+                    }
+                    continue;
+                }
+                r->safe = false;
+                r->verdict = PL_COLOC_UNSAFE;
+                if (o->terse)
+                    return 0;
+                char *who = NULL, *figs = NULL, la[96], lb[96];
+                for (unsigned b = 0; b < n && err == 0; b++)
+                    if (b != a && clo[b] > 0) {
+                        const char *nb = label(apps, n, b, lb, sizeof lb);
+                        err = append(&who, "+", "%s", nb);
+                        if (err == 0)
+                            err = append(&figs, ", ", "%s %.1f +- %.1f", nb, sp[b]->caused.value,
+                                         isfinite(sp[b]->caused.se) ? sp[b]->caused.se : 0.0);
+                    }
+                if (err == 0)
+                    err = append(&r->deciding, ", ", "%s (%s break%s %s: caused %s, at least %.1f beyond 2 se > "
+                                 "%.1f tolerated at most (the bracket's high end) - %g margin)", r->res[k],
+                                 who ? who : "?", who && strchr(who, '+') ? "" : "s", label(apps, n, a, la, sizeof la),
+                                 figs ? figs : "?", c->others_lo, c->tol_hi, mhi);
+                free(who);
+                free(figs);
+                if (err) {
+                    pl_coloc_result_free(r);
+                    return ib_why(why, len, err, "out of memory");
+                }
+                continue;
+            }
             if (c->headroom < 0) {
                 r->safe = false;
+                r->verdict = PL_COLOC_UNSAFE;
                 if (o->terse)
                     return 0;
                 char *who = NULL; /* the others that press r as counted (an unknown counted 100 among them) */
@@ -264,6 +354,7 @@ void pl_coloc_result_free(struct pl_coloc_result *r)
     free(r->res);
     free(r->cell);
     free(r->deciding);
+    free(r->uncertain);
     for (unsigned w = 0; w < r->nwarnings; w++)
         free(r->warnings[w]);
     free(r->warnings);

@@ -18,12 +18,24 @@ extern "C" {
 
 #define PL_COLOC_MAX_APPS 64
 
+/* A group's verdict.  Uncertain: only with `established`: a cell the reading (pessimistic or optimistic) calls
+ * unsafe, but whose break is not established beyond the profiles' uncertainty; the group is not refused and ranks
+ * after every safe one. */
+enum pl_coloc_verdict { PL_COLOC_SAFE = 0, PL_COLOC_UNCERTAIN, PL_COLOC_UNSAFE };
+const char *pl_coloc_verdict_name(enum pl_coloc_verdict v);
+
 struct pl_coloc_opts {
     double margin;    /* points kept free under every tolerated figure (default PL_COLOC_MARGIN) */
     bool pessimistic; /* unknowns (skipped SoI, NAN or indistinguishable caused, a resource missing from a profile)
                        * count against safety; false: in its favour */
     bool terse;       /* a scheduler's inner loop: no `deciding` text, no warnings; an unsafe group returns at its
                        * first deciding cell (the cells after it are not filled) */
+    bool established; /* refuse only a break established beyond the profiles' uncertainty (the front ends'
+                       * default, --refuse established): the others' caused counted at its lower bound (value - 2 se,
+                       * distinguishable figures only, unknowns 0) against the tolerated bracket's high end (the
+                       * lowest intensity that broke QoS beyond its noise, unknown: 100), less the margin.  A cell
+                       * unsafe by the reading above but not established is uncertain.  false (--refuse uncertain):
+                       * every cell the reading calls unsafe refuses, as before 1.4 */
 };
 #define PL_COLOC_MARGIN 5.0
 
@@ -36,16 +48,24 @@ struct pl_coloc_cell {
     bool unknown_oth;  /* some other member's caused was not known: the unknown rule gave it */
     bool judged;       /* false: no evidence on either side (tolerance unknown, no other's caused known): not
                         * judged, counted safe (100 / 0 / 100), left out of the fit */
+    bool uncertain;    /* established only: headroom < 0, but the break is not established (not refused) */
+    double others_lo;  /* established only: what the others cause together at least (their lower bounds, capped) */
+    double tol_hi;     /* established only: the tolerated bracket's high end as counted */
 };
 
 struct pl_coloc_result {
     unsigned napps, nres;
     char **res;                   /* nres resource (SoI) names, sorted */
     struct pl_coloc_cell *cell;   /* napps x nres, row-major by application */
-    bool safe;
+    bool safe;                    /* not refused: verdict SAFE or UNCERTAIN */
+    enum pl_coloc_verdict verdict;
     char *deciding;               /* unsafe: "mem-bw (B breaks A: 40.0 caused > 25.0 tolerated - 5 margin), ..."
-                                   * (co-runners that press it joined by '+'); safe: NULL */
-    double fit;                   /* safe groups only: larger is better (monotone: less pressure never fits worse) */
+                                   * (co-runners that press it joined by '+'; established: each one's figure and
+                                   * se); safe: NULL */
+    char *uncertain;              /* uncertain: the cells that made it so, with their figures; else NULL */
+    double fit;                   /* groups not refused: larger is better (monotone: less pressure never fits worse);
+                                   * an uncertain group's is computed on the same reading, so its negative headroom
+                                   * counts against it */
     char **warnings;              /* e.g. profiles taken on machines of another shape */
     unsigned nwarnings;
 };
@@ -62,6 +82,11 @@ const struct profile_soi *pl_coloc_soi(const struct profile *p, const char *name
  * 2 se of 0, 0 (optimistic) or value + 2 se (pessimistic); unknown (not measured, no figure: *known false), 0 or
  * 100.  s may be NULL. */
 double pl_coloc_caused(const struct profile_soi *s, bool pessimistic, bool *known);
+/* What an application causes on an SoI at least, beyond its uncertainty: max(0, value - 2 se) for a figure
+ * distinguishable from 0 (an older file's figure without se: its value), else 0 (unknown, or within 2 se of 0). */
+double pl_coloc_caused_lo(const struct profile_soi *s);
+/* Two groups' order for a choice among them: safe before uncertain, then the larger fit. */
+bool pl_coloc_better(enum pl_coloc_verdict va, double fita, enum pl_coloc_verdict vb, double fitb);
 
 #ifdef __cplusplus
 }

@@ -11,11 +11,13 @@
  *   status.allocatable (cpu, memory; absent: unbounded, kube-scheduler checks resources itself), the pod's demand
  *   from its containers' requests (absent: 0).  A tenants annotation that does not parse, or a tenant the store does
  *   not hold, fails that node with the reason: what runs there cannot be judged, and unknown is not safe.
- * - The verdict is pl_fleet_verdict with the interference rule, the margin and the unknown rule of the options:
- *   place colocate's.  filter keeps "fits" (no tenant) and "safe" nodes; the others go to FailedNodes with the
- *   verdict's reason.
- * - prioritize ranks the nodes that filter would keep in the interference policy's order (pl_sim_safe_before:
- *   shared before empty, the fullest, the best fit, less loaded, name) and scores them 10, 9, ... 1, 0, 0...: the
+ * - The verdict is pl_fleet_verdict with the interference rule, the margin, the unknown rule and the refusal rule
+ *   of the options: place colocate's.  filter keeps "fits" (no tenant), "safe" and "uncertain" nodes (a negative
+ *   headroom not established beyond the profiles' uncertainty: pl_coloc.h); the others go to FailedNodes with the
+ *   verdict's reason, which names the resource, the figures and their se.
+ * - prioritize ranks the nodes that filter would keep: uncertain ones after all others, else in the interference
+ *   policy's order (pl_sim_safe_before: shared before empty, the fullest, the best fit, less loaded, name) and
+ *   scores them 10, 9, ... 1, 0, 0...: the
  *   node place colocate would choose gets the one top score, so the extender alone reproduces colocate's choice;
  *   nodes filter would drop score 0.
  * - Stateless: everything comes from the request and the store, so a restart loses nothing.  Profiles are read once
@@ -241,6 +243,15 @@ struct node {
     char fail[512];          /* non-empty: fails before any verdict (tenants unreadable) */
 };
 
+/* prioritize's order: an uncertain node after every safe and empty one, else the interference policy's order */
+static bool before(const struct pl_sim_fleet *f, const struct pl_verdict *v, unsigned i, unsigned j)
+{
+    bool ui = v[i].kind == PL_V_UNCERTAIN, uj = v[j].kind == PL_V_UNCERTAIN;
+    if (ui != uj)
+        return uj;
+    return pl_sim_safe_before(f, i, v[i].fit, j, v[j].fit);
+}
+
 int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body, size_t len, char **out, int *status)
 {
     bool filter = !strcmp(verb, PL_EXT_VERB_FILTER);
@@ -412,7 +423,8 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         goto done;
     unsigned a = f.napps++;
     f.app[a].p = pp, f.app[a].cpus = (unsigned)ceil(pod_cpu), f.app[a].mem = pod_mem, f.app[a].machine = -1;
-    struct pl_coloc_opts co = {.margin = x->o.margin, .pessimistic = x->o.pessimistic};
+    struct pl_coloc_opts co = {.margin = x->o.margin, .pessimistic = x->o.pessimistic,
+                               .established = x->o.established};
     struct pl_verdict *v = calloc(nn ? nn : 1, sizeof *v);
     unsigned *order = calloc(nn ? nn : 1, sizeof *order), nok = 0;
     if (!v || !order) {
@@ -431,7 +443,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         struct pl_coloc_opts terse = co;
         terse.terse = true;
         pl_fleet_verdict(&f, i, a, true, filter ? &co : &terse, &v[i]);
-        if (v[i].kind == PL_V_FITS || v[i].kind == PL_V_SAFE)
+        if (v[i].kind == PL_V_FITS || v[i].kind == PL_V_SAFE || v[i].kind == PL_V_UNCERTAIN)
             order[nok++] = i;
     }
     json_t *doc;
@@ -439,7 +451,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         json_t *failed = json_object(), *kept = by_name ? json_array() : json_object();
         json_t *kept_items = by_name ? NULL : json_array();
         for (unsigned i = 0; i < nn; i++) {
-            bool ok = v[i].kind == PL_V_FITS || v[i].kind == PL_V_SAFE;
+            bool ok = v[i].kind == PL_V_FITS || v[i].kind == PL_V_SAFE || v[i].kind == PL_V_UNCERTAIN;
             if (!ok) {
                 char msg[600];
                 if (nodes[i].fail[0])
@@ -471,9 +483,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         /* insertion sort by the policy's order (n is at most PL_EXT_MAX_NODES; nok log nok would do, but the order is
          * a predicate, and stable insertion keeps it exact) */
         for (unsigned i = 1; i < nok; i++)
-            for (unsigned j = i; j > 0 && pl_sim_safe_before(&f, order[j], v[order[j]].fit, order[j - 1],
-                                                             v[order[j - 1]].fit);
-                 j--) {
+            for (unsigned j = i; j > 0 && before(&f, v, order[j], order[j - 1]); j--) {
                 unsigned t = order[j];
                 order[j] = order[j - 1], order[j - 1] = t;
             }

@@ -46,6 +46,8 @@ struct pl_extender_opts {
      * returned profile must outlive the extender. */
     const struct profile *(*lookup)(void *ctx, const char *name);
     void *lookup_ctx;
+    bool established;     /* refuse only breaks established beyond the profiles' uncertainty (default true, as place
+                           * colocate): an uncertain node passes filter and prioritize ranks it after the others */
 };
 
 /* Opens the store (profiles are read on first use and cached, strictly validated).  0 or -errno with one line. */

@@ -291,7 +291,7 @@ void pl_fleet_free(struct pl_fleet *fl)
 
 const char *pl_verdict_name(enum pl_verdict_kind k)
 {
-    static const char *const n[] = {"no room", "fits", "safe", "unsafe"};
+    static const char *const n[] = {"no room", "fits", "safe", "unsafe", "uncertain"};
     return (unsigned)k < sizeof n / sizeof n[0] ? n[k] : "?";
 }
 
@@ -323,8 +323,12 @@ void pl_fleet_verdict(const struct pl_sim_fleet *f, unsigned mi, unsigned a, boo
         v->kind = PL_V_UNSAFE; /* cannot be judged: not safe (v->why says why) */
         return;
     }
-    v->kind = r.safe ? PL_V_SAFE : PL_V_UNSAFE;
+    v->kind = r.verdict == PL_COLOC_UNCERTAIN ? PL_V_UNCERTAIN : r.safe ? PL_V_SAFE : PL_V_UNSAFE;
     v->fit = r.safe ? r.fit : NAN;
-    snprintf(v->why, sizeof v->why, "%s", r.safe ? "every headroom >= 0 both ways" : r.deciding ? r.deciding : "");
+    if (v->kind == PL_V_UNCERTAIN)
+        snprintf(v->why, sizeof v->why, "no break established beyond the profiles' uncertainty; uncertain: %s",
+                 r.uncertain ? r.uncertain : "(terse)");
+    else
+        snprintf(v->why, sizeof v->why, "%s", r.safe ? "every headroom >= 0 both ways" : r.deciding ? r.deciding : "");
     pl_coloc_result_free(&r);
 }

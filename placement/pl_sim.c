@@ -208,6 +208,7 @@ int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned a, int exclude, co
 {
     int best = -1;
     double best_fit = 0;
+    bool best_unc = false;
     struct pl_coloc_opts o = *opts;
     o.terse = true;
     for (unsigned i = 0; i < f->nm; i++) {
@@ -215,6 +216,7 @@ int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned a, int exclude, co
             continue;
         const struct pl_sim_machine *m = &f->m[i];
         double fit = 0;
+        enum pl_coloc_verdict verdict = PL_COLOC_SAFE;
         bool shared = m->ntenants > 0;
         if (shared) {
             const struct profile *g[PL_COLOC_MAX_APPS];
@@ -227,6 +229,7 @@ int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned a, int exclude, co
                 continue; /* cannot be judged: not safe */
             bool safe = r.safe;
             fit = r.fit;
+            verdict = r.verdict;
             pl_coloc_result_free(&r);
             if (!safe)
                 continue;
@@ -236,8 +239,10 @@ int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned a, int exclude, co
             if (learned_unsafe(f, grp, m->ntenants + 1))
                 continue;
         }
-        if (best < 0 || pl_sim_safe_before(f, i, fit, (unsigned)best, best_fit))
-            best = (int)i, best_fit = fit;
+        /* an uncertain group (established rule only) comes after every safe one and every empty machine */
+        bool unc = verdict == PL_COLOC_UNCERTAIN;
+        if (best < 0 || (unc != best_unc ? !unc : pl_sim_safe_before(f, i, fit, (unsigned)best, best_fit)))
+            best = (int)i, best_fit = fit, best_unc = unc;
     }
     return best;
 }

@@ -159,7 +159,7 @@ int sim_without_memory(const pl_sim_fleet *f, unsigned a, int exclude, const pl_
 // must answer what the rule answers without the simulator's memory of re-profiles (which only the simulator holds).
 int replay_choose(const pl_sim_fleet *f, unsigned a, int exclude)
 {
-    const pl_coloc_opts o = {PL_COLOC_MARGIN, false, false};
+    const pl_coloc_opts o = {PL_COLOC_MARGIN, false, false, false};
     int sim = pl_sim_choose_safe(f, a, exclude, &o);
     int bare = sim_without_memory(f, a, exclude, &o);
     int ext = extender_choice(f, a, exclude);
@@ -184,7 +184,7 @@ void replay(uint64_t seed, bool over_http)
     char why[256] = "";
     ASSERT_EQ(pl_sim_scenario_make("ibench-200x40", seed, nullptr, 0, &s, why, sizeof why), 0) << why;
     g_scenario = &s;
-    pl_extender_opts eo = {nullptr, PL_COLOC_MARGIN, false, lookup, nullptr}; // the policy's: unknowns optimistic
+    pl_extender_opts eo = {nullptr, PL_COLOC_MARGIN, false, lookup, nullptr, false}; // the policy's: unknowns optimistic
     ASSERT_EQ(pl_extender_new(&eo, &g_ext, why, sizeof why), 0) << why;
     ext_server *srv = nullptr;
     g_http_port = 0;

@@ -143,8 +143,8 @@ TEST(PlaceColocate, ExactDecisionsAndReasons)
     std::string fleet = kExamples + "/fleet.json";
     // optimistic: memcached is safe beside redis on b (not beside disk on a, whose disk-bw it presses), and b is
     // fuller than the empty c; xz then goes to b too: a and b are both safe, b the fuller
-    CliRun r = ibench({"colocate", "--fleet", fleet, "--unknown", "optimistic", "--json", "--profiles",
-                       kCorun + "/memcached.json", kCorun + "/xz.json"});
+    CliRun r = ibench({"colocate", "--fleet", fleet, "--unknown", "optimistic", "--refuse", "uncertain", "--json",
+                       "--profiles", kCorun + "/memcached.json", kCorun + "/xz.json"});
     ASSERT_EQ(r.code, 0) << r.err;
     json_error_t e;
     json_t *doc = json_loads(r.out.c_str(), 0, &e);
@@ -160,13 +160,26 @@ TEST(PlaceColocate, ExactDecisionsAndReasons)
     EXPECT_STREQ(json_string_value(json_object_get(json_array_get(d, 1), "machine")), "b");
     json_decref(doc);
 
-    // pessimistic (the default): memcached takes the empty c (unsafe beside disk and redis); dram:2:8 then fits
-    // nowhere safely, and waits with every machine's reason
-    r = ibench({"colocate", "--fleet", fleet, "--profiles", kCorun + "/memcached.json", kCorun + "/dram.json:2:8"});
+    // pessimistic, refusing every negative headroom (before issue 28's default): memcached takes the empty c (unsafe
+    // beside disk and redis); dram:2:8 then fits nowhere safely, and waits with every machine's reason
+    r = ibench({"colocate", "--fleet", fleet, "--refuse", "uncertain", "--profiles", kCorun + "/memcached.json",
+                kCorun + "/dram.json:2:8"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("memcached (1 CPUs, 1.0 GiB): -> c"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("1 placed, 1 wait"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("dram (2 CPUs, 8.0 GiB): waits"), std::string::npos) << r.out;
+    // the default refuses only established breaks: none of those refusals was beyond the figures' se, so a and b
+    // are uncertain (said why), memcached still takes the empty c before them, and dram no longer waits
+    r = ibench({"colocate", "--fleet", fleet, "--profiles", kCorun + "/memcached.json", kCorun + "/dram.json:2:8"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("refusing established breaks only): 2 placed, 0 wait"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("memcached (1 CPUs, 1.0 GiB): -> c"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  b          uncertain no break established beyond the profiles' uncertainty; uncertain: "
+                         "disk-cap (memcached: 47.8 caused as counted > 18.8 tolerated - 5 margin, but 0.0 established"),
+              std::string::npos) << r.out;
+    r = ibench({"colocate", "--fleet", fleet, "--refuse", "maybe", "--profiles", kCorun + "/memcached.json"});
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err, "ibench place colocate: --refuse 'maybe': established or uncertain expected\n");
     // least-loaded sees only CPU: the empty c
     r = ibench({"colocate", "--fleet", fleet, "--policy", "least-loaded", "--profiles", kCorun + "/dram.json:2:8"});
     EXPECT_NE(r.out.find("dram (2 CPUs, 8.0 GiB): -> a"), std::string::npos) << r.out; // a and b tie at 6 free: name

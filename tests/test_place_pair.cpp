@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <memory>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -75,12 +76,12 @@ struct Check {
     int rc;
     char why[256] = "";
     Check(std::vector<const Prof *> apps, double margin = PL_COLOC_MARGIN, bool pessimistic = true,
-          bool terse = false)
+          bool terse = false, bool established = false)
     {
         std::vector<const struct profile *> g;
         for (auto *a : apps)
             g.push_back(&a->p);
-        struct pl_coloc_opts o = {margin, pessimistic, terse};
+        struct pl_coloc_opts o = {margin, pessimistic, terse, established};
         rc = pl_coloc_check(g.data(), (unsigned)g.size(), &o, &r, why, sizeof why);
     }
     ~Check() { pl_coloc_result_free(&r); }
@@ -93,7 +94,99 @@ struct Check {
         return r.cell[0];
     }
     std::string deciding() const { return r.deciding ? r.deciding : ""; }
+    std::string uncertain() const { return r.uncertain ? r.uncertain : ""; }
 };
+
+// --refuse established (the front ends' default): a group is refused only when a break is established beyond the
+// profiles' uncertainty; a figure that cannot be told from 0 makes it uncertain, never refused.
+TEST(PlacePair, EstablishedRefusesOnlyBeyondTheUncertainty)
+{
+    // issue 29's case: memcached's disk-cap 20.7 +- 54.9 (not distinguishable) against a tenant tolerating 95 [95, 100]
+    Prof tenant("tenant", {{"disk-cap", 95, 0}});
+    tenant.p.sois[0].bracket[0] = 95;
+    tenant.p.sois[0].bracket[1] = 100;
+    Prof mc("memcached", {{"disk-cap", 100, 20.7, 54.9, 0}});
+    {
+        Check old({&tenant, &mc}, PL_COLOC_MARGIN, true, false, false);
+        ASSERT_EQ(old.rc, 0) << old.why;
+        EXPECT_FALSE(old.r.safe); // pessimistic: 20.7 + 2 x 54.9 counted, over 95 - 5
+        EXPECT_EQ(old.r.verdict, PL_COLOC_UNSAFE);
+    }
+    Check est({&tenant, &mc}, PL_COLOC_MARGIN, true, false, true);
+    ASSERT_EQ(est.rc, 0) << est.why;
+    EXPECT_TRUE(est.r.safe);
+    EXPECT_EQ(est.r.verdict, PL_COLOC_UNCERTAIN);
+    EXPECT_EQ(est.deciding(), "");
+    EXPECT_TRUE(est.cell(0, "disk-cap").uncertain);
+    EXPECT_DOUBLE_EQ(est.cell(0, "disk-cap").others_lo, 0.0);
+    EXPECT_NE(est.uncertain().find("disk-cap (tenant: 100.0 caused as counted > 95.0 tolerated - 5 margin, but 0.0 "
+                                   "established"), std::string::npos) << est.uncertain();
+
+    // an established break: 60 +- 5 (at least 50) against a victim tolerating 25 [25, 37.5]: 50 > 37.5 - 5
+    Prof victim("victim", {{"disk-write", 25, 0}});
+    victim.p.sois[0].bracket[0] = 25;
+    victim.p.sois[0].bracket[1] = 37.5;
+    Prof writer("writer", {{"disk-write", 100, 60, 5, 1}});
+    Check brk({&victim, &writer}, PL_COLOC_MARGIN, true, false, true);
+    ASSERT_EQ(brk.rc, 0) << brk.why;
+    EXPECT_FALSE(brk.r.safe);
+    EXPECT_EQ(brk.r.verdict, PL_COLOC_UNSAFE);
+    EXPECT_NE(brk.deciding().find("disk-write (writer breaks victim: caused writer 60.0 +- 5.0, at least 50.0 beyond 2 "
+                                  "se > 37.5 tolerated at most"), std::string::npos) << brk.deciding();
+
+    // the boundary: at least 32.5 is not above 37.5 - 5 (uncertain); at least 32.6 is (refused)
+    Prof w1("w1", {{"disk-write", 100, 42.5, 5, 1}}), w2("w2", {{"disk-write", 100, 42.6, 5, 1}});
+    Check b1({&victim, &w1}, PL_COLOC_MARGIN, true, false, true), b2({&victim, &w2}, PL_COLOC_MARGIN, true, false, true);
+    EXPECT_EQ(b1.r.verdict, PL_COLOC_UNCERTAIN) << b1.deciding();
+    EXPECT_EQ(b2.r.verdict, PL_COLOC_UNSAFE) << b2.uncertain();
+
+    // an unknown tolerance (a skipped SoI) with pessimistic unknowns: uncertain, not refused
+    Prof sk("skipped", {skip("disk-write"), {"mem-bw", 100, 0}});
+    Check u({&sk, &writer}, PL_COLOC_MARGIN, true, false, true);
+    EXPECT_EQ(u.r.verdict, PL_COLOC_UNCERTAIN) << u.deciding();
+    Check u0({&sk, &writer}, PL_COLOC_MARGIN, true, false, false);
+    EXPECT_EQ(u0.r.verdict, PL_COLOC_UNSAFE);
+}
+
+// With exact figures (se 0, no bracket) the established rule decides exactly as the reading it refines: 2000 random
+// pairs and triples, both unknown rules.
+TEST(PlacePair, EstablishedDecidesAsBeforeOnExactFigures)
+{
+    std::mt19937 g(28);
+    std::uniform_real_distribution<double> u(0, 100);
+    const char *res[] = {"mem-bw", "llc-cap", "disk-write"};
+    int unsafe = 0;
+    for (int i = 0; i < 2000; i++) {
+        std::vector<std::unique_ptr<Prof>> ps;
+        unsigned n = 2 + (unsigned)(i % 2);
+        for (unsigned k = 0; k < n; k++) {
+            std::vector<S> ss;
+            for (const char *r : res)
+                ss.push_back({r, std::round(u(g) / 5) * 5, std::round(u(g) / 2) * 0.5, 0, 1});
+            ps.push_back(std::make_unique<Prof>(("P" + std::to_string(k)).c_str(), ss));
+        }
+        std::vector<const Prof *> v;
+        for (auto &p : ps)
+            v.push_back(p.get());
+        for (bool pess : {true, false}) {
+            Check a(v, PL_COLOC_MARGIN, pess, false, false), b(v, PL_COLOC_MARGIN, pess, false, true);
+            ASSERT_EQ(a.r.safe, b.r.safe) << i;
+            EXPECT_NE(b.r.verdict, PL_COLOC_UNCERTAIN) << i << ": " << b.uncertain();
+            unsafe += !a.r.safe;
+        }
+    }
+    EXPECT_GT(unsafe, 400); // both kinds of answer were exercised
+    EXPECT_LT(unsafe, 3600);
+}
+
+TEST(PlacePair, SafeRanksBeforeUncertainWhateverTheFit)
+{
+    EXPECT_TRUE(pl_coloc_better(PL_COLOC_SAFE, -50, PL_COLOC_UNCERTAIN, 80));
+    EXPECT_FALSE(pl_coloc_better(PL_COLOC_UNCERTAIN, 80, PL_COLOC_SAFE, -50));
+    EXPECT_TRUE(pl_coloc_better(PL_COLOC_UNCERTAIN, 3, PL_COLOC_UNCERTAIN, 2));
+    EXPECT_FALSE(pl_coloc_better(PL_COLOC_SAFE, 2, PL_COLOC_SAFE, 2));
+    EXPECT_STREQ(pl_coloc_verdict_name(PL_COLOC_UNCERTAIN), "uncertain");
+}
 
 TEST(PlacePair, OneResourceOverToleranceIsUnsafeAndNamed)
 {
