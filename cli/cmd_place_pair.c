@@ -21,7 +21,7 @@
 #include "place.h"
 #include "render.h"
 
-enum { OPT_MARGIN = 1, OPT_UNKNOWN, OPT_BESIDE, OPT_CHECK, OPT_PROFILES, OPT_QOS, OPT_REFUSE };
+enum { OPT_MARGIN = 1, OPT_UNKNOWN, OPT_BESIDE, OPT_CHECK, OPT_PROFILES, OPT_QOS, OPT_REFUSE, OPT_HALF, OPT_RULE, OPT_FIT };
 
 /* Reads n profile files; 0, or an exit code after one line (the profile library's reason). */
 static int read_profiles(const char *cmd, char *const *paths, unsigned n, struct profile **out)
@@ -250,21 +250,31 @@ int cmd_place_pair(int argc, char **argv)
 
 static int predict_usage(void)
 {
-    printf("usage: ibench place predict A.json --beside B.json [--beside C.json ...] [--json]\n"
-           "       ibench place predict --check RECORD.json... --profiles DIR [--qos Q] [--json]\n\n"
-           "A's relative performance beside co-runners by the fleet simulator's truth model, without its noise:\n"
-           "the product over A's measured SoIs of A's sensitivity curve at the pressure the co-runners cause\n"
-           "together there (their known, positive caused figures summed, capped at 100).  1.0 = as fast as alone.\n\n"
+    printf("usage: ibench place predict A.json --beside B.json [--beside C.json ...] [--rule RULE] [--json]\n"
+           "       ibench place predict --check RECORD.json... --profiles DIR [--qos Q] [--half A|B|all]\n"
+           "                            [--rule RULE | --fit] [--json]\n\n"
+           "A's relative performance beside co-runners, from the profiles.  The default rule (%s) is the fleet\n"
+           "simulator's truth model without its noise: the product over A's measured SoIs of A's sensitivity curve\n"
+           "at the pressure the co-runners cause together there (their caused figures distinguishable from 0,\n"
+           "summed, capped at 100), the curve flat beyond its last point.  1.0 = as fast as alone.\n\n"
            "With --check: do profiles predict on this machine?  Each co-run record (ibench corun --out) is predicted\n"
            "from DIR/<A's name>.json beside DIR/<B's name>.json and set against what was measured; overall, the\n"
-           "model and the constant predictor 1.0 (\"no interference\") are scored alike: mean absolute error, rank\n"
+           "rule and the constant predictor 1.0 (\"no interference\") are scored alike: mean absolute error, rank\n"
            "correlation, the share within 2 standard errors of the measurement, and the confusion matrix at the QoS\n"
-           "line with precision and recall for \"unsafe\".\n\n"
+           "line with precision and recall for \"unsafe\"; then each resource alone, beside the constant.\n\n"
            "  --beside FILE      a co-runner's profile (repeat for several)\n"
+           "  --rule RULE        how pressures add up and curves are read: product|min (over resources),\n"
+           "                     flat|extend (beyond a curve's last point), dist|any (caused figures counted:\n"
+           "                     distinguishable from 0 only, or every one), joined by '-', e.g. min-extend-dist\n"
            "  --check            the arguments are co-run records\n"
            "  --profiles DIR     where the records' programs' profiles are (NAME.json)\n"
            "  --qos Q            the QoS line for safe/unsafe (default 0.95: at most 5 %% slower)\n"
-           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n");
+           "  --half H           only the records of half A or B of the held-out split (the 32-bit FNV-1a hash\n"
+           "                     of \"A--B\", the programs' names: even A, odd B), or all (default)\n"
+           "  --fit              score every rule on these records and report the one of lowest mean absolute\n"
+           "                     error (fit on one half, then --rule it on the other: docs/placement.md)\n"
+           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n",
+           PL_PRED_DEFAULT);
     return IB_EXIT_OK;
 }
 
@@ -336,63 +346,201 @@ static void check_table(json_t *doc, const struct pl_check_stats *m, const struc
                m->mae < k->mae ? "below" : m->mae > k->mae ? "ABOVE" : "equal to");
 }
 
-/* place predict --check: every record predicted and scored beside the constant predictor. */
-static int predict_check(const char *cmd, char **recs, unsigned n, const char *dir, double qos, int json)
+/* A predictor against the constant: 1 when its mean absolute error is lower by at least PL_CHECK_TIE, -1 when higher
+ * by as much, else 0 (a tie: differences under half a point of relative performance are no skill to claim). */
+#define PL_CHECK_TIE 0.005
+static int beats(const struct pl_check_stats *s, const struct pl_check_stats *k)
 {
-    struct pl_check_case *cases = calloc(n, sizeof *cases);
-    json_t *doc = json_object(), *arr = json_array(), *warn = json_array();
-    int rc = cases && doc ? 0 : cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
+    return s->mae <= k->mae - PL_CHECK_TIE ? 1 : s->mae >= k->mae + PL_CHECK_TIE ? -1 : 0;
+}
+
+/* One record of place predict --check, with both programs' profiles. */
+struct pc_rec {
+    const char *file;
+    char pa[4096], pb[4096];
+    struct profile p[2];
+    char *a, *b;
+    double measured, se;
+};
+
+static void pc_cases(const struct pc_rec *r, unsigned n, const struct pl_pred_rule *rule, const char *only,
+                     struct pl_check_case *c)
+{
+    for (unsigned i = 0; i < n; i++) {
+        const struct profile *others[1] = {&r[i].p[1]};
+        c[i] = (struct pl_check_case){pl_predict(&r[i].p[0], others, 1, rule, only), r[i].measured, r[i].se};
+    }
+}
+
+static void stats_row(const char *label, const struct pl_check_stats *s, const char *note)
+{
+    char m[16], rc[16], w[16], pr[16], re[16];
+    fmt3(m, sizeof m, s->mae), fmt3(rc, sizeof rc, s->rank_corr);
+    snprintf(w, sizeof w, "%u/%u", s->within_2se, s->n);
+    snprintf(pr, sizeof pr, "%u/%u", s->tp, s->tp + s->fp), snprintf(re, sizeof re, "%u/%u", s->tp, s->tp + s->fn);
+    printf("%-22s %7s %9s %10s %9s %7s%s%s\n", TTY_TEXT(label), m, rc, w, pr, re, note ? "  " : "", note ? note : "");
+}
+
+/* place predict --check: every record predicted and scored beside the constant predictor; --half keeps one half of
+ * the held-out split; --fit selects the rule of lowest mean absolute error on the records given (ties: more within
+ * 2 se, then the simpler, earlier rule), for a report on the other half; per resource, that resource alone. */
+static int predict_check(const char *cmd, char **recs, unsigned n, const char *dir, double qos, int json, int half,
+                         const struct pl_pred_rule *rule, int fit)
+{
+    struct pc_rec *r = calloc(n ? n : 1, sizeof *r);
+    struct pl_check_case *cases = calloc(n ? n : 1, sizeof *cases);
+    json_t *doc = json_object(), *arr = json_array(), *warn = json_array(), *fits = json_array(),
+           *resj = json_array();
+    int rc = r && cases && doc ? 0 : cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
+    unsigned m = 0, other_half = 0;
     for (unsigned i = 0; rc == 0 && i < n; i++) {
         struct corun_record rec;
-        char why[512], pa[4096], pb[4096];
+        char why[512];
         if (corun_read(recs[i], &rec, why, sizeof why) < 0) {
             rc = cli_fail(IB_EXIT_USAGE, cmd, "%s", why);
             break;
         }
-        struct profile p[2];
-        if ((rc = profile_of(cmd, dir, rec.a.name, &p[0], pa, sizeof pa)) == 0 &&
-            (rc = profile_of(cmd, dir, rec.b.name, &p[1], pb, sizeof pb)) != 0)
-            profile_free(&p[0]);
+        if (half >= 0 && pl_check_half(rec.a.name, rec.b.name) != half) {
+            other_half++;
+            corun_free(&rec);
+            continue;
+        }
+        struct pc_rec *x = &r[m];
+        if ((rc = profile_of(cmd, dir, rec.a.name, &x->p[0], x->pa, sizeof x->pa)) == 0 &&
+            (rc = profile_of(cmd, dir, rec.b.name, &x->p[1], x->pb, sizeof x->pb)) != 0)
+            profile_free(&x->p[0]);
         if (rc == 0) {
-            const struct profile *others[1] = {&p[1]};
-            cases[i] = (struct pl_check_case){pl_sim_truth(&p[0], others, 1), rec.r.relative, rec.r.se};
+            x->file = recs[i], x->measured = rec.r.relative, x->se = rec.r.se;
+            x->a = strdup(rec.a.name), x->b = strdup(rec.b.name);
+            m++;
+            if (!x->a || !x->b)
+                rc = cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
             for (int k = 0; k < 2; k++) /* a prediction from another machine's profile is no test of this one */
-                if (p[k].fingerprint && rec.fingerprint && strcmp(p[k].fingerprint, rec.fingerprint) != 0) {
+                if (x->p[k].fingerprint && rec.fingerprint && strcmp(x->p[k].fingerprint, rec.fingerprint) != 0) {
                     char w[9300];
                     snprintf(w, sizeof w, "%s was measured on machine %s, %s profiled on %s", recs[i],
-                             rec.fingerprint, k ? pb : pa, p[k].fingerprint);
+                             rec.fingerprint, k ? x->pb : x->pa, x->p[k].fingerprint);
                     json_array_append_new(warn, json_string(w));
                     if (!json)
                         fprintf(stderr, "ibench %s: warning: %s\n", cmd, TTY_TEXT(w));
                 }
-            json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:o}", "file", recs[i], "a",
-                                                 rec.a.name, "b", rec.b.name, "a_profile", pa, "b_profile", pb,
-                                                 "predicted", cases[i].predicted, "measured", cases[i].measured, "se",
-                                                 num_or_null(cases[i].se)));
-            profile_free(&p[0]);
-            profile_free(&p[1]);
         }
         corun_free(&rec);
     }
+    if (rc == 0 && m == 0)
+        rc = cli_fail(IB_EXIT_USAGE, cmd, "no record in half %c (%u in the other)", half ? 'B' : 'A', other_half);
+    const struct pl_pred_rule *dflt = pl_pred_rule_find(PL_PRED_DEFAULT);
+    if (rc == 0 && fit) {
+        struct pl_check_stats best = {0};
+        for (unsigned k = 0; k < pl_pred_nrules; k++) {
+            struct pl_check_stats st;
+            pc_cases(r, m, &pl_pred_rules[k], NULL, cases);
+            pl_check_eval(cases, m, qos, 0, 0, &st);
+            json_t *fj = stats_json(&st);
+            json_object_set_new(fj, "rule", json_string(pl_pred_rules[k].name));
+            json_array_append_new(fits, fj);
+            if (k == 0 || st.mae < best.mae || (st.mae == best.mae && st.within_2se > best.within_2se))
+                best = st, rule = &pl_pred_rules[k];
+        }
+    }
     if (rc == 0) {
-        struct pl_check_stats model, constant;
-        pl_check_eval(cases, n, qos, 0, 0, &model);
-        pl_check_eval(cases, n, qos, 1, 1.0, &constant);
+        struct pl_check_stats model, constant, deflt;
+        pc_cases(r, m, dflt, NULL, cases);
+        pl_check_eval(cases, m, qos, 0, 0, &deflt);
+        pc_cases(r, m, rule, NULL, cases);
+        pl_check_eval(cases, m, qos, 0, 0, &model);
+        pl_check_eval(cases, m, qos, 1, 1.0, &constant);
+        for (unsigned i = 0; i < m; i++)
+            json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:o}", "file", r[i].file, "a", r[i].a,
+                                                 "b", r[i].b, "a_profile", r[i].pa, "b_profile", r[i].pb,
+                                                 "predicted", cases[i].predicted, "measured", cases[i].measured, "se",
+                                                 num_or_null(cases[i].se)));
+        /* per resource: A's curve on that resource alone, at what B causes there */
+        const char *seen[PROFILE_MAX_SOIS];
+        unsigned nres = 0;
+        for (unsigned i = 0; i < m; i++)
+            for (unsigned k = 0; k < r[i].p[0].nsois && nres < PROFILE_MAX_SOIS; k++) {
+                const struct profile_soi *so = &r[i].p[0].sois[k];
+                unsigned j = 0;
+                while (j < nres && strcmp(seen[j], so->soi) != 0)
+                    j++;
+                if (j == nres && so->status == PROFILE_MEASURED)
+                    seen[nres++] = so->soi;
+            }
+        struct pl_check_case *one = calloc(m, sizeof *one);
+        struct pl_check_stats *rst = calloc(nres ? nres : 1, sizeof *rst);
+        if (!one || !rst)
+            nres = 0;
+        for (unsigned j = 0; j < nres; j++) {
+            pc_cases(r, m, rule, seen[j], one);
+            pl_check_eval(one, m, qos, 0, 0, &rst[j]);
+            json_t *sj = stats_json(&rst[j]);
+            json_object_set_new(sj, "resource", json_string(seen[j]));
+            json_object_set_new(sj, "versus_constant", json_string(beats(&rst[j], &constant) > 0 ? "beats" : beats(&rst[j], &constant) < 0 ? "worse" : "ties"));
+            json_array_append_new(resj, sj);
+        }
+        free(one);
         json_object_set_new(doc, "command", json_string("place predict --check"));
         json_object_set_new(doc, "qos", json_real(qos));
+        json_object_set_new(doc, "half", json_string(half < 0 ? "all" : half ? "B" : "A"));
+        json_object_set_new(doc, "rule", json_string(rule->name));
         json_object_set_new(doc, "records", arr);
         arr = NULL;
         json_object_set_new(doc, "model", stats_json(&model));
         json_object_set_new(doc, "constant", stats_json(&constant));
+        json_object_set_new(doc, "default_rule", stats_json(&deflt));
+        json_object_set_new(doc, "fit", fit ? fits : json_null());
+        fits = NULL;
+        json_object_set_new(doc, "resources", resj);
+        resj = NULL;
         json_object_set_new(doc, "warnings", warn);
         warn = NULL;
-        if (json)
+        if (json) {
             rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, cmd, "cannot write JSON");
-        else
+        } else {
+            if (fit) {
+                printf("Rules fitted on %u records (half %s): the lowest mean absolute error is selected\n\n", m,
+                       half < 0 ? "all" : half ? "B" : "A");
+                printf("%-22s %7s %9s %10s %9s %7s\n", "rule", "MAE", "rank corr", "within 2se", "precision",
+                       "recall");
+                for (unsigned k = 0; k < pl_pred_nrules; k++) {
+                    struct pl_check_stats st;
+                    pc_cases(r, m, &pl_pred_rules[k], NULL, cases);
+                    pl_check_eval(cases, m, qos, 0, 0, &st);
+                    stats_row(pl_pred_rules[k].name, &st, &pl_pred_rules[k] == rule ? "selected" : NULL);
+                }
+                printf("\n");
+                pc_cases(r, m, rule, NULL, cases);
+            }
+            printf("rule %s%s, half %s\n\n", rule->name, rule == dflt ? " (the default)" : "",
+                   half < 0 ? "all" : half ? "B" : "A");
             check_table(doc, &model, &constant, qos);
+            if (rule != dflt) {
+                printf("\nthe default rule (%s) on the same records:\n", dflt->name);
+                printf("%-22s %7s %9s %10s %9s %7s\n", "", "MAE", "rank corr", "within 2se", "precision", "recall");
+                stats_row(rule->name, &model, NULL);
+                stats_row(dflt->name, &deflt, NULL);
+                stats_row("constant 1.0", &constant, NULL);
+            }
+            printf("\nper resource (rule %s on that resource alone; the constant's MAE %.3f):\n", rule->name,
+                   constant.mae);
+            printf("%-22s %7s %9s %10s %9s %7s\n", "resource", "MAE", "rank corr", "within 2se", "precision", "recall");
+            for (unsigned j = 0; j < nres; j++)
+                stats_row(seen[j], &rst[j], beats(&rst[j], &constant) > 0 ? "beats the constant" : beats(&rst[j], &constant) < 0 ? "worse than the constant" : "ties the constant");
+        }
+        free(rst);
     }
+    for (unsigned i = 0; r && i < m; i++) {
+        profile_free(&r[i].p[0]);
+        profile_free(&r[i].p[1]);
+        free(r[i].a);
+        free(r[i].b);
+    }
+    free(r);
     json_decref(arr);
     json_decref(warn);
+    json_decref(fits);
+    json_decref(resj);
     json_decref(doc);
     free(cases);
     return rc;
@@ -406,12 +554,16 @@ int cmd_place_predict(int argc, char **argv)
                                        {"check", no_argument, 0, OPT_CHECK},
                                        {"profiles", required_argument, 0, OPT_PROFILES},
                                        {"qos", required_argument, 0, OPT_QOS},
+                                       {"half", required_argument, 0, OPT_HALF},
+                                       {"rule", required_argument, 0, OPT_RULE},
+                                       {"fit", no_argument, 0, OPT_FIT},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     char *paths[PL_COLOC_MAX_APPS];
     unsigned n = 1; /* paths[0]: the application */
-    int json = 0, c, check = 0;
-    const char *dir = NULL, *qos_arg = NULL;
+    int json = 0, c, check = 0, half = -1, fit = 0;
+    const char *dir = NULL, *qos_arg = NULL, *half_arg = NULL, *rule_arg = NULL;
+    const struct pl_pred_rule *rule = pl_pred_rule_find(PL_PRED_DEFAULT);
     double qos = 0.95;
     optind = 0;
     opterr = 0;
@@ -431,6 +583,23 @@ int cmd_place_predict(int argc, char **argv)
             if (parse_double(optarg, &qos) < 0 || !(qos > 0 && qos <= 1))
                 return cli_fail(IB_EXIT_USAGE, cmd, "--qos '%s': a number in (0, 1]", optarg);
             break;
+        case OPT_HALF:
+            half_arg = optarg;
+            if (strcmp(optarg, "A") && strcmp(optarg, "B") && strcmp(optarg, "all"))
+                return cli_fail(IB_EXIT_USAGE, cmd, "--half '%s': A, B or all expected", optarg);
+            half = !strcmp(optarg, "all") ? -1 : !strcmp(optarg, "B");
+            break;
+        case OPT_RULE:
+            rule_arg = optarg;
+            if (!(rule = pl_pred_rule_find(optarg))) {
+                char known[512] = "";
+                for (unsigned k = 0; k < pl_pred_nrules; k++)
+                    snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "",
+                             pl_pred_rules[k].name);
+                return cli_fail(IB_EXIT_USAGE, cmd, "--rule '%s': unknown (known: %s)", optarg, known);
+            }
+            break;
+        case OPT_FIT: fit = 1; break;
         default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
         }
     }
@@ -441,10 +610,13 @@ int cmd_place_predict(int argc, char **argv)
             return cli_fail(IB_EXIT_USAGE, cmd, "--check needs --profiles DIR (the records' programs' profiles)");
         if (optind >= argc)
             return cli_fail(IB_EXIT_USAGE, cmd, "--check: one or more co-run records expected");
-        return predict_check(cmd, argv + optind, (unsigned)(argc - optind), dir, qos, json);
+        if (fit && rule_arg)
+            return cli_fail(IB_EXIT_USAGE, cmd, "--fit selects the rule: --rule does not apply with it");
+        return predict_check(cmd, argv + optind, (unsigned)(argc - optind), dir, qos, json, half, rule, fit);
     }
-    if (dir || qos_arg)
-        return cli_fail(IB_EXIT_USAGE, cmd, "--%s applies only with --check", dir ? "profiles" : "qos");
+    if (dir || qos_arg || half_arg || fit)
+        return cli_fail(IB_EXIT_USAGE, cmd, "--%s applies only with --check",
+                        dir ? "profiles" : qos_arg ? "qos" : half_arg ? "half" : "fit");
     if (argc - optind != 1)
         return cli_fail(IB_EXIT_USAGE, cmd, "one application profile expected, got %d", argc - optind);
     if (n < 2)
@@ -457,7 +629,7 @@ int cmd_place_predict(int argc, char **argv)
     const struct profile *others[PL_COLOC_MAX_APPS];
     for (unsigned i = 1; i < n; i++)
         others[i - 1] = &p[i];
-    double rel = pl_sim_truth(&p[0], others, n - 1);
+    double rel = pl_predict(&p[0], others, n - 1, rule, NULL);
     json_t *doc = json_object(), *res = json_array(), *beside = json_array();
     for (unsigned i = 1; i < n; i++)
         json_array_append_new(beside, json_pack("{s:s,s:s}", "name", name_of(&p[i]), "file", paths[i]));
@@ -465,15 +637,16 @@ int cmd_place_predict(int argc, char **argv)
         const struct profile_soi *s = &p[0].sois[i];
         if (s->status != PROFILE_MEASURED)
             continue;
-        double x = pl_sim_pressure(others, n - 1, s->soi);
+        double x = pl_pred_pressure(others, n - 1, s->soi, rule);
         json_array_append_new(res, json_pack("{s:s,s:f,s:f}", "name", s->soi, "pressure", x, "relative",
-                                             pl_sim_curve(s, x)));
+                                             pl_predict(&p[0], others, n - 1, rule, s->soi)));
     }
     json_object_set_new(doc, "command", json_string(cmd));
     json_object_set_new(doc, "application", json_pack("{s:s,s:s,s:o}", "name", name_of(&p[0]), "file", paths[0],
                                                       "qos", num_or_null(p[0].qos)));
     json_object_set_new(doc, "beside", beside);
     json_object_set_new(doc, "resources", res);
+    json_object_set_new(doc, "rule", json_string(rule->name));
     json_object_set_new(doc, "relative", json_real(rel));
     json_object_set_new(doc, "meets_qos", isfinite(p[0].qos) ? json_boolean(rel >= p[0].qos) : json_null());
     if (json) {
