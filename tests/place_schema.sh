@@ -54,6 +54,8 @@ run pair-three pair "$mc" "$mc" "$mc" --unknown optimistic --margin 0
 run predict predict "$mc" --beside "$mc" --beside "$mc"
 records="$here/fixtures/corun"
 run predict-check predict --check "$records/xz-dram.json" "$records/other-machine.json" --profiles "$here/../docs/data/corun"
+run predict-fit predict --check "$records"/*.json --profiles "$here/../docs/data/corun" --fit
+run predict-half predict --check "$records"/*.json --profiles "$here/../docs/data/corun" --half A --rule min-extend-any
 corun="$here/../docs/data/corun"
 fleet="$here/../examples/fleet"
 run colocate colocate --fleet "$fleet/fleet.json" --unknown optimistic --profiles "$corun/memcached.json" \
