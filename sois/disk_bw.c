@@ -46,26 +46,25 @@
 enum { RW_READ = 0, RW_WRITE, RW_MIX }; /* the order of rw_name */
 static const char *const rw_name[] = {"read", "write", "mix", NULL};
 
+/* the options both SoIs of this file take */
+#define DBW_SHARED_OPTS                                                                                              \
+    {SOI_OPT("bs", SOI_O_SIZE, struct dbw_opts, bs, 4096, 16 << 20, 1 << 20,                                         \
+     "block size of each request (also --bs), a multiple of 4 KiB")},                                                \
+    {SOI_OPT("qd", SOI_O_UINT, struct dbw_opts, qd, 1, 256, 8, "requests in flight per thread (also --qd)")},       \
+    {SOI_OPT("file-size", SOI_O_SIZE, struct dbw_opts, file_size, 16 << 20, 1ULL << 40, 512 << 20,                   \
+     "size of each thread's file, a multiple of 4 KiB (within the spare space)"),                                    \
+     SOI_QUICK(256 << 20)} /* validation: files quick to write at prepare */
+
 static const struct soi_opt dbw_opts[] = {
     {SOI_OPT("rw", SOI_O_CHOICE, struct dbw_opts, rw, 0, 0, RW_READ,
      "direction: read, write, or mix (alternating) (also --rw)"), .choices = rw_name},
-    {SOI_OPT("bs", SOI_O_SIZE, struct dbw_opts, bs, 4096, 16 << 20, 1 << 20,
-     "block size of each request (also --bs), a multiple of 4 KiB")},
-    {SOI_OPT("qd", SOI_O_UINT, struct dbw_opts, qd, 1, 256, 8, "requests in flight per thread (also --qd)")},
-    {SOI_OPT("file-size", SOI_O_SIZE, struct dbw_opts, file_size, 16 << 20, 1ULL << 40, 512 << 20,
-     "size of each thread's file, a multiple of 4 KiB (within the spare space)"),
-     SOI_QUICK(256 << 20)}, /* validation: files quick to write at prepare */
+    DBW_SHARED_OPTS,
     {0},
 };
 
 /* disk-write: the same options but the direction, which is its name */
 static const struct soi_opt dwr_opts[] = {
-    {SOI_OPT("bs", SOI_O_SIZE, struct dbw_opts, bs, 4096, 16 << 20, 1 << 20,
-     "block size of each request (also --bs), a multiple of 4 KiB")},
-    {SOI_OPT("qd", SOI_O_UINT, struct dbw_opts, qd, 1, 256, 8, "requests in flight per thread (also --qd)")},
-    {SOI_OPT("file-size", SOI_O_SIZE, struct dbw_opts, file_size, 16 << 20, 1ULL << 40, 512 << 20,
-     "size of each thread's file, a multiple of 4 KiB (within the spare space)"),
-     SOI_QUICK(256 << 20)},
+    DBW_SHARED_OPTS,
     {0},
 };
 
