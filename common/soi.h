@@ -186,6 +186,12 @@ struct soi_ops {
     enum soi_placement placement;
     unsigned io;             /* which of env's I/O options it takes: SOI_IO_DIR | SOI_IO_DEVICE | SOI_IO_TARGET */
     enum soi_occupancy occupancy; /* what of a target's the OS shows in this SoI's resource (default: nothing) */
+    /* A profile's caused on this SoI read through a latency-sensitive reference instead of the SoI's own rate: the
+     * name of a validation probe (validation/vprobe.h) that the SoI slows and the SoI's own kind of load does not
+     * measure (a writer barely slows a writer, and slows a latency-bound reader tenfold). The target's effect on
+     * the probe is read as the SoI intensity that has the same effect (harness/profile_method.h,
+     * prof_caused_ref). NULL: the SoI's own rate. */
+    const char *caused_ref;
 };
 
 #define SOI_IO_DIR 1u

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -49,6 +50,11 @@ struct run {
     uint64_t soi_t0;
     double sample_s;          /* summed wall time of the samples that finished */
     unsigned nsamples;
+    /* the SoI's caused reference (soi_ops.caused_ref), on the SoI's first CPU; opened at its first window */
+    struct machine *m;
+    struct vprobe ref;
+    int ref_init, ref_open, ref_cpu;
+    unsigned window_ms;
 };
 
 static int target_alive(struct run *r, char *why, size_t len)
@@ -193,6 +199,97 @@ static int m_read(void *ctx, struct prof_window *w, char *why, size_t len)
     *w = (struct prof_window){.achieved_pct = ew.achieved_pct, .rate = ew.rate, .rate_cpu = ew.rate_cpu,
                               .cpu_share = ew.cpu_share};
     return 0;
+}
+
+/* ---- the caused reference (soi_ops.caused_ref): a validation probe on the SoI's CPU -------------------------- */
+
+static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The probe's calibration beside the SoI (the SoI's own engine, levels alternating in cycles, paired ratios of the
+ * probe's cost: validation/beside.h); rel = 1 / ratio. */
+static int m_ref_curve(void *ctx, const double *levels, unsigned n, double *rel, double *rel_se, char *why,
+                       size_t len)
+{
+    struct run *r = ctx;
+    struct vprobe vp;
+    char pw[256] = "";
+    int rc = vprobe_init(&vp, r->s->ops->caused_ref, &r->m->calib, &r->m->mlim, r->o->dir, NULL, -1, pw, sizeof(pw));
+    if (rc < 0)
+        return ib_why(why, len, rc, "the %s reference: %s", r->s->ops->caused_ref, pw);
+    struct beside_result br;
+    rc = beside_run(r->s, levels, n, 6, 150 * IB_NS_PER_MS, 30 * IB_NS_PER_MS, r->ref_cpu, &vp.bp, r->stop, &br, pw,
+                    sizeof(pw));
+    vprobe_fini(&vp);
+    if (rc < 0)
+        return rc == -EINTR ? rc : ib_why(why, len, rc, "the %s reference beside the SoI: %s", r->s->ops->caused_ref, pw);
+    for (unsigned i = 0; i < n; i++) {
+        rel[i] = br.lv[i].ratio > 0 && isfinite(br.lv[i].ratio) ? 1 / br.lv[i].ratio : NAN;
+        rel_se[i] = isfinite(rel[i]) ? rel[i] * br.lv[i].ratio_rse : NAN; /* 1/ratio: the same relative error */
+    }
+    return 0;
+}
+
+/* One window of the probe: back-to-back samples for the caused window, on the SoI's CPU (this thread is moved there
+ * for the window and back); the rate is the inverse of their median cost, per second when the cost is per us/ns. */
+static int m_ref_window(void *ctx, double *rate, char *why, size_t len)
+{
+    struct run *r = ctx;
+    char pw[256] = "";
+    if (!r->ref_init) {
+        int rc = vprobe_init(&r->ref, r->s->ops->caused_ref, &r->m->calib, &r->m->mlim, r->o->dir, NULL, -1, pw,
+                             sizeof(pw));
+        if (rc < 0)
+            return ib_why(why, len, rc, "the %s reference: %s", r->s->ops->caused_ref, pw);
+        r->ref_init = 1;
+    }
+    cpu_set_t old, one;
+    int moved = pthread_getaffinity_np(pthread_self(), sizeof(old), &old) == 0;
+    CPU_ZERO(&one);
+    CPU_SET(r->ref_cpu, &one);
+    moved = moved && pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0;
+    int rc = 0;
+    if (!r->ref_open) {
+        rc = r->ref.bp.open(r->ref.bp.ctx);
+        if (rc < 0)
+            ib_why(why, len, rc, "the %s reference could not open: %s", r->s->ops->caused_ref, strerror(-rc));
+        r->ref_open = rc == 0;
+    }
+    double v[256];
+    unsigned nv = 0;
+    const uint64_t until = clk_mono_ns() + (uint64_t)r->window_ms * IB_NS_PER_MS;
+    while (rc == 0 && nv < 256 && (nv < 3 || clk_mono_ns() < until)) {
+        if (atomic_load(r->stop))
+            rc = -EINTR;
+        else if ((rc = r->ref.bp.sample(r->ref.bp.ctx, &v[nv])) < 0)
+            ib_why(why, len, rc, "the %s reference failed: %s", r->s->ops->caused_ref, strerror(-rc));
+        else if (v[nv] > 0 && isfinite(v[nv]))
+            nv++;
+    }
+    if (moved)
+        pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+    if (rc < 0)
+        return rc;
+    const double cost = ib_median(v, nv);
+    const char *u = r->ref.unit;
+    *rate = !strncmp(u, "us/", 3) ? 1e6 / cost : !strncmp(u, "ns/", 3) ? 1e9 / cost : 1 / cost;
+    return 0;
+}
+
+/* The probe's unit of work per second, as m_ref_window counts it. */
+static char *ref_unit(const char *unit)
+{
+    if (!strncmp(unit, "us/", 3) || !strncmp(unit, "ns/", 3))
+        return dupf("%s/s", unit + 3);
+    return dupf("1/(%s)", unit);
+}
+
+static void ref_end(struct run *r)
+{
+    if (r->ref_open && r->ref.bp.close)
+        r->ref.bp.close(r->ref.bp.ctx);
+    if (r->ref_init)
+        vprobe_fini(&r->ref);
+    r->ref_init = r->ref_open = 0;
 }
 
 /* ---- the target's work in the background: started once, paused (its cgroup frozen) and resumed -------------- */
@@ -587,7 +684,18 @@ static int profile_soi(struct machine *m, struct run *r, const struct prof_param
         c->occupancy_what = sdup("resident memory");
     e->have_caused = 1;
     prof_phase_begin(pm, &mk);
-    rc = prof_caused(pp, pm, c, why, len);
+    if (ops->caused_ref) { /* read through a reference the SoI slows (soi.h); its unit is the probe's */
+        r->ref_cpu = cpus[0];
+        rc = prof_caused_ref(pp, pm, ops->caused_ref, c, why, len);
+        if (rc == 0 && c->ref_probe) {
+            free(c->unit);
+            c->unit = sdup("% of the SoI (equivalent intensity)");
+            c->ref_unit = ref_unit(r->ref.unit[0] ? r->ref.unit : "us/read");
+        }
+        ref_end(r);
+    } else {
+        rc = prof_caused(pp, pm, c, why, len);
+    }
     prc = phase_end(pm, &mk, p, "caused", ops->name, why, len);
     if (rc == 0)
         rc = prc;
@@ -691,11 +799,11 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
     if (!p)
         return ib_why(why, len, -ENOMEM, "out of memory");
     profile_init(p);
-    struct run r = {.o = o, .stop = stop};
+    struct run r = {.o = o, .stop = stop, .m = m};
     struct prof_meter pm = {.ctx = &r, .sample = m_sample, .soi_hold = m_hold, .soi_mark = m_mark,
                             .soi_read = m_read, .work = m_work, .wait_ms = m_wait, .now_ns = m_now,
                             .occupancy = m_occupancy, .progress = m_progress,
-                            .pressure = m_pressure};
+                            .pressure = m_pressure, .ref_curve = m_ref_curve, .ref_window = m_ref_window};
     struct prof_params pp;
     prof_params_default(&pp);
     pp.qos = o->qos;
@@ -710,6 +818,7 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
         pp.caused_budget_s = o->caused_budget_s;
     pp.sequential = !o->no_sequential;
     pp.timeout_s = o->timeout_s;
+    r.window_ms = pp.caused_window_ms;
     /* a sample's relative performance is at most its wall time's: runtime itself, and the throughput or latency of a
      * load generator doing a fixed amount of work per run (as the adapters' are); not CPU time, ipc or a command's
      * own figure */

@@ -74,6 +74,8 @@ static void soi_free(struct profile_soi *s)
     free(s->caused.rounds);
     free(s->caused.occupancy_what);
     free(s->caused.reason);
+    free(s->caused.ref_probe);
+    free(s->caused.ref_unit);
     free(s->confidence.level);
 }
 
@@ -528,7 +530,7 @@ static int read_reach(struct rd *r, json_t *e, const char *at, struct profile_re
     return 0;
 }
 
-static const char *const bases[] = {"cpu-second", "wall-second", NULL};
+static const char *const bases[] = {"cpu-second", "wall-second", "reference", NULL};
 
 static int read_caused(struct rd *r, json_t *e, const char *at, struct profile_caused *c)
 {
@@ -574,6 +576,28 @@ static int read_caused(struct rd *r, json_t *e, const char *at, struct profile_c
     }
     /* no figure needs its reason */
     TRY(get_str(r, d, f, "reason", isnan(c->value) ? REQ | S_NONEMPTY : S_NONEMPTY, &c->reason));
+    /* 1.5: a caused read through a reference probe carries the probe and its calibration */
+    const int by_ref = c->basis && !strcmp(c->basis, "reference");
+    if ((rc = get_obj(r, d, f, "reference", by_ref && !isnan(c->value) ? REQ : OPT, &o)) < 0)
+        return rc;
+    if (rc == 0) {
+        at_key(g, f, "reference");
+        json_t *lv, *rl;
+        TRY(get_str(r, o, g, "probe", REQ | S_NONEMPTY, &c->ref_probe));
+        TRY(get_str(r, o, g, "unit", REQ | S_NONEMPTY, &c->ref_unit));
+        TRY(get_arr(r, o, g, "levels", REQ, 2, PROFILE_REF_MAX, "numbers", &lv));
+        TRY(get_arr(r, o, g, "relative", REQ, 2, PROFILE_REF_MAX, "numbers", &rl));
+        if (json_array_size(lv) != json_array_size(rl))
+            return bad(r, g, rl, "as many relatives as levels");
+        c->nref = (unsigned)json_array_size(lv);
+        char h[PATH_MAX_LEN];
+        at_key(h, g, "levels");
+        for (size_t i = 0; i < c->nref; i++)
+            TRY(elem_num(r, lv, h, i, 0, 0, &c->ref_levels[i]));
+        at_key(h, g, "relative");
+        for (size_t i = 0; i < c->nref; i++)
+            TRY(elem_num(r, rl, h, i, 0, 0, &c->ref_rel[i]));
+    }
     if (r->minor < 2 && !c->basis && !(c->basis = strdup("wall-second")))
         return oom(r); /* what 1.0/1.1 measured: work per wall-clock second */
     return 0;
@@ -1103,6 +1127,14 @@ static json_t *caused_json(const struct profile_caused *c)
         json_object_set_new(j, "occupancy", o);
     }
     opt_str(j, "reason", c->reason);
+    if (c->ref_probe) {
+        json_t *o = json_object();
+        req_str(o, "probe", c->ref_probe);
+        req_str(o, "unit", c->ref_unit);
+        json_object_set_new(o, "levels", num_array(c->ref_levels, c->nref));
+        json_object_set_new(o, "relative", num_array(c->ref_rel, c->nref));
+        json_object_set_new(j, "reference", o);
+    }
     return j;
 }
 

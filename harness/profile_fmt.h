@@ -19,10 +19,11 @@ extern "C" {
 
 #define PROFILE_FORMAT "ibench-profile"
 #define PROFILE_MAJOR 1
-#define PROFILE_MINOR 4
+#define PROFILE_MINOR 5
 #define PROFILE_MAX_CPUS 256
 /* sois[] entries a profile may list: each SoI once, and a newer minor version's SoIs this ibench does not know */
 #define PROFILE_MAX_SOIS 256
+#define PROFILE_REF_MAX 8 /* points of a caused reference's calibration */
 
 /* One measured point of a tolerated search. */
 struct profile_point {
@@ -56,7 +57,10 @@ struct profile_reach {
 struct profile_caused {
     double intensity;       /* % */
     char *unit;             /* the SoI's work unit per second, e.g. "B/s" */
-    char *basis;            /* "cpu-second" (1.2: work per second of the SoI's own CPU time) or "wall-second" (1.0/1.1) */
+    char *basis;            /* "cpu-second" (1.2: work per second of the SoI's own CPU time), "wall-second" (1.0/1.1),
+                             * or "reference" (1.5: read through a reference probe, soi_ops.caused_ref: value is the SoI
+                             * intensity whose effect on the probe equals the target's; alone/beside are the probe's
+                             * rates in ref_unit) */
     double value;           /* raw median over the rounds, % (may be negative); NAN: not measurable (see reason) */
     double se;              /* its standard error, points; NAN in 1.0/1.1 files */
     int distinguishable;    /* 1: |value| > 2 se; 0: within 2 se of 0; -1: unknown (1.0/1.1) */
@@ -70,6 +74,11 @@ struct profile_caused {
     char *occupancy_what;   /* footprint SoIs: what of the target's the OS shows, e.g. "resident memory" (NULL) */
     double occupancy_pct;   /* ... as % of the SoI's capacity; NAN: absent */
     char *reason;           /* why value is NAN */
+    char *ref_probe;        /* 1.5, basis "reference": the probe (NULL: none) ... */
+    char *ref_unit;         /* ... its work unit per second ... */
+    double ref_levels[PROFILE_REF_MAX], ref_rel[PROFILE_REF_MAX]; /* ... and its calibration: relative speed beside
+                                                                   * the SoI at each level, non-increasing */
+    unsigned nref;
 };
 
 /* INCOMPLETE (1.4): the SoI's measurement was cut short (a sample ran out of time) or never began (the profile

@@ -450,6 +450,133 @@ int prof_caused(const struct prof_params *pp, struct prof_meter *m, struct profi
     return 0;
 }
 
+/* ---- caused through a reference (soi_ops.caused_ref) ---------------------------------------------------------- */
+
+const double PROF_REF_LEVELS[PROF_REF_NLEVELS] = {0, 25, 50, 75, 100};
+
+double prof_ref_equiv(const double *lv, const double *rel, unsigned n, double r)
+{
+    if (n < 2 || !isfinite(r) || !(rel[n - 1] < rel[0]))
+        return NAN;
+    if (r >= rel[0]) { /* faster than alone: beyond the first segment that falls */
+        unsigned k = 1;
+        while (k < n && !(rel[k] < rel[0]))
+            k++;
+        return lv[0] - (r - rel[0]) * (lv[k] - lv[0]) / (rel[0] - rel[k]);
+    }
+    for (unsigned k = 1; k < n; k++)
+        if (r >= rel[k]) /* rel[k-1] > r >= rel[k]: the segment falls (the lowest such) */
+            return lv[k - 1] + (rel[k - 1] - r) * (lv[k] - lv[k - 1]) / (rel[k - 1] - rel[k]);
+    /* below the last point: beyond the last segment that falls */
+    unsigned k = n - 1;
+    while (k > 0 && !(rel[k - 1] > rel[n - 1]))
+        k--;
+    return lv[n - 1] + (rel[n - 1] - r) * (lv[n - 1] - lv[k - 1]) / (rel[k - 1] - rel[n - 1]);
+}
+
+static int ref_window(const struct prof_params *pp, struct prof_meter *m, double *rate, char *why, size_t len)
+{
+    int rc = m->wait_ms(m->ctx, pp->settle_ms, why, len);
+    return rc < 0 ? rc : m->ref_window(m->ctx, rate, why, len);
+}
+
+int prof_caused_ref(const struct prof_params *pp, struct prof_meter *m, const char *probe, struct profile_caused *out,
+                    char *why, size_t len)
+{
+    if (!m->ref_curve || !m->ref_window)
+        return ib_why(why, len, -ENOTSUP, "no reference to measure caused on");
+    double rel[PROF_REF_NLEVELS], rel_se[PROF_REF_NLEVELS];
+    say(m, "caused: the %s reference beside the SoI at 0-100 %%, its scale", probe);
+    int rc = m->soi_hold(m->ctx, 0, 0, why, len);
+    if (rc == 0)
+        rc = m->ref_curve(m->ctx, PROF_REF_LEVELS, PROF_REF_NLEVELS, rel, rel_se, why, len);
+    if (rc < 0)
+        return rc;
+    out->ref_probe = strdup(probe);
+    out->basis = strdup("reference");
+    if (!out->ref_probe || !out->basis)
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    out->nref = PROF_REF_NLEVELS;
+    for (unsigned k = 0; k < PROF_REF_NLEVELS; k++) { /* more of the SoI never helps: a running minimum, from 1 */
+        double v = k == 0 ? 1.0 : isfinite(rel[k]) && rel[k] > 0 ? rel[k] / rel[0] : NAN;
+        out->ref_levels[k] = PROF_REF_LEVELS[k];
+        out->ref_rel[k] = k == 0 ? 1.0 : isfinite(v) ? fmin(v, out->ref_rel[k - 1]) : out->ref_rel[k - 1];
+    }
+    const double top = 1 - out->ref_rel[PROF_REF_NLEVELS - 1];
+    out->value = out->se = out->alone = out->beside = NAN;
+    out->distinguishable = -1;
+    if (!(top >= PROF_REF_MIN_EFFECT)) {
+        char r[200];
+        snprintf(r, sizeof r, "the %s reference slowed by %.1f %% beside the SoI at 100 %% (under %.0f %%): no scale to "
+                 "read the target's effect on", probe, 100 * top, 100 * PROF_REF_MIN_EFFECT);
+        return (out->reason = strdup(r)) ? 0 : ib_why(why, len, -ENOMEM, "out of memory");
+    }
+    const unsigned minr = pp->caused_min_rounds < PROF_MIN_ROUNDS ? PROF_MIN_ROUNDS : pp->caused_min_rounds;
+    unsigned maxr = pp->caused_max_rounds > PROF_MAX_ROUNDS ? PROF_MAX_ROUNDS : pp->caused_max_rounds;
+    maxr = maxr < minr ? minr : maxr;
+    const uint64_t budget = (uint64_t)(pp->caused_budget_s * 1e9), t0 = m->now_ns(m->ctx);
+    double a[PROF_MAX_ROUNDS + 1], b[PROF_MAX_ROUNDS], x[PROF_MAX_ROUNDS], t[PROF_MAX_ROUNDS + 1];
+    unsigned n = 0;
+    say(m, "caused: the %s reference alone and beside the working target, alternating", probe);
+    rc = m->work(m->ctx, 0, why, len);
+    if (rc == 0)
+        rc = ref_window(pp, m, &a[0], why, len);
+    for (unsigned r = 1; rc == 0 && r <= maxr; r++) {
+        if ((rc = m->work(m->ctx, 1, why, len)) < 0 || (rc = ref_window(pp, m, &b[r - 1], why, len)) < 0 ||
+            (rc = m->work(m->ctx, 0, why, len)) < 0 || (rc = ref_window(pp, m, &a[r], why, len)) < 0)
+            break;
+        const double base = 0.5 * (a[r - 1] + a[r]);
+        if (!(base > 0) || !isfinite(b[r - 1])) {
+            rc = ib_why(why, len, -EIO, "the %s reference did no measurable work in a window", probe);
+            break;
+        }
+        x[r - 1] = prof_ref_equiv(out->ref_levels, out->ref_rel, out->nref, b[r - 1] / base);
+        n = r;
+        if (r < minr)
+            continue;
+        double pred = 1.2533 * rsd(a, r + 1) * sqrt(1.5) / sqrt((double)r) *
+                      (PROF_REF_LEVELS[PROF_REF_NLEVELS - 1] / top); /* points of equivalent intensity */
+        if ((pred <= pp->caused_se_target && prof_rounds_se(x, r) <= 2 * pp->caused_se_target) ||
+            m->now_ns(m->ctx) - t0 >= budget)
+            break;
+    }
+    int wr = m->work(m->ctx, 0, why, len);
+    if (rc == 0)
+        rc = wr;
+    if (rc < 0)
+        return rc;
+    out->rounds = malloc(n * sizeof(double));
+    if (!out->rounds)
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    memcpy(out->rounds, x, n * sizeof(double));
+    out->nrounds = n;
+    memcpy(t, x, n * sizeof(double));
+    out->value = ib_median(t, n);
+    /* the calibration's own uncertainty where the value lies: its se there, interpolated, through the curve */
+    double r0 = out->ref_rel[0], h = 0;
+    for (unsigned k = 1; k < out->nref; k++)
+        if (out->value <= out->ref_levels[k] || k == out->nref - 1) {
+            double f = (out->value - out->ref_levels[k - 1]) / (out->ref_levels[k] - out->ref_levels[k - 1]);
+            f = fmin(1, fmax(0, f));
+            r0 = out->ref_rel[k - 1] + f * (out->ref_rel[k] - out->ref_rel[k - 1]);
+            double s0 = isfinite(rel_se[k - 1]) ? rel_se[k - 1] : 0, s1 = isfinite(rel_se[k]) ? rel_se[k] : 0;
+            h = (k - 1 == 0 ? 0 : s0) + f * (s1 - (k - 1 == 0 ? 0 : s0)); /* the 0 level is the scale's 1 */
+            break;
+        }
+    const double sc = h > 0 ? fabs(prof_ref_equiv(out->ref_levels, out->ref_rel, out->nref, r0 - h) -
+                                   prof_ref_equiv(out->ref_levels, out->ref_rel, out->nref, r0 + h)) / 2
+                            : 0;
+    const double sr = prof_rounds_se(x, n);
+    out->se = sqrt(sr * sr + (isfinite(sc) ? sc * sc : 0));
+    out->distinguishable = fabs(out->value) > 2 * out->se;
+    memcpy(t, a, (n + 1) * sizeof(double));
+    out->alone = ib_median(t, n + 1);
+    memcpy(t, b, n * sizeof(double));
+    out->beside = ib_median(t, n);
+    say(m, "caused %+.1f +- %.1f %% (equivalent intensity, through %s) over %u rounds", out->value, out->se, probe, n);
+    return 0;
+}
+
 void prof_phase_begin(struct prof_meter *m, struct prof_phase_mark *k)
 {
     char w[128];

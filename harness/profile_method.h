@@ -77,6 +77,13 @@ struct prof_meter {
     /* optional: the target's own occupancy of the SoI's resource, % of the SoI's capacity (footprint SoIs whose
      * resource the OS shows, e.g. resident memory for mem-cap); -ENOTSUP when it has none */
     int (*occupancy)(void *ctx, double *pct, char *why, size_t len);
+    /* optional: the SoI's caused reference (soi_ops.caused_ref, prof_caused_ref). ref_curve: the reference's speed
+     * beside the SoI at levels[0..n-1] (levels[0] is 0), relative to it beside the SoI at 0 (1 = unharmed), the
+     * target's work paused, with standard errors rel_se; ref_window: one window of the reference's work rate (work per wall second), the SoI
+     * idle, the target's work as m->work last left it. */
+    int (*ref_curve)(void *ctx, const double *levels, unsigned n, double *rel, double *rel_se, char *why,
+                     size_t len);
+    int (*ref_window)(void *ctx, double *rate, char *why, size_t len);
     /* optional progress lines */
     void (*progress)(void *ctx, const char *line);
     /* optional: a snapshot of the machine's pressure (ib_pressure_read; a fake returns scripted ones) */
@@ -145,6 +152,27 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
  * unit and occupancy_what. value NAN with reason when the SoI gave no work rate to compare. */
 int prof_caused(const struct prof_params *pp, struct prof_meter *m, struct profile_caused *out, char *why,
                 size_t len);
+
+/* Caused through a reference (soi_ops.caused_ref): for an SoI whose own rate does not show the pressure it stands for.
+ * 1. The reference's calibration: its speed beside the SoI at PROF_REF_LEVELS (m->ref_curve), made non-increasing
+ *    (a running minimum: more of the SoI never helps). When the SoI at 100 % slows it by less than PROF_REF_MIN_EFFECT
+ *    the reference gives no scale: value NAN with the reason.
+ * 2. Rounds as prof_caused's, the SoI idle: the reference's rate alone (the target's work paused) and beside the
+ *    working target, A0 B1 A1 ...; per round rel_i = B_i / mean(A_i-1, A_i), read on the calibration as the SoI
+ *    intensity with the same effect (prof_ref_equiv): the target's equivalent intensity.
+ * 3. value = the median of the rounds' equivalents; se combines prof_rounds_se of them with the calibration's own
+ *    (its standard error where the value lies, read through the curve's slope), distinguishable |value| > 2 se;
+ *    alone and beside are the reference's median rates; basis "reference", reference_* hold the probe's calibration.
+ * The rounds stop as prof_caused's do (min rounds, se target on the alone windows' spread, budget). */
+#define PROF_REF_NLEVELS 5
+#define PROF_REF_MIN_EFFECT 0.05
+extern const double PROF_REF_LEVELS[PROF_REF_NLEVELS]; /* 0, 25, 50, 75, 100 */
+int prof_caused_ref(const struct prof_params *pp, struct prof_meter *m, const char *probe, struct profile_caused *out,
+                    char *why, size_t len);
+/* The intensity at which a non-increasing calibration (levels[i], rel[i]), rel[0] = 1 at levels[0] = 0, reaches rel:
+ * linear between points, the lowest such intensity on a flat stretch; above 1 or below rel[n-1] linear beyond the end
+ * segments (a round faster than alone reads negative, as a raw caused may). NAN when the calibration is flat. */
+double prof_ref_equiv(const double *levels, const double *rel, unsigned n, double r);
 
 /* The standard error above for n per-round values (their median med); 0 when n < 2. */
 double prof_rounds_se(const double *v, unsigned n);

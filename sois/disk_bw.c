@@ -464,4 +464,5 @@ const struct soi_ops soi_disk_write = {
     .measure = dbw_measure,
     .teardown = dbw_teardown,
     .io = SOI_IO_DIR,
+    .caused_ref = "disk-rand", /* a writer's pressure shows on a random reader, not on another writer */
 };

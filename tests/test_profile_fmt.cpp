@@ -68,7 +68,7 @@ const BadCase kBadCases[] = {
     {"tolerated-string", ": sois[0].tolerated: a number in [0, 100] expected, got \"high\""},
     {"top-level-array", ": not an ibench profile (an object expected, got an array of 2)"},
     {"truncated", ": not valid JSON"},
-    {"v1.2-basis-unknown", ": sois[0].caused_detail.basis: \"cpu-second\" or \"wall-second\" expected"},
+    {"v1.2-basis-unknown", ": sois[0].caused_detail.basis: \"cpu-second\", \"wall-second\" or \"reference\" expected"},
     {"v1.2-caused-null-without-reason", ": sois[0].caused_detail.reason: missing"},
     {"v1.2-caused-string", ": sois[0].caused: a number or null expected, got \"3\""},
     {"v1.2-curve-samples-zero", ": sois[0].curve[0].samples: an integer >= 1 expected, got 0"},
@@ -212,6 +212,11 @@ void fill_full(struct profile *p)
     c->occupancy_what = strdup("resident memory");
     c->occupancy_pct = 12.5;
     c->reason = strdup("a note on caused");
+    c->ref_probe = strdup("disk-rand"); // 1.5: a reference's calibration
+    c->ref_unit = strdup("read/s");
+    c->nref = 3;
+    c->ref_levels[0] = 0, c->ref_levels[1] = 50, c->ref_levels[2] = 100;
+    c->ref_rel[0] = 1, c->ref_rel[1] = 0.625, c->ref_rel[2] = 0.125;
     s->have_confidence = 1;
     s->confidence = {6.25, 2.5, strdup("high")};
     s = &p->sois[1];
@@ -356,6 +361,11 @@ void expect_equal(const struct profile &a, const struct profile &b)
         EXPECT_STREQ(c.occupancy_what, d.occupancy_what);
         EXPECT_TRUE(same(c.occupancy_pct, d.occupancy_pct));
         EXPECT_STREQ(c.reason, d.reason);
+        EXPECT_STREQ(c.ref_probe, d.ref_probe);
+        EXPECT_STREQ(c.ref_unit, d.ref_unit);
+        ASSERT_EQ(c.nref, d.nref);
+        for (unsigned k = 0; k < c.nref; k++)
+            EXPECT_TRUE(c.ref_levels[k] == d.ref_levels[k] && c.ref_rel[k] == d.ref_rel[k]) << k;
         EXPECT_EQ(x.have_confidence, y.have_confidence);
         EXPECT_TRUE(same(x.confidence.tolerated_pts, y.confidence.tolerated_pts));
         EXPECT_TRUE(same(x.confidence.noise_pct, y.confidence.noise_pct));
@@ -435,7 +445,7 @@ TEST(ProfileFmt, NewerVersionsUnknownSoiIsAWarningAndEscapesComeOutEscaped)
     ASSERT_EQ(profile_read(f.c_str(), &p, why, sizeof(why)), 0) << why;
     ASSERT_NE(p.warning, nullptr);
     EXPECT_NE(std::string(p.warning).find("1 SoI this ibench does not know"), std::string::npos) << p.warning;
-    EXPECT_NE(std::string(p.warning).find("version 1.9, newer than this ibench's 1.4"), std::string::npos)
+    EXPECT_NE(std::string(p.warning).find("version 1.9, newer than this ibench's 1.5"), std::string::npos)
         << p.warning;
     EXPECT_STREQ(p.sois[2].soi, "l3-cap\x1b[31m") << "the struct keeps the name as the file has it";
     profile_free(&p);
@@ -638,7 +648,8 @@ TEST(ProfileFmt, RoundTrip14)
     char why[512] = "";
     ASSERT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
     const std::string text = slurp(f);
-    EXPECT_NE(text.find("\"version\": \"1.4\""), std::string::npos);
+    EXPECT_NE(text.find("\"version\": \"1.5\""), std::string::npos);
+    EXPECT_NE(text.find("\"probe\": \"disk-rand\""), std::string::npos) << text;
     EXPECT_NE(text.find("\"complete\": true"), std::string::npos) << text;
     EXPECT_NE(text.find("\"steal_pct\": null"), std::string::npos) << "an absent source is null, not 0";
     EXPECT_NE(text.find("\"disturbed_by\": \"io some 93.5 % > 20 %\""), std::string::npos) << text;

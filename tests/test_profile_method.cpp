@@ -33,6 +33,12 @@ struct Fake {
     double cpu_lost = 0;               // share of its CPU time lost while the work runs
     double soi_noise = 0;              // multiplicative, per window
     double occupancy = NAN;            // the target's own occupancy, % (NAN: none)
+    // a caused reference (prof_caused_ref): its speed beside the SoI at x (1 at 0), and beside the working target
+    std::function<double(double)> ref_rel = [](double) { return 1.0; };
+    double ref_target = 1.0;           // its speed while the target works, against alone
+    double ref_noise = 0;              // multiplicative, per window
+    double ref_rate = 5000;            // work per second alone
+    unsigned ref_windows = 0;
     // state
     std::mt19937_64 rng;
     std::normal_distribution<double> nd{0, 1};
@@ -115,6 +121,24 @@ struct Fake {
         return 0;
     }
     static uint64_t clock(void *c) { return of(c)->now; }
+    static int ref_curve(void *c, const double *lv, unsigned n, double *rel, double *rel_se, char *, size_t)
+    {
+        Fake *f = of(c);
+        for (unsigned i = 0; i < n; i++) { // one draw per level, its noise known
+            rel[i] = f->ref_rel(lv[i]) * (1 + f->ref_noise * f->g());
+            rel_se[i] = rel[i] * f->ref_noise;
+        }
+        f->now += (uint64_t)(4.5e9);
+        return 0;
+    }
+    static int ref_window(void *c, double *rate, char *, size_t)
+    {
+        Fake *f = of(c);
+        f->ref_windows++;
+        f->now += 300000000ULL;
+        *rate = f->ref_rate * f->ref_rel(f->x) * (f->work_on ? f->ref_target : 1) * (1 + f->ref_noise * f->g());
+        return 0;
+    }
     static int occ(void *c, double *pct, char *why, size_t len)
     {
         Fake *f = of(c);
@@ -158,6 +182,8 @@ struct Fake {
         m.work = work;
         m.wait_ms = wait;
         m.now_ns = clock;
+        m.ref_curve = ref_curve;
+        m.ref_window = ref_window;
         m.occupancy = occ;
         m.pressure = press;
         return m;
@@ -744,3 +770,90 @@ TEST(ProfileMethod, NoiseFromTheBaseline)
 }
 
 } // namespace
+
+// The inverse of a reference's calibration, exactly: linear between points, the lowest intensity on a flat stretch,
+// beyond either end along the end segments, NAN on a flat calibration.
+TEST(ProfileMethod, ReferenceEquivalentIntensity)
+{
+    const double lv[] = {0, 25, 50, 75, 100}, rel[] = {1, 0.9, 0.9, 0.5, 0.2};
+    EXPECT_DOUBLE_EQ(0, prof_ref_equiv(lv, rel, 5, 1.0));
+    EXPECT_NEAR(12.5, prof_ref_equiv(lv, rel, 5, 0.95), 1e-9);
+    EXPECT_DOUBLE_EQ(25, prof_ref_equiv(lv, rel, 5, 0.9)) << "the lowest intensity on the flat stretch";
+    EXPECT_NEAR(62.5, prof_ref_equiv(lv, rel, 5, 0.7), 1e-9);
+    EXPECT_NEAR(100, prof_ref_equiv(lv, rel, 5, 0.2), 1e-9);
+    EXPECT_NEAR(-25, prof_ref_equiv(lv, rel, 5, 1.1), 1e-9) << "faster than alone: negative, along the first fall";
+    EXPECT_NEAR(100 + 25.0 * 0.1 / 0.3, prof_ref_equiv(lv, rel, 5, 0.1), 1e-12) << "beyond the last point";
+    const double flat[] = {1, 1, 1, 1, 1};
+    EXPECT_TRUE(std::isnan(prof_ref_equiv(lv, flat, 5, 0.9)));
+}
+
+struct profile_caused caused_ref(Fake &f, struct prof_params pp, int *rc = nullptr)
+{
+    struct prof_meter m = f.meter();
+    struct profile_caused c = {};
+    c.occupancy_pct = NAN;
+    char why[256] = "";
+    int r = prof_caused_ref(&pp, &m, "disk-rand", &c, why, sizeof(why));
+    if (rc)
+        *rc = r;
+    else
+        EXPECT_EQ(r, 0) << why;
+    return c;
+}
+
+void caused_ref_free(struct profile_caused &c)
+{
+    caused_free(c);
+    free(c.ref_probe);
+}
+
+// A writer that slows a latency-bound reference to 0.7 where the SoI at 37.5 % would: caused 37.5 through the
+// reference, though the SoI's own rate (which the fake leaves unharmed) would say 0. Seeded noise: within 2 se of
+// the truth; a target that does nothing to the reference: not distinguishable; a reference the SoI does not slow:
+// no figure, and why.
+TEST(ProfileMethod, CausedThroughAReference)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    auto lin = [](double x) { return 1 - 0.008 * x; }; // 0.2 at 100
+    {
+        Fake f(3);
+        f.ref_rel = lin;
+        f.ref_target = 0.7;
+        struct profile_caused c = caused_ref(f, pp);
+        EXPECT_NEAR(c.value, 37.5, 1e-9);
+        EXPECT_EQ(c.distinguishable, 1);
+        EXPECT_STREQ(c.basis, "reference");
+        EXPECT_STREQ(c.ref_probe, "disk-rand");
+        ASSERT_EQ(c.nref, (unsigned)PROF_REF_NLEVELS);
+        EXPECT_DOUBLE_EQ(c.ref_rel[4], 0.2);
+        EXPECT_NEAR(c.beside / c.alone, 0.7, 1e-9);
+        EXPECT_EQ(f.work_on, 0);
+        EXPECT_EQ(f.x, 0) << "the SoI idle while the reference measures the target";
+        caused_ref_free(c);
+    }
+    int covered = 0, nd = 0;
+    for (int seed = 1; seed <= 200; seed++) {
+        Fake f(seed), g(1000 + seed);
+        f.ref_rel = g.ref_rel = lin;
+        f.ref_target = 0.7;
+        f.ref_noise = g.ref_noise = 0.02;
+        struct profile_caused c = caused_ref(f, pp), z = caused_ref(g, pp);
+        covered += std::fabs(c.value - 37.5) <= 2 * c.se + 1e-9 && c.distinguishable == 1;
+        nd += z.distinguishable == 0;
+        caused_ref_free(c);
+        caused_ref_free(z);
+    }
+    printf("caused through a reference, 2 %% noise: 37.5 within 2 se and distinguishable in %d / 200; no effect not "
+           "distinguishable in %d / 200\n", covered, nd);
+    EXPECT_GE(covered, 180);
+    EXPECT_GE(nd, 180);
+    Fake deaf(5); // the reference does not feel the SoI: no scale
+    deaf.ref_rel = [](double x) { return 1 - 0.0004 * x; };
+    deaf.ref_target = 0.5;
+    struct profile_caused c = caused_ref(deaf, pp);
+    EXPECT_TRUE(std::isnan(c.value));
+    ASSERT_NE(c.reason, nullptr);
+    EXPECT_NE(strstr(c.reason, "slowed by 4.0 % beside the SoI at 100 %"), nullptr) << c.reason;
+    caused_ref_free(c);
+}
