@@ -474,6 +474,14 @@ double prof_ref_equiv(const double *lv, const double *rel, unsigned n, double r)
     return lv[n - 1] + (rel[n - 1] - r) * (lv[n - 1] - lv[k - 1]) / (rel[k - 1] - rel[n - 1]);
 }
 
+/* The equivalent intensity, within the calibration's range: 0 for a reference at least as fast as alone, 100 for
+ * one slower than beside the SoI at 100 % (a pressure is capped at 100 anyway). */
+static double ref_equiv_clamped(const struct profile_caused *c, double r)
+{
+    double x = prof_ref_equiv(c->ref_levels, c->ref_rel, c->nref, r);
+    return isfinite(x) ? fmin(c->ref_levels[c->nref - 1], fmax(0, x)) : x;
+}
+
 static int ref_window(const struct prof_params *pp, struct prof_meter *m, double *rate, char *why, size_t len)
 {
     int rc = m->wait_ms(m->ctx, pp->settle_ms, why, len);
@@ -515,7 +523,7 @@ int prof_caused_ref(const struct prof_params *pp, struct prof_meter *m, const ch
     unsigned maxr = pp->caused_max_rounds > PROF_MAX_ROUNDS ? PROF_MAX_ROUNDS : pp->caused_max_rounds;
     maxr = maxr < minr ? minr : maxr;
     const uint64_t budget = (uint64_t)(pp->caused_budget_s * 1e9), t0 = m->now_ns(m->ctx);
-    double a[PROF_MAX_ROUNDS + 1], b[PROF_MAX_ROUNDS], x[PROF_MAX_ROUNDS], t[PROF_MAX_ROUNDS + 1];
+    double a[PROF_MAX_ROUNDS + 1], b[PROF_MAX_ROUNDS], q[PROF_MAX_ROUNDS], t[PROF_MAX_ROUNDS + 1];
     unsigned n = 0;
     say(m, "caused: the %s reference alone and beside the working target, alternating", probe);
     rc = m->work(m->ctx, 0, why, len);
@@ -530,13 +538,12 @@ int prof_caused_ref(const struct prof_params *pp, struct prof_meter *m, const ch
             rc = ib_why(why, len, -EIO, "the %s reference did no measurable work in a window", probe);
             break;
         }
-        x[r - 1] = prof_ref_equiv(out->ref_levels, out->ref_rel, out->nref, b[r - 1] / base);
+        q[r - 1] = 100 * b[r - 1] / base; /* the reference's speed beside the target, % of alone */
         n = r;
         if (r < minr)
             continue;
-        double pred = 1.2533 * rsd(a, r + 1) * sqrt(1.5) / sqrt((double)r) *
-                      (PROF_REF_LEVELS[PROF_REF_NLEVELS - 1] / top); /* points of equivalent intensity */
-        if ((pred <= pp->caused_se_target && prof_rounds_se(x, r) <= 2 * pp->caused_se_target) ||
+        double pred = 1.2533 * 100 * rsd(a, r + 1) * sqrt(1.5) / sqrt((double)r);
+        if ((pred <= pp->caused_se_target && prof_rounds_se(q, r) <= 2 * pp->caused_se_target) ||
             m->now_ns(m->ctx) - t0 >= budget)
             break;
     }
@@ -548,32 +555,42 @@ int prof_caused_ref(const struct prof_params *pp, struct prof_meter *m, const ch
     out->rounds = malloc(n * sizeof(double));
     if (!out->rounds)
         return ib_why(why, len, -ENOMEM, "out of memory");
-    memcpy(out->rounds, x, n * sizeof(double));
+    for (unsigned i = 0; i < n; i++)
+        out->rounds[i] = ref_equiv_clamped(out, q[i] / 100);
     out->nrounds = n;
-    memcpy(t, x, n * sizeof(double));
-    out->value = ib_median(t, n);
-    /* the calibration's own uncertainty where the value lies: its se there, interpolated, through the curve */
-    double r0 = out->ref_rel[0], h = 0;
+    /* decided in the reference's own terms, where its noise is its own: the MEAN relative speed and its se (a
+     * program beside the target lives through its bursts -- a buffered writer's writeback slows a reader in some
+     * windows and not others, and a median of rounds would discard exactly those), then read on the calibration. A
+     * calibration flat over most of its range (a disk hurts a reader only once saturated) would turn each round's
+     * noise into tens of points of intensity, so rounds are not averaged after mapping: the mean is mapped, and so
+     * is the interval of one se around it. */
+    double mean = 0, sdq = n > 1 ? sd_of(q, n, &mean) : (mean = q[0], 0);
+    const double med = mean / 100,
+                 se_rel = n > 1 ? sdq / sqrt((double)n) * ib_t975(n - 1) / 1.96 * sqrt(1 + (double)(n - 1) / (3.0 * n)) / 100
+                                : 0;
+    (void)t;
+    out->value = ref_equiv_clamped(out, med);
+    const double sr = fabs(ref_equiv_clamped(out, med - se_rel) - ref_equiv_clamped(out, med + se_rel)) / 2;
+    /* the calibration's own uncertainty at that point, interpolated, through the curve */
+    double h = 0;
     for (unsigned k = 1; k < out->nref; k++)
         if (out->value <= out->ref_levels[k] || k == out->nref - 1) {
             double f = (out->value - out->ref_levels[k - 1]) / (out->ref_levels[k] - out->ref_levels[k - 1]);
             f = fmin(1, fmax(0, f));
-            r0 = out->ref_rel[k - 1] + f * (out->ref_rel[k] - out->ref_rel[k - 1]);
-            double s0 = isfinite(rel_se[k - 1]) ? rel_se[k - 1] : 0, s1 = isfinite(rel_se[k]) ? rel_se[k] : 0;
-            h = (k - 1 == 0 ? 0 : s0) + f * (s1 - (k - 1 == 0 ? 0 : s0)); /* the 0 level is the scale's 1 */
+            double s0 = k - 1 == 0 || !isfinite(rel_se[k - 1]) ? 0 : rel_se[k - 1]; /* level 0 is the scale's 1 */
+            double s1 = isfinite(rel_se[k]) ? rel_se[k] : 0;
+            h = s0 + f * (s1 - s0);
             break;
         }
-    const double sc = h > 0 ? fabs(prof_ref_equiv(out->ref_levels, out->ref_rel, out->nref, r0 - h) -
-                                   prof_ref_equiv(out->ref_levels, out->ref_rel, out->nref, r0 + h)) / 2
-                            : 0;
-    const double sr = prof_rounds_se(x, n);
-    out->se = sqrt(sr * sr + (isfinite(sc) ? sc * sc : 0));
-    out->distinguishable = fabs(out->value) > 2 * out->se;
+    const double sc = h > 0 ? fabs(ref_equiv_clamped(out, med - h) - ref_equiv_clamped(out, med + h)) / 2 : 0;
+    out->se = sqrt(sr * sr + sc * sc);
+    out->distinguishable = 1 - med > 2 * se_rel; /* slowed beyond its noise; faster than alone counts 0 */
     memcpy(t, a, (n + 1) * sizeof(double));
     out->alone = ib_median(t, n + 1);
     memcpy(t, b, n * sizeof(double));
     out->beside = ib_median(t, n);
-    say(m, "caused %+.1f +- %.1f %% (equivalent intensity, through %s) over %u rounds", out->value, out->se, probe, n);
+    say(m, "caused %.1f +- %.1f %% (equivalent intensity; the %s reference at %.3f of its speed alone) over %u rounds",
+        out->value, out->se, probe, med, n);
     return 0;
 }
 

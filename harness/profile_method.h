@@ -158,11 +158,15 @@ int prof_caused(const struct prof_params *pp, struct prof_meter *m, struct profi
  *    (a running minimum: more of the SoI never helps). When the SoI at 100 % slows it by less than PROF_REF_MIN_EFFECT
  *    the reference gives no scale: value NAN with the reason.
  * 2. Rounds as prof_caused's, the SoI idle: the reference's rate alone (the target's work paused) and beside the
- *    working target, A0 B1 A1 ...; per round rel_i = B_i / mean(A_i-1, A_i), read on the calibration as the SoI
- *    intensity with the same effect (prof_ref_equiv): the target's equivalent intensity.
- * 3. value = the median of the rounds' equivalents; se combines prof_rounds_se of them with the calibration's own
- *    (its standard error where the value lies, read through the curve's slope), distinguishable |value| > 2 se;
- *    alone and beside are the reference's median rates; basis "reference", reference_* hold the probe's calibration.
+ *    working target, A0 B1 A1 ...; per round rel_i = B_i / mean(A_i-1, A_i).
+ * 3. Decided in the reference's own terms: distinguishable when 1 - mean(rel) > 2 se (the mean's, with prof_rounds_se's
+ *    small-sample and shared-window factors); the mean, not the median: a program beside the target lives through
+ *    its bursts (a buffered writer's writeback). A reference faster beside the target counts 0. value = the mean
+ *    rel read on the calibration as the
+ *    SoI intensity with the same effect (prof_ref_equiv), clamped to 0-100; se = half the width of the interval of
+ *    one se of rel around the median read the same way, combined with the calibration's own se at that point.
+ *    rounds[] hold each round read alone (clamped), alone/beside the reference's median rates; basis "reference",
+ *    reference_* hold the probe's calibration.
  * The rounds stop as prof_caused's do (min rounds, se target on the alone windows' spread, budget). */
 #define PROF_REF_NLEVELS 5
 #define PROF_REF_MIN_EFFECT 0.05

@@ -36,6 +36,8 @@ struct Fake {
     // a caused reference (prof_caused_ref): its speed beside the SoI at x (1 at 0), and beside the working target
     std::function<double(double)> ref_rel = [](double) { return 1.0; };
     double ref_target = 1.0;           // its speed while the target works, against alone
+    std::vector<double> ref_bursts;    // non-empty: the target's effect window by window, in turn (a bursty target)
+    unsigned ref_beside = 0;
     double ref_noise = 0;              // multiplicative, per window
     double ref_rate = 5000;            // work per second alone
     unsigned ref_windows = 0;
@@ -136,7 +138,10 @@ struct Fake {
         Fake *f = of(c);
         f->ref_windows++;
         f->now += 300000000ULL;
-        *rate = f->ref_rate * f->ref_rel(f->x) * (f->work_on ? f->ref_target : 1) * (1 + f->ref_noise * f->g());
+        double eff = f->ref_target;
+        if (f->work_on && !f->ref_bursts.empty())
+            eff = f->ref_bursts[f->ref_beside++ % f->ref_bursts.size()];
+        *rate = f->ref_rate * f->ref_rel(f->x) * (f->work_on ? eff : 1) * (1 + f->ref_noise * f->g());
         return 0;
     }
     static int occ(void *c, double *pct, char *why, size_t len)
@@ -848,6 +853,23 @@ TEST(ProfileMethod, CausedThroughAReference)
            "distinguishable in %d / 200\n", covered, nd);
     EXPECT_GE(covered, 180);
     EXPECT_GE(nd, 180);
+    Fake bursty(6); // writeback: the reference at 0.1 in one window of three beside the target, unharmed in the others;
+    bursty.ref_rel = lin; // what it lives through is their mean, 0.7: 37.5 (a median of rounds would say 0)
+    bursty.ref_bursts = {1.0, 1.0, 0.1};
+    pp.caused_min_rounds = 24; // every kind of window alike; enough rounds to tell it from 0
+    pp.caused_max_rounds = 24;
+    struct profile_caused bc = caused_ref(bursty, pp);
+    EXPECT_NEAR(bc.value, 37.5, 1e-9);
+    EXPECT_EQ(bc.distinguishable, 1);
+    caused_ref_free(bc);
+    prof_params_default(&pp);
+    Fake faster(4); // the reference faster beside the target: no pressure, nothing to distinguish
+    faster.ref_rel = lin;
+    faster.ref_target = 1.2;
+    struct profile_caused fc = caused_ref(faster, pp);
+    EXPECT_EQ(fc.value, 0);
+    EXPECT_EQ(fc.distinguishable, 0);
+    caused_ref_free(fc);
     Fake deaf(5); // the reference does not feel the SoI: no scale
     deaf.ref_rel = [](double x) { return 1 - 0.0004 * x; };
     deaf.ref_target = 0.5;
