@@ -96,6 +96,8 @@ static const char *ws(const char *p, const char *e)
 
 static const char *skip_string(const char *p, const char *e) /* p at the opening quote */
 {
+    if (!p || p >= e || *p != '"')
+        return NULL;
     for (p++; p < e; p++)
         if (*p == '\\')
             p++;
@@ -110,10 +112,11 @@ static const char *skip_value(const char *p, const char *e)
         return NULL;
     if (*p == '"')
         return skip_string(p, e);
-    if (*p != '{' && *p != '[') {
-        while (p < e && !strchr(",]} \t\r\n", *p))
-            p++;
-        return p;
+    if (*p != '{' && *p != '[') { /* a number or a literal: at least one character, or it is not a value */
+        const char *q = p;
+        while (q < e && *q && !strchr(",]}: \t\r\n", *q))
+            q++;
+        return q > p ? q : NULL;
     }
     long depth = 0;
     while (p && p < e) {
@@ -161,7 +164,7 @@ static long count(const char *p, const char *e, bool score)
     bool obj = *p == '{';
     long n = 0;
     p = ws(p + 1, e);
-    while (p && *p != ']' && *p != '}') {
+    while (p && *p != ']' && *p != '}') { /* every turn consumes a value or gives up: no loop on malformed text */
         if (obj && (!(p = skip_string(p, e)) || !(p = ws(p, e)) || *p != ':'))
             return -1;
         const char *v = obj ? p + 1 : p, *sc = score ? member(v, e, "Score") : NULL;
@@ -170,6 +173,8 @@ static long count(const char *p, const char *e, bool score)
             return -1;
         if (*p == ',')
             p = ws(p + 1, e);
+        else if (*p != ']' && *p != '}')
+            return -1;
     }
     return p ? n : -1;
 }

@@ -478,9 +478,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (since(&q->t0) > s->o.timeout_s)
             return cut_off(s, c, q, MHD_HTTP_REQUEST_TIMEOUT, E408);
         if (q->len + n > q->cap) {
-            size_t cap = q->clen >= q->len + n ? q->clen : q->cap ? q->cap : 16384; /* the announced length at once */
+            /* doubling with what arrives, never past the announced length: a client holds memory only for bytes it
+             * has sent, not for a Content-Length it announces and never sends */
+            size_t cap = q->cap ? q->cap : 16384;
             while (cap < q->len + n)
                 cap *= 2;
+            if (q->clen >= q->len + n && cap > q->clen)
+                cap = q->clen;
             if (cap > s->o.max_body)
                 cap = s->o.max_body;
             size_t grow = cap - q->cap;

@@ -821,7 +821,7 @@ TEST(ExtenderStall, BodyMemoryBoundsBodiesOfAllConnections)
     for (int &f : fd) {
         f = connect_to(s.port());
         ASSERT_GE(f, 0);
-        send_all(f, head + std::string(4096, ' '));
+        send_all(f, head + std::string(600u << 10, ' ')); // past 512 KiB: its buffer doubles to the whole 1 MiB
         usleep(100000);
     }
     bool closed = false;
@@ -839,6 +839,26 @@ TEST(ExtenderStall, BodyMemoryBoundsBodiesOfAllConnections)
     ASSERT_EQ(parse_prometheus(body_of(http(s.port(), "GET", "/metrics")), &m), "");
     EXPECT_EQ(metric(m, "ibench_extender_http_body_bytes_held", {}), 0) << "body memory not given back";
     EXPECT_EQ(g_calls.load(), 0);
+}
+
+// The log's scanner reads client bodies that are not JSON (the handler has answered 400): each is answered at
+// --log-level info within a second, none hangs a thread (a value that consumes no character once looped forever).
+TEST(ExtenderObserve, LogScannerSurvivesMalformedBodies)
+{
+    Extender x({"--profiles", kFix + "store", "--log-level", "info", "--threads", "1"});
+    ASSERT_GT(x.port(), 0) << x.err();
+    const std::string nul(1, '\0');
+    const std::vector<std::string> bodies = {
+        "{\"NodeNames\": [" + nul + "]}", "{\"NodeNames\": [1 2]}", "{\"NodeNames\": [,]}", "{\"Nodes\": {\"items\": [1,",
+        "{\"Nodes\": {\"items\": [{}:]}}", "{\"Pod\": {\"metadata\": {\"name\": \"x", "{\"Pod\" " + nul + ": 1}", "[", "{",
+        "{\"NodeNames\": [\"a\", :]}", "{\"NodeNames\": [\"\\"};
+    for (const std::string &b : bodies) {
+        auto t0 = Clock::now();
+        std::string r = http(x.port(), "POST", "/filter", b, 3);
+        EXPECT_EQ(status_of(r), 400) << b << ": " << r;
+        EXPECT_LT(secs_since(t0), 1.0 * ib_test::kHangScale) << b;
+    }
+    EXPECT_EQ(x.stop(), 0) << x.err();
 }
 
 // Item 6: /healthz alive, /readyz ready while the store can be read and 503 with a JSON reason once it cannot,
