@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,9 +28,11 @@ static void extender_usage(void)
     printf("usage: ibench extender [--listen ADDR:PORT] [--profiles DIR] [--margin M]\n"
            "                       [--unknown pessimistic|optimistic] [--refuse established|uncertain]\n"
            "                       [--tls-cert F --tls-key F] [--threads N]\n"
-           "                       [--max-body BYTES] [--max-connections N] [--timeout S]\n\n"
+           "                       [--max-body BYTES] [--body-memory BYTES] [--max-connections N]\n"
+           "                       [--max-per-address N] [--timeout S] [--log-level off|error|info|debug]\n\n"
            "The Kubernetes scheduler extender (docs/extender.md): kube-scheduler POSTs an ExtenderArgs to /filter\n"
-           "and /prioritize and gets place colocate's decisions for the pod on each node; GET /healthz answers \"ok\".\n"
+           "and /prioritize and gets place colocate's decisions for the pod on each node.  GET /healthz answers\n"
+           "\"ok\" (alive), GET /readyz \"ok\" once the store is readable (else 503), GET /metrics the Prometheus text.\n"
            "  --listen ADDR:PORT  where to listen (default 127.0.0.1:%d, loopback); numeric addresses, [::1]:PORT\n"
            "                      for IPv6; port 0 picks a free one (printed)\n"
            "  --profiles DIR      the profile store: NAME.json profiles, nodes/NAME.json (default .)\n"
@@ -39,14 +42,20 @@ static void extender_usage(void)
            "  --tls-cert F --tls-key F    HTTPS with this PEM certificate and key (both or neither)\n"
            "  --threads N         the server's thread pool (default 2)\n"
            "  --max-body BYTES    larger request bodies are refused with 413 (default %u; K, M suffixes)\n"
-           "  --max-connections N connections open at once (default %u); more wait until one closes. Memory is\n"
-           "                      bounded by N x max-body (bodies arriving) plus threads x the parse of one\n"
+           "  --body-memory BYTES request bodies arriving on all connections together; past it a body is refused\n"
+           "                      with 503 (default %u, at least --max-body)\n"
+           "  --max-connections N connections at once (default %u), --max-per-address N of them from one client\n"
+           "                      address (default %u).  At a limit the connection idle the longest is closed to\n"
+           "                      admit the new one; only when all are mid-request is the new one refused\n"
            "  --timeout S         an idle connection is closed after S seconds, and a body must arrive complete\n"
-           "                      within S seconds (408) (default 10)\n"
+           "                      within S seconds (408) (default %u: below kube-scheduler's httpTimeout of 5 s)\n"
+           "  --log-level L       one JSON line per request on stderr: off, error (5xx and requests cut off),\n"
+           "                      info (every request), debug (also connections evicted or refused); default error\n"
            "It prints \"ibench extender: listening on http://ADDR:PORT\" on stderr once ready and serves until SIGINT\n"
            "or SIGTERM, then stops cleanly. Exit 0 after a clean stop, 2 on bad options, 1 when it cannot listen\n"
            "(the reason is printed), 77 when TLS is asked of a libmicrohttpd without it.\n",
-           PL_EXT_PORT, PL_COLOC_MARGIN, PL_EXT_MAX_BODY, EXT_DEFAULT_CONNS);
+           PL_EXT_PORT, PL_COLOC_MARGIN, PL_EXT_MAX_BODY, EXT_DEFAULT_BODY_MEMORY, EXT_DEFAULT_CONNS,
+           EXT_DEFAULT_PER_ADDRESS, EXT_DEFAULT_TIMEOUT_S);
 }
 
 /* A PEM file, whole, NUL-terminated (at most MAX_PEM). */
@@ -75,9 +84,148 @@ static int handle(void *ctx, const char *verb, const char *body, size_t len, cha
     return pl_extender_handle(ctx, verb, body, len, out, status);
 }
 
+static bool ready(void *ctx, char *why, size_t len) { return pl_extender_ready(ctx, why, len); }
+static int metrics(void *ctx, char **text) { return pl_extender_metrics(ctx, text); }
+
+/* ---- the log line's fields, read from the request and the answer by a scanner that builds no tree: a request of
+ * 1000 real-sized nodes (10 MB) takes jansson about 170 ms to parse and this a few ms to walk.  Malformed JSON
+ * gives no field (the handler has answered 400 already). */
+static const char *ws(const char *p, const char *e)
+{
+    while (p && p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    return p && p < e ? p : NULL;
+}
+
+static const char *skip_string(const char *p, const char *e) /* p at the opening quote */
+{
+    if (!p || p >= e || *p != '"')
+        return NULL;
+    for (p++; p < e; p++)
+        if (*p == '\\')
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    return NULL;
+}
+
+static const char *skip_value(const char *p, const char *e)
+{
+    if (!(p = ws(p, e)))
+        return NULL;
+    if (*p == '"')
+        return skip_string(p, e);
+    if (*p != '{' && *p != '[') { /* a number or a literal: at least one character, or it is not a value */
+        const char *q = p;
+        while (q < e && *q && !strchr(",]}: \t\r\n", *q))
+            q++;
+        return q > p ? q : NULL;
+    }
+    long depth = 0;
+    while (p && p < e) {
+        if (*p == '"') {
+            p = skip_string(p, e);
+            continue;
+        }
+        depth += (*p == '{' || *p == '[') - (*p == '}' || *p == ']');
+        p++;
+        if (!depth)
+            return p;
+    }
+    return NULL;
+}
+
+/* The value of key in the object at p (matched without case, as Go's decoder does); NULL if none. */
+static const char *member(const char *p, const char *e, const char *key)
+{
+    if (!(p = ws(p, e)) || *p != '{')
+        return NULL;
+    p++;
+    size_t kl = strlen(key);
+    while ((p = ws(p, e)) && *p == '"') {
+        const char *k = p + 1;
+        if (!(p = skip_string(p, e)))
+            return NULL;
+        size_t n = (size_t)(p - 1 - k);
+        if (!(p = ws(p, e)) || *p != ':' || !(p = ws(p + 1, e)))
+            return NULL;
+        if (n == kl && !strncasecmp(k, key, kl))
+            return p;
+        if (!(p = ws(skip_value(p, e), e)) || *p != ',')
+            return NULL;
+        p++;
+    }
+    return NULL;
+}
+
+/* Elements of the array (or members of the object) at p; -1 if neither.  With score, only elements whose "Score"
+ * is above 0. */
+static long count(const char *p, const char *e, bool score)
+{
+    if (!(p = ws(p, e)) || (*p != '[' && *p != '{'))
+        return -1;
+    bool obj = *p == '{';
+    long n = 0;
+    p = ws(p + 1, e);
+    while (p && *p != ']' && *p != '}') { /* every turn consumes a value or gives up: no loop on malformed text */
+        if (obj && (!(p = skip_string(p, e)) || !(p = ws(p, e)) || *p != ':'))
+            return -1;
+        const char *v = obj ? p + 1 : p, *sc = score ? member(v, e, "Score") : NULL;
+        n += !score || (sc && strtol(sc, NULL, 10) > 0);
+        if (!(p = ws(skip_value(v, e), e)))
+            return -1;
+        if (*p == ',')
+            p = ws(p + 1, e);
+        else if (*p != ']' && *p != '}')
+            return -1;
+    }
+    return p ? n : -1;
+}
+
+/* The string at p, copied raw (escapes kept) into b; false if not a string. */
+static bool string_at(const char *p, const char *e, char *b, size_t len)
+{
+    const char *q = (p = ws(p, e)) && *p == '"' ? skip_string(p, e) : NULL;
+    if (!q)
+        return false;
+    snprintf(b, len, "%.*s", (int)(q - p - 2 < (long)len ? q - p - 2 : (long)len - 1), p + 1);
+    return true;
+}
+
+static void log_fields(void *ctx, const char *verb, const char *body, size_t len, const char *answer, json_t *line)
+{
+    (void)ctx;
+    const char *e = body + len, *pod = member(body, e, "Pod"), *md = pod ? member(pod, e, "metadata") : NULL;
+    char ns[128] = "", name[256] = "", who[400];
+    if (md && string_at(member(md, e, "name"), e, name, sizeof name)) {
+        string_at(member(md, e, "namespace"), e, ns, sizeof ns);
+        snprintf(who, sizeof who, "%s%s%s", ns, ns[0] ? "/" : "", name);
+        json_object_set_new(line, "pod", json_string(who));
+    }
+    const char *nodes = member(body, e, "Nodes");
+    long in = nodes && *nodes == '{' ? count(member(nodes, e, "items"), e, false) : -1;
+    if (in < 0)
+        in = count(member(body, e, "NodeNames"), e, false);
+    if (in >= 0)
+        json_object_set_new(line, "nodes_in", json_integer(in));
+    const char *ae = answer + strlen(answer);
+    long kept;
+    if (!strcmp(verb, "filter")) {
+        const char *an = member(answer, ae, "Nodes");
+        kept = an && *an == '{' ? count(member(an, ae, "items"), ae, false) : count(member(answer, ae, "NodeNames"), ae, false);
+        char err[256];
+        if (string_at(member(answer, ae, "Error"), ae, err, sizeof err) && err[0])
+            json_object_set_new(line, "error", json_string(err));
+    } else {
+        kept = count(answer, ae, true); /* scored above 0 */
+    }
+    if (kept >= 0)
+        json_object_set_new(line, "nodes_out", json_integer(kept));
+}
+
 enum {
     OPT_PROFILES = 256, OPT_MARGIN, OPT_UNKNOWN, OPT_CERT, OPT_KEY, OPT_THREADS, OPT_MAXBODY, OPT_TIMEOUT, OPT_CONNS,
-    OPT_REFUSE
+    OPT_PER_ADDR, OPT_BODYMEM, OPT_LOGLEVEL, OPT_REFUSE
 };
 
 int cmd_extender(int argc, char **argv)
@@ -88,6 +236,9 @@ int cmd_extender(int argc, char **argv)
         {"tls-cert", required_argument, 0, OPT_CERT},   {"tls-key", required_argument, 0, OPT_KEY},
         {"threads", required_argument, 0, OPT_THREADS}, {"max-body", required_argument, 0, OPT_MAXBODY},
         {"max-connections", required_argument, 0, OPT_CONNS},
+        {"max-per-address", required_argument, 0, OPT_PER_ADDR},
+        {"body-memory", required_argument, 0, OPT_BODYMEM},
+        {"log-level", required_argument, 0, OPT_LOGLEVEL},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"help", no_argument, 0, 'h'},
         {"refuse", required_argument, 0, OPT_REFUSE},
         {0, 0, 0, 0}};
@@ -96,8 +247,12 @@ int cmd_extender(int argc, char **argv)
     const char *addr = deflt, *cert = NULL, *key = NULL;
     struct pl_extender_opts xo = {.profiles = ".", .margin = PL_COLOC_MARGIN, .pessimistic = true,
                                   .established = true};
-    unsigned long threads = 2, timeout = 10, conns = EXT_DEFAULT_CONNS;
-    uint64_t max_body = PL_EXT_MAX_BODY;
+    unsigned long threads = 2, timeout = EXT_DEFAULT_TIMEOUT_S, conns = EXT_DEFAULT_CONNS,
+                  per_addr = EXT_DEFAULT_PER_ADDRESS;
+    uint64_t max_body = PL_EXT_MAX_BODY, body_mem = EXT_DEFAULT_BODY_MEMORY;
+    bool body_mem_set = false, per_addr_set = false;
+    enum ext_log_level level = EXT_LOG_ERROR;
+    static const char *const levels[] = {"off", "error", "info", "debug"};
     int c;
     optind = 0;
     opterr = 0;
@@ -133,6 +288,25 @@ int cmd_extender(int argc, char **argv)
             if (parse_uint(optarg, 1, 4096, &conns) < 0)
                 return cli_fail(IB_EXIT_USAGE, CMD, "--max-connections '%s': 1-4096 expected", optarg);
             break;
+        case OPT_PER_ADDR:
+            if (parse_uint(optarg, 1, 4096, &per_addr) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--max-per-address '%s': 1-4096 expected", optarg);
+            per_addr_set = true;
+            break;
+        case OPT_BODYMEM:
+            if (parse_size(optarg, &body_mem) < 0 || body_mem < 1 || body_mem > (16ull << 30))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--body-memory '%s': 1 byte to 16 GiB expected", optarg);
+            body_mem_set = true;
+            break;
+        case OPT_LOGLEVEL: {
+            unsigned i = 0;
+            while (i < 4 && strcmp(optarg, levels[i]))
+                i++;
+            if (i == 4)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--log-level '%s': off, error, info or debug expected", optarg);
+            level = (enum ext_log_level)i;
+            break;
+        }
         case OPT_TIMEOUT:
             if (parse_uint(optarg, 1, 3600, &timeout) < 0)
                 return cli_fail(IB_EXIT_USAGE, CMD, "--timeout '%s': 1-3600 seconds expected", optarg);
@@ -146,6 +320,16 @@ int cmd_extender(int argc, char **argv)
     if (conns <= threads) /* libmicrohttpd shares the limit among the pool's threads: each needs one at least */
         return cli_fail(IB_EXIT_USAGE, CMD, "--max-connections %lu: more than --threads (%lu) expected", conns,
                         threads);
+    if (!per_addr_set && per_addr > conns)
+        per_addr = conns;
+    if (per_addr > conns)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--max-per-address %lu: at most --max-connections (%lu) expected",
+                        per_addr, conns);
+    if (!body_mem_set && body_mem < max_body)
+        body_mem = max_body;
+    if (body_mem < max_body) /* a body of the largest size must fit */
+        return cli_fail(IB_EXIT_USAGE, CMD, "--body-memory %llu: at least --max-body (%llu) expected",
+                        (unsigned long long)body_mem, (unsigned long long)max_body);
     if (!cert != !key)
         return cli_fail(IB_EXIT_USAGE, CMD, "--tls-cert and --tls-key go together");
     struct stat st;
@@ -168,9 +352,11 @@ int cmd_extender(int argc, char **argv)
         return cli_fail(cli_exit_for(rc, 0), CMD, "%s", why);
     }
     struct ext_server_opts so = {.addr = (struct sockaddr *)&sa, .addrlen = salen, .threads = (unsigned)threads,
-                                 .max_conns = (unsigned)conns, .max_body = (size_t)max_body,
+                                 .max_conns = (unsigned)conns, .per_address = (unsigned)per_addr,
+                                 .max_body = (size_t)max_body, .body_memory = (size_t)body_mem,
                                  .timeout_s = (unsigned)timeout, .tls_cert = cpem, .tls_key = kpem, .handler = handle,
-                                 .ctx = x};
+                                 .ctx = x, .ready = ready, .metrics = metrics, .log_fields = log_fields,
+                                 .log_level = level};
     struct ext_server *s = NULL;
     cli_signals_install();
     rc = ext_server_start(&so, &s, why, sizeof(why));

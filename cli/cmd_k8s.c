@@ -23,11 +23,10 @@
 #define K8S_LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
 /* The store's ConfigMap in deploy/kubernetes (the extender mounts it). */
 #define K8S_STORE_DEFAULT "ibench-profiles"
-/* A profile name ends up as a ConfigMap key NAME.json (at most 253 characters) and a file name in the mount. */
-#define K8S_NAME_MAX (253 - 5)
 /* Compact and exact: the doubles read back bit for bit (as profile_write writes them). */
 #define K8S_COMPACT_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
 
+_Static_assert(PL_EXT_NAME_MAX == 248, "the usage below says 248");
 static const char k8s_usage[] =
     "usage: ibench k8s profile-annotations PROFILE [--name NAME] [--compact | --configmap CM [--namespace NS]] "
     "[--json]\n"
@@ -37,7 +36,8 @@ static const char k8s_usage[] =
     "  kubectl annotate --overwrite pod|node X \"$(ibench k8s ...)\"   (quote it: values may hold spaces)\n"
     "or, with --json, a merge patch {\"metadata\": {\"annotations\": {...}}} for kubectl patch --type merge -p.\n\n"
     "profile-annotations  " PL_EXT_ANN_PROFILE "=NAME for a pod; NAME defaults to PROFILE's file name without .json\n"
-    "                     (letters, digits, '-', '_', '.', starting with a letter or digit; at most 248).  The\n"
+    "                     (letters, digits, '-', '_', '.', starting with a letter or digit; at most 248:\n"
+    "                     the ConfigMap key NAME.json is at most 253).  The\n"
     "                     profile is read and validated; its compact JSON, JSON-escaped as kubectl apply's\n"
     "                     " K8S_LAST_APPLIED " annotation\n"
     "                     would hold it, must fit Kubernetes' 262144-byte annotation limit, else exit 2.\n"
@@ -55,7 +55,7 @@ static const char k8s_usage[] =
 static int name_ok(const char *s)
 {
     size_t n = strlen(s);
-    if (n == 0 || n > K8S_NAME_MAX)
+    if (n == 0 || n > PL_EXT_NAME_MAX)
         return 0;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
@@ -139,7 +139,7 @@ static int profile_annotations(int argc, char **argv)
         return cli_fail(IB_EXIT_USAGE, cmd, "bad --namespace '%s': a Kubernetes namespace (a-z, 0-9, '-')", ns);
 
     /* the default name: the file's base name without .json */
-    char base[K8S_NAME_MAX + 8] = "";
+    char base[PL_EXT_NAME_MAX + 8] = "";
     if (!name) {
         const char *b = strrchr(path, '/');
         b = b ? b + 1 : path;
@@ -157,7 +157,7 @@ static int profile_annotations(int argc, char **argv)
     } else if (!name_ok(name)) {
         return cli_fail(IB_EXIT_USAGE, cmd,
                         "bad --name '%s': letters, digits, '-', '_', '.', starting with a letter or digit, at most %d",
-                        name, K8S_NAME_MAX);
+                        name, PL_EXT_NAME_MAX);
     }
 
     /* what the extender would refuse is refused here */
@@ -199,7 +199,7 @@ static int profile_annotations(int argc, char **argv)
             printf("  namespace: %s\n", ns);
         printf("  labels:\n    app.kubernetes.io/part-of: ibench\ndata:\n  %s.json: |-\n    %s\n", name, text);
     } else if (json) {
-        char key[K8S_NAME_MAX + 8];
+        char key[PL_EXT_NAME_MAX + 8];
         snprintf(key, sizeof(key), "%s.json", name);
         json_t *out = json_pack("{s:{s:{s:s}},s:s,s:I,s:i}", "metadata", "annotations", PL_EXT_ANN_PROFILE, name,
                                 "store_key", key, "annotation_bytes", (json_int_t)bytes, "limit_bytes",

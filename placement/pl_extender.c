@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include "pl_extender.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -86,7 +87,7 @@ void pl_extender_free(struct pl_extender *x)
 
 static bool good_name(const char *s)
 {
-    if (!*s || strlen(s) > 200 || !strcmp(s, ".") || !strcmp(s, ".."))
+    if (!*s || strlen(s) > PL_EXT_NAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
         return false;
     return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(s);
 }
@@ -178,31 +179,61 @@ static const char *annotation(json_t *obj, const char *key)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-/* A Kubernetes quantity ("500m", "2", "4Gi", "1G", "1e3") in base units; -1 when it is not one. */
+/* A Kubernetes quantity in base units (resource.Quantity's grammar: an unsigned decimal number, then a binary suffix
+ * Ki..Ei, a decimal one m, k, M..E, or an exponent e3 / E-3): "500m", "2", "4Gi", "1e3", ".5".  -1 when it is not
+ * one, is negative or is not finite ("abc", "-3", "1e400", "inf", "0x10", " 1"): a 400, never 0 or unlimited. */
 static double quantity(const char *s)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !isfinite(v) || v < 0)
+    static const char dig[] = "0123456789";
+    const char *p = s + (*s == '+');
+    size_t ip = strspn(p, dig), fp = 0, n = ip;
+    if (p[n] == '.')
+        fp = strspn(p + n + 1, dig), n += 1 + fp;
+    if ((!ip && !fp) || n > 64)
         return -1;
     static const struct {
         const char *suf;
         double mul;
-    } u[] = {{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0}, {"m", 1e-3},
-             {"k", 1e3},     {"M", 1e6},        {"G", 1e9},           {"T", 1e12},              {"", 1}};
-    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
-        if (!strcmp(end, u[i].suf))
-            return v * u[i].mul;
-    return -1;
+    } u[] = {{"Ki", 0x1p10}, {"Mi", 0x1p20}, {"Gi", 0x1p30}, {"Ti", 0x1p40}, {"Pi", 0x1p50}, {"Ei", 0x1p60},
+             {"m", 1e-3},    {"", 1},       {"k", 1e3},     {"M", 1e6},     {"G", 1e9},     {"T", 1e12},
+             {"P", 1e15},    {"E", 1e18}};
+    const char *suf = p + n;
+    double mul = -1;
+    for (size_t i = 0; i < sizeof u / sizeof u[0] && mul < 0; i++)
+        if (!strcmp(suf, u[i].suf))
+            mul = u[i].mul;
+    if (mul < 0 && (*suf == 'e' || *suf == 'E')) { /* an exponent: [eE][+-]?digits */
+        const char *x = suf + 1 + (suf[1] == '+' || suf[1] == '-');
+        size_t xd = strspn(x, dig);
+        if (xd && !x[xd] && xd <= 6)
+            mul = pow(10.0, strtod(suf + 1, NULL));
+    }
+    if (mul < 0)
+        return -1;
+    char num[72];
+    memcpy(num, p, n);
+    num[n] = 0;
+    double v = strtod(num, NULL) * mul;
+    return isfinite(v) && v >= 0 ? v : -1;
 }
 
-static double qty_of(json_t *o, const char *key)
+/* o[key] as a quantity: 1 with *v, 0 when absent (or null), -1 when present and not a quantity (*bad: its text). */
+static int qty_of(json_t *o, const char *key, double *v, char *bad, size_t len)
 {
-    json_t *v = json_object_get(o, key);
-    if (json_is_string(v))
-        return quantity(json_string_value(v));
-    if (json_is_number(v))
-        return json_number_value(v);
+    json_t *j = json_object_get(o, key);
+    *v = -1;
+    if (!j || json_is_null(j))
+        return 0;
+    if (json_is_string(j))
+        *v = quantity(json_string_value(j));
+    else if (json_is_number(j) && isfinite(json_number_value(j)) && json_number_value(j) >= 0)
+        *v = json_number_value(j);
+    if (*v >= 0)
+        return 1;
+    if (json_is_string(j))
+        snprintf(bad, len, "'%.40s'", json_string_value(j));
+    else
+        snprintf(bad, len, "a JSON %s", json_is_number(j) ? "negative number" : "value of the wrong type");
     return -1;
 }
 
@@ -368,14 +399,32 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
     json_array_foreach(ctrs, ci, ct)
     {
         json_t *rq = ci_get(ci_get(ct, "resources"), "requests");
-        double c = qty_of(rq, "cpu"), m = qty_of(rq, "memory");
+        double c, m;
+        char bad[64];
+        for (int k = 0; k < 2; k++)
+            if (qty_of(rq, k ? "memory" : "cpu", k ? &m : &c, bad, sizeof bad) < 0) {
+                rc = bad_request(out, status, "Pod: containers[%zu].resources.requests.%s: %s is not a quantity", ci,
+                                 k ? "memory" : "cpu", bad);
+                goto done;
+            }
         pod_cpu += c > 0 ? c : 0, pod_mem += m > 0 ? m : 0;
     }
     for (unsigned i = 0; i < nn && rc == 0; i++) {
         struct pl_sim_machine *m = &f.m[i];
         snprintf(m->name, sizeof m->name, "%s", nodes[i].name);
         json_t *alloc = ci_get(ci_get(nodes[i].obj, "status"), "allocatable");
-        double c = qty_of(alloc, "cpu"), mem = qty_of(alloc, "memory");
+        double c, mem;
+        char bad[64];
+        for (int k = 0; k < 2; k++)
+            if (qty_of(alloc, k ? "memory" : "cpu", k ? &mem : &c, bad, sizeof bad) < 0) {
+                if (!nodes[i].owned) { /* the request's: malformed */
+                    rc = bad_request(out, status, "node %.200s: status.allocatable.%s: %s is not a quantity",
+                                     nodes[i].name, k ? "memory" : "cpu", bad);
+                    goto done;
+                } /* the store's nodes/NAME.json: that node cannot be judged */
+                snprintf(nodes[i].fail, sizeof nodes[i].fail, "nodes/%.200s.json: status.allocatable.%s: %s is not a "
+                         "quantity", nodes[i].name, k ? "memory" : "cpu", bad);
+            }
         m->cpus = c >= 0 ? (unsigned)floor(c) : 1u << 30; /* whole CPUs: the capacity rounded down, demand up */
         m->mem = mem > 0 ? mem : 1e30;
         if (nodes[i].fail[0])
@@ -511,4 +560,37 @@ done:
     free(f.app);
     json_decref(req);
     return rc;
+}
+
+/* Minimal: the profile cache as it stands (entries, and how many say "not in the store"). */
+int pl_extender_metrics(struct pl_extender *x, char **text)
+{
+    unsigned n, absent = 0;
+    pthread_mutex_lock(&x->mu);
+    n = x->n;
+    for (unsigned i = 0; i < x->n; i++)
+        absent += !x->c[i].p;
+    pthread_mutex_unlock(&x->mu);
+    return asprintf(text,
+                    "# HELP ibench_extender_profile_cache_entries Profiles cached, by whether the store held them.\n"
+                    "# TYPE ibench_extender_profile_cache_entries gauge\n"
+                    "ibench_extender_profile_cache_entries{found=\"true\"} %u\n"
+                    "ibench_extender_profile_cache_entries{found=\"false\"} %u\n",
+                    n - absent, absent) < 0
+               ? (*text = NULL, -ENOMEM)
+               : 0;
+}
+
+/* Minimal: ready once the store's directory can be opened (profiles from memory: always). */
+bool pl_extender_ready(struct pl_extender *x, char *why, size_t len)
+{
+    if (x->o.lookup)
+        return true;
+    DIR *d = opendir(x->dir);
+    if (!d) {
+        snprintf(why, len, "the profile store %.200s cannot be opened: %s", x->dir, strerror(errno));
+        return false;
+    }
+    closedir(d);
+    return true;
 }

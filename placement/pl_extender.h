@@ -35,6 +35,10 @@ extern "C" {
 #define PL_EXT_MAX_PRIORITY 10                   /* extenderv1.MaxExtenderPriority */
 #define PL_EXT_MAX_BODY (4u << 20)               /* request bodies above this: 413 */
 #define PL_EXT_MAX_NODES 10000                   /* nodes in one request */
+/* The longest name of the store (a profile, a node of nodes/): a profile is the ConfigMap key NAME.json, and a key
+ * is at most 253 characters (Kubernetes' IsConfigMapKey), so 253 - 5.  ibench k8s refuses longer names and the
+ * extender treats them as not in the store: one limit, here. */
+#define PL_EXT_NAME_MAX (253 - 5)
 
 struct pl_extender;
 
@@ -56,10 +60,17 @@ void pl_extender_free(struct pl_extender *x);
 
 /* Handles one request: verb is PL_EXT_VERB_FILTER or PL_EXT_VERB_PRIORITIZE, body the ExtenderArgs JSON (len bytes,
  * not NUL-terminated).  Returns 0 with *out a malloc'd JSON answer and *status the HTTP status for it (200; 400 for a
- * request that is not an ExtenderArgs: malformed JSON, wrong types, no pod; the body then is {"Error": "one line"}),
+ * request that is not an ExtenderArgs: malformed JSON, wrong types, no pod, a quantity that is not one; the body then
+ * is {"Error": "one line"}),
  * or -ENOMEM.  Thread-safe: requests may be handled concurrently. */
 int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body, size_t len, char **out,
                        int *status);
+
+/* Lines of the Prometheus text format about the decisions (the profile cache...), for GET /metrics: 0 with *text
+ * malloc'd (every line ends with a newline), or -ENOMEM. */
+int pl_extender_metrics(struct pl_extender *x, char **text);
+/* Ready to decide (GET /readyz): true, or false with one line in why (the store cannot be read). */
+bool pl_extender_ready(struct pl_extender *x, char *why, size_t len);
 
 #ifdef __cplusplus
 }

@@ -119,12 +119,13 @@ for x in ext:
           f"extender.yaml: --listen {listen} is loopback: the Service cannot reach it")
     cports = [p.get("containerPort") for p in x.get("ports", [])]
     check(cports == [port], f"extender.yaml: containerPort {cports}, pl_extender.h says {port}")
-    for probe in ("readinessProbe", "livenessProbe"):
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
         hg = (x.get(probe) or {}).get("httpGet") or {}
-        check(hg.get("port") in (port, "http") and hg.get("path") == "/healthz",
-              f"extender.yaml: {probe} is not GET /healthz on {port}")
+        check(hg.get("port") in (port, "http") and hg.get("path") == path,
+              f"extender.yaml: {probe} is not GET {path} on {port}")
     # memory: the bound docs/kubernetes.md ("Sizing") gives, from the options, within the container's limit: about
-    # 30 MiB + connections x max-body (bodies arriving) + threads x 9 x max-body (requests decided)
+    # 30 MiB + body-memory (bodies arriving, all connections) + threads x 9 x max-body (requests decided) + 64 KiB a
+    # connection
     def opt(name):
         return args[args.index(name) + 1] if name in args[:-1] else None
 
@@ -132,17 +133,24 @@ for x in ext:
         m = re.fullmatch(r"(\d+)([A-Za-z]*)", str(v or ""))
         return int(m.group(1)) * units[m.group(2)] if m and m.group(2) in units else None
 
-    sizing = {k: opt(k) for k in ("--threads", "--max-body", "--max-connections")}
-    check(all(sizing.values()), f"extender.yaml: {sizing}: --threads, --max-body and --max-connections must be set "
-          "(the memory limit is sized from them)")
+    sizing = {k: opt(k) for k in ("--threads", "--max-body", "--body-memory", "--max-connections",
+                                   "--max-per-address", "--timeout")}
+    check(all(sizing.values()), f"extender.yaml: {sizing}: all must be set (the memory limit and the never-stalled "
+          "rule are computed from them)")
     body = size(sizing["--max-body"], {"": 1, "K": 1 << 10, "M": 1 << 20})
+    bodymem = size(sizing["--body-memory"], {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30})
     limit = size(((x.get("resources") or {}).get("limits") or {}).get("memory"),
                  {"": 1, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "K": 1000, "M": 10**6, "G": 10**9})
-    if all(sizing.values()) and body and limit:
-        need = (30 << 20) + int(sizing["--max-connections"]) * body + int(sizing["--threads"]) * 9 * body
-        check(need <= limit, f"extender.yaml: --max-body {sizing['--max-body']}, --max-connections "
-              f"{sizing['--max-connections']}, --threads {sizing['--threads']} need up to {need >> 20} MiB; the "
-              f"memory limit is {limit >> 20} MiB")
+    if all(sizing.values()) and body and bodymem and limit:
+        conns, per = int(sizing["--max-connections"]), int(sizing["--max-per-address"])
+        need = (30 << 20) + bodymem + int(sizing["--threads"]) * 9 * body + conns * (64 << 10)
+        check(need <= limit, f"extender.yaml: --max-body {sizing['--max-body']}, --body-memory "
+              f"{sizing['--body-memory']}, --threads {sizing['--threads']}, --max-connections {conns} need up to "
+              f"{need >> 20} MiB; the memory limit is {limit >> 20} MiB")
+        check(bodymem >= body, "extender.yaml: --body-memory below --max-body")
+        # never stalled (docs/kubernetes.md): slots for 7 misbehaving addresses at their limit, and 8 besides
+        check(conns >= 7 * per + 8, f"extender.yaml: --max-connections {conns} < 7 x --max-per-address {per} + 8")
+        ext_timeout_s = int(sizing["--timeout"])
     else:
         check(False, "extender.yaml: a memory limit and a readable --max-body are needed")
     if "--profiles" in args[:-1]:
@@ -192,6 +200,11 @@ for e in exts:
     check(isinstance(e.get("weight"), int) and e["weight"] > 0, "scheduler-config.yaml: weight must be a positive int")
     check(bool(re.fullmatch(r"\d+(ms|s|m)", str(e.get("httpTimeout", "")))),
           f"scheduler-config.yaml: httpTimeout {e.get('httpTimeout')!r} is not a duration")
+    ht = re.fullmatch(r"(\d+)(ms|s|m)", str(e.get("httpTimeout", "")))
+    if ht and "ext_timeout_s" in globals():
+        ht_s = int(ht.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[ht.group(2)]
+        check(ext_timeout_s < ht_s, f"extender.yaml: --timeout {ext_timeout_s} s is not below the scheduler's "
+              f"httpTimeout {e.get('httpTimeout')}: a stalled client could hold a slot past the scheduler's wait")
 cm = find("ConfigMap", "ibench-scheduler-config", "second-scheduler.yaml")
 embedded = yaml.safe_load((cm.get("data") or {}).get("config.yaml", "")) or {}
 check(embedded == ksc, "second-scheduler.yaml: config.yaml differs from scheduler-config.yaml")

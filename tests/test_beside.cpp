@@ -62,6 +62,7 @@ const struct soi_ops fake_ops = {
     .placement = SOI_PLACE_SHARE,
     .io = 0,
     .occupancy = SOI_OCC_NONE,
+    .caused_ref = nullptr,
 };
 
 struct FakeProbe {

@@ -55,6 +55,7 @@ const struct soi_ops half_ops = {
     .placement = SOI_PLACE_SHARE,
     .io = 0,
     .occupancy = SOI_OCC_NONE,
+    .caused_ref = nullptr,
 };
 
 class Busy : public ::testing::Test {
