@@ -10,7 +10,16 @@
  * - Each node: tenants from PL_EXT_ANN_TENANTS (a JSON array of store names; absent: none), room from
  *   status.allocatable (cpu, memory; absent: unbounded, kube-scheduler checks resources itself), the pod's demand
  *   from its containers' requests (absent: 0).  A tenants annotation that does not parse, or a tenant the store does
- *   not hold, fails that node with the reason: what runs there cannot be judged, and unknown is not safe.
+ *   not hold, fails that node with the reason: what runs there cannot be judged, and unknown is not safe.  With
+ *   names only, the node's state is the one held from the node state directory (read when it changes).
+ * - Assumed tenants (opts.assume_ttl_s > 0): prioritize's top node gets the pod as an assumed tenant, keyed by the
+ *   pod (metadata.uid, else namespace/name; a pod with neither is not kept).  Later requests count it beside the
+ *   node's listed tenants, except for the pod itself (a pod asked about again is not its own neighbour; its new
+ *   answer replaces the old assumption).  It is confirmed, and dropped, when the node's list holds as many tenants
+ *   of its profile as there were listed plus assumed when it was made (the lists carry names, not pods: a count is
+ *   what can be compared); it is dropped unconfirmed after assume_ttl_s (kube-scheduler chose another node, or the
+ *   pod left).  Both errors are on the safe side but one: another scheduler's pod of the same profile landing there
+ *   confirms it early.
  * - The verdict is pl_fleet_verdict with the interference rule, the margin and the unknown rule of the options:
  *   place colocate's.  filter keeps "fits" (no tenant) and "safe" nodes; the others go to FailedNodes with the
  *   verdict's reason.
@@ -18,20 +27,31 @@
  *   shared before empty, the fullest, the best fit, less loaded, name) and scores them 10, 9, ... 1, 0, 0...: the
  *   node place colocate would choose gets the one top score, so the extender alone reproduces colocate's choice;
  *   nodes filter would drop score 0.
- * - Stateless: everything comes from the request and the store, so a restart loses nothing.  Profiles are read once
- *   (strictly, through the profile library) and cached under a mutex; handle() may run on many threads. */
+ * - The profile cache: a hash table of at most cache_cap entries in least-recently-used order, under one mutex held
+ *   only for the lookup (a profile is read from its file outside it).  Absences are entries too, forgotten after
+ *   PL_EXT_MISS_TTL_MS (a profile added to the store is seen within that time even where the directory's change
+ *   is not).  Entries are reference-counted: a request pins the profiles it uses, so an eviction or a store
+ *   change never frees one under a request.
+ * - The store's change: a stat of the profile and node directories and of their `..data` symlinks (a ConfigMap
+ *   volume's atomic swap) at most every PL_EXT_STORE_CHECK_MS; the node state is an immutable snapshot, replaced
+ *   whole and reference-counted like the profiles. */
 #define _GNU_SOURCE
 #include "pl_extender.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ib_err.h"
@@ -39,47 +59,99 @@
 #include "pl_fleet.h"
 #include "profile_fmt.h"
 
-struct cached {
+/* ---- the profile cache */
+struct centry {
     char *name;
-    struct profile *p; /* NULL: not in the store (remembered too) */
-    char why[256];
+    uint64_t h;
+    struct profile *p;     /* NULL: not in the store */
+    char why[256];         /* p NULL: the reason */
+    double expires;        /* p NULL: forgotten from then on (clock seconds) */
+    unsigned refs;         /* 1 while in the table, +1 for each request using p */
+    struct centry *hnext;  /* hash chain */
+    struct centry *prev, *next; /* LRU list: head the most recent */
+};
+
+/* ---- the node state: one node as the decisions need it */
+struct ninfo {
+    char *name;
+    uint64_t h;
+    json_t *tenants; /* a JSON array (elements checked when used), or NULL: none */
+    char *fail;      /* non-NULL: the node fails with this (its state unreadable) */
+    double cpu, mem; /* allocatable; < 0: not given */
+    struct ninfo *hnext;
+};
+
+struct nsnap {
+    unsigned refs; /* under x->smu */
+    struct ninfo *node;
+    unsigned n;
+    struct ninfo **b;
+    unsigned nb;
+};
+
+struct dsig {
+    struct timespec m, c, lm;
+    ino_t ino, lino;
+    dev_t dev;
+    char link[128];
+    int err;
+};
+
+struct assumed {
+    char *key, *node, *profile;
+    unsigned expect; /* confirmed when the node lists this many tenants of profile */
+    double t;
+};
+
+struct refusal {
+    char name[64];
+    unsigned long n;
 };
 
 struct pl_extender {
     struct pl_extender_opts o;
-    char *dir;
+    char *dir, *ndir;
+    unsigned cap;
+    /* the cache */
     pthread_mutex_t mu;
-    struct cached *c;
-    unsigned n, cap;
+    struct centry **b, lru; /* lru: the list's sentinel */
+    unsigned nb, n;
+    unsigned long hits, misses, evictions, expired;
+    /* the store */
+    pthread_mutex_t reload_mu, smu;
+    atomic_llong next_check_ns;
+    struct dsig psig, nsig;
+    struct nsnap *snap;    /* under smu */
+    bool loaded;           /* under smu */
+    char load_why[256];    /* under smu */
+    atomic_ulong reloads;
+    /* assumed tenants */
+    pthread_mutex_t amu;
+    struct assumed *as;
+    unsigned nas, cas;
+    unsigned long as_total, as_confirmed, as_expired;
+    /* figures */
+    atomic_ulong decisions[2];
+    pthread_mutex_t fmu;
+    struct refusal *ref;
+    unsigned nref;
 };
 
-int pl_extender_new(const struct pl_extender_opts *o, struct pl_extender **out, char *why, size_t len)
+static double now_s(struct pl_extender *x)
 {
-    struct pl_extender *x = calloc(1, sizeof *x);
-    if (!x || !(x->dir = strdup(o->profiles ? o->profiles : "."))) {
-        free(x);
-        return ib_why(why, len, -ENOMEM, "out of memory");
-    }
-    x->o = *o;
-    pthread_mutex_init(&x->mu, NULL);
-    *out = x;
-    return 0;
+    if (x->o.clock)
+        return x->o.clock(x->o.clock_ctx);
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-void pl_extender_free(struct pl_extender *x)
+static uint64_t hash(const char *s)
 {
-    if (!x)
-        return;
-    for (unsigned i = 0; i < x->n; i++) {
-        free(x->c[i].name);
-        if (x->c[i].p)
-            profile_free(x->c[i].p);
-        free(x->c[i].p);
-    }
-    free(x->c);
-    free(x->dir);
-    pthread_mutex_destroy(&x->mu);
-    free(x);
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
 }
 
 static bool good_name(const char *s)
@@ -89,8 +161,117 @@ static bool good_name(const char *s)
     return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(s);
 }
 
-/* The store's profile NAME (read once, cached, also when absent); NULL with why. */
-static const struct profile *profile_of(struct pl_extender *x, const char *name, char *why, size_t len)
+static void centry_put(struct centry *e) /* under x->mu */
+{
+    if (--e->refs)
+        return;
+    if (e->p)
+        profile_free(e->p);
+    free(e->p);
+    free(e->name);
+    free(e);
+}
+
+static void lru_unlink(struct centry *e)
+{
+    e->prev->next = e->next, e->next->prev = e->prev;
+}
+
+static void lru_front(struct pl_extender *x, struct centry *e)
+{
+    e->next = x->lru.next, e->prev = &x->lru;
+    x->lru.next->prev = e, x->lru.next = e;
+}
+
+static struct centry *cache_find(struct pl_extender *x, const char *name, uint64_t h)
+{
+    for (struct centry *e = x->b[h & (x->nb - 1)]; e; e = e->hnext)
+        if (e->h == h && !strcmp(e->name, name))
+            return e;
+    return NULL;
+}
+
+static void cache_remove(struct pl_extender *x, struct centry *e) /* under x->mu */
+{
+    struct centry **pp = &x->b[e->h & (x->nb - 1)];
+    while (*pp != e)
+        pp = &(*pp)->hnext;
+    *pp = e->hnext;
+    lru_unlink(e);
+    x->n--;
+    centry_put(e);
+}
+
+static void cache_flush(struct pl_extender *x)
+{
+    pthread_mutex_lock(&x->mu);
+    while (x->lru.next != &x->lru)
+        cache_remove(x, x->lru.next);
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* The profiles a request uses, pinned until it ends. */
+struct pins {
+    struct centry **e;
+    unsigned n, cap;
+};
+
+static void pins_release(struct pl_extender *x, struct pins *pn)
+{
+    if (!pn->n) {
+        free(pn->e);
+        return;
+    }
+    pthread_mutex_lock(&x->mu);
+    for (unsigned i = 0; i < pn->n; i++)
+        centry_put(pn->e[i]);
+    pthread_mutex_unlock(&x->mu);
+    free(pn->e);
+}
+
+static bool pin(struct pins *pn, struct centry *e) /* under x->mu */
+{
+    if (pn->n == pn->cap) {
+        unsigned nc = pn->cap ? 2 * pn->cap : 16;
+        struct centry **ne = realloc(pn->e, nc * sizeof *ne);
+        if (!ne)
+            return false;
+        pn->e = ne, pn->cap = nc;
+    }
+    e->refs++;
+    pn->e[pn->n++] = e;
+    return true;
+}
+
+/* Reads the store's profile NAME: the profile, or NULL with why (absent or invalid). */
+static struct profile *profile_load(struct pl_extender *x, const char *name, char *why, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.json", x->dir, name);
+    struct profile *np = malloc(sizeof *np);
+    if (!np) {
+        snprintf(why, len, "out of memory");
+        return NULL;
+    }
+    if (access(path, F_OK) != 0) {
+        snprintf(why, len, "%s is not in the store", name);
+        free(np);
+        return NULL;
+    }
+    char w[512];
+    if (profile_read(path, np, w, sizeof w) < 0) {
+        /* the reader names the file by its path: the store's name is enough, and keeps answers host-independent */
+        const char *rest = strstr(w, ".json: ");
+        snprintf(why, len, "%.48s.json in the store: %.180s", name, rest ? rest + 7 : w);
+        free(np);
+        return NULL;
+    }
+    return np;
+}
+
+/* The store's profile NAME, pinned in pn; NULL with why. */
+static const struct profile *profile_of(struct pl_extender *x, const char *name, struct pins *pn, char *why,
+                                        size_t len)
 {
     if (!good_name(name)) {
         snprintf(why, len, "'%.64s' is not a profile name ([A-Za-z0-9._-])", name);
@@ -102,58 +283,60 @@ static const struct profile *profile_of(struct pl_extender *x, const char *name,
             snprintf(why, len, "%.64s is not in the store", name);
         return p;
     }
+    uint64_t h = hash(name);
+    double now = now_s(x);
     pthread_mutex_lock(&x->mu);
-    const struct profile *p = NULL;
-    for (unsigned i = 0; i < x->n; i++)
-        if (!strcmp(x->c[i].name, name)) {
-            p = x->c[i].p;
-            if (!p)
-                snprintf(why, len, "%s", x->c[i].why);
-            pthread_mutex_unlock(&x->mu);
-            return p;
-        }
-    if (x->n == x->cap) {
-        unsigned nc = x->cap ? 2 * x->cap : 16;
-        struct cached *c = realloc(x->c, nc * sizeof *c);
-        if (!c) {
-            pthread_mutex_unlock(&x->mu);
-            snprintf(why, len, "out of memory");
-            return NULL;
-        }
-        x->c = c, x->cap = nc;
+    struct centry *e = cache_find(x, name, h);
+    if (e && !e->p && now >= e->expires) {
+        cache_remove(x, e);
+        x->expired++;
+        e = NULL;
     }
-    struct cached *e = &x->c[x->n];
-    memset(e, 0, sizeof *e);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s.json", x->dir, name);
-    struct profile *np = malloc(sizeof *np);
-    if (!(e->name = strdup(name)) || !np) {
-        free(e->name), free(np);
+    if (e) {
+        x->hits++;
+        lru_unlink(e);
+        lru_front(x, e);
+        const struct profile *p = e->p;
+        if (!p)
+            snprintf(why, len, "%s", e->why);
+        else if (!pin(pn, e))
+            snprintf(why, len, "out of memory"), p = NULL;
         pthread_mutex_unlock(&x->mu);
+        return p;
+    }
+    x->misses++;
+    pthread_mutex_unlock(&x->mu);
+    /* read outside the lock: other requests go on meanwhile */
+    struct centry *ne = calloc(1, sizeof *ne);
+    if (!ne || !(ne->name = strdup(name))) {
+        free(ne);
         snprintf(why, len, "out of memory");
         return NULL;
     }
-    if (access(path, F_OK) != 0) {
-        snprintf(e->why, sizeof e->why, "%s is not in the store", name);
-        free(np);
-        np = NULL;
-    } else if (profile_read(path, np, e->why, sizeof e->why) < 0) {
-        /* the reader names the file by its path: the store's name is enough, and keeps answers host-independent */
-        char w[sizeof e->why + 256];
-        const char *rest = strstr(e->why, ".json: ");
-        snprintf(w, sizeof w, "%.200s.json in the store: %s", name, rest ? rest + 7 : e->why);
-        snprintf(e->why, sizeof e->why, "%.250s", w);
-        free(np);
-        np = NULL;
+    ne->h = h, ne->refs = 1;
+    ne->p = profile_load(x, name, ne->why, sizeof ne->why);
+    ne->expires = now + PL_EXT_MISS_TTL_MS / 1000.0;
+    pthread_mutex_lock(&x->mu);
+    if ((e = cache_find(x, name, h))) { /* another request read it meanwhile: theirs is kept */
+        centry_put(ne);
+    } else {
+        e = ne;
+        e->hnext = x->b[h & (x->nb - 1)], x->b[h & (x->nb - 1)] = e;
+        lru_front(x, e);
+        x->n++;
+        while (x->n > x->cap) {
+            cache_remove(x, x->lru.prev);
+            x->evictions++;
+        }
     }
-    e->p = np;
-    x->n++;
-    if (!np)
+    const struct profile *p = e->p;
+    if (!p)
         snprintf(why, len, "%s", e->why);
+    else if (!pin(pn, e))
+        snprintf(why, len, "out of memory"), p = NULL;
     pthread_mutex_unlock(&x->mu);
-    return np;
+    return p;
 }
-
 /* ---- JSON helpers: Go's decoder matches keys case-insensitively */
 static json_t *ci_get(json_t *o, const char *key)
 {
@@ -233,12 +416,543 @@ static int bad_request(char **out, int *st, const char *fmt, ...)
     return answer(json_pack("{s:s}", "Error", one_line(msg)), 400, out, st);
 }
 
-/* One candidate node, as the request gives it. */
+/* ---- the node state */
+static void ninfo_clear(struct ninfo *ni)
+{
+    json_decref(ni->tenants);
+    free(ni->fail);
+    free(ni->name);
+    memset(ni, 0, sizeof *ni);
+}
+
+/* What the decisions need of one node object (a Node, or the node state's NAME.json).  0 or -ENOMEM. */
+static int ninfo_from(json_t *obj, struct ninfo *ni)
+{
+    json_t *alloc = ci_get(ci_get(obj, "status"), "allocatable");
+    ni->cpu = qty_of(alloc, "cpu"), ni->mem = qty_of(alloc, "memory");
+    const char *ten = annotation(obj, PL_EXT_ANN_TENANTS);
+    if (!ten)
+        return 0;
+    json_error_t je;
+    json_t *arr = json_loads(ten, 0, &je);
+    if (json_is_array(arr)) {
+        ni->tenants = arr;
+        return 0;
+    }
+    json_decref(arr);
+    return (ni->fail = strdup("annotation " PL_EXT_ANN_TENANTS " is not a JSON array of profile names")) ? 0 : -ENOMEM;
+}
+
+static void snap_free(struct nsnap *s)
+{
+    if (!s)
+        return;
+    for (unsigned i = 0; i < s->n; i++)
+        ninfo_clear(&s->node[i]);
+    free(s->node);
+    free(s->b);
+    free(s);
+}
+
+static void snap_put(struct pl_extender *x, struct nsnap *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&x->smu);
+    bool last = --s->refs == 0;
+    pthread_mutex_unlock(&x->smu);
+    if (last)
+        snap_free(s);
+}
+
+static struct nsnap *snap_get(struct pl_extender *x)
+{
+    pthread_mutex_lock(&x->smu);
+    struct nsnap *s = x->snap;
+    if (s)
+        s->refs++;
+    pthread_mutex_unlock(&x->smu);
+    return s;
+}
+
+static const struct ninfo *snap_find(const struct nsnap *s, const char *name)
+{
+    if (!s || !s->nb)
+        return NULL;
+    uint64_t h = hash(name);
+    for (const struct ninfo *ni = s->b[h & (s->nb - 1)]; ni; ni = ni->hnext)
+        if (ni->h == h && !strcmp(ni->name, name))
+            return ni;
+    return NULL;
+}
+
+/* Reads the node state directory whole: 0 with *out (a directory that does not exist: no node), or -errno with why.
+ * A file that does not parse is left out: its node is then "not in the store", as before it was written. */
+static int snap_load(const char *dir, struct nsnap **out, char *why, size_t len)
+{
+    struct nsnap *s = calloc(1, sizeof *s);
+    if (!s)
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    s->refs = 1;
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT) {
+            *out = s;
+            return 0;
+        }
+        int e = errno;
+        free(s);
+        return ib_why(why, len, -e, "node state %s: %s", dir, strerror(e));
+    }
+    unsigned cap = 0;
+    int rc = 0;
+    for (struct dirent *de; rc == 0 && (de = readdir(d));) {
+        size_t l = strlen(de->d_name);
+        if (l <= 5 || strcmp(de->d_name + l - 5, ".json") || de->d_name[0] == '.')
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(l - 5), de->d_name);
+        if (!good_name(name))
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        json_error_t je;
+        json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+        if (!json_is_object(doc)) {
+            json_decref(doc);
+            continue;
+        }
+        if (s->n == cap) {
+            unsigned nc = cap ? 2 * cap : 64;
+            struct ninfo *nn = realloc(s->node, nc * sizeof *nn);
+            if (!nn) {
+                rc = ib_why(why, len, -ENOMEM, "out of memory");
+                json_decref(doc);
+                break;
+            }
+            s->node = nn, cap = nc;
+        }
+        struct ninfo *ni = &s->node[s->n];
+        memset(ni, 0, sizeof *ni);
+        if (!(ni->name = strdup(name)) || ninfo_from(doc, ni) < 0)
+            rc = ib_why(why, len, -ENOMEM, "out of memory");
+        ni->h = hash(name);
+        s->n++;
+        json_decref(doc);
+    }
+    closedir(d);
+    for (s->nb = 16; s->nb < 2 * s->n; s->nb *= 2)
+        ;
+    if (rc == 0 && !(s->b = calloc(s->nb, sizeof *s->b)))
+        rc = ib_why(why, len, -ENOMEM, "out of memory");
+    if (rc < 0) {
+        snap_free(s);
+        return rc;
+    }
+    for (unsigned i = 0; i < s->n; i++) {
+        struct ninfo *ni = &s->node[i];
+        ni->hnext = s->b[ni->h & (s->nb - 1)], s->b[ni->h & (s->nb - 1)] = ni;
+    }
+    *out = s;
+    return 0;
+}
+
+/* What says that a directory changed: its own times and inode, and those of a ConfigMap volume's `..data` symlink
+ * and its target (the kubelet writes a new timestamped directory and renames `..data` over to it). */
+static void dir_sig(const char *dir, struct dsig *g)
+{
+    memset(g, 0, sizeof *g);
+    struct stat st;
+    if (stat(dir, &st) < 0) {
+        g->err = errno;
+        return;
+    }
+    g->m = st.st_mtim, g->c = st.st_ctim, g->ino = st.st_ino, g->dev = st.st_dev;
+    char p[4096];
+    snprintf(p, sizeof p, "%s/..data", dir);
+    if (lstat(p, &st) == 0) {
+        g->lm = st.st_mtim, g->lino = st.st_ino;
+        ssize_t n = readlink(p, g->link, sizeof g->link - 1);
+        g->link[n > 0 ? n : 0] = 0;
+    }
+}
+
+static bool sig_eq(const struct dsig *a, const struct dsig *b)
+{
+    return a->err == b->err && a->ino == b->ino && a->dev == b->dev && a->lino == b->lino &&
+           !memcmp(&a->m, &b->m, sizeof a->m) && !memcmp(&a->c, &b->c, sizeof a->c) &&
+           !memcmp(&a->lm, &b->lm, sizeof a->lm) && !strcmp(a->link, b->link);
+}
+
+/* Reads the node state again (under reload_mu): the new snapshot replaces the old whole. */
+static void nodes_reload(struct pl_extender *x)
+{
+    struct nsnap *s = NULL;
+    char why[256] = "";
+    int rc = snap_load(x->ndir, &s, why, sizeof why);
+    pthread_mutex_lock(&x->smu);
+    struct nsnap *old = NULL;
+    if (rc == 0) {
+        old = x->snap, x->snap = s;
+        x->loaded = true;
+        x->load_why[0] = 0;
+    } else {
+        snprintf(x->load_why, sizeof x->load_why, "%s", why); /* the last good state is kept */
+        if (!x->snap)
+            x->loaded = false;
+    }
+    pthread_mutex_unlock(&x->smu);
+    snap_put(x, old);
+}
+
+/* The store checked for a change, at most every PL_EXT_STORE_CHECK_MS; one request does it, the others go on. */
+static void store_check(struct pl_extender *x, bool force)
+{
+    long long now = (long long)(now_s(x) * 1e9);
+    if (!force && now < atomic_load(&x->next_check_ns))
+        return;
+    if (force)
+        pthread_mutex_lock(&x->reload_mu);
+    else if (pthread_mutex_trylock(&x->reload_mu))
+        return;
+    atomic_store(&x->next_check_ns, now + PL_EXT_STORE_CHECK_MS * 1000000ll);
+    struct dsig p, n;
+    dir_sig(x->dir, &p);
+    dir_sig(x->ndir, &n);
+    bool first = !x->psig.ino && !x->psig.err;
+    if (!sig_eq(&p, &x->psig)) {
+        x->psig = p;
+        if (!x->o.lookup && !first)
+            cache_flush(x);
+        if (!first)
+            atomic_fetch_add(&x->reloads, 1);
+    }
+    bool nfirst = !x->nsig.ino && !x->nsig.err;
+    if (!sig_eq(&n, &x->nsig) || force) {
+        bool changed = !sig_eq(&n, &x->nsig);
+        x->nsig = n;
+        nodes_reload(x);
+        if (changed && !nfirst)
+            atomic_fetch_add(&x->reloads, 1);
+    }
+    pthread_mutex_unlock(&x->reload_mu);
+}
+
+/* ---- assumed tenants (under amu) */
+static void assumed_drop(struct pl_extender *x, unsigned i)
+{
+    free(x->as[i].key), free(x->as[i].node), free(x->as[i].profile);
+    memmove(&x->as[i], &x->as[i + 1], (x->nas - i - 1) * sizeof *x->as);
+    x->nas--;
+}
+
+static void assumed_expire(struct pl_extender *x, double now)
+{
+    for (unsigned i = 0; i < x->nas;)
+        if (now - x->as[i].t >= x->o.assume_ttl_s)
+            assumed_drop(x, i), x->as_expired++;
+        else
+            i++;
+}
+
+/* ---- figures */
+static void count_refusal(struct pl_extender *x, const char *res, size_t l)
+{
+    char name[64];
+    if (!l || l >= sizeof name || strspn(res, "abcdefghijklmnopqrstuvwxyz0123456789._-") < l)
+        res = "other", l = 5;
+    snprintf(name, sizeof name, "%.*s", (int)l, res);
+    pthread_mutex_lock(&x->fmu);
+    unsigned i = 0;
+    while (i < x->nref && strcmp(x->ref[i].name, name))
+        i++;
+    if (i == x->nref && x->nref < 256) {
+        struct refusal *nr = realloc(x->ref, (x->nref + 1) * sizeof *nr);
+        if (nr) {
+            x->ref = nr;
+            snprintf(x->ref[x->nref].name, sizeof x->ref[x->nref].name, "%s", name);
+            x->ref[x->nref++].n = 0;
+        }
+    }
+    if (i < x->nref)
+        x->ref[i].n++;
+    pthread_mutex_unlock(&x->fmu);
+}
+
+/* An unsafe verdict's reason is the check's "deciding" list, "RES (who breaks whom ...), RES (...)": each RES at the
+ * top level counts once. */
+static void count_refusals(struct pl_extender *x, const char *why)
+{
+    int depth = 0;
+    const char *tok = why;
+    for (const char *c = why; *c; c++) {
+        if (*c == '(') {
+            if (depth++ == 0) {
+                const char *a = tok, *b = c;
+                while (a < b && *a == ' ')
+                    a++;
+                while (b > a && b[-1] == ' ')
+                    b--;
+                count_refusal(x, a, (size_t)(b - a));
+            }
+        } else if (*c == ')') {
+            depth -= depth > 0;
+        } else if (*c == ',' && depth == 0) {
+            tok = c + 1;
+        }
+    }
+}
+
+/* ---- life */
+int pl_extender_new(const struct pl_extender_opts *o, struct pl_extender **out, char *why, size_t len)
+{
+    struct pl_extender *x = calloc(1, sizeof *x);
+    if (!x)
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    x->o = *o;
+    x->cap = o->cache_cap ? o->cache_cap : PL_EXT_CACHE_CAP;
+    for (x->nb = 16; x->nb < 2 * x->cap; x->nb *= 2)
+        ;
+    x->dir = strdup(o->profiles ? o->profiles : ".");
+    if (o->nodes)
+        x->ndir = strdup(o->nodes);
+    else if (x->dir && asprintf(&x->ndir, "%s/nodes", x->dir) < 0)
+        x->ndir = NULL;
+    x->b = calloc(x->nb, sizeof *x->b);
+    if (!x->dir || !x->ndir || !x->b) {
+        free(x->dir), free(x->ndir), free(x->b), free(x);
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    }
+    x->lru.next = x->lru.prev = &x->lru;
+    pthread_mutex_init(&x->mu, NULL);
+    pthread_mutex_init(&x->reload_mu, NULL);
+    pthread_mutex_init(&x->smu, NULL);
+    pthread_mutex_init(&x->amu, NULL);
+    pthread_mutex_init(&x->fmu, NULL);
+    store_check(x, true); /* the node state, read once now; readiness says whether it could be */
+    *out = x;
+    return 0;
+}
+
+void pl_extender_free(struct pl_extender *x)
+{
+    if (!x)
+        return;
+    cache_flush(x);
+    snap_put(x, x->snap);
+    while (x->nas)
+        assumed_drop(x, x->nas - 1);
+    free(x->as);
+    free(x->ref);
+    free(x->b);
+    free(x->dir);
+    free(x->ndir);
+    pthread_mutex_destroy(&x->mu);
+    pthread_mutex_destroy(&x->reload_mu);
+    pthread_mutex_destroy(&x->smu);
+    pthread_mutex_destroy(&x->amu);
+    pthread_mutex_destroy(&x->fmu);
+    free(x);
+}
+
+void pl_extender_stats(struct pl_extender *x, struct pl_extender_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->decisions[0] = atomic_load(&x->decisions[0]), s->decisions[1] = atomic_load(&x->decisions[1]);
+    pthread_mutex_lock(&x->mu);
+    s->hits = x->hits, s->misses = x->misses, s->evictions = x->evictions, s->expired = x->expired;
+    s->entries = x->n, s->capacity = x->cap;
+    pthread_mutex_unlock(&x->mu);
+    s->reloads = atomic_load(&x->reloads);
+    pthread_mutex_lock(&x->smu);
+    s->nodes = x->snap ? x->snap->n : 0;
+    pthread_mutex_unlock(&x->smu);
+    pthread_mutex_lock(&x->amu);
+    s->assumed = x->nas, s->assumed_total = x->as_total, s->assumed_confirmed = x->as_confirmed;
+    s->assumed_expired = x->as_expired;
+    pthread_mutex_unlock(&x->amu);
+}
+
+struct buf {
+    char *s;
+    size_t n, cap;
+    bool oom;
+};
+
+static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct buf *b, const char *fmt, ...)
+{
+    for (int tries = 0; !b->oom && tries < 2; tries++) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->oom = true;
+            return;
+        }
+        if (b->s && b->n + (size_t)k < b->cap) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t nc = 2 * (b->cap + (size_t)k) + 256;
+        char *ns = realloc(b->s, nc);
+        if (!ns) {
+            b->oom = true;
+            return;
+        }
+        b->s = ns, b->cap = nc;
+    }
+}
+
+static void family(struct buf *b, const char *name, const char *type, const char *help)
+{
+    put(b, "# HELP ibench_extender_%s %s\n# TYPE ibench_extender_%s %s\n", name, help, name, type);
+}
+
+int pl_extender_metrics(struct pl_extender *x, char **text)
+{
+    struct pl_extender_stats s;
+    pl_extender_stats(x, &s);
+    struct buf b = {0};
+    family(&b, "decisions_total", "counter", "Requests decided (a pod with a profile of the store), by verb.");
+    put(&b, "ibench_extender_decisions_total{verb=\"filter\"} %lu\n", s.decisions[0]);
+    put(&b, "ibench_extender_decisions_total{verb=\"prioritize\"} %lu\n", s.decisions[1]);
+    family(&b, "refusals_total", "counter",
+           "Nodes filter refused, by the resource that broke (no-room: requests; unjudged: state unreadable).");
+    pthread_mutex_lock(&x->fmu);
+    for (unsigned i = 0; i < x->nref; i++)
+        put(&b, "ibench_extender_refusals_total{resource=\"%s\"} %lu\n", x->ref[i].name, x->ref[i].n);
+    pthread_mutex_unlock(&x->fmu);
+    family(&b, "cache_hits_total", "counter", "Profile lookups answered by the cache.");
+    put(&b, "ibench_extender_cache_hits_total %lu\n", s.hits);
+    family(&b, "cache_misses_total", "counter", "Profile lookups that read the store.");
+    put(&b, "ibench_extender_cache_misses_total %lu\n", s.misses);
+    family(&b, "cache_evictions_total", "counter", "Profiles dropped from the full cache, least recently used.");
+    put(&b, "ibench_extender_cache_evictions_total %lu\n", s.evictions);
+    family(&b, "cache_expired_total", "counter", "Absences (not in the store) forgotten after their time.");
+    put(&b, "ibench_extender_cache_expired_total %lu\n", s.expired);
+    family(&b, "cache_entries", "gauge", "Profiles and absences cached now.");
+    put(&b, "ibench_extender_cache_entries %lu\n", s.entries);
+    family(&b, "cache_capacity", "gauge", "Entries the cache holds at most.");
+    put(&b, "ibench_extender_cache_capacity %lu\n", s.capacity);
+    family(&b, "store_reloads_total", "counter", "Store changes seen (profile cache emptied, node state read again).");
+    put(&b, "ibench_extender_store_reloads_total %lu\n", s.reloads);
+    family(&b, "store_nodes", "gauge", "Nodes in the node state held.");
+    put(&b, "ibench_extender_store_nodes %lu\n", s.nodes);
+    family(&b, "assumed_tenants", "gauge", "Pods recommended and not yet listed by their node.");
+    put(&b, "ibench_extender_assumed_tenants %lu\n", s.assumed);
+    family(&b, "assumed_total", "counter", "Pods taken as assumed tenants of prioritize's top node.");
+    put(&b, "ibench_extender_assumed_total %lu\n", s.assumed_total);
+    family(&b, "assumed_confirmed_total", "counter", "Assumed tenants dropped because their node lists them.");
+    put(&b, "ibench_extender_assumed_confirmed_total %lu\n", s.assumed_confirmed);
+    family(&b, "assumed_expired_total", "counter", "Assumed tenants dropped unconfirmed after their time.");
+    put(&b, "ibench_extender_assumed_expired_total %lu\n", s.assumed_expired);
+    if (b.oom || !b.s) {
+        free(b.s);
+        return -ENOMEM;
+    }
+    *text = b.s;
+    return 0;
+}
+
+bool pl_extender_ready(struct pl_extender *x, char *why, size_t len)
+{
+    struct stat st;
+    if (stat(x->dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(why, len, "the store %s is not a readable directory", x->dir);
+        return false;
+    }
+    pthread_mutex_lock(&x->smu);
+    bool ok = x->loaded;
+    if (ok)
+        snprintf(why, len, "the store is loaded: %u nodes", x->snap ? x->snap->n : 0);
+    else
+        snprintf(why, len, "the node state is not loaded: %s", x->load_why);
+    pthread_mutex_unlock(&x->smu);
+    return ok;
+}
+
+/* One candidate node of a request. */
 struct node {
     const char *name;
-    json_t *obj;             /* the Node object (Nodes form), or the store's nodes/NAME.json document */
-    bool owned;              /* obj loaded from the store */
+    json_t *obj;             /* the Node object (Nodes form); NULL with names only */
+    const struct ninfo *ni;  /* its state: &own (Nodes form) or the snapshot's (names); NULL: not in the store */
+    struct ninfo own;
     char fail[512];          /* non-empty: fails before any verdict (tenants unreadable) */
+};
+
+/* The pod's key for assumed tenants: metadata.uid, else namespace/name; false when it has neither. */
+static bool pod_key(json_t *pod, char *key, size_t len)
+{
+    json_t *md = ci_get(pod, "metadata"), *uid = ci_get(md, "uid"), *ns = ci_get(md, "namespace"),
+           *nm = ci_get(md, "name");
+    if (json_is_string(uid) && *json_string_value(uid))
+        return (size_t)snprintf(key, len, "uid:%s", json_string_value(uid)) < len;
+    if (json_is_string(nm) && *json_string_value(nm))
+        return (size_t)snprintf(key, len, "%s/%s", json_is_string(ns) ? json_string_value(ns) : "",
+                                json_string_value(nm)) < len;
+    return false;
+}
+
+static unsigned count_of(json_t *tenants, const char *profile)
+{
+    unsigned c = 0;
+    size_t k;
+    json_t *t;
+    json_array_foreach(tenants, k, t) c += json_is_string(t) && !strcmp(json_string_value(t), profile);
+    return c;
+}
+
+/* The request's nodes by name, for the assumed tenants: an open-addressed table of indices + 1. */
+static unsigned *name_index(const struct node *nodes, unsigned nn, unsigned *nb)
+{
+    for (*nb = 16; *nb < 2 * nn; *nb *= 2)
+        ;
+    unsigned *t = calloc(*nb, sizeof *t);
+    for (unsigned i = 0; t && i < nn; i++) {
+        unsigned h = (unsigned)hash(nodes[i].name) & (*nb - 1);
+        while (t[h])
+            h = (h + 1) & (*nb - 1);
+        t[h] = i + 1;
+    }
+    return t;
+}
+
+static int node_at(const unsigned *t, unsigned nb, const struct node *nodes, const char *name)
+{
+    for (unsigned h = (unsigned)hash(name) & (nb - 1); t[h]; h = (h + 1) & (nb - 1))
+        if (!strcmp(nodes[t[h] - 1].name, name))
+            return (int)t[h] - 1;
+    return -1;
+}
+
+/* One tenant more on node i of the fleet: 0, or 1 with the node's fail set, or -ENOMEM. */
+static int add_tenant(struct pl_sim_fleet *f, unsigned *cap_apps, unsigned i, const struct profile *tp, char *fail,
+                      size_t len)
+{
+    struct pl_sim_machine *m = &f->m[i];
+    if (m->ntenants >= PL_SIM_MAX_TENANTS - 1) {
+        snprintf(fail, len, "more than %u tenants", PL_SIM_MAX_TENANTS - 1);
+        return 1;
+    }
+    if (f->napps + 1 >= *cap_apps) {
+        struct pl_sim_app *na = realloc(f->app, 2 * *cap_apps * sizeof *na);
+        if (!na)
+            return -ENOMEM;
+        memset(na + *cap_apps, 0, *cap_apps * sizeof *na);
+        f->app = na, *cap_apps *= 2;
+    }
+    struct pl_sim_app *ap = &f->app[f->napps];
+    ap->p = tp, ap->machine = (int)i;
+    m->tenant[m->ntenants++] = f->napps++;
+    return 0;
+}
+
+/* An assumed tenant copied out of the table for one request. */
+struct use {
+    unsigned node;
+    char *profile;
 };
 
 int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body, size_t len, char **out, int *status)
@@ -250,10 +964,14 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
     json_t *req = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (!req)
         return bad_request(out, status, "the body is not JSON: line %d: %s", je.line, je.text);
+    store_check(x, false);
     int rc = 0;
     struct node *nodes = NULL;
-    unsigned nn = 0;
+    unsigned nn = 0, nuse = 0, *nidx = NULL, nbidx = 0;
+    struct use *use = NULL;
     struct pl_sim_fleet f = {0};
+    struct pins pn = {0};
+    struct nsnap *snap = NULL;
     json_t *pod = ci_get(req, "Pod"), *jnodes = ci_get(req, "Nodes"), *jnames = ci_get(req, "NodeNames");
     json_t *items = jnodes && !json_is_null(jnodes) ? ci_get(jnodes, "items") : NULL;
     bool by_name = !items;
@@ -285,6 +1003,8 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         rc = -ENOMEM;
         goto done;
     }
+    if (by_name)
+        snap = snap_get(x);
     for (unsigned i = 0; i < nn; i++) {
         json_t *e = json_array_get(list, i);
         if (by_name) {
@@ -293,13 +1013,8 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
                 goto done;
             }
             nodes[i].name = json_string_value(e);
-            char path[4096];
-            snprintf(path, sizeof path, "%s/nodes/%s.json", x->dir, nodes[i].name);
-            if (good_name(nodes[i].name)) {
-                nodes[i].obj = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-                nodes[i].owned = nodes[i].obj != NULL;
-            }
-            if (!nodes[i].obj)
+            nodes[i].ni = good_name(nodes[i].name) ? snap_find(snap, nodes[i].name) : NULL;
+            if (!nodes[i].ni)
                 snprintf(nodes[i].fail, sizeof nodes[i].fail, "node %.200s is not in the store (nodes/%.200s.json): "
                          "its tenants cannot be judged", nodes[i].name, nodes[i].name);
         } else {
@@ -310,7 +1025,14 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
             }
             nodes[i].name = json_string_value(nm);
             nodes[i].obj = e;
+            if (ninfo_from(e, &nodes[i].own) < 0) {
+                rc = -ENOMEM;
+                goto done;
+            }
+            nodes[i].ni = &nodes[i].own;
         }
+        if (nodes[i].ni && nodes[i].ni->fail)
+            snprintf(nodes[i].fail, sizeof nodes[i].fail, "%s", nodes[i].ni->fail);
     }
     /* the pod */
     const char *pname = annotation(pod, PL_EXT_ANN_PROFILE);
@@ -332,7 +1054,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         goto done;
     }
     char why[512];
-    const struct profile *pp = profile_of(x, pname, why, sizeof why);
+    const struct profile *pp = profile_of(x, pname, &pn, why, sizeof why);
     if (!pp) {
         char msg[700];
         snprintf(msg, sizeof msg, "the pod's profile '%.64s' is not in the store: %s", pname, why);
@@ -342,6 +1064,9 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         rc = answer(doc, 200, out, status);
         goto done;
     }
+    atomic_fetch_add(&x->decisions[filter ? 0 : 1], 1);
+    char key[300];
+    bool keyed = x->o.assume_ttl_s && pod_key(pod, key, sizeof key);
     /* the fleet: one machine a node; apps: every node's tenants, then the pod */
     f.nm = nn;
     f.m = calloc(nn ? nn : 1, sizeof *f.m);
@@ -363,53 +1088,74 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
     for (unsigned i = 0; i < nn && rc == 0; i++) {
         struct pl_sim_machine *m = &f.m[i];
         snprintf(m->name, sizeof m->name, "%s", nodes[i].name);
-        json_t *alloc = ci_get(ci_get(nodes[i].obj, "status"), "allocatable");
-        double c = qty_of(alloc, "cpu"), mem = qty_of(alloc, "memory");
+        const struct ninfo *ni = nodes[i].ni;
+        double c = ni ? ni->cpu : -1, mem = ni ? ni->mem : -1;
         m->cpus = c >= 0 ? (unsigned)floor(c) : 1u << 30; /* whole CPUs: the capacity rounded down, demand up */
         m->mem = mem > 0 ? mem : 1e30;
-        if (nodes[i].fail[0])
+        if (nodes[i].fail[0] || !ni->tenants)
             continue;
-        const char *ten = annotation(nodes[i].obj, PL_EXT_ANN_TENANTS);
-        if (!ten)
-            continue;
-        json_t *arr = json_loads(ten, 0, &je);
-        if (!json_is_array(arr)) {
-            snprintf(nodes[i].fail, sizeof nodes[i].fail, "annotation %s is not a JSON array of profile names",
-                     PL_EXT_ANN_TENANTS);
-            json_decref(arr);
-            continue;
-        }
         size_t k;
         json_t *t;
-        json_array_foreach(arr, k, t)
+        json_array_foreach(ni->tenants, k, t)
         {
-            const struct profile *tp = json_is_string(t) ? profile_of(x, json_string_value(t), why, sizeof why) : NULL;
+            const struct profile *tp =
+                json_is_string(t) ? profile_of(x, json_string_value(t), &pn, why, sizeof why) : NULL;
             if (!tp) {
                 snprintf(nodes[i].fail, sizeof nodes[i].fail, "tenant %.64s cannot be judged: %.300s",
                          json_is_string(t) ? json_string_value(t) : "(not a string)", json_is_string(t) ? why : "");
                 break;
             }
-            if (m->ntenants >= PL_SIM_MAX_TENANTS - 1) {
-                snprintf(nodes[i].fail, sizeof nodes[i].fail, "more than %u tenants", PL_SIM_MAX_TENANTS - 1);
+            int r = add_tenant(&f, &cap_apps, i, tp, nodes[i].fail, sizeof nodes[i].fail);
+            if (r) {
+                rc = r < 0 ? r : 0;
                 break;
             }
-            if (f.napps + 1 >= cap_apps) {
-                struct pl_sim_app *na = realloc(f.app, 2 * cap_apps * sizeof *na);
-                if (!na) {
-                    rc = -ENOMEM;
-                    break;
-                }
-                memset(na + cap_apps, 0, cap_apps * sizeof *na);
-                f.app = na, cap_apps *= 2;
-            }
-            struct pl_sim_app *ap = &f.app[f.napps];
-            ap->p = tp, ap->machine = (int)i;
-            m->tenant[m->ntenants++] = f.napps++;
         }
-        json_decref(arr);
     }
     if (rc)
         goto done;
+    /* the assumed tenants of these nodes: confirmed ones dropped, expired ones dropped, the rest counted */
+    if (x->o.assume_ttl_s) {
+        double now = now_s(x);
+        pthread_mutex_lock(&x->amu);
+        assumed_expire(x, now);
+        if (x->nas && !(nidx = name_index(nodes, nn, &nbidx)))
+            rc = -ENOMEM;
+        if (x->nas && !rc && !(use = calloc(x->nas, sizeof *use)))
+            rc = -ENOMEM;
+        for (unsigned i = 0; !rc && i < x->nas;) {
+            struct assumed *a = &x->as[i];
+            int ni = node_at(nidx, nbidx, nodes, a->node);
+            if (ni < 0 || nodes[ni].fail[0]) {
+                i++;
+                continue;
+            }
+            if (count_of(nodes[ni].ni->tenants, a->profile) >= a->expect) {
+                assumed_drop(x, i);
+                x->as_confirmed++;
+                continue;
+            }
+            if (!(keyed && !strcmp(a->key, key))) { /* a pod is not its own neighbour */
+                use[nuse].node = (unsigned)ni;
+                if (!(use[nuse++].profile = strdup(a->profile)))
+                    rc = -ENOMEM;
+            }
+            i++;
+        }
+        pthread_mutex_unlock(&x->amu);
+        for (unsigned u = 0; !rc && u < nuse; u++) {
+            unsigned i = use[u].node;
+            if (nodes[i].fail[0])
+                continue;
+            const struct profile *tp = profile_of(x, use[u].profile, &pn, why, sizeof why);
+            if (!tp) /* gone from the store since: a tenant not listed yet is not judged by what is missing */
+                continue;
+            int r = add_tenant(&f, &cap_apps, i, tp, nodes[i].fail, sizeof nodes[i].fail);
+            rc = r < 0 ? r : 0;
+        }
+        if (rc)
+            goto done;
+    }
     unsigned a = f.napps++;
     f.app[a].p = pp, f.app[a].cpus = (unsigned)ceil(pod_cpu), f.app[a].mem = pod_mem, f.app[a].machine = -1;
     struct pl_coloc_opts co = {.margin = x->o.margin, .pessimistic = x->o.pessimistic};
@@ -442,12 +1188,16 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
             bool ok = v[i].kind == PL_V_FITS || v[i].kind == PL_V_SAFE;
             if (!ok) {
                 char msg[600];
-                if (nodes[i].fail[0])
+                if (nodes[i].fail[0]) {
                     snprintf(msg, sizeof msg, "ibench: cannot judge: %s", v[i].why);
-                else if (v[i].kind == PL_V_NO_ROOM) /* its reason starts "no room: " */
+                    count_refusal(x, "unjudged", 8);
+                } else if (v[i].kind == PL_V_NO_ROOM) { /* its reason starts "no room: " */
                     snprintf(msg, sizeof msg, "ibench: %s", v[i].why);
-                else
+                    count_refusal(x, "no-room", 7);
+                } else {
                     snprintf(msg, sizeof msg, "ibench: %s: %s", pl_verdict_name(v[i].kind), v[i].why);
+                    count_refusals(x, v[i].why);
+                }
                 json_object_set_new(failed, nodes[i].name, json_string(one_line(msg)));
             } else if (by_name) {
                 json_array_append_new(kept, json_string(nodes[i].name));
@@ -489,16 +1239,63 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         for (unsigned i = 0; i < nn; i++)
             json_array_append_new(doc, json_pack("{s:s,s:i}", "Host", nodes[i].name, "Score", score[i]));
         free(score);
+        /* the top node takes the pod as an assumed tenant until its list shows it; the pod's earlier one goes */
+        if (keyed && nok) {
+            const char *top = nodes[order[0]].name;
+            unsigned listed = count_of(nodes[order[0]].ni->tenants, pname);
+            pthread_mutex_lock(&x->amu);
+            for (unsigned i = 0; i < x->nas;)
+                if (!strcmp(x->as[i].key, key))
+                    assumed_drop(x, i);
+                else
+                    i++;
+            unsigned pending = 0;
+            for (unsigned i = 0; i < x->nas; i++)
+                pending += !strcmp(x->as[i].node, top) && !strcmp(x->as[i].profile, pname);
+            if (x->nas == PL_EXT_MAX_ASSUMED)
+                assumed_drop(x, 0), x->as_expired++;
+            if (x->nas == x->cas) {
+                unsigned nc = x->cas ? 2 * x->cas : 16;
+                struct assumed *na = realloc(x->as, nc * sizeof *na);
+                if (na)
+                    x->as = na, x->cas = nc;
+            }
+            if (x->nas < x->cas) {
+                struct assumed *as = &x->as[x->nas];
+                as->key = strdup(key), as->node = strdup(top), as->profile = strdup(pname);
+                as->expect = listed + pending + 1, as->t = now_s(x);
+                if (as->key && as->node && as->profile) {
+                    x->nas++, x->as_total++;
+                } else {
+                    free(as->key), free(as->node), free(as->profile);
+                    rc = -ENOMEM;
+                }
+            } else {
+                rc = -ENOMEM;
+            }
+            pthread_mutex_unlock(&x->amu);
+            if (rc) {
+                free(v), free(order);
+                json_decref(doc);
+                goto done;
+            }
+        }
     }
     free(v), free(order);
     rc = answer(doc, 200, out, status);
 done:
     for (unsigned i = 0; nodes && i < nn; i++)
-        if (nodes[i].owned)
-            json_decref(nodes[i].obj);
+        if (!by_name)
+            ninfo_clear(&nodes[i].own);
+    for (unsigned u = 0; u < nuse; u++)
+        free(use[u].profile);
+    free(use);
+    free(nidx);
     free(nodes);
     free(f.m);
     free(f.app);
+    pins_release(x, &pn);
+    snap_put(x, snap);
     json_decref(req);
     return rc;
 }
