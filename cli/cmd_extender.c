@@ -24,14 +24,19 @@
 
 static void extender_usage(void)
 {
-    printf("usage: ibench extender [--listen ADDR:PORT] [--profiles DIR] [--margin M]\n"
+    printf("usage: ibench extender [--listen ADDR:PORT] [--profiles DIR] [--nodes DIR] [--margin M]\n"
            "                       [--unknown pessimistic|optimistic] [--tls-cert F --tls-key F] [--threads N]\n"
-           "                       [--max-body BYTES] [--max-connections N] [--timeout S]\n\n"
+           "                       [--max-body BYTES] [--max-connections N] [--timeout S] [--assume-ttl S]\n\n"
            "The Kubernetes scheduler extender (docs/extender.md): kube-scheduler POSTs an ExtenderArgs to /filter\n"
            "and /prioritize and gets place colocate's decisions for the pod on each node; GET /healthz answers \"ok\".\n"
            "  --listen ADDR:PORT  where to listen (default 127.0.0.1:%d, loopback); numeric addresses, [::1]:PORT\n"
            "                      for IPv6; port 0 picks a free one (printed)\n"
-           "  --profiles DIR      the profile store: NAME.json profiles, nodes/NAME.json (default .)\n"
+           "  --profiles DIR      the profile store: NAME.json profiles (default .); read when first used, again\n"
+           "                      once the directory changes; a name not there is asked again after %gs\n"
+           "  --nodes DIR         the node state for requests of node names only: NAME.json (default\n"
+           "                      PROFILES/nodes), held in memory and read again when the directory changes\n"
+           "  --assume-ttl S      a pod given a top score counts as a tenant of that node until the node lists it,\n"
+           "                      for at most S seconds (default %d; 0: never assumed)\n"
            "  --margin M, --unknown MODE  the co-location check's (default %g, pessimistic)\n"
            "  --tls-cert F --tls-key F    HTTPS with this PEM certificate and key (both or neither)\n"
            "  --threads N         the server's thread pool (default 2)\n"
@@ -43,7 +48,8 @@ static void extender_usage(void)
            "It prints \"ibench extender: listening on http://ADDR:PORT\" on stderr once ready and serves until SIGINT\n"
            "or SIGTERM, then stops cleanly. Exit 0 after a clean stop, 2 on bad options, 1 when it cannot listen\n"
            "(the reason is printed), 77 when TLS is asked of a libmicrohttpd without it.\n",
-           PL_EXT_PORT, PL_COLOC_MARGIN, PL_EXT_MAX_BODY, EXT_DEFAULT_CONNS);
+           PL_EXT_PORT, PL_EXT_MISS_TTL_MS / 1000.0, PL_EXT_ASSUME_TTL_S, PL_COLOC_MARGIN, PL_EXT_MAX_BODY,
+           EXT_DEFAULT_CONNS);
 }
 
 /* A PEM file, whole, NUL-terminated (at most MAX_PEM). */
@@ -73,7 +79,8 @@ static int handle(void *ctx, const char *verb, const char *body, size_t len, cha
 }
 
 enum {
-    OPT_PROFILES = 256, OPT_MARGIN, OPT_UNKNOWN, OPT_CERT, OPT_KEY, OPT_THREADS, OPT_MAXBODY, OPT_TIMEOUT, OPT_CONNS
+    OPT_PROFILES = 256, OPT_MARGIN, OPT_UNKNOWN, OPT_CERT, OPT_KEY, OPT_THREADS, OPT_MAXBODY, OPT_TIMEOUT, OPT_CONNS,
+    OPT_NODES, OPT_ASSUME
 };
 
 int cmd_extender(int argc, char **argv)
@@ -85,11 +92,14 @@ int cmd_extender(int argc, char **argv)
         {"threads", required_argument, 0, OPT_THREADS}, {"max-body", required_argument, 0, OPT_MAXBODY},
         {"max-connections", required_argument, 0, OPT_CONNS},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"help", no_argument, 0, 'h'},
+        {"nodes", required_argument, 0, OPT_NODES},     {"assume-ttl", required_argument, 0, OPT_ASSUME},
         {0, 0, 0, 0}};
     char deflt[32];
     snprintf(deflt, sizeof(deflt), "127.0.0.1:%d", PL_EXT_PORT);
     const char *addr = deflt, *cert = NULL, *key = NULL;
-    struct pl_extender_opts xo = {.profiles = ".", .margin = PL_COLOC_MARGIN, .pessimistic = true};
+    struct pl_extender_opts xo = {.profiles = ".", .margin = PL_COLOC_MARGIN, .pessimistic = true,
+                                  .assume_ttl_s = PL_EXT_ASSUME_TTL_S};
+    unsigned long assume = PL_EXT_ASSUME_TTL_S;
     unsigned long threads = 2, timeout = 10, conns = EXT_DEFAULT_CONNS;
     uint64_t max_body = PL_EXT_MAX_BODY;
     int c;
@@ -99,6 +109,12 @@ int cmd_extender(int argc, char **argv)
         switch (c) {
         case 'l': addr = optarg; break;
         case OPT_PROFILES: xo.profiles = optarg; break;
+        case OPT_NODES: xo.nodes = optarg; break;
+        case OPT_ASSUME:
+            if (parse_uint(optarg, 0, 86400, &assume) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--assume-ttl '%s': 0-86400 seconds expected", optarg);
+            xo.assume_ttl_s = (unsigned)assume;
+            break;
         case OPT_MARGIN:
             if (parse_double(optarg, &xo.margin) < 0 || !(xo.margin >= 0 && xo.margin <= 100))
                 return cli_fail(IB_EXIT_USAGE, CMD, "--margin '%s': a number of points 0-100 expected", optarg);
@@ -140,6 +156,9 @@ int cmd_extender(int argc, char **argv)
     struct stat st;
     if (stat(xo.profiles, &st) < 0 || !S_ISDIR(st.st_mode))
         return cli_fail(IB_EXIT_USAGE, CMD, "--profiles %s: not a directory", xo.profiles);
+    /* the node state may come later (a ConfigMap not written yet is mounted empty): only a file there is wrong */
+    if (xo.nodes && stat(xo.nodes, &st) == 0 && !S_ISDIR(st.st_mode))
+        return cli_fail(IB_EXIT_USAGE, CMD, "--nodes %s: not a directory", xo.nodes);
     struct sockaddr_storage sa;
     unsigned salen;
     char why[256] = "";

@@ -755,7 +755,7 @@ void pl_extender_free(struct pl_extender *x)
     free(x);
 }
 
-void pl_extender_stats(struct pl_extender *x, struct pl_extender_stats *s)
+void pl_extender_get_stats(struct pl_extender *x, struct pl_extender_stats *s)
 {
     memset(s, 0, sizeof *s);
     s->decisions[0] = atomic_load(&x->decisions[0]), s->decisions[1] = atomic_load(&x->decisions[1]);
@@ -813,7 +813,7 @@ static void family(struct buf *b, const char *name, const char *type, const char
 int pl_extender_metrics(struct pl_extender *x, char **text)
 {
     struct pl_extender_stats s;
-    pl_extender_stats(x, &s);
+    pl_extender_get_stats(x, &s);
     struct buf b = {0};
     family(&b, "decisions_total", "counter", "Requests decided (a pod with a profile of the store), by verb.");
     put(&b, "ibench_extender_decisions_total{verb=\"filter\"} %lu\n", s.decisions[0]);

@@ -91,7 +91,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
                        int *status);
 
 /* The figures above, consistent per counter (each read atomically, not all at one instant). */
-void pl_extender_stats(struct pl_extender *x, struct pl_extender_stats *s);
+void pl_extender_get_stats(struct pl_extender *x, struct pl_extender_stats *s);
 
 /* The figures as Prometheus text lines (# HELP, # TYPE, samples; families prefixed ibench_extender_): decisions by
  * verb, refusals by resource, the cache, store reloads, assumed tenants.  0 with *text malloc'd, or -ENOMEM. */
