@@ -453,8 +453,8 @@ TEST(ExtenderMetrics, PrometheusTextWithRefusalsByResource)
     g_now = 0;
     Ext x(kStore);
     int st = 0;
-    x.ask(PL_EXT_VERB_FILTER, ib_test::file_text(std::string(IBENCH_FIXTURES) + "/extender/filter-full.request.json"),
-          &st);
+    std::string fa = x.ask(PL_EXT_VERB_FILTER,
+                           ib_test::file_text(std::string(IBENCH_FIXTURES) + "/extender/filter-full.request.json"), &st);
     ASSERT_EQ(st, 200);
     x.ask(PL_EXT_VERB_FILTER, args_full("xz", "", {{"a", {"nosuch"}}}));
     char *text = nullptr;
@@ -486,12 +486,18 @@ TEST(ExtenderMetrics, PrometheusTextWithRefusalsByResource)
     EXPECT_EQ(values["ibench_extender_refusals_total{resource=\"unjudged\"}"], 2); // n7 of the fixture, and a
     EXPECT_GT(values["ibench_extender_cache_misses_total"], 0);
     EXPECT_EQ(values["ibench_extender_cache_capacity"], PL_EXT_CACHE_CAP);
+    // every resource counted is one the answer's reasons name as deciding ("RES (who breaks whom ...)")
     unsigned by_resource = 0;
-    for (auto &v : values)
-        if (v.first.rfind("ibench_extender_refusals_total{resource=", 0) == 0 && v.first.find("unjudged") ==
-            std::string::npos && v.first.find("no-room") == std::string::npos && v.first.find("other") ==
-            std::string::npos)
-            by_resource++;
+    const std::string pre = "ibench_extender_refusals_total{resource=\"";
+    for (auto &v : values) {
+        if (v.first.rfind(pre, 0) != 0)
+            continue;
+        std::string res = v.first.substr(pre.size(), v.first.size() - pre.size() - 2);
+        if (res == "unjudged" || res == "no-room")
+            continue;
+        EXPECT_NE(fa.find(res + " ("), std::string::npos) << res << " is not a deciding resource of " << fa;
+        by_resource++;
+    }
     EXPECT_GT(by_resource, 0u) << "the fixture's unsafe node is refused for a resource:\n" << t;
 }
 
