@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -13,6 +15,9 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -340,6 +345,26 @@ unsigned allowed(const profile *p, bool pessimistic, unsigned cap)
     return cap;
 }
 
+// The store's first profile that a few copies of break (so the count matters), under either unknown rule: the
+// rule is the check's (pl_coloc), which may change; the test follows it.
+bool burst_profile(std::string *prof, bool *pess, unsigned *k)
+{
+    for (bool pe : {false, true})
+        for (const char *n : {"xz", "disk", "dram", "llc", "memcached", "redis"}) {
+            profile p;
+            char why[256];
+            if (profile_read((kStore + n + ".json").c_str(), &p, why, sizeof why) < 0)
+                return false;
+            unsigned kk = allowed(&p, pe, 16);
+            profile_free(&p);
+            if (kk >= 2 && kk <= 10) {
+                *prof = n, *pess = pe, *k = kk;
+                return true;
+            }
+        }
+    return false;
+}
+
 // 50 pods of one profile, one after another, each through filter then prioritize with the nodes filter kept, the top
 // score taken (kube-scheduler's choice when ibench decides), the nodes' tenant annotations never refreshed (all
 // inside the DaemonSet's 30 s).  Returns the pods each node got; pending counts the pods no node was kept for.
@@ -389,22 +414,10 @@ std::map<std::string, unsigned> burst(unsigned assume_ttl, const std::string &pr
 
 TEST(ExtenderBurst, AssumedTenantsKeepEachNodeWithinWhatItsProfilesAllow)
 {
-    // the store's first profile that a few copies of break (so the count matters), under either unknown rule
     std::string prof;
     bool pess = false;
     unsigned k = 0;
-    for (bool pe : {false, true})
-        for (const char *n : {"xz", "disk", "dram", "llc", "memcached", "redis"}) {
-            profile p;
-            char why[256];
-            ASSERT_EQ(profile_read((kStore + n + ".json").c_str(), &p, why, sizeof why), 0) << why;
-            unsigned kk = allowed(&p, pe, 16);
-            profile_free(&p);
-            printf("%s, unknowns %s: %u a node\n", n, pe ? "pessimistic" : "optimistic", kk);
-            if (prof.empty() && kk >= 2 && kk <= 10)
-                prof = n, pess = pe, k = kk;
-        }
-    ASSERT_FALSE(prof.empty()) << "no profile of the store breaks at 3-11 copies: the test would mean nothing";
+    ASSERT_TRUE(burst_profile(&prof, &pess, &k)) << "no profile of the store breaks at 3-11 copies";
     unsigned pending = 0;
     auto with = burst(PL_EXT_ASSUME_TTL_S, prof, pess, &pending);
     unsigned placed = 0, most = 0;
@@ -499,6 +512,173 @@ TEST(ExtenderMetrics, PrometheusTextWithRefusalsByResource)
         by_resource++;
     }
     EXPECT_GT(by_resource, 0u) << "the fixture's unsafe node is refused for a resource:\n" << t;
+}
+
+// ---- over loopback HTTP: the command as deployed
+
+// `ibench extender --listen 127.0.0.1:0 ARGS...`, its port read from its first line on stderr; SIGTERM at the end.
+class Server {
+public:
+    explicit Server(std::vector<std::string> a)
+    {
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+            return;
+        a.insert(a.begin(), {IBENCH_BIN, "extender", "--listen", "127.0.0.1:0"});
+        pid_ = fork();
+        if (pid_ == 0) {
+            dup2(p[1], 2);
+            std::vector<char *> av;
+            for (auto &s : a)
+                av.push_back(&s[0]);
+            av.push_back(nullptr);
+            execv(av[0], av.data());
+            _exit(127);
+        }
+        close(p[1]);
+        fd_ = p[0];
+        std::string err;
+        char b[256];
+        for (int i = 0; i < 100 * ib_test::kHangScale && err.find('\n') == std::string::npos; i++) {
+            pollfd q{fd_, POLLIN, 0};
+            if (poll(&q, 1, 50) <= 0)
+                continue;
+            ssize_t n = read(fd_, b, sizeof b);
+            if (n <= 0)
+                break;
+            err.append(b, (size_t)n);
+        }
+        size_t c = err.rfind(':', err.find('\n'));
+        if (err.find("listening on ") != std::string::npos && c != std::string::npos)
+            port_ = atoi(err.c_str() + c + 1);
+    }
+    ~Server()
+    {
+        if (pid_ > 0) {
+            kill(pid_, SIGTERM);
+            int st;
+            waitpid(pid_, &st, 0);
+        }
+        if (fd_ >= 0)
+            close(fd_);
+    }
+    int port() const { return port_; }
+    std::string post(const char *verb, const std::string &body, int *status)
+    {
+        std::string r = ib_test::http(port_, "POST", std::string("/") + verb, body);
+        *status = r.rfind("HTTP/1.1 ", 0) == 0 ? atoi(r.c_str() + 9) : -1;
+        size_t p = r.find("\r\n\r\n");
+        return p == std::string::npos ? "" : r.substr(p + 4);
+    }
+
+private:
+    pid_t pid_ = -1;
+    int fd_ = -1, port_ = 0;
+};
+
+TEST(ExtenderLoopback, LateProfileSeenWithinTheDocumentedTime)
+{
+    ib_test::TempDir d("ext_http_late");
+    copy_profile("disk", d.path() + "/disk.json");
+    Server s({"--profiles", d.path()});
+    ASSERT_GT(s.port(), 0);
+    int st = 0;
+    EXPECT_NE(error_of(s.post(PL_EXT_VERB_FILTER, args_full("xz", "", {}), &st)), "");
+    EXPECT_EQ(st, 200);
+    copy_profile("xz", d.path() + "/xz.json.tmp");
+    ASSERT_EQ(rename((d.path() + "/xz.json.tmp").c_str(), (d.path() + "/xz.json").c_str()), 0);
+    auto t0 = std::chrono::steady_clock::now();
+    double secs = -1;
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() <
+           (PL_EXT_STORE_CHECK_MS / 1000.0 + 1) * ib_test::kHangScale) {
+        if (error_of(s.post(PL_EXT_VERB_FILTER, args_full("xz", "", {}), &st)).empty()) {
+            secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            break;
+        }
+        usleep(50000);
+    }
+    EXPECT_GE(secs, 0) << "xz.json not seen within PL_EXT_STORE_CHECK_MS + 1 s";
+    EXPECT_LE(secs, PL_EXT_STORE_CHECK_MS / 1000.0 + 0.2 * ib_test::kHangScale);
+}
+
+// The burst again, over HTTP in the shipped form: node names only, the nodes' state in the store's nodes/ (never
+// refreshed during the burst), the command's default --assume-ttl against --assume-ttl 0.
+std::map<std::string, unsigned> burst_http(const std::vector<std::string> &extra, const std::string &prof,
+                                           bool pess, unsigned *pending)
+{
+    ib_test::TempDir d("ext_http_burst");
+    for (const char *n : {"xz", "disk", "dram", "llc", "memcached", "redis"})
+        copy_profile(n, d.path() + "/" + n + ".json");
+    mkdir((d.path() + "/nodes").c_str(), 0755);
+    std::vector<std::string> names;
+    for (int i = 0; i < 60; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "node-%02d", i);
+        names.push_back(n);
+        write(d.path() + "/nodes/" + n + ".json", "{\"annotations\": {\"" PL_EXT_ANN_TENANTS "\": \"[]\"}, "
+                                                  "\"status\": {\"allocatable\": {\"cpu\": \"16\"}}}");
+    }
+    std::vector<std::string> a = {"--profiles", d.path(), "--unknown", pess ? "pessimistic" : "optimistic"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    Server s(a);
+    std::map<std::string, unsigned> got;
+    *pending = 0;
+    EXPECT_GT(s.port(), 0);
+    if (!s.port())
+        return got;
+    for (int pod = 0; pod < 50; pod++) {
+        auto body = [&](const std::vector<std::string> &nn) {
+            std::string b = args_names(prof, nn);
+            json_t *j = parse(b);
+            json_object_set_new(json_object_get(json_object_get(j, "Pod"), "metadata"), "uid",
+                                json_string(("h-" + std::to_string(pod)).c_str()));
+            char *t = json_dumps(j, JSON_COMPACT);
+            json_decref(j);
+            std::string r = t;
+            free(t);
+            return r;
+        };
+        int st = 0;
+        json_t *f = parse(s.post(PL_EXT_VERB_FILTER, body(names), &st));
+        EXPECT_EQ(st, 200);
+        std::vector<std::string> kept;
+        size_t i;
+        json_t *it;
+        json_array_foreach(json_object_get(f, "NodeNames"), i, it) kept.push_back(json_string_value(it));
+        json_decref(f);
+        if (kept.empty()) {
+            ++*pending;
+            continue;
+        }
+        json_t *pr = parse(s.post(PL_EXT_VERB_PRIORITIZE, body(kept), &st));
+        std::string best;
+        long top = -1;
+        json_array_foreach(pr, i, it)
+        {
+            long sc = (long)json_integer_value(json_object_get(it, "Score"));
+            if (sc > top)
+                top = sc, best = json_string_value(json_object_get(it, "Host"));
+        }
+        json_decref(pr);
+        got[best]++;
+    }
+    return got;
+}
+
+TEST(ExtenderLoopback, BurstOfFiftyNamesOnlyWithinWhatEachNodeAllows)
+{
+    std::string prof;
+    bool pess = false;
+    unsigned k = 0, pending = 0, most = 0, most0 = 0, placed = 0;
+    ASSERT_TRUE(burst_profile(&prof, &pess, &k));
+    for (auto &n : burst_http({}, prof, pess, &pending))
+        most = std::max(most, n.second), placed += n.second;
+    EXPECT_EQ(placed, 50u);
+    EXPECT_EQ(pending, 0u);
+    EXPECT_LE(most, k) << prof;
+    for (auto &n : burst_http({"--assume-ttl", "0"}, prof, pess, &pending))
+        most0 = std::max(most0, n.second);
+    EXPECT_GT(most0, k) << "without assumed tenants one node takes more than it allows";
 }
 
 } // namespace
