@@ -273,21 +273,21 @@ static struct profile *profile_load(struct pl_extender *x, const char *name, cha
 static const struct profile *profile_of(struct pl_extender *x, const char *name, struct pins *pn, char *why,
                                         size_t len)
 {
-    if (!good_name(name)) {
-        snprintf(why, len, "'%.64s' is not a profile name ([A-Za-z0-9._-])", name);
-        return NULL;
-    }
     if (x->o.lookup) {
+        if (!good_name(name)) {
+            snprintf(why, len, "'%.64s' is not a profile name ([A-Za-z0-9._-])", name);
+            return NULL;
+        }
         const struct profile *p = x->o.lookup(x->o.lookup_ctx, name);
         if (!p)
             snprintf(why, len, "%.64s is not in the store", name);
         return p;
     }
+    /* a name in the cache was a good name when it went in: the check is for the others */
     uint64_t h = hash(name);
-    double now = now_s(x);
     pthread_mutex_lock(&x->mu);
     struct centry *e = cache_find(x, name, h);
-    if (e && !e->p && now >= e->expires) {
+    if (e && !e->p && now_s(x) >= e->expires) {
         cache_remove(x, e);
         x->expired++;
         e = NULL;
@@ -304,6 +304,13 @@ static const struct profile *profile_of(struct pl_extender *x, const char *name,
         pthread_mutex_unlock(&x->mu);
         return p;
     }
+    pthread_mutex_unlock(&x->mu);
+    if (!good_name(name)) {
+        snprintf(why, len, "'%.64s' is not a profile name ([A-Za-z0-9._-])", name);
+        return NULL;
+    }
+    double now = now_s(x);
+    pthread_mutex_lock(&x->mu);
     x->misses++;
     pthread_mutex_unlock(&x->mu);
     /* read outside the lock: other requests go on meanwhile */
@@ -656,7 +663,7 @@ static void assumed_expire(struct pl_extender *x, double now)
 }
 
 /* ---- figures */
-static void count_refusal(struct pl_extender *x, const char *res, size_t l)
+static void count_refusal(struct pl_extender *x, const char *res, size_t l, unsigned long times)
 {
     char name[64];
     if (!l || l >= sizeof name || strspn(res, "abcdefghijklmnopqrstuvwxyz0123456789._-") < l)
@@ -675,13 +682,13 @@ static void count_refusal(struct pl_extender *x, const char *res, size_t l)
         }
     }
     if (i < x->nref)
-        x->ref[i].n++;
+        x->ref[i].n += times;
     pthread_mutex_unlock(&x->fmu);
 }
 
 /* An unsafe verdict's reason is the check's "deciding" list, "RES (who breaks whom ...), RES (...)": each RES at the
  * top level counts once. */
-static void count_refusals(struct pl_extender *x, const char *why)
+static void count_refusals(struct pl_extender *x, const char *why, unsigned long times)
 {
     int depth = 0;
     const char *tok = why;
@@ -693,7 +700,7 @@ static void count_refusals(struct pl_extender *x, const char *why)
                     a++;
                 while (b > a && b[-1] == ' ')
                     b--;
-                count_refusal(x, a, (size_t)(b - a));
+                count_refusal(x, a, (size_t)(b - a), times);
             }
         } else if (*c == ')') {
             depth -= depth > 0;
@@ -805,6 +812,24 @@ static void put(struct buf *b, const char *fmt, ...)
     }
 }
 
+static void put_raw(struct buf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->n + n + 1 > b->cap) {
+        size_t nc = 2 * (b->cap + n) + 256;
+        char *ns = realloc(b->s, nc);
+        if (!ns) {
+            b->oom = true;
+            return;
+        }
+        b->s = ns, b->cap = nc;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = 0;
+}
+
 static void family(struct buf *b, const char *name, const char *type, const char *help)
 {
     put(b, "# HELP ibench_extender_%s %s\n# TYPE ibench_extender_%s %s\n", name, help, name, type);
@@ -879,8 +904,24 @@ struct node {
     json_t *obj;             /* the Node object (Nodes form); NULL with names only */
     const struct ninfo *ni;  /* its state: &own (Nodes form) or the snapshot's (names); NULL: not in the store */
     struct ninfo own;
-    char fail[512];          /* non-empty: fails before any verdict (tenants unreadable) */
+    char *fail;              /* non-NULL: fails before any verdict (its state or a tenant cannot be judged) */
+    unsigned v;              /* its verdict: an index into the request's distinct verdicts */
 };
+
+static int set_fail(struct node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int set_fail(struct node *n, const char *fmt, ...)
+{
+    free(n->fail);
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vasprintf(&n->fail, fmt, ap);
+    va_end(ap);
+    if (k < 0) {
+        n->fail = NULL;
+        return -ENOMEM;
+    }
+    return 0;
+}
 
 /* The pod's key for assumed tenants: metadata.uid, else namespace/name; false when it has neither. */
 static bool pod_key(json_t *pod, char *key, size_t len)
@@ -927,15 +968,12 @@ static int node_at(const unsigned *t, unsigned nb, const struct node *nodes, con
     return -1;
 }
 
-/* One tenant more on node i of the fleet: 0, or 1 with the node's fail set, or -ENOMEM. */
-static int add_tenant(struct pl_sim_fleet *f, unsigned *cap_apps, unsigned i, const struct profile *tp, char *fail,
-                      size_t len)
+/* One tenant more on node i of the fleet: 0 (or the node's fail set), or -ENOMEM. */
+static int add_tenant(struct pl_sim_fleet *f, unsigned *cap_apps, struct node *n, unsigned i, const struct profile *tp)
 {
     struct pl_sim_machine *m = &f->m[i];
-    if (m->ntenants >= PL_SIM_MAX_TENANTS - 1) {
-        snprintf(fail, len, "more than %u tenants", PL_SIM_MAX_TENANTS - 1);
-        return 1;
-    }
+    if (m->ntenants >= PL_SIM_MAX_TENANTS - 1)
+        return set_fail(n, "more than %u tenants", PL_SIM_MAX_TENANTS - 1);
     if (f->napps + 1 >= *cap_apps) {
         struct pl_sim_app *na = realloc(f->app, 2 * *cap_apps * sizeof *na);
         if (!na)
@@ -949,11 +987,87 @@ static int add_tenant(struct pl_sim_fleet *f, unsigned *cap_apps, unsigned i, co
     return 0;
 }
 
+/* The profiles a request has looked up, by name: a request names a handful of profiles thousands of times. */
+struct seen {
+    const char *name[64];
+    const struct profile *p[64];
+    unsigned n;
+};
+
+static const struct profile *tenant_profile(struct pl_extender *x, struct seen *sn, const char *name,
+                                            struct pins *pn, char *why, size_t len)
+{
+    for (unsigned k = 0; k < sn->n; k++)
+        if (sn->name[k] == name || !strcmp(sn->name[k], name))
+            return sn->p[k];
+    const struct profile *p = profile_of(x, name, pn, why, len);
+    if (p && sn->n < 64)
+        sn->name[sn->n] = name, sn->p[sn->n++] = p;
+    return p;
+}
+
 /* An assumed tenant copied out of the table for one request. */
 struct use {
     unsigned node;
     char *profile;
 };
+
+/* Stable merge sort of idx[0..n) by the interference policy's order (pl_sim_safe_before), fit from the verdicts. */
+static void sort_by_policy(const struct pl_sim_fleet *f, const struct node *nodes, const struct pl_verdict *uv,
+                           unsigned *idx, unsigned *tmp, unsigned n)
+{
+    if (n < 2)
+        return;
+    unsigned h = n / 2;
+    sort_by_policy(f, nodes, uv, idx, tmp, h);
+    sort_by_policy(f, nodes, uv, idx + h, tmp, n - h);
+    unsigned i = 0, j = h, k = 0;
+    while (i < h && j < n) /* the right one first only when strictly before: stable */
+        tmp[k++] = pl_sim_safe_before(f, idx[j], uv[nodes[idx[j]].v].fit, idx[i], uv[nodes[idx[i]].v].fit) ? idx[j++]
+                                                                                                          : idx[i++];
+    while (i < h)
+        tmp[k++] = idx[i++];
+    while (j < n)
+        tmp[k++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof *idx);
+}
+
+/* ---- the answer, written directly (jansson's tree of a 1000-node answer costs more than the decisions) */
+static void put_str(struct buf *b, const char *s)
+{
+    put_raw(b, "\"", 1);
+    for (const char *c = s; *c;) {
+        size_t run = strcspn(c, "\"\\\b\f\n\r\t\x01\x02\x03\x04\x05\x06\x07\x0b\x0e\x0f\x10\x11\x12\x13\x14\x15\x16"
+                                "\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f");
+        put_raw(b, c, run);
+        c += run;
+        if (!*c)
+            break;
+        unsigned char ch = (unsigned char)*c++;
+        switch (ch) {
+        case '"': put(b, "\\\""); break;
+        case '\\': put(b, "\\\\"); break;
+        case '\b': put(b, "\\b"); break;
+        case '\f': put(b, "\\f"); break;
+        case '\n': put(b, "\\n"); break;
+        case '\r': put(b, "\\r"); break;
+        case '\t': put(b, "\\t"); break;
+        default: put(b, "\\u%04X", ch);
+        }
+    }
+    put_raw(b, "\"", 1);
+}
+
+static int answer_buf(struct buf *b, char **out, int *st)
+{
+    if (b->oom || !b->s) {
+        free(b->s);
+        return -ENOMEM;
+    }
+    *out = b->s;
+    *st = 200;
+    return 0;
+}
 
 int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body, size_t len, char **out, int *status)
 {
@@ -967,10 +1081,15 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
     store_check(x, false);
     int rc = 0;
     struct node *nodes = NULL;
-    unsigned nn = 0, nuse = 0, *nidx = NULL, nbidx = 0;
+    unsigned nn = 0, nuse = 0, *nidx = NULL, nbidx = 0, nuv = 0, *order = NULL, *memo = NULL;
+    struct pl_verdict *uv = NULL;
+    char **uwhy = NULL;
+    unsigned long *vcount = NULL;
+    uint64_t *mkey = NULL;
     struct use *use = NULL;
     struct pl_sim_fleet f = {0};
     struct pins pn = {0};
+    struct seen sn = {.n = 0};
     struct nsnap *snap = NULL;
     json_t *pod = ci_get(req, "Pod"), *jnodes = ci_get(req, "Nodes"), *jnames = ci_get(req, "NodeNames");
     json_t *items = jnodes && !json_is_null(jnodes) ? ci_get(jnodes, "items") : NULL;
@@ -1013,10 +1132,12 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
                 goto done;
             }
             nodes[i].name = json_string_value(e);
-            nodes[i].ni = good_name(nodes[i].name) ? snap_find(snap, nodes[i].name) : NULL;
-            if (!nodes[i].ni)
-                snprintf(nodes[i].fail, sizeof nodes[i].fail, "node %.200s is not in the store (nodes/%.200s.json): "
-                         "its tenants cannot be judged", nodes[i].name, nodes[i].name);
+            nodes[i].ni = snap_find(snap, nodes[i].name); /* the snapshot holds good names only */
+            if (!nodes[i].ni && set_fail(&nodes[i], "node %.200s is not in the store (nodes/%.200s.json): its "
+                                         "tenants cannot be judged", nodes[i].name, nodes[i].name) < 0) {
+                rc = -ENOMEM;
+                goto done;
+            }
         } else {
             json_t *nm = ci_get(ci_get(e, "metadata"), "name");
             if (!json_is_object(e) || !json_is_string(nm)) {
@@ -1031,8 +1152,10 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
             }
             nodes[i].ni = &nodes[i].own;
         }
-        if (nodes[i].ni && nodes[i].ni->fail)
-            snprintf(nodes[i].fail, sizeof nodes[i].fail, "%s", nodes[i].ni->fail);
+        if (nodes[i].ni && nodes[i].ni->fail && set_fail(&nodes[i], "%s", nodes[i].ni->fail) < 0) {
+            rc = -ENOMEM;
+            goto done;
+        }
     }
     /* the pod */
     const char *pname = annotation(pod, PL_EXT_ANN_PROFILE);
@@ -1087,29 +1210,29 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
     }
     for (unsigned i = 0; i < nn && rc == 0; i++) {
         struct pl_sim_machine *m = &f.m[i];
-        snprintf(m->name, sizeof m->name, "%s", nodes[i].name);
+        size_t nl = strlen(nodes[i].name);
+        nl = nl < sizeof m->name - 1 ? nl : sizeof m->name - 1;
+        memcpy(m->name, nodes[i].name, nl);
+        m->name[nl] = 0;
         const struct ninfo *ni = nodes[i].ni;
         double c = ni ? ni->cpu : -1, mem = ni ? ni->mem : -1;
         m->cpus = c >= 0 ? (unsigned)floor(c) : 1u << 30; /* whole CPUs: the capacity rounded down, demand up */
         m->mem = mem > 0 ? mem : 1e30;
-        if (nodes[i].fail[0] || !ni->tenants)
+        if (nodes[i].fail || !ni->tenants)
             continue;
         size_t k;
         json_t *t;
         json_array_foreach(ni->tenants, k, t)
         {
             const struct profile *tp =
-                json_is_string(t) ? profile_of(x, json_string_value(t), &pn, why, sizeof why) : NULL;
+                json_is_string(t) ? tenant_profile(x, &sn, json_string_value(t), &pn, why, sizeof why) : NULL;
             if (!tp) {
-                snprintf(nodes[i].fail, sizeof nodes[i].fail, "tenant %.64s cannot be judged: %.300s",
-                         json_is_string(t) ? json_string_value(t) : "(not a string)", json_is_string(t) ? why : "");
+                rc = set_fail(&nodes[i], "tenant %.64s cannot be judged: %.300s",
+                              json_is_string(t) ? json_string_value(t) : "(not a string)", json_is_string(t) ? why : "");
                 break;
             }
-            int r = add_tenant(&f, &cap_apps, i, tp, nodes[i].fail, sizeof nodes[i].fail);
-            if (r) {
-                rc = r < 0 ? r : 0;
+            if ((rc = add_tenant(&f, &cap_apps, &nodes[i], i, tp)) < 0 || nodes[i].fail)
                 break;
-            }
         }
     }
     if (rc)
@@ -1126,7 +1249,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         for (unsigned i = 0; !rc && i < x->nas;) {
             struct assumed *a = &x->as[i];
             int ni = node_at(nidx, nbidx, nodes, a->node);
-            if (ni < 0 || nodes[ni].fail[0]) {
+            if (ni < 0 || nodes[ni].fail) {
                 i++;
                 continue;
             }
@@ -1145,13 +1268,11 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         pthread_mutex_unlock(&x->amu);
         for (unsigned u = 0; !rc && u < nuse; u++) {
             unsigned i = use[u].node;
-            if (nodes[i].fail[0])
+            if (nodes[i].fail)
                 continue;
             const struct profile *tp = profile_of(x, use[u].profile, &pn, why, sizeof why);
-            if (!tp) /* gone from the store since: a tenant not listed yet is not judged by what is missing */
-                continue;
-            int r = add_tenant(&f, &cap_apps, i, tp, nodes[i].fail, sizeof nodes[i].fail);
-            rc = r < 0 ? r : 0;
+            if (tp) /* else gone from the store since: a tenant not listed yet is not judged by what is missing */
+                rc = add_tenant(&f, &cap_apps, &nodes[i], i, tp);
         }
         if (rc)
             goto done;
@@ -1159,85 +1280,174 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
     unsigned a = f.napps++;
     f.app[a].p = pp, f.app[a].cpus = (unsigned)ceil(pod_cpu), f.app[a].mem = pod_mem, f.app[a].machine = -1;
     struct pl_coloc_opts co = {.margin = x->o.margin, .pessimistic = x->o.pessimistic};
-    struct pl_verdict *v = calloc(nn ? nn : 1, sizeof *v);
-    unsigned *order = calloc(nn ? nn : 1, sizeof *order), nok = 0;
-    if (!v || !order) {
-        free(v), free(order);
+    /* nodes alike (the same tenants in the same order, the same room) get the same verdict: it is made once a
+     * request (a cluster's nodes repeat a few tenant lists: the DaemonSet writes them sorted).  uv: the distinct
+     * verdicts; uv[0] is the one of every node that fails before any (its reason is its own) */
+    unsigned nmemo = 16;
+    while (nmemo < 2 * nn)
+        nmemo *= 2;
+    memo = calloc(nmemo, sizeof *memo); /* index + 1 of the first node of a verdict */
+    mkey = malloc((nn ? nn : 1) * sizeof *mkey);
+    uv = malloc((nn + 1) * sizeof *uv);
+    order = malloc(2 * (nn ? nn : 1) * sizeof *order);
+    if (!memo || !mkey || !uv || !order) {
         rc = -ENOMEM;
         goto done;
     }
+    unsigned nok = 0;
+    uv[0].kind = PL_V_UNSAFE, uv[0].why[0] = 0, uv[0].fit = NAN;
+    nuv = 1;
+    struct pl_coloc_opts terse = co;
+    terse.terse = true;
     for (unsigned i = 0; i < nn; i++) {
-        if (nodes[i].fail[0]) {
-            v[i].kind = PL_V_UNSAFE;
-            snprintf(v[i].why, sizeof v[i].why, "%s", nodes[i].fail);
+        if (nodes[i].fail) {
+            nodes[i].v = 0;
             continue;
         }
-        /* filter answers an unsafe node with its reason: the check in full, once; prioritize wants a verdict and
-         * a fit, no text: terse (it stops at the first broken resource) */
-        struct pl_coloc_opts terse = co;
-        terse.terse = true;
-        pl_fleet_verdict(&f, i, a, true, filter ? &co : &terse, &v[i]);
-        if (v[i].kind == PL_V_FITS || v[i].kind == PL_V_SAFE)
-            order[nok++] = i;
-    }
-    json_t *doc;
-    if (filter) {
-        json_t *failed = json_object(), *kept = by_name ? json_array() : json_object();
-        json_t *kept_items = by_name ? NULL : json_array();
-        for (unsigned i = 0; i < nn; i++) {
-            bool ok = v[i].kind == PL_V_FITS || v[i].kind == PL_V_SAFE;
-            if (!ok) {
-                char msg[600];
-                if (nodes[i].fail[0]) {
-                    snprintf(msg, sizeof msg, "ibench: cannot judge: %s", v[i].why);
-                    count_refusal(x, "unjudged", 8);
-                } else if (v[i].kind == PL_V_NO_ROOM) { /* its reason starts "no room: " */
-                    snprintf(msg, sizeof msg, "ibench: %s", v[i].why);
-                    count_refusal(x, "no-room", 7);
-                } else {
-                    snprintf(msg, sizeof msg, "ibench: %s: %s", pl_verdict_name(v[i].kind), v[i].why);
-                    count_refusals(x, v[i].why);
-                }
-                json_object_set_new(failed, nodes[i].name, json_string(one_line(msg)));
-            } else if (by_name) {
-                json_array_append_new(kept, json_string(nodes[i].name));
-            } else {
-                json_array_append(kept_items, nodes[i].obj);
+        const struct pl_sim_machine *m = &f.m[i];
+        uint64_t h = 1469598103934665603ull;
+        const double room[4] = {m->cpus, m->mem, m->cpu_used, m->mem_used};
+        const unsigned char *rb = (const unsigned char *)room;
+        for (size_t k = 0; k < sizeof room; k++)
+            h = (h ^ rb[k]) * 1099511628211ull;
+        for (unsigned t = 0; t < m->ntenants; t++)
+            h = (h ^ (uintptr_t)f.app[m->tenant[t]].p) * 1099511628211ull;
+        mkey[i] = h;
+        unsigned slot = (unsigned)h & (nmemo - 1), same = 0;
+        for (; memo[slot]; slot = (slot + 1) & (nmemo - 1)) {
+            const struct pl_sim_machine *o = &f.m[memo[slot] - 1];
+            if (mkey[memo[slot] - 1] != h || o->ntenants != m->ntenants || o->cpus != m->cpus || o->mem != m->mem ||
+                o->cpu_used != m->cpu_used || o->mem_used != m->mem_used)
+                continue;
+            unsigned t = 0;
+            while (t < m->ntenants && f.app[o->tenant[t]].p == f.app[m->tenant[t]].p)
+                t++;
+            if (t == m->ntenants) {
+                same = memo[slot];
+                break;
             }
         }
-        if (!by_name) {
+        if (same) {
+            nodes[i].v = nodes[same - 1].v;
+        } else {
+            memo[slot] = i + 1;
+            /* filter answers an unsafe node with its reason: the check in full, once; prioritize wants a verdict
+             * and a fit, no text: terse (it stops at the first broken resource) */
+            pl_fleet_verdict(&f, i, a, true, filter ? &co : &terse, &uv[nuv]);
+            nodes[i].v = nuv++;
+        }
+        enum pl_verdict_kind k = uv[nodes[i].v].kind;
+        if (k == PL_V_FITS || k == PL_V_SAFE)
+            order[nok++] = i;
+    }
+    struct buf b = {0};
+    if (filter) {
+        /* each distinct refusal's text once (escaped when written) */
+        uwhy = calloc(nuv, sizeof *uwhy);
+        if (!uwhy) {
+            rc = -ENOMEM;
+            goto done;
+        }
+        for (unsigned u = 1; u < nuv; u++) {
+            const struct pl_verdict *v = &uv[u];
+            if (v->kind == PL_V_FITS || v->kind == PL_V_SAFE)
+                continue;
+            int r = v->kind == PL_V_NO_ROOM ? asprintf(&uwhy[u], "ibench: %s", v->why) /* "no room: ..." */
+                                           : asprintf(&uwhy[u], "ibench: %s: %s", pl_verdict_name(v->kind), v->why);
+            if (r < 0) {
+                uwhy[u] = NULL;
+                rc = -ENOMEM;
+                goto done;
+            }
+            one_line(uwhy[u]);
+        }
+        if (by_name) {
+            put(&b, "{\"NodeNames\":[");
+            unsigned w = 0;
+            for (unsigned r = 0; r < nok; r++) {
+                if (w++)
+                    put_raw(&b, ",", 1);
+                put_str(&b, nodes[order[r]].name);
+            }
+            put(&b, "]");
+        } else {
+            json_t *kept = json_object(), *kept_items = json_array();
+            for (unsigned r = 0; r < nok; r++)
+                json_array_append(kept_items, nodes[order[r]].obj);
             json_object_set_new(kept, "items", kept_items);
             json_t *kind = ci_get(jnodes, "kind"), *api = ci_get(jnodes, "apiVersion");
             if (kind)
                 json_object_set(kept, "kind", kind);
             if (api)
                 json_object_set(kept, "apiVersion", api);
-        }
-        doc = json_object();
-        json_object_set_new(doc, by_name ? "NodeNames" : "Nodes", kept);
-        json_object_set_new(doc, "FailedNodes", failed);
-        json_object_set_new(doc, "Error", json_string(""));
-    } else {
-        /* insertion sort by the policy's order (n is at most PL_EXT_MAX_NODES; nok log nok would do, but the order is
-         * a predicate, and stable insertion keeps it exact) */
-        for (unsigned i = 1; i < nok; i++)
-            for (unsigned j = i; j > 0 && pl_sim_safe_before(&f, order[j], v[order[j]].fit, order[j - 1],
-                                                             v[order[j - 1]].fit);
-                 j--) {
-                unsigned t = order[j];
-                order[j] = order[j - 1], order[j - 1] = t;
+            char *k = json_dumps(kept, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            json_decref(kept);
+            if (!k) {
+                rc = -ENOMEM;
+                goto done;
             }
+            put(&b, "{\"Nodes\":%s", k);
+            free(k);
+        }
+        put(&b, ",\"FailedNodes\":{");
+        unsigned w = 0;
+        unsigned long unjudged = 0;
+        vcount = calloc(nuv, sizeof *vcount);
+        if (!vcount) {
+            free(b.s);
+            rc = -ENOMEM;
+            goto done;
+        }
+        for (unsigned i = 0; i < nn; i++) {
+            const struct pl_verdict *v = &uv[nodes[i].v];
+            if (!nodes[i].fail && (v->kind == PL_V_FITS || v->kind == PL_V_SAFE))
+                continue;
+            if (w++)
+                put_raw(&b, ",", 1);
+            put_str(&b, nodes[i].name);
+            put_raw(&b, ":", 1);
+            if (nodes[i].fail) {
+                char *msg = NULL;
+                if (asprintf(&msg, "ibench: cannot judge: %.500s", nodes[i].fail) < 0) {
+                    rc = -ENOMEM;
+                    free(b.s);
+                    goto done;
+                }
+                put_str(&b, one_line(msg));
+                free(msg);
+                unjudged++;
+            } else {
+                put_str(&b, uwhy[nodes[i].v]);
+                vcount[nodes[i].v]++;
+            }
+        }
+        /* the figures: each distinct refusal's resources once, times its nodes */
+        if (unjudged)
+            count_refusal(x, "unjudged", 8, unjudged);
+        for (unsigned u = 1; u < nuv; u++)
+            if (vcount[u] && uv[u].kind == PL_V_NO_ROOM)
+                count_refusal(x, "no-room", 7, vcount[u]);
+            else if (vcount[u])
+                count_refusals(x, uv[u].why, vcount[u]);
+        put(&b, "},\"Error\":\"\"}");
+    } else {
+        sort_by_policy(&f, nodes, uv, order, order + nn, nok);
         int *score = calloc(nn ? nn : 1, sizeof *score);
         if (!score) {
-            free(v), free(order);
             rc = -ENOMEM;
             goto done;
         }
         for (unsigned r = 0; r < nok; r++)
             score[order[r]] = r < PL_EXT_MAX_PRIORITY ? PL_EXT_MAX_PRIORITY - (int)r : 0;
-        doc = json_array();
-        for (unsigned i = 0; i < nn; i++)
-            json_array_append_new(doc, json_pack("{s:s,s:i}", "Host", nodes[i].name, "Score", score[i]));
+        put(&b, "[");
+        for (unsigned i = 0; i < nn; i++) {
+            static const char host[] = ",{\"Host\":";
+            put_raw(&b, host + !i, sizeof host - 1 - !i);
+            put_str(&b, nodes[i].name);
+            char sc[32];
+            put_raw(&b, sc, (size_t)snprintf(sc, sizeof sc, ",\"Score\":%d}", score[i]));
+        }
+        put(&b, "]");
         free(score);
         /* the top node takes the pod as an assumed tenant until its list shows it; the pod's earlier one goes */
         if (keyed && nok) {
@@ -1275,22 +1485,27 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
             }
             pthread_mutex_unlock(&x->amu);
             if (rc) {
-                free(v), free(order);
-                json_decref(doc);
+                free(b.s);
                 goto done;
             }
         }
     }
-    free(v), free(order);
-    rc = answer(doc, 200, out, status);
+    rc = answer_buf(&b, out, status);
 done:
-    for (unsigned i = 0; nodes && i < nn; i++)
+    for (unsigned i = 0; nodes && i < nn; i++) {
         if (!by_name)
             ninfo_clear(&nodes[i].own);
+        free(nodes[i].fail);
+    }
     for (unsigned u = 0; u < nuse; u++)
         free(use[u].profile);
+    for (unsigned u = 0; uwhy && u < nuv; u++)
+        free(uwhy[u]);
+    free(uwhy);
+    free(vcount);
     free(use);
     free(nidx);
+    free(memo), free(mkey), free(uv), free(order);
     free(nodes);
     free(f.m);
     free(f.app);
