@@ -76,13 +76,30 @@ struct ninfo {
     char *name;
     uint64_t h;
     json_t *tenants; /* a JSON array (elements checked when used), or NULL: none */
+    const char **ten; /* its elements, interned (one pointer a distinct name); NULL: not a string */
+    unsigned nten;
     char *fail;      /* non-NULL: the node fails with this (its state unreadable) */
     double cpu, mem; /* allocatable; < 0: not given */
     struct ninfo *hnext;
 };
 
+/* Interned strings: the tenant names of many nodes, one copy each, so that equal names are equal pointers. */
+struct strtab {
+    char **s;
+    unsigned n, nb;
+};
+
+static void strtab_free(struct strtab *t)
+{
+    for (unsigned i = 0; i < t->nb; i++)
+        free(t->s[i]);
+    free(t->s);
+    memset(t, 0, sizeof *t);
+}
+
 struct nsnap {
     unsigned refs; /* under x->smu */
+    struct strtab names;
     struct ninfo *node;
     unsigned n;
     struct ninfo **b;
@@ -152,6 +169,33 @@ static uint64_t hash(const char *s)
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
+}
+
+static const char *intern(struct strtab *t, const char *s)
+{
+    if (2 * (t->n + 1) > t->nb) {
+        unsigned nb = t->nb ? 2 * t->nb : 64;
+        char **ns = calloc(nb, sizeof *ns);
+        if (!ns)
+            return NULL;
+        for (unsigned i = 0; i < t->nb; i++)
+            if (t->s[i]) {
+                unsigned h = (unsigned)hash(t->s[i]) & (nb - 1);
+                while (ns[h])
+                    h = (h + 1) & (nb - 1);
+                ns[h] = t->s[i];
+            }
+        free(t->s);
+        t->s = ns, t->nb = nb;
+    }
+    unsigned h = (unsigned)hash(s) & (t->nb - 1);
+    for (; t->s[h]; h = (h + 1) & (t->nb - 1))
+        if (!strcmp(t->s[h], s))
+            return t->s[h];
+    if (!(t->s[h] = strdup(s)))
+        return NULL;
+    t->n++;
+    return t->s[h];
 }
 
 static bool good_name(const char *s)
@@ -427,13 +471,15 @@ static int bad_request(char **out, int *st, const char *fmt, ...)
 static void ninfo_clear(struct ninfo *ni)
 {
     json_decref(ni->tenants);
+    free(ni->ten);
     free(ni->fail);
     free(ni->name);
     memset(ni, 0, sizeof *ni);
 }
 
-/* What the decisions need of one node object (a Node, or the node state's NAME.json).  0 or -ENOMEM. */
-static int ninfo_from(json_t *obj, struct ninfo *ni)
+/* What the decisions need of one node object (a Node, or the node state's NAME.json), its tenant names interned in
+ * st.  0 or -ENOMEM. */
+static int ninfo_from(json_t *obj, struct ninfo *ni, struct strtab *st)
 {
     json_t *alloc = ci_get(ci_get(obj, "status"), "allocatable");
     ni->cpu = qty_of(alloc, "cpu"), ni->mem = qty_of(alloc, "memory");
@@ -444,6 +490,14 @@ static int ninfo_from(json_t *obj, struct ninfo *ni)
     json_t *arr = json_loads(ten, 0, &je);
     if (json_is_array(arr)) {
         ni->tenants = arr;
+        ni->nten = (unsigned)json_array_size(arr);
+        if (ni->nten && !(ni->ten = calloc(ni->nten, sizeof *ni->ten)))
+            return -ENOMEM;
+        for (unsigned k = 0; k < ni->nten; k++) {
+            json_t *t = json_array_get(arr, k);
+            if (json_is_string(t) && !(ni->ten[k] = intern(st, json_string_value(t))))
+                return -ENOMEM;
+        }
         return 0;
     }
     json_decref(arr);
@@ -458,6 +512,7 @@ static void snap_free(struct nsnap *s)
         ninfo_clear(&s->node[i]);
     free(s->node);
     free(s->b);
+    strtab_free(&s->names);
     free(s);
 }
 
@@ -541,7 +596,7 @@ static int snap_load(const char *dir, struct nsnap **out, char *why, size_t len)
         }
         struct ninfo *ni = &s->node[s->n];
         memset(ni, 0, sizeof *ni);
-        if (!(ni->name = strdup(name)) || ninfo_from(doc, ni) < 0)
+        if (!(ni->name = strdup(name)) || ninfo_from(doc, ni, &s->names) < 0)
             rc = ib_why(why, len, -ENOMEM, "out of memory");
         ni->h = hash(name);
         s->n++;
@@ -997,8 +1052,8 @@ struct seen {
 static const struct profile *tenant_profile(struct pl_extender *x, struct seen *sn, const char *name,
                                             struct pins *pn, char *why, size_t len)
 {
-    for (unsigned k = 0; k < sn->n; k++)
-        if (sn->name[k] == name || !strcmp(sn->name[k], name))
+    for (unsigned k = 0; k < sn->n; k++) /* interned: the same name is the same pointer */
+        if (sn->name[k] == name)
             return sn->p[k];
     const struct profile *p = profile_of(x, name, pn, why, len);
     if (p && sn->n < 64)
@@ -1090,6 +1145,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
     struct pl_sim_fleet f = {0};
     struct pins pn = {0};
     struct seen sn = {.n = 0};
+    struct strtab rnames = {0}; /* the tenant names of a request's Node objects */
     struct nsnap *snap = NULL;
     json_t *pod = ci_get(req, "Pod"), *jnodes = ci_get(req, "Nodes"), *jnames = ci_get(req, "NodeNames");
     json_t *items = jnodes && !json_is_null(jnodes) ? ci_get(jnodes, "items") : NULL;
@@ -1146,7 +1202,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
             }
             nodes[i].name = json_string_value(nm);
             nodes[i].obj = e;
-            if (ninfo_from(e, &nodes[i].own) < 0) {
+            if (ninfo_from(e, &nodes[i].own, &rnames) < 0) {
                 rc = -ENOMEM;
                 goto done;
             }
@@ -1220,15 +1276,12 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         m->mem = mem > 0 ? mem : 1e30;
         if (nodes[i].fail || !ni->tenants)
             continue;
-        size_t k;
-        json_t *t;
-        json_array_foreach(ni->tenants, k, t)
-        {
-            const struct profile *tp =
-                json_is_string(t) ? tenant_profile(x, &sn, json_string_value(t), &pn, why, sizeof why) : NULL;
+        for (unsigned k = 0; k < ni->nten; k++) {
+            const char *t = ni->ten[k];
+            const struct profile *tp = t ? tenant_profile(x, &sn, t, &pn, why, sizeof why) : NULL;
             if (!tp) {
-                rc = set_fail(&nodes[i], "tenant %.64s cannot be judged: %.300s",
-                              json_is_string(t) ? json_string_value(t) : "(not a string)", json_is_string(t) ? why : "");
+                rc = set_fail(&nodes[i], "tenant %.64s cannot be judged: %.300s", t ? t : "(not a string)",
+                              t ? why : "");
                 break;
             }
             if ((rc = add_tenant(&f, &cap_apps, &nodes[i], i, tp)) < 0 || nodes[i].fail)
@@ -1511,6 +1564,7 @@ done:
     free(f.app);
     pins_release(x, &pn);
     snap_put(x, snap);
+    strtab_free(&rnames);
     json_decref(req);
     return rc;
 }
