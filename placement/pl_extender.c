@@ -57,6 +57,7 @@
 #include "ib_err.h"
 #include "pl_coloc.h"
 #include "pl_fleet.h"
+#include "pl_jscan.h"
 #include "profile_fmt.h"
 
 /* ---- the profile cache */
@@ -953,6 +954,179 @@ bool pl_extender_ready(struct pl_extender *x, char *why, size_t len)
     return ok;
 }
 
+/* ---- a request with whole Node objects, read without building the tree of what is not used (pl_jscan.h) */
+struct span {
+    const char *p;
+    size_t n;
+};
+
+struct fitem {
+    struct span raw;                    /* the Node object as sent: echoed verbatim by filter */
+    struct span name, annotations, allocatable; /* n 0: absent */
+    bool object;
+};
+
+struct fast {
+    struct span raw;      /* the whole Nodes value; p NULL: no Nodes object (the slow path, or names) */
+    bool items;           /* Nodes.items was an array */
+    struct fitem *it;
+    unsigned n, cap;
+    struct span kind, api;
+};
+
+static int fast_node(struct jscan *s, struct fitem *it)
+{
+    it->object = true;
+    it->raw.p = s->p;
+    bool first = true;
+    const char *k;
+    size_t kl;
+    int r;
+    s->p++; /* '{' */
+    while ((r = jscan_member(s, &first, &k, &kl)) == 1) {
+        bool md = jscan_key_is(k, kl, "metadata"), st = !md && jscan_key_is(k, kl, "status");
+        if ((md || st) && jscan_peek(s) == '{') {
+            s->p++;
+            bool f2 = true;
+            while ((r = jscan_member(s, &f2, &k, &kl)) == 1) {
+                struct span *want = md && jscan_key_is(k, kl, "name")          ? &it->name
+                                    : md && jscan_key_is(k, kl, "annotations") ? &it->annotations
+                                    : st && jscan_key_is(k, kl, "allocatable") ? &it->allocatable
+                                                                               : NULL;
+                const char *v = s->p;
+                if (jscan_value(s, 3) < 0)
+                    return -1;
+                if (want)
+                    want->p = v, want->n = (size_t)(s->p - v);
+            }
+            if (r < 0)
+                return -1;
+        } else if (jscan_value(s, 2) < 0) {
+            return -1;
+        }
+    }
+    if (r < 0)
+        return -1;
+    it->raw.n = (size_t)(s->p - it->raw.p);
+    return 0;
+}
+
+/* The Nodes object: its items' spans, kind and apiVersion. */
+static int fast_nodes(struct jscan *s, struct fast *fa)
+{
+    fa->raw.p = s->p;
+    bool first = true;
+    const char *k;
+    size_t kl;
+    int r;
+    s->p++; /* '{' */
+    while ((r = jscan_member(s, &first, &k, &kl)) == 1) {
+        if (jscan_key_is(k, kl, "items") && jscan_peek(s) == '[') {
+            fa->items = true;
+            s->p++;
+            bool f2 = true;
+            while ((r = jscan_element(s, &f2)) == 1) {
+                if (fa->n == fa->cap) {
+                    unsigned nc = fa->cap ? 2 * fa->cap : 64;
+                    struct fitem *ni = realloc(fa->it, nc * sizeof *ni);
+                    if (!ni)
+                        return -ENOMEM;
+                    fa->it = ni, fa->cap = nc;
+                }
+                struct fitem *it = &fa->it[fa->n++];
+                memset(it, 0, sizeof *it);
+                if (jscan_peek(s) == '{' ? fast_node(s, it) < 0 : jscan_value(s, 2) < 0)
+                    return -1;
+            }
+            if (r < 0)
+                return -1;
+            continue;
+        }
+        struct span *want = jscan_key_is(k, kl, "kind") ? &fa->kind : jscan_key_is(k, kl, "apiVersion") ? &fa->api
+                                                                                                        : NULL;
+        const char *v = s->p;
+        if (jscan_value(s, 1) < 0)
+            return -1;
+        if (want && !want->p)
+            want->p = v, want->n = (size_t)(s->p - v);
+    }
+    if (r < 0)
+        return -1;
+    fa->raw.n = (size_t)(s->p - fa->raw.p);
+    return 0;
+}
+
+/* The ExtenderArgs: a Nodes object is scanned (fa), everything else goes to jansson (*req, duplicates refused).
+ * 0; 1 with a one-line reason in why (not JSON: a 400); -ENOMEM. */
+static int parse_request(const char *body, size_t len, json_t **req, struct fast *fa, char *why, size_t wlen)
+{
+    json_error_t je;
+    struct jscan s;
+    jscan_init(&s, body, len);
+    if (jscan_peek(&s) != '{') { /* not an object: jansson says what it is */
+        if (!(*req = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je))) {
+            snprintf(why, wlen, "the body is not JSON: line %d: %s", je.line, je.text);
+            return 1;
+        }
+        return 0;
+    }
+    /* the rest: "{" and the members other than Nodes, as they were */
+    char *rest = malloc(len + 2);
+    if (!rest)
+        return -ENOMEM;
+    size_t rn = 0;
+    rest[rn++] = '{';
+    bool first = true;
+    const char *k;
+    size_t kl;
+    int r;
+    s.p++;
+    while ((r = jscan_member(&s, &first, &k, &kl)) == 1) {
+        if (jscan_key_is(k, kl, "Nodes") && jscan_peek(&s) == '{') {
+            if (fa->raw.p) {
+                free(rest);
+                snprintf(why, wlen, "Nodes given twice");
+                return 1;
+            }
+            if ((r = fast_nodes(&s, fa)) < 0)
+                break;
+            continue;
+        }
+        const char *m = k - 1;
+        if (jscan_value(&s, 1) < 0) {
+            r = -1;
+            break;
+        }
+        if (rn > 1)
+            rest[rn++] = ',';
+        memcpy(rest + rn, m, (size_t)(s.p - m));
+        rn += (size_t)(s.p - m);
+    }
+    if (r == -ENOMEM) {
+        free(rest);
+        return -ENOMEM;
+    }
+    if (r < 0 || jscan_finish(&s) < 0) {
+        free(rest);
+        snprintf(why, wlen, "the body is not JSON: at byte %zu: %s", (size_t)(s.p - body), s.err ? s.err : "?");
+        return 1;
+    }
+    rest[rn++] = '}';
+    *req = json_loadb(rest, rn, JSON_REJECT_DUPLICATES, &je);
+    free(rest);
+    if (!*req) {
+        snprintf(why, wlen, "the body is not JSON: %s", je.text);
+        return 1;
+    }
+    return 0;
+}
+
+/* A checked span parsed (small: a name, annotations, allocatable); NULL when jansson refuses it (a duplicate). */
+static json_t *span_json(struct span sp, json_error_t *je)
+{
+    return json_loadb(sp.p, sp.n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, je);
+}
+
 /* One candidate node of a request. */
 struct node {
     const char *name;
@@ -1130,9 +1304,14 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
     if (!filter && strcmp(verb, PL_EXT_VERB_PRIORITIZE))
         return bad_request(out, status, "unknown verb '%.32s' (filter, prioritize)", verb);
     json_error_t je;
-    json_t *req = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
-    if (!req)
-        return bad_request(out, status, "the body is not JSON: line %d: %s", je.line, je.text);
+    json_t *req = NULL;
+    struct fast fa = {0};
+    char perr[300];
+    int pr = parse_request(body, len, &req, &fa, perr, sizeof perr);
+    if (pr) {
+        free(fa.it);
+        return pr < 0 ? pr : bad_request(out, status, "%s", perr);
+    }
     store_check(x, false);
     int rc = 0;
     struct node *nodes = NULL;
@@ -1149,7 +1328,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
     struct nsnap *snap = NULL;
     json_t *pod = ci_get(req, "Pod"), *jnodes = ci_get(req, "Nodes"), *jnames = ci_get(req, "NodeNames");
     json_t *items = jnodes && !json_is_null(jnodes) ? ci_get(jnodes, "items") : NULL;
-    bool by_name = !items;
+    bool fast = fa.raw.p != NULL, by_name = !items && !fast;
     if (!json_is_object(req)) {
         rc = bad_request(out, status, "an ExtenderArgs object expected");
         goto done;
@@ -1158,7 +1337,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         rc = bad_request(out, status, "no Pod in the request (an ExtenderArgs needs one)");
         goto done;
     }
-    if (jnodes && !json_is_null(jnodes) && !json_is_array(items)) {
+    if ((fast && !fa.items) || (!fast && jnodes && !json_is_null(jnodes) && !json_is_array(items))) {
         rc = bad_request(out, status, "Nodes: a NodeList with items expected");
         goto done;
     }
@@ -1167,10 +1346,10 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
         goto done;
     }
     json_t *list = by_name ? jnames : items;
-    nn = (unsigned)json_array_size(list);
-    if (json_array_size(list) > PL_EXT_MAX_NODES) {
-        rc = bad_request(out, status, "%zu nodes: at most %u in one request", json_array_size(list),
-                         PL_EXT_MAX_NODES);
+    size_t nlist = fast ? fa.n : json_array_size(list);
+    nn = (unsigned)nlist;
+    if (nlist > PL_EXT_MAX_NODES) {
+        rc = bad_request(out, status, "%zu nodes: at most %u in one request", nlist, PL_EXT_MAX_NODES);
         goto done;
     }
     nodes = calloc(nn ? nn : 1, sizeof *nodes);
@@ -1181,8 +1360,44 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
     if (by_name)
         snap = snap_get(x);
     for (unsigned i = 0; i < nn; i++) {
-        json_t *e = json_array_get(list, i);
-        if (by_name) {
+        json_t *e = fast ? NULL : json_array_get(list, i);
+        if (fast) {
+            /* the three things read of a Node object, parsed alone: {"metadata": {"name", "annotations"},
+             * "status": {"allocatable"}} */
+            struct fitem *it = &fa.it[i];
+            json_t *nm = it->name.n ? span_json(it->name, &je) : NULL;
+            if (!it->object || !json_is_string(nm)) {
+                json_decref(nm);
+                rc = bad_request(out, status, "Nodes.items[%u]: a Node with metadata.name expected", i);
+                goto done;
+            }
+            json_t *md = json_object(), *st = json_object(), *obj = json_object();
+            json_object_set_new(md, "name", nm);
+            json_object_set_new(obj, "metadata", md);
+            json_object_set_new(obj, "status", st);
+            nodes[i].obj = obj; /* owned: freed at the end */
+            nodes[i].name = json_string_value(nm);
+            struct {
+                struct span sp;
+                json_t *in;
+                const char *key;
+            } parts[] = {{it->annotations, md, "annotations"}, {it->allocatable, st, "allocatable"}};
+            for (unsigned k = 0; k < 2; k++) {
+                if (!parts[k].sp.n)
+                    continue;
+                json_t *v = span_json(parts[k].sp, &je);
+                if (!v) {
+                    rc = bad_request(out, status, "Nodes.items[%u]: %s: %s", i, parts[k].key, je.text);
+                    goto done;
+                }
+                json_object_set_new(parts[k].in, parts[k].key, v);
+            }
+            if (ninfo_from(obj, &nodes[i].own, &rnames) < 0) {
+                rc = -ENOMEM;
+                goto done;
+            }
+            nodes[i].ni = &nodes[i].own;
+        } else if (by_name) {
             if (!json_is_string(e)) {
                 rc = bad_request(out, status, "NodeNames[%u]: a string expected", i);
                 goto done;
@@ -1217,6 +1432,15 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
     const char *pname = annotation(pod, PL_EXT_ANN_PROFILE);
     if (!pname) {
         json_t *doc;
+        if (filter && fast) { /* the Nodes as they came */
+            struct buf b = {0};
+            put_raw(&b, "{\"Nodes\":", 9);
+            put_raw(&b, fa.raw.p, fa.raw.n);
+            put(&b, ",\"FailedNodes\":{},\"Error\":\"\",\"Note\":\"the pod has no " PL_EXT_ANN_PROFILE
+                    " annotation: every node passes unchanged\"}");
+            rc = answer_buf(&b, out, status);
+            goto done;
+        }
         if (filter) {
             doc = json_object();
             json_object_set(doc, by_name ? "NodeNames" : "Nodes", by_name ? jnames : jnodes);
@@ -1423,6 +1647,23 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
                 put_str(&b, nodes[order[r]].name);
             }
             put(&b, "]");
+        } else if (fast) { /* the kept Node objects as they came */
+            put_raw(&b, "{\"Nodes\":{\"items\":[", 19);
+            for (unsigned r = 0; r < nok; r++) {
+                if (r)
+                    put_raw(&b, ",", 1);
+                put_raw(&b, fa.it[order[r]].raw.p, fa.it[order[r]].raw.n);
+            }
+            put_raw(&b, "]", 1);
+            if (fa.kind.p) {
+                put_raw(&b, ",\"kind\":", 8);
+                put_raw(&b, fa.kind.p, fa.kind.n);
+            }
+            if (fa.api.p) {
+                put_raw(&b, ",\"apiVersion\":", 14);
+                put_raw(&b, fa.api.p, fa.api.n);
+            }
+            put_raw(&b, "}", 1);
         } else {
             json_t *kept = json_object(), *kept_items = json_array();
             for (unsigned r = 0; r < nok; r++)
@@ -1548,8 +1789,11 @@ done:
     for (unsigned i = 0; nodes && i < nn; i++) {
         if (!by_name)
             ninfo_clear(&nodes[i].own);
+        if (fast)
+            json_decref(nodes[i].obj);
         free(nodes[i].fail);
     }
+    free(fa.it);
     for (unsigned u = 0; u < nuse; u++)
         free(use[u].profile);
     for (unsigned u = 0; uwhy && u < nuv; u++)
