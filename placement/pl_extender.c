@@ -1636,7 +1636,16 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
                 rc = -ENOMEM;
                 goto done;
             }
-            one_line(uwhy[u]);
+            struct buf e = {0}; /* escaped once, written for each of its nodes */
+            put_str(&e, one_line(uwhy[u]));
+            free(uwhy[u]);
+            if (e.oom || !e.s) {
+                free(e.s);
+                uwhy[u] = NULL;
+                rc = -ENOMEM;
+                goto done;
+            }
+            uwhy[u] = e.s;
         }
         if (by_name) {
             put(&b, "{\"NodeNames\":[");
@@ -1711,7 +1720,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
                 free(msg);
                 unjudged++;
             } else {
-                put_str(&b, uwhy[nodes[i].v]);
+                put_raw(&b, uwhy[nodes[i].v], strlen(uwhy[nodes[i].v]));
                 vcount[nodes[i].v]++;
             }
         }
