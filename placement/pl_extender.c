@@ -126,6 +126,19 @@ struct refusal {
     unsigned long n;
 };
 
+/* A verdict kept across requests: the same pod profile beside the same tenants on the same room gets the same one
+ * (a Deployment's replicas, prioritize after filter...).  Keyed by the profiles' addresses, valid while none of the
+ * cache's profiles has been freed since (pgen): an address is never reused under a verdict. */
+#define VC_SLOTS 2048
+struct vcent {
+    uint64_t h, gen;
+    bool used, filter;
+    unsigned nt, pod_cpus;
+    double pod_mem, room[4];
+    const struct profile *pod, *t[PL_SIM_MAX_TENANTS];
+    struct pl_verdict v;
+};
+
 struct pl_extender {
     struct pl_extender_opts o;
     char *dir, *ndir;
@@ -148,6 +161,10 @@ struct pl_extender {
     struct assumed *as;
     unsigned nas, cas;
     unsigned long as_total, as_confirmed, as_expired;
+    /* verdicts across requests (under vmu) */
+    pthread_mutex_t vmu;
+    struct vcent *vc;
+    atomic_ullong pgen; /* +1 whenever a cached profile is freed */
     /* figures */
     atomic_ulong decisions[2];
     pthread_mutex_t fmu;
@@ -206,12 +223,14 @@ static bool good_name(const char *s)
     return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(s);
 }
 
-static void centry_put(struct centry *e) /* under x->mu */
+static void centry_put(struct pl_extender *x, struct centry *e) /* under x->mu */
 {
     if (--e->refs)
         return;
-    if (e->p)
+    if (e->p) {
+        atomic_fetch_add(&x->pgen, 1); /* verdicts keyed by its address are void from now on */
         profile_free(e->p);
+    }
     free(e->p);
     free(e->name);
     free(e);
@@ -244,7 +263,7 @@ static void cache_remove(struct pl_extender *x, struct centry *e) /* under x->mu
     *pp = e->hnext;
     lru_unlink(e);
     x->n--;
-    centry_put(e);
+    centry_put(x, e);
 }
 
 static void cache_flush(struct pl_extender *x)
@@ -269,7 +288,7 @@ static void pins_release(struct pl_extender *x, struct pins *pn)
     }
     pthread_mutex_lock(&x->mu);
     for (unsigned i = 0; i < pn->n; i++)
-        centry_put(pn->e[i]);
+        centry_put(x, pn->e[i]);
     pthread_mutex_unlock(&x->mu);
     free(pn->e);
 }
@@ -370,7 +389,7 @@ static const struct profile *profile_of(struct pl_extender *x, const char *name,
     ne->expires = now + PL_EXT_MISS_TTL_MS / 1000.0;
     pthread_mutex_lock(&x->mu);
     if ((e = cache_find(x, name, h))) { /* another request read it meanwhile: theirs is kept */
-        centry_put(ne);
+        centry_put(x, ne);
     } else {
         e = ne;
         e->hnext = x->b[h & (x->nb - 1)], x->b[h & (x->nb - 1)] = e;
@@ -792,6 +811,8 @@ int pl_extender_new(const struct pl_extender_opts *o, struct pl_extender **out, 
     pthread_mutex_init(&x->smu, NULL);
     pthread_mutex_init(&x->amu, NULL);
     pthread_mutex_init(&x->fmu, NULL);
+    pthread_mutex_init(&x->vmu, NULL);
+    x->vc = calloc(VC_SLOTS, sizeof *x->vc); /* NULL: no verdict kept across requests, nothing else lost */
     store_check(x, true); /* the node state, read once now; readiness says whether it could be */
     *out = x;
     return 0;
@@ -815,6 +836,8 @@ void pl_extender_free(struct pl_extender *x)
     pthread_mutex_destroy(&x->smu);
     pthread_mutex_destroy(&x->amu);
     pthread_mutex_destroy(&x->fmu);
+    pthread_mutex_destroy(&x->vmu);
+    free(x->vc);
     free(x);
 }
 
@@ -825,6 +848,7 @@ void pl_extender_get_stats(struct pl_extender *x, struct pl_extender_stats *s)
     pthread_mutex_lock(&x->mu);
     s->hits = x->hits, s->misses = x->misses, s->evictions = x->evictions, s->expired = x->expired;
     s->entries = x->n, s->capacity = x->cap;
+    s->profiles_freed = (unsigned long)atomic_load(&x->pgen);
     pthread_mutex_unlock(&x->mu);
     s->reloads = atomic_load(&x->reloads);
     pthread_mutex_lock(&x->smu);
@@ -1261,6 +1285,62 @@ static void sort_by_policy(const struct pl_sim_fleet *f, const struct node *node
     memcpy(idx, tmp, n * sizeof *idx);
 }
 
+/* ---- verdicts across requests */
+static bool vc_same(const struct vcent *e, const struct pl_sim_fleet *f, unsigned i, unsigned a, bool filter,
+                    uint64_t h, uint64_t gen)
+{
+    const struct pl_sim_machine *m = &f->m[i];
+    const double room[4] = {m->cpus, m->mem, m->cpu_used, m->mem_used};
+    if (!e->used || e->h != h || e->gen != gen || e->filter != filter || e->nt != m->ntenants ||
+        e->pod != f->app[a].p || e->pod_cpus != f->app[a].cpus || e->pod_mem != f->app[a].mem ||
+        memcmp(e->room, room, sizeof room))
+        return false;
+    for (unsigned t = 0; t < m->ntenants; t++)
+        if (e->t[t] != f->app[m->tenant[t]].p)
+            return false;
+    return true;
+}
+
+static uint64_t vc_hash(const struct pl_sim_fleet *f, unsigned a, bool filter, uint64_t h)
+{
+    h = (h ^ (uintptr_t)f->app[a].p) * 1099511628211ull;
+    h = (h ^ f->app[a].cpus) * 1099511628211ull;
+    return (h ^ (uint64_t)filter) * 1099511628211ull;
+}
+
+static bool vc_get(struct pl_extender *x, const struct pl_sim_fleet *f, unsigned i, unsigned a, bool filter,
+                   uint64_t h, struct pl_verdict *v)
+{
+    if (!x->vc)
+        return false;
+    h = vc_hash(f, a, filter, h);
+    pthread_mutex_lock(&x->vmu);
+    const struct vcent *e = &x->vc[h % VC_SLOTS];
+    bool hit = vc_same(e, f, i, a, filter, h, atomic_load(&x->pgen));
+    if (hit)
+        *v = e->v;
+    pthread_mutex_unlock(&x->vmu);
+    return hit;
+}
+
+static void vc_put(struct pl_extender *x, const struct pl_sim_fleet *f, unsigned i, unsigned a, bool filter,
+                   uint64_t h, const struct pl_verdict *v)
+{
+    const struct pl_sim_machine *m = &f->m[i];
+    if (!x->vc)
+        return;
+    h = vc_hash(f, a, filter, h);
+    pthread_mutex_lock(&x->vmu);
+    struct vcent *e = &x->vc[h % VC_SLOTS]; /* the slot's last verdict makes way */
+    e->used = true, e->h = h, e->gen = atomic_load(&x->pgen), e->filter = filter, e->nt = m->ntenants;
+    e->pod = f->app[a].p, e->pod_cpus = f->app[a].cpus, e->pod_mem = f->app[a].mem;
+    e->room[0] = m->cpus, e->room[1] = m->mem, e->room[2] = m->cpu_used, e->room[3] = m->mem_used;
+    for (unsigned t = 0; t < m->ntenants; t++)
+        e->t[t] = f->app[m->tenant[t]].p;
+    e->v = *v;
+    pthread_mutex_unlock(&x->vmu);
+}
+
 /* ---- the answer, written directly (jansson's tree of a 1000-node answer costs more than the decisions) */
 static void put_str(struct buf *b, const char *s)
 {
@@ -1610,7 +1690,10 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
             memo[slot] = i + 1;
             /* filter answers an unsafe node with its reason: the check in full, once; prioritize wants a verdict
              * and a fit, no text: terse (it stops at the first broken resource) */
-            pl_fleet_verdict(&f, i, a, true, filter ? &co : &terse, &uv[nuv]);
+            if (!vc_get(x, &f, i, a, filter, h, &uv[nuv])) {
+                pl_fleet_verdict(&f, i, a, true, filter ? &co : &terse, &uv[nuv]);
+                vc_put(x, &f, i, a, filter, h, &uv[nuv]);
+            }
             nodes[i].v = nuv++;
         }
         enum pl_verdict_kind k = uv[nodes[i].v].kind;

@@ -77,6 +77,7 @@ struct pl_extender_stats {
     unsigned long reloads;       /* store changes seen (profiles emptied or node state read again) */
     unsigned long nodes;         /* nodes in the node state held */
     unsigned long assumed, assumed_total, assumed_confirmed, assumed_expired;
+    unsigned long profiles_freed; /* verdicts kept across requests made of a freed profile are void */
 };
 
 /* Opens the store (profiles are read on first use and cached, strictly validated).  0 or -errno with one line. */

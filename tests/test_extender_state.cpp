@@ -220,6 +220,31 @@ TEST(ExtenderCache, AbsenceForgottenAfterItsTimeWithoutAStoreChange)
     EXPECT_EQ(s.expired, 1ul);
 }
 
+TEST(ExtenderCache, AReplacedProfileChangesTheVerdictsKept)
+{
+    // verdicts are kept across requests, keyed by the profiles they were made of: a tenant's profile replaced in the
+    // store must give the verdict a fresh extender gives, once the change is seen
+    ib_test::TempDir d("ext_vc");
+    copy_profile("xz", d.path() + "/xz.json");
+    copy_profile("dram", d.path() + "/t.json");
+    g_now = 0;
+    Ext x(d.path());
+    const std::string req = args_full("xz", "", {{"a", {"t"}}, {"b", {"t", "t"}}});
+    const std::string before = x.ask(PL_EXT_VERB_FILTER, req);
+    EXPECT_EQ(x.ask(PL_EXT_VERB_FILTER, req), before);
+    copy_profile("disk", d.path() + "/t.json.tmp");
+    ASSERT_EQ(rename((d.path() + "/t.json.tmp").c_str(), (d.path() + "/t.json").c_str()), 0);
+    g_now += PL_EXT_STORE_CHECK_MS / 1000.0 + 0.1;
+    unsigned long freed = x.stats().profiles_freed;
+    const std::string after = x.ask(PL_EXT_VERB_FILTER, req);
+    // the old xz and t were freed: every verdict made of them is void (an address may come back for another)
+    EXPECT_EQ(x.stats().profiles_freed, freed + 2);
+    Ext fresh(d.path());
+    EXPECT_EQ(after, fresh.ask(PL_EXT_VERB_FILTER, req));
+    EXPECT_NE(after, before) << "dram and disk as the tenant should not decide alike: the test would show nothing";
+    EXPECT_EQ(x.ask(PL_EXT_VERB_PRIORITIZE, req), fresh.ask(PL_EXT_VERB_PRIORITIZE, req));
+}
+
 TEST(ExtenderCache, ConcurrentRequestsWhileEvictingAndReloading)
 {
     // a cache of 1 entry, 4 threads asking for pods of 3 profiles beside tenants of the others, while the store
