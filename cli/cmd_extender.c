@@ -25,17 +25,23 @@
 
 static void extender_usage(void)
 {
-    printf("usage: ibench extender [--listen ADDR:PORT] [--profiles DIR] [--margin M]\n"
+    printf("usage: ibench extender [--listen ADDR:PORT] [--profiles DIR] [--nodes DIR] [--margin M]\n"
            "                       [--unknown pessimistic|optimistic] [--refuse established|uncertain]\n"
            "                       [--tls-cert F --tls-key F] [--threads N]\n"
            "                       [--max-body BYTES] [--body-memory BYTES] [--max-connections N]\n"
-           "                       [--max-per-address N] [--timeout S] [--log-level off|error|info|debug]\n\n"
+           "                       [--max-per-address N] [--timeout S] [--log-level off|error|info|debug]\n"
+           "                       [--assume-ttl S]\n\n"
            "The Kubernetes scheduler extender (docs/extender.md): kube-scheduler POSTs an ExtenderArgs to /filter\n"
            "and /prioritize and gets place colocate's decisions for the pod on each node.  GET /healthz answers\n"
-           "\"ok\" (alive), GET /readyz \"ok\" once the store is readable (else 503), GET /metrics the Prometheus text.\n"
+           "\"ok\" (alive), GET /readyz \"ok\" once the store is loaded (else 503), GET /metrics the Prometheus text.\n"
            "  --listen ADDR:PORT  where to listen (default 127.0.0.1:%d, loopback); numeric addresses, [::1]:PORT\n"
            "                      for IPv6; port 0 picks a free one (printed)\n"
-           "  --profiles DIR      the profile store: NAME.json profiles, nodes/NAME.json (default .)\n"
+           "  --profiles DIR      the profile store: NAME.json profiles (default .); read when first used, again\n"
+           "                      once the directory changes; a name not there is asked again after %gs\n"
+           "  --nodes DIR         the node state for requests of node names only: NAME.json (default\n"
+           "                      PROFILES/nodes), held in memory and read again when the directory changes\n"
+           "  --assume-ttl S      a pod given a top score counts as a tenant of that node until the node lists it,\n"
+           "                      for at most S seconds (default %d; 0: never assumed)\n"
            "  --margin M, --unknown MODE, --refuse RULE  the co-location check's (default %g, pessimistic,\n"
            "                      established: filter refuses a node only for a break established beyond the\n"
            "                      profiles' uncertainty; an uncertain node passes and prioritize ranks it last)\n"
@@ -54,8 +60,8 @@ static void extender_usage(void)
            "It prints \"ibench extender: listening on http://ADDR:PORT\" on stderr once ready and serves until SIGINT\n"
            "or SIGTERM, then stops cleanly. Exit 0 after a clean stop, 2 on bad options, 1 when it cannot listen\n"
            "(the reason is printed), 77 when TLS is asked of a libmicrohttpd without it.\n",
-           PL_EXT_PORT, PL_COLOC_MARGIN, PL_EXT_MAX_BODY, EXT_DEFAULT_BODY_MEMORY, EXT_DEFAULT_CONNS,
-           EXT_DEFAULT_PER_ADDRESS, EXT_DEFAULT_TIMEOUT_S);
+           PL_EXT_PORT, PL_EXT_MISS_TTL_MS / 1000.0, PL_EXT_ASSUME_TTL_S, PL_COLOC_MARGIN, PL_EXT_MAX_BODY,
+           EXT_DEFAULT_BODY_MEMORY, EXT_DEFAULT_CONNS, EXT_DEFAULT_PER_ADDRESS, EXT_DEFAULT_TIMEOUT_S);
 }
 
 /* A PEM file, whole, NUL-terminated (at most MAX_PEM). */
@@ -225,7 +231,7 @@ static void log_fields(void *ctx, const char *verb, const char *body, size_t len
 
 enum {
     OPT_PROFILES = 256, OPT_MARGIN, OPT_UNKNOWN, OPT_CERT, OPT_KEY, OPT_THREADS, OPT_MAXBODY, OPT_TIMEOUT, OPT_CONNS,
-    OPT_PER_ADDR, OPT_BODYMEM, OPT_LOGLEVEL, OPT_REFUSE
+    OPT_PER_ADDR, OPT_BODYMEM, OPT_LOGLEVEL, OPT_REFUSE, OPT_NODES, OPT_ASSUME
 };
 
 int cmd_extender(int argc, char **argv)
@@ -241,12 +247,14 @@ int cmd_extender(int argc, char **argv)
         {"log-level", required_argument, 0, OPT_LOGLEVEL},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"help", no_argument, 0, 'h'},
         {"refuse", required_argument, 0, OPT_REFUSE},
+        {"nodes", required_argument, 0, OPT_NODES},     {"assume-ttl", required_argument, 0, OPT_ASSUME},
         {0, 0, 0, 0}};
     char deflt[32];
     snprintf(deflt, sizeof(deflt), "127.0.0.1:%d", PL_EXT_PORT);
     const char *addr = deflt, *cert = NULL, *key = NULL;
     struct pl_extender_opts xo = {.profiles = ".", .margin = PL_COLOC_MARGIN, .pessimistic = true,
-                                  .established = true};
+                                  .assume_ttl_s = PL_EXT_ASSUME_TTL_S, .established = true};
+    unsigned long assume = PL_EXT_ASSUME_TTL_S;
     unsigned long threads = 2, timeout = EXT_DEFAULT_TIMEOUT_S, conns = EXT_DEFAULT_CONNS,
                   per_addr = EXT_DEFAULT_PER_ADDRESS;
     uint64_t max_body = PL_EXT_MAX_BODY, body_mem = EXT_DEFAULT_BODY_MEMORY;
@@ -260,6 +268,12 @@ int cmd_extender(int argc, char **argv)
         switch (c) {
         case 'l': addr = optarg; break;
         case OPT_PROFILES: xo.profiles = optarg; break;
+        case OPT_NODES: xo.nodes = optarg; break;
+        case OPT_ASSUME:
+            if (parse_uint(optarg, 0, 86400, &assume) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--assume-ttl '%s': 0-86400 seconds expected", optarg);
+            xo.assume_ttl_s = (unsigned)assume;
+            break;
         case OPT_MARGIN:
             if (parse_double(optarg, &xo.margin) < 0 || !(xo.margin >= 0 && xo.margin <= 100))
                 return cli_fail(IB_EXIT_USAGE, CMD, "--margin '%s': a number of points 0-100 expected", optarg);
@@ -335,6 +349,9 @@ int cmd_extender(int argc, char **argv)
     struct stat st;
     if (stat(xo.profiles, &st) < 0 || !S_ISDIR(st.st_mode))
         return cli_fail(IB_EXIT_USAGE, CMD, "--profiles %s: not a directory", xo.profiles);
+    /* the node state may come later (a ConfigMap not written yet is mounted empty): only a file there is wrong */
+    if (xo.nodes && stat(xo.nodes, &st) == 0 && !S_ISDIR(st.st_mode))
+        return cli_fail(IB_EXIT_USAGE, CMD, "--nodes %s: not a directory", xo.nodes);
     struct sockaddr_storage sa;
     unsigned salen;
     char why[256] = "";

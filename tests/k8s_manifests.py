@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""k8s_manifests.py ROOT - deploy/kubernetes and deploy/docker checked against the code they deploy (issue 19).
+"""k8s_manifests.py ROOT - deploy/kubernetes and deploy/docker checked against the code they deploy (issue 19, 29).
 
 Every YAML document under deploy/kubernetes parses and names its apiVersion, kind and metadata; the contract with
 the extender (placement/pl_extender.h's #defines: annotation keys, verbs, port) holds in the scripts, ports, probes
-and the KubeSchedulerConfiguration; the pieces refer to each other by the same names; the Dockerfile's build stage
+and the KubeSchedulerConfiguration (names only, nodeCacheCapable: true: the node state ConfigMap ibench-nodes written
+by the DaemonSet and mounted at the extender's --nodes); the pieces refer to each other by the same names; the
+Dockerfile's build stage
 installs what scripts/bootstrap lists to build.  One line per failed check, exit 1; exit 0 with a count."""
 import re
 import sys
@@ -100,6 +102,8 @@ check("ibench calibrate" in ds_script, "daemonset.yaml: the node is not calibrat
 env = {e.get("name"): e for x in containers(ds) for e in x.get("env", [])}
 check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName",
       "daemonset.yaml: NODE_NAME is not the downward API's spec.nodeName")
+check(env.get("POD_NAMESPACE", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "metadata.namespace",
+      "daemonset.yaml: POD_NAMESPACE (where ibench-nodes is) is not the downward API's metadata.namespace")
 
 job = find("Job", None, "profile-job.yaml")
 job_script = "\n".join(script(x) for x in containers(job))
@@ -162,13 +166,29 @@ for x in ext:
               f"extender.yaml: --profiles {store} is not the ConfigMap ibench-profiles mounted")
     else:
         check(False, "extender.yaml: no --profiles DIR")
+    # names only (nodeCacheCapable: true): the node state is the ConfigMap ibench-nodes, mounted where --nodes says
+    if "--nodes" in args[:-1]:
+        ndir = args[args.index("--nodes") + 1]
+        mounts = {m.get("mountPath"): m.get("name") for m in x.get("volumeMounts", [])}
+        vols = {v.get("name"): v for v in dep["spec"]["template"]["spec"].get("volumes", [])}
+        check(vols.get(mounts.get(ndir), {}).get("configMap", {}).get("name") == "ibench-nodes",
+              f"extender.yaml: --nodes {ndir} is not the ConfigMap ibench-nodes mounted")
+    else:
+        check(False, "extender.yaml: no --nodes DIR (the node state of names-only requests)")
 for p in (svc.get("spec") or {}).get("ports", []):
     check(p.get("port") == port and p.get("targetPort") in (port, "http"),
           f"extender.yaml: Service port {p.get('port')} -> {p.get('targetPort')}, pl_extender.h says {port}")
+check((svc.get("spec") or {}).get("sessionAffinity") == "ClientIP",
+      "extender.yaml: the Service needs sessionAffinity: ClientIP (a scheduler's assumed tenants live in one replica)")
 sel = (svc.get("spec") or {}).get("selector") or {}
 labels = ((dep.get("spec") or {}).get("template", {}).get("metadata", {}) or {}).get("labels", {})
 check(sel and all(labels.get(k) == v for k, v in sel.items()), "extender.yaml: the Service selects no extender pod")
 store_cm = find("ConfigMap", "ibench-profiles", "namespace.yaml")
+nodes_cm = find("ConfigMap", "ibench-nodes", "namespace.yaml")
+check((nodes_cm.get("metadata") or {}).get("namespace") == (store_cm.get("metadata") or {}).get("namespace"),
+      "namespace.yaml: ibench-nodes is not beside ibench-profiles")
+check("configmaps/ibench-nodes" in ds_script and "publish_state" in ds_script,
+      "daemonset.yaml: the publisher does not write the node state (configmaps/ibench-nodes)")
 check("configmaps/ibench-profiles" in job_script, "profile-job.yaml: the Job does not update the store ibench-profiles")
 
 # ---- the KubeSchedulerConfiguration ------------------------------------------------------------------------------
@@ -194,8 +214,8 @@ for e in exts:
     check(u.port == port, f"scheduler-config.yaml: urlPrefix port {u.port}, pl_extender.h says {port}")
     check(u.hostname == f"ibench-extender.{svc_ns}.svc",
           f"scheduler-config.yaml: urlPrefix host {u.hostname} is not the Service ibench-extender.{svc_ns}.svc")
-    check(e.get("nodeCacheCapable") is False,
-          "scheduler-config.yaml: nodeCacheCapable must be false (the extender reads the nodes' annotations)")
+    check(e.get("nodeCacheCapable") is True,
+          "scheduler-config.yaml: nodeCacheCapable must be true (names only: the extender holds the node state)")
     check(e.get("ignorable") is True, "scheduler-config.yaml: ignorable must be true (scheduling goes on without it)")
     check(isinstance(e.get("weight"), int) and e["weight"] > 0, "scheduler-config.yaml: weight must be a positive int")
     check(bool(re.fullmatch(r"\d+(ms|s|m)", str(e.get("httpTimeout", "")))),
@@ -224,6 +244,14 @@ check(allows(node_role, "nodes", "patch") and allows(node_role, "pods", "list"),
       "daemonset.yaml: the ClusterRole must allow patch nodes and list pods")
 check(not any(v in r.get("verbs", []) for r in node_role.get("rules", []) for v in ("delete", "create", "*")),
       "daemonset.yaml: the ClusterRole allows more than it uses")
+state_role = find("Role", "ibench-node-state", "daemonset.yaml")
+check(allows(state_role, "configmaps", "patch") and
+      all(r.get("resourceNames") == ["ibench-nodes"] for r in state_role.get("rules", [])),
+      "daemonset.yaml: the Role ibench-node-state must allow patch on the ConfigMap ibench-nodes, and only it")
+state_rb = find("RoleBinding", "ibench-node-state", "daemonset.yaml")
+check((state_rb.get("roleRef") or {}).get("name") == "ibench-node-state" and
+      any(sj.get("name") == "ibench-node" for sj in state_rb.get("subjects", [])),
+      "daemonset.yaml: the RoleBinding does not give ibench-node-state to the ServiceAccount ibench-node")
 job_role = find("Role", "ibench-profiler", "profile-job.yaml")
 check(allows(job_role, "configmaps", "patch"), "profile-job.yaml: the Role must allow patch configmaps")
 sa = find("ServiceAccount", "ibench-extender", "extender.yaml")

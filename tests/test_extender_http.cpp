@@ -553,6 +553,8 @@ TEST(ExtenderCli, GoldenAnswersOverLoopback)
     EXPECT_NE(p.find("\"Host\": \"n3\",\n  \"Score\": 9"), std::string::npos) << p;
     EXPECT_NE(p.find("\"Host\": \"n4\",\n  \"Score\": 8"), std::string::npos) << p;
     EXPECT_NE(p.find("\"Host\": \"n2\",\n  \"Score\": 7"), std::string::npos) << p;
+    // asked again, the verdicts come from those kept across requests (issue 29 item 7): the same order, uncertain last
+    EXPECT_EQ(canon(body_of(http(d.port(), "POST", "/prioritize", file_text(dir + "filter-full.request.json")))), p);
 }
 
 } // namespace
@@ -907,7 +909,11 @@ TEST(ExtenderObserve, HealthReadyAndMetrics)
     EXPECT_GT(metric(m, "ibench_extender_http_request_duration_seconds_sum", {{"verb", "filter"}}), 0);
     EXPECT_EQ(metric(m, "ibench_extender_http_request_duration_seconds_bucket", {{"verb", "filter"}, {"le", "+Inf"}}),
               3);
-    EXPECT_EQ(metric(m, "ibench_extender_profile_cache_entries", {{"found", "true"}}), 4) << body_of(r);
+    // the decisions' figures beside the server's (pl_extender_metrics): the request names 5 profiles (4 in the
+    // store, 1 not), each read once, the two later requests answered from the cache
+    EXPECT_EQ(metric(m, "ibench_extender_decisions_total", {{"verb", "filter"}}), 3) << body_of(r);
+    EXPECT_EQ(metric(m, "ibench_extender_cache_entries", {}), 5) << body_of(r);
+    EXPECT_EQ(metric(m, "ibench_extender_cache_misses_total", {}), 5) << body_of(r);
     // the store gone: not ready, with the reason, as JSON
     sh("rm -rf " + store, &rc);
     r = http(x.port(), "GET", "/readyz");
@@ -1118,6 +1124,62 @@ TEST(ExtenderSmall, InvalidQuantitiesAre400)
     }
     json_decref(req);
     EXPECT_EQ(x.stop(), 0) << x.err();
+}
+
+// Item 8 in the node state held (issue 29 item 2): a quantity that is not one in the state's nodes/NAME.json is not
+// the request's fault: that node fails with the reason, the others are decided as before.
+TEST(ExtenderSmall, InvalidQuantityInTheNodeStateFailsThatNode)
+{
+    ib_test::TempDir d("ext_badq");
+    ASSERT_FALSE(d.path().empty());
+    std::string store = d.path() + "/store";
+    int rc;
+    sh("cp -rL " + kFix + "store " + store, &rc);
+    ASSERT_EQ(rc, 0);
+    {
+        std::ofstream o(store + "/nodes/n1.json");
+        o << "{\"annotations\": {\"ibench.io/tenants\": \"[\\\"llc\\\"]\"}, "
+             "\"status\": {\"allocatable\": {\"cpu\": \"abc\", \"memory\": \"4Gi\"}}}";
+    }
+    Extender x({"--profiles", store});
+    ASSERT_GT(x.port(), 0) << x.err();
+    std::string r = http(x.port(), "POST", "/filter", file_text(kFix + "filter-names.request.json"));
+    EXPECT_EQ(status_of(r), 200) << r;
+    json_t *a = json_loads(body_of(r).c_str(), 0, nullptr);
+    ASSERT_NE(a, nullptr) << r;
+    const char *why = json_string_value(json_object_get(json_object_get(a, "FailedNodes"), "n1"));
+    ASSERT_NE(why, nullptr) << r;
+    EXPECT_EQ(std::string(why), "ibench: cannot judge: nodes/n1.json: status.allocatable.cpu: 'abc' is not a quantity");
+    json_t *kept = json_object_get(a, "NodeNames");
+    bool n3 = false;
+    for (size_t i = 0; i < json_array_size(kept); i++)
+        n3 = n3 || !strcmp(json_string_value(json_array_get(kept, i)), "n3");
+    EXPECT_TRUE(n3) << r;
+    json_decref(a);
+    EXPECT_EQ(x.stop(), 0) << x.err();
+}
+
+// The refusals counted by resource (issue 29 item 6) under either refusal rule (item 1): the old rule refuses n2 and
+// n4 of the fixture, disk-bw among the resources each names; the default keeps them as uncertain, which is no
+// refusal and is not counted.
+TEST(ExtenderObserve, RefusalsByResourceFollowTheRule)
+{
+    for (bool established : {false, true}) {
+        std::vector<std::string> args = {"--profiles", kFix + "store"};
+        if (!established)
+            args.insert(args.end(), {"--refuse", "uncertain"});
+        Extender x(args);
+        ASSERT_GT(x.port(), 0) << x.err();
+        EXPECT_EQ(status_of(http(x.port(), "POST", "/filter", file_text(kFix + "filter-names.request.json"))), 200);
+        std::vector<Sample> m;
+        std::string r = http(x.port(), "GET", "/metrics");
+        ASSERT_EQ(parse_prometheus(body_of(r), &m), "") << body_of(r);
+        EXPECT_EQ(metric(m, "ibench_extender_refusals_total", {{"resource", "disk-bw"}}), established ? -1 : 2)
+            << body_of(r);
+        EXPECT_EQ(metric(m, "ibench_extender_refusals_total", {{"resource", "unjudged"}}), 2) << body_of(r);
+        EXPECT_EQ(metric(m, "ibench_extender_refusals_total", {{"resource", "other"}}), -1) << body_of(r);
+        EXPECT_EQ(x.stop(), 0) << x.err();
+    }
 }
 
 // Item 8: one name limit, PL_EXT_NAME_MAX (248: the ConfigMap key NAME.json is at most 253): ibench k8s takes a

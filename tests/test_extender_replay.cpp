@@ -184,7 +184,8 @@ void replay(uint64_t seed, bool over_http)
     char why[256] = "";
     ASSERT_EQ(pl_sim_scenario_make("ibench-200x40", seed, nullptr, 0, &s, why, sizeof why), 0) << why;
     g_scenario = &s;
-    pl_extender_opts eo = {nullptr, PL_COLOC_MARGIN, false, lookup, nullptr, false}; // the policy's: unknowns optimistic
+    pl_extender_opts eo = {}; // the policy's: unknowns optimistic; no assumed tenants (the fleet is the truth)
+    eo.margin = PL_COLOC_MARGIN, eo.pessimistic = false, eo.lookup = lookup, eo.established = false;
     ASSERT_EQ(pl_extender_new(&eo, &g_ext, why, sizeof why), 0) << why;
     ext_server *srv = nullptr;
     g_http_port = 0;
