@@ -35,7 +35,7 @@ int place_mem_plan(const char *cmd, const char *arg, const struct pl_machine *m,
     pm->arg = arg ? arg : "local";
     int rc = pl_mem_parse(arg, &s, why, sizeof why);
     if (rc == 0) {
-        rc = pl_mem_policy(m, &s, cpus, n, &pm->pol, why, sizeof why);
+        rc = pl_mem_resolve(m, &s, cpus, n, &pm->pol, why, sizeof why);
         pl_mem_spec_free(&s);
     }
     if (rc < 0)

@@ -101,7 +101,7 @@ static int node_pos(const struct pl_machine *m, unsigned os)
     return -1;
 }
 
-int pl_mem_policy(const struct pl_machine *m, const struct pl_mem_spec *s, const int *cpus, unsigned ncpus,
+int pl_mem_resolve(const struct pl_machine *m, const struct pl_mem_spec *s, const int *cpus, unsigned ncpus,
                   struct pl_mem_policy *p, char *why, size_t len)
 {
     memset(p, 0, sizeof *p);

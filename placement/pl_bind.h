@@ -35,7 +35,7 @@ struct pl_mem_spec {
 };
 
 /* "local", "interleave", "interleave:NODES", "none" or NODES (a list in the CPU-list syntax).  NULL or "": local.
- * -EINVAL with one line naming the text otherwise (the nodes' existence is checked by pl_mem_policy, which knows
+ * -EINVAL with one line naming the text otherwise (the nodes' existence is checked by pl_mem_resolve, which knows
  * the machine).  Free with pl_mem_spec_free. */
 int pl_mem_parse(const char *s, struct pl_mem_spec *sp, char *why, size_t len);
 void pl_mem_spec_free(struct pl_mem_spec *sp);
@@ -58,7 +58,7 @@ struct pl_mem_policy {
  * NODES: MPOL_BIND on NODES.  -EINVAL with one line for a CPU in no NUMA node of m, a node m does not have ("node 3
  * does not exist here (nodes 0-1)"), or ncpus == 0 where the nodes come from the CPUs.  Free with
  * pl_mem_policy_free. */
-int pl_mem_policy(const struct pl_machine *m, const struct pl_mem_spec *s, const int *cpus, unsigned ncpus,
+int pl_mem_resolve(const struct pl_machine *m, const struct pl_mem_spec *s, const int *cpus, unsigned ncpus,
                   struct pl_mem_policy *p, char *why, size_t len);
 void pl_mem_policy_free(struct pl_mem_policy *p);
 
