@@ -642,3 +642,34 @@ TEST(PlaceApplyMem, ApplyMovesMemoryAndReportsScoresAndTheCpuset)
     kill(child, SIGKILL);
     waitpid(child, nullptr, 0);
 }
+
+// place cluster --apply: the threads go to their chips, the memory to the chips' nodes (the same report as apply);
+// --mem without --apply is refused, not ignored.
+TEST(PlaceApplyMem, ClusterApplyMovesMemoryToTheChipsNodes)
+{
+    std::string skip;
+    if (!can_bind(skip))
+        GTEST_SKIP() << skip;
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        GTEST_SKIP() << "needs 2 CPUs";
+    Proc share;
+    std::map<uint32_t, unsigned> layout;
+    ASSERT_TRUE(ib_test::start_share(share, {"--groups", "2", "--threads", "2", "--seconds", "20"}, layout))
+        << share.out << share.err;
+    std::string pid = std::to_string(share.pid);
+    CliRun r = ibench({"place", "cluster", "--pid", pid, "--source", "soft", "--seconds", "0.5", "--chips", "2",
+                       "--apply", "--mem", "interleave", "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    json_error_t je;
+    json_t *doc = json_loads(r.out.c_str(), 0, &je);
+    ASSERT_NE(doc, nullptr) << je.text << "\n" << r.out;
+    json_t *mem = json_object_get(json_object_get(doc, "applied"), "memory");
+    EXPECT_STREQ(json_string_value(json_object_get(mem, "policy")), "interleave:0");
+    EXPECT_TRUE(json_is_true(json_object_get(mem, "migrated")));
+    EXPECT_EQ(json_integer_value(json_object_get(mem, "not_moved_pages")), 0);
+    EXPECT_GT(json_integer_value(json_array_get(json_object_get(mem, "bytes_after"), 0)), 0);
+    json_decref(doc);
+    r = ibench({"place", "cluster", "--pid", pid, "--source", "soft", "--chips", "2", "--mem", "0"});
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("--mem goes with --apply"), std::string::npos) << r.err;
+}
