@@ -65,6 +65,32 @@ void place_mem_free(struct place_mem *pm)
 
 /* The policy field of the first line of /proc/PID/numa_maps (the process's own policy, unless that mapping has
  * one): "" when it cannot be read. */
+/* A whole /proc file (its size is not known before reading): malloc'd text, NULL when unreadable. */
+static char *read_proc(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t cap = 8192, n = 0;
+    char *b = malloc(cap);
+    for (size_t r; b && (r = fread(b + n, 1, cap - n - 1, f)) > 0;) {
+        n += r;
+        if (n + 1 == cap) {
+            char *nb = cap < (64u << 20) ? realloc(b, cap * 2) : NULL;
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb, cap *= 2;
+        }
+    }
+    if (b)
+        b[n] = 0;
+    fclose(f);
+    return b;
+}
+
 static void process_policy(pid_t pid, char *pol, size_t len)
 {
     char path[64], line[512];
@@ -98,25 +124,20 @@ void place_mem_before(struct place_mem *pm, const struct pl_machine *m, pid_t pi
 void place_mem_cpuset(struct place_mem *pm, const struct pl_machine *m, pid_t pid, const int *cpus, unsigned n,
                        bool want)
 {
-    char mi[1 << 16], cg[4096], mount[PATH_MAX], group[PATH_MAX], dir[PATH_MAX], why[512], path[64];
+    char mount[PATH_MAX], group[PATH_MAX], dir[PATH_MAX], why[512], path[64];
     pm->cpuset_made = false;
     pm->cpuset_path[0] = 0;
     if (!want) {
         snprintf(pm->cpuset_why, sizeof pm->cpuset_why, "--no-cpuset");
         return;
     }
-    FILE *f = fopen("/proc/self/mountinfo", "r");
-    size_t a = f ? fread(mi, 1, sizeof mi - 1, f) : 0;
-    mi[a] = 0;
-    if (f)
-        fclose(f);
+    /* mount points as ibench sees them (its mount namespace is the one whose paths it writes) */
+    char *mi = read_proc("/proc/self/mountinfo");
     snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
-    f = fopen(path, "r");
-    size_t b = f ? fread(cg, 1, sizeof cg - 1, f) : 0;
-    cg[b] = 0;
-    if (f)
-        fclose(f);
-    int rc = pl_cgroup2_locate(mi, cg, mount, sizeof mount, group, sizeof group, why, sizeof why);
+    char *cg = read_proc(path);
+    int rc = pl_cgroup2_locate(mi ? mi : "", cg ? cg : "", mount, sizeof mount, group, sizeof group, why, sizeof why);
+    free(mi);
+    free(cg);
     if (rc == 0) {
         if ((size_t)snprintf(dir, sizeof dir, "%s%s", mount, strcmp(group, "/") ? group : "") >= sizeof dir)
             rc = ib_why(why, sizeof why, -ENAMETOOLONG, "cgroup path too long");
