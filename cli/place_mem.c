@@ -188,6 +188,9 @@ int place_mem_follow(struct place_mem *pm, const struct pl_machine *m, pid_t pid
     if (pm->pol.mode != PL_MPOL_NONE) {
         rc = pl_mem_migrate(pid, m, &pm->pol, &pm->not_moved, pm->err_why, sizeof pm->err_why);
         pm->migrated = rc == 0;
+        /* a kernel without NUMA calls has one node: there was nothing to move, which is no failure */
+        if (rc == -ENOSYS && m->nnodes <= 1)
+            rc = 0;
     }
     pm->have_after = pl_numa_maps_read(NULL, pid, m->node_os, m->nnodes, pm->after, why, sizeof why) == 0;
     pl_cpus_per_node(m, cpus, n, pm->cpu_after);
