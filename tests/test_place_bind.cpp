@@ -109,6 +109,22 @@ std::string status_field(pid_t pid, const char *field)
     return "";
 }
 
+// The child of `parent` whose comm is `comm`, or -1 (found by its parent in /proc/PID/stat: task/TID/children is
+// not on every kernel).
+pid_t child_named(pid_t parent, const char *comm)
+{
+    for (const auto &e : ib_test::dir_entries("/proc")) {
+        int c = atoi(e.c_str());
+        std::string st = c > 0 ? slurp("/proc/" + e + "/stat") : "";
+        size_t rp = st.rfind(')');
+        int ppid = 0;
+        if (rp != std::string::npos && sscanf(st.c_str() + rp + 1, " %*c %d", &ppid) == 1 && ppid == parent &&
+            slurp("/proc/" + e + "/comm") == std::string(comm) + "\n")
+            return c;
+    }
+    return -1;
+}
+
 // This machine's CPU 0, allowed to us, and a kernel with NUMA policies (get_mempolicy answers).
 bool can_bind(std::string &why)
 {
@@ -478,23 +494,9 @@ TEST(PlaceRun, NumaMapsShowThePolicyAndSignalsReachTheCommand)
         GTEST_SKIP() << skip;
     Proc p;
     ASSERT_TRUE(p.start({"place", "run", "--cpus", "0", "--mem", "0", "--", "sleep", "30"}, {}));
-    // the command: ibench's child, once it is sleep (found by its parent in /proc/PID/stat: task/TID/children
-    // is not on every kernel)
+    // the command: ibench's child, once it is sleep
     pid_t cmd = -1;
-    ASSERT_TRUE(p.pump_until(
-        [&] {
-            for (const auto &e : ib_test::dir_entries("/proc")) {
-                int c = atoi(e.c_str());
-                std::string st = c > 0 ? slurp("/proc/" + e + "/stat") : "";
-                size_t rp = st.rfind(')');
-                int ppid = 0;
-                if (rp != std::string::npos && sscanf(st.c_str() + rp + 1, " %*c %d", &ppid) == 1 && ppid == p.pid &&
-                    slurp("/proc/" + e + "/comm") == "sleep\n")
-                    cmd = c;
-            }
-            return cmd > 0;
-        },
-        10));
+    ASSERT_TRUE(p.pump_until([&] { return (cmd = child_named(p.pid, "sleep")) > 0; }, 10));
     std::string maps = slurp("/proc/" + std::to_string(cmd) + "/numa_maps");
     std::istringstream in(maps);
     std::string line;
@@ -511,6 +513,14 @@ TEST(PlaceRun, NumaMapsShowThePolicyAndSignalsReachTheCommand)
     ASSERT_TRUE(p.finish(10));
     EXPECT_EQ(p.exit_code(), 128 + SIGTERM) << p.err;
     EXPECT_EQ(kill(cmd, 0), -1) << "the command ended with ibench";
+
+    // Ctrl-C as a process sends it (kill -INT): passed on, the command ends by it, ibench exits 130
+    Proc q;
+    ASSERT_TRUE(q.start({"place", "run", "--cpus", "0", "--", "sleep", "30"}, {}));
+    ASSERT_TRUE(q.pump_until([&] { return child_named(q.pid, "sleep") > 0; }, 10));
+    ASSERT_EQ(kill(q.pid, SIGINT), 0);
+    ASSERT_TRUE(q.finish(10));
+    EXPECT_EQ(q.exit_code(), 128 + SIGINT) << q.err;
 }
 
 TEST(PlaceRun, ExitStatusIsTheCommandsAndIbenchsOwnFailuresAreNamed)
