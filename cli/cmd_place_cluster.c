@@ -27,13 +27,14 @@
 #define CMD "place cluster"
 
 enum { OPT_TRACE = 1, OPT_PID, OPT_SOURCE, OPT_SECONDS, OPT_CHIPS, OPT_THRESHOLD, OPT_ENTRIES, OPT_BITS, OPT_REGION,
-       OPT_SAMPLE, OPT_SEED, OPT_APPLY, OPT_PROFILE };
+       OPT_SAMPLE, OPT_SEED, OPT_APPLY, OPT_PROFILE, OPT_MEM, OPT_NO_CPUSET };
 
 static int usage(void)
 {
     printf("usage: ibench place cluster (--trace FILE | --pid P --source perf|soft [--seconds S])\n"
            "                            (--chips N | --topology SPEC) [--threshold T] [--entries E] [--bits B]\n"
-           "                            [--region BYTES] [--sample N] [--seed S] [--apply] [--profile FILE] [--json]\n\n"
+           "                            [--region BYTES] [--sample N] [--seed S] [--apply [--mem MODE] [--no-cpuset]]\n"
+           "                            [--profile FILE] [--json]\n\n"
            "Seed 003's thread clustering: per-thread shMaps of the sampled cache accesses, the similarity of every two\n"
            "threads (dot product; lines shared by more than half of the threads left out), one-pass clustering\n"
            "against cluster representatives, then each cluster onto one chip.\n\n"
@@ -48,9 +49,12 @@ static int usage(void)
            "  --entries E, --bits B, --region BYTES, --sample N, --seed S\n"
            "                     shMap entries (256), counter width (8), region size (the cache line size hwloc\n"
            "                     reports), temporal sampling 1 in N (1), the jitter's seed (1)\n"
-           "  --apply            pin each thread of P to the CPUs of its chip (checked: /proc/P/task/*/status)\n"
+           "  --apply            pin each thread of P to the CPUs of its chip (checked: /proc/P/task/*/status),\n"
+           "                     and move its memory to the chips' NUMA nodes (--mem, as place apply)\n"
+           "%s"
            "  --profile FILE     write the measured data sharing into FILE's characteristics (profile 1.3)\n"
-           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n");
+           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n",
+           place_mem_help);
     return IB_EXIT_OK;
 }
 
@@ -130,13 +134,16 @@ int cmd_place_cluster(int argc, char **argv)
                                        {"seed", required_argument, 0, OPT_SEED},
                                        {"apply", no_argument, 0, OPT_APPLY},
                                        {"profile", required_argument, 0, OPT_PROFILE},
+                                       {"mem", required_argument, 0, OPT_MEM},
+                                       {"no-cpuset", no_argument, 0, OPT_NO_CPUSET},
                                        PLACE_COMMON_OPTIONS,
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     struct place_opts po = {0};
     struct pl_cluster_opts co = {0};
     co.seed = 1;
-    const char *trace = NULL, *source = NULL, *profile = NULL;
+    const char *trace = NULL, *source = NULL, *profile = NULL, *mem = NULL;
+    bool no_cpuset = false;
     unsigned long pid = 0, chips_n = 0, v;
     double seconds = 5;
     bool apply = false;
@@ -195,6 +202,8 @@ int cmd_place_cluster(int argc, char **argv)
             break;
         case OPT_APPLY: apply = true; break;
         case OPT_PROFILE: profile = optarg; break;
+        case OPT_MEM: mem = optarg; break;
+        case OPT_NO_CPUSET: no_cpuset = true; break;
         default:
             if (c >= PLACE_OPT_BASE && place_common_opt(&po, c, optarg) == 0)
                 break;
@@ -209,6 +218,8 @@ int cmd_place_cluster(int argc, char **argv)
         return cli_fail(IB_EXIT_USAGE, CMD, "--pid needs --source perf or --source soft");
     if (trace && (source || apply))
         return cli_fail(IB_EXIT_USAGE, CMD, "--source and --apply go with --pid (a trace's threads are not here)");
+    if ((mem || no_cpuset) && !apply)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--%s goes with --apply", mem ? "mem" : "no-cpuset");
     if (apply && po.topology && strcmp(po.topology, "live"))
         return cli_fail(IB_EXIT_USAGE, CMD, "--apply pins on this machine: --topology must be live");
 
@@ -221,7 +232,9 @@ int cmd_place_cluster(int argc, char **argv)
     struct chips ch = {0};
     struct pl_cluster *pc = NULL;
     struct pl_cluster_result res = {0};
-    bool have_res = false;
+    struct place_mem pm = {0};
+    bool have_res = false, have_pm = false;
+    int mrc = 0;
     int *chip = NULL, e, bad = -1; /* bad: 1 the user's input, 0 not, -1 by the rule at fail: */
     if ((e = chips_make(&h, (unsigned)chips_n, &ch, why, sizeof why)) < 0)
         goto fail;
@@ -273,6 +286,45 @@ int cmd_place_cluster(int argc, char **argv)
         goto fail;
     unsigned skipped = 0;
     if (apply) {
+        /* memory follows: the policy on the nodes of the chips used, the threads' CPUs before from /proc; a
+         * thread counts on the node of its chip's first CPU */
+        int *used = calloc(res.nthreads + 1, sizeof *used), *first = calloc(res.nthreads + 1, sizeof *first);
+        unsigned nu = 0;
+        for (unsigned i = 0; used && first && i < res.nthreads; i++) {
+            first[i] = ch.cpus[chip[i]][0];
+            for (unsigned j = 0; j < ch.ncpus[chip[i]]; j++) {
+                unsigned k = 0;
+                while (k < nu && used[k] != ch.cpus[chip[i]][j])
+                    k++;
+                if (k == nu) {
+                    int *nw = realloc(used, (nu + 1) * sizeof *used);
+                    if (!nw) {
+                        free(used);
+                        used = NULL;
+                        break;
+                    }
+                    used = nw;
+                    used[nu++] = ch.cpus[chip[i]][j];
+                }
+            }
+        }
+        if (!used || !first) {
+            free(used), free(first);
+            e = ib_why(why, sizeof why, -ENOMEM, "out of memory");
+            goto fail;
+        }
+        rc = place_mem_plan(CMD, mem, &m, used, nu, &pm);
+        free(used);
+        if (rc) {
+            free(first);
+            goto out;
+        }
+        have_pm = true;
+        struct pl_threads before;
+        if (pl_proc_threads((pid_t)pid, &before, why, sizeof why) == 0) {
+            place_mem_before(&pm, &m, (pid_t)pid, &before);
+            pl_threads_free(&before);
+        }
         pid_t *tids = calloc(res.nthreads, sizeof *tids);
         const int **sets = calloc(res.nthreads, sizeof *sets);
         unsigned *ns = calloc(res.nthreads, sizeof *ns);
@@ -284,8 +336,12 @@ int cmd_place_cluster(int argc, char **argv)
             e = ib_why(why, sizeof why, -ENOMEM, "out of memory");
         }
         free(tids), free(sets), free(ns);
-        if (e < 0)
+        if (e < 0) {
+            free(first);
             goto fail;
+        }
+        mrc = place_mem_follow(&pm, &m, (pid_t)pid, first, res.nthreads, !no_cpuset);
+        free(first);
     }
     char src[200];
     if (trace)
@@ -353,8 +409,8 @@ int cmd_place_cluster(int argc, char **argv)
     json_object_set_new(doc, "clusters", jcl);
     json_object_set_new(doc, "unclustered", jun);
     json_object_set_new(doc, "chips", json_pack("{s:s,s:o}", "how", ch.how, "plan", jch));
-    json_object_set_new(doc, "applied", apply ? json_pack("{s:i,s:i}", "pinned", (int)(res.nthreads - skipped),
-                                                          "skipped", (int)skipped)
+    json_object_set_new(doc, "applied", apply ? json_pack("{s:i,s:i,s:o}", "pinned", (int)(res.nthreads - skipped),
+                                                          "skipped", (int)skipped, "memory", place_mem_json(&pm, &m))
                                               : json_null());
     json_object_set_new(doc, "profile", profile ? json_string(profile) : json_null());
     if (po.json) {
@@ -405,10 +461,15 @@ int cmd_place_cluster(int argc, char **argv)
         if (apply)
             printf("applied: %u thread%s pinned to their chip's CPUs%s\n", res.nthreads - skipped,
                    res.nthreads - skipped == 1 ? "" : "s", skipped ? " (some had exited: skipped)" : "");
+        if (apply)
+            place_mem_print(&pm, &m);
         if (profile)
             printf("data sharing %.3f written into %s\n", res.data_sharing, profile);
     }
     json_decref(doc);
+    /* threads pinned but memory refused: the placement is half done, which is a failure to say */
+    if (mrc < 0 && rc == IB_EXIT_OK)
+        rc = cli_fail(IB_EXIT_FAIL, CMD, "threads pinned, memory not moved: %s", pm.err_why);
     goto out;
 fail:
     if (e == -EOPNOTSUPP)
@@ -421,6 +482,8 @@ fail:
         rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : cli_exit_for(e, bad), CMD, "%s", why);
     }
 out:
+    if (have_pm)
+        place_mem_free(&pm);
     free(chip);
     if (have_res)
         pl_cluster_result_free(&res);
