@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <sys/wait.h>
 
@@ -189,6 +190,73 @@ TEST(PlaceMap, CoRunnerStaysAwayFromTheTarget)
     EXPECT_EQ(map(M, chars("P", 10, 0, 0.9), chars("C", 20, 0, NAN), 2, 5), "{XX*.****}");
     // C of 6: P's own L2 is not free: the two PUs of its socket's other L2 and the other socket
     EXPECT_EQ(map(M, chars("P", 10, 0, 0.9), chars("C", 20, 0, NAN), 2, 6), "{XX******}");
+}
+
+// Issue 30: on two packages of two NUMA nodes of 4 two-way SMT cores, a spread target (line 20) holds one PU of a
+// core in every node, so every free PU shares an LLC with it; the co-runner must still take whole cores (never a
+// sibling of the target while a core is free), one thread a core before doubling up on its own siblings.
+TEST(PlaceMap, CoRunnerTakesWholeCoresBeforeTargetSiblings)
+{
+    Machine M("synthetic:pack:2 numa:2 l3:1 core:4 pu:2", nullptr);
+    int core = pl_hier_find(&M.h, "core");
+    ASSERT_GE(core, 0);
+    for (unsigned nc : {4u, 8u, 12u, 16u, 28u}) {
+        pl_map_decision d;
+        char why[512] = "";
+        pl_map_chars p = chars("P", 30, 20, 0.1), c = chars("C", 20, 20, NAN);
+        ASSERT_EQ(pl_map_decide(&p, &c, &kOpts, &d, why, sizeof why), 0) << why;
+        ASSERT_EQ(d.line, 20);
+        int llc, bus;
+        ASSERT_EQ(pl_map_levels(&M.h, &llc, &bus, why, sizeof why), 0) << why;
+        pl_map_result r;
+        ASSERT_EQ(pl_map_place(&M.h, llc, bus, 4, nc, &d, &r, why, sizeof why), 0) << why;
+        std::vector<int> pcore(M.h.lv[core].ninst, 0), ccore(M.h.lv[core].ninst, 0);
+        for (unsigned j = 0; j < r.np; j++)
+            pcore[M.h.lv[core].inst[r.p_pus[j]]]++;
+        for (unsigned j = 0; j < r.nc; j++)
+            ccore[M.h.lv[core].inst[r.c_pus[j]]]++;
+        unsigned free_cores = 0, doubled = 0, beside_p = 0;
+        for (unsigned k = 0; k < M.h.lv[core].ninst; k++) {
+            free_cores += pcore[k] == 0;
+            doubled += ccore[k] == 2;
+            beside_p += pcore[k] && ccore[k];
+        }
+        EXPECT_EQ(free_cores, 12u) << r.notation;
+        // siblings of the target only once every free core is full; C's own siblings only once each has one
+        EXPECT_EQ(beside_p, nc > 2 * free_cores ? nc - 2 * free_cores : 0u) << nc << " " << r.notation;
+        EXPECT_EQ(doubled, nc > free_cores ? std::min(nc, 2 * free_cores) - free_cores : 0u) << nc << " " << r.notation;
+        pl_map_result_free(&r);
+    }
+}
+
+// Issue 30: 3 threads on two 6-core packages (one L3 each): only 3 + 0 is balanced, so line 20's "spread" cannot be
+// honoured; the answer must say so (adjusted, and why) instead of reporting a spread it did not make.
+TEST(PlaceMap, UnhonouredSpreadIsSaidAndWhy)
+{
+    Machine M("synthetic:pack:2 l3:1 core:6 pu:1", nullptr);
+    pl_map_decision d;
+    char why[512] = "";
+    pl_map_chars p = chars("P", 30, 20, 0.1), c = chars("C", 20, 10, NAN);
+    ASSERT_EQ(pl_map_decide(&p, &c, &kOpts, &d, why, sizeof why), 0) << why;
+    ASSERT_EQ(d.line, 20);
+    ASSERT_EQ(d.llc, PL_SPREAD);
+    int llc, bus;
+    ASSERT_EQ(pl_map_levels(&M.h, &llc, &bus, why, sizeof why), 0) << why;
+    pl_map_result r;
+    ASSERT_EQ(pl_map_place(&M.h, llc, bus, 3, 3, &d, &r, why, sizeof why), 0) << why;
+    EXPECT_STREQ(r.notation, "{XXX...***...}");
+    EXPECT_TRUE(r.adjusted);
+    EXPECT_EQ(r.llc, PL_SHARED);
+    EXPECT_EQ(r.llc_used, 1u);
+    std::string aw = r.adjust_why;
+    EXPECT_NE(aw.find("spread (line 20) is not possible for 3 threads here: every balanced placement uses 1 of the 2"),
+              std::string::npos) << aw;
+    pl_map_result_free(&r);
+    // 6 threads can spread (3 + 3): nothing to say
+    ASSERT_EQ(pl_map_place(&M.h, llc, bus, 6, 6, &d, &r, why, sizeof why), 0) << why;
+    EXPECT_FALSE(r.adjusted) << r.adjust_why;
+    EXPECT_EQ(r.llc, PL_SPREAD);
+    pl_map_result_free(&r);
 }
 
 // From a profile: caused mem-bw and llc-cap, and data sharing from its 1.3 characteristics when place cluster wrote it.
