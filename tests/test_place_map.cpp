@@ -332,4 +332,54 @@ TEST(PlaceMap, CommandPrintsCpusetsNotationAndWhy)
     }
 }
 
+// Issue 30: a profile from another machine is applied with a warning naming both machines (this machine: the
+// fingerprints; a synthetic topology: the CPU counts), one from this machine without; a missing thread count says
+// what is assumed; an unhonoured spread is "adjusted" with its reason in the table and the JSON.
+TEST(PlaceMap, CommandWarnsOnForeignProfilesAndAssumedThreads)
+{
+    int rc;
+    std::string topo = sh(std::string(IBENCH_BIN) + " topo --json 2>/dev/null", &rc);
+    ASSERT_EQ(rc, 0) << topo;
+    size_t at = topo.find("\"fingerprint\": \"");
+    ASSERT_NE(at, std::string::npos) << topo;
+    std::string fp = topo.substr(at + 16, topo.find('"', at + 16) - at - 16);
+    std::string prof = ib_test::file_text(IBENCH_FIXTURES "/../../docs/data/corun/memcached.json");
+    size_t f = prof.find("\"fingerprint\": \"");
+    ASSERT_NE(f, std::string::npos);
+    size_t fe = prof.find('"', f + 16);
+    std::string dir = ::testing::TempDir(), here = dir + "/map_here.json", away = dir + "/map_away.json";
+    ASSERT_TRUE(ib_test::write_file(here, prof.substr(0, f + 16) + fp + prof.substr(fe)));
+    ASSERT_TRUE(ib_test::write_file(away, prof.substr(0, f + 16) + "intel-06-00-2cpu-0000000000000000" +
+                                              prof.substr(fe)));
+    std::string fx = std::string(IBENCH_FIXTURES) + "/seed000/";
+    std::string o = sh(std::string(IBENCH_BIN) + " place map --target " + here + ":1 --corunner " + fx +
+                           "protobuf.json:1 --json 2>&1", &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("\"warnings\": []"), std::string::npos) << o;
+    o = sh(std::string(IBENCH_BIN) + " place map --target " + away + ":1 --corunner " + fx + "protobuf.json:1", &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("warning: memcached was profiled on machine intel-06-00-2cpu-0000000000000000, this one is " +
+                     fp), std::string::npos) << o;
+    // a synthetic topology: 2 CPUs measured, 12 PUs here; the profile has no thread count
+    o = sh(std::string(IBENCH_BIN) + " place map --topology 'synthetic:pack:2 l3:1 core:6 pu:1' --target " + here +
+               " --corunner " + fx + "protobuf.json:3 --json 2>/dev/null", &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("memcached was profiled on a machine of 2 CPUs"), std::string::npos) << o;
+    EXPECT_NE(o.find("memcached: no thread count"), std::string::npos) << o;
+    EXPECT_NE(o.find("half the machine's PUs assumed, 6"), std::string::npos) << o;
+    // line 20 for 3 threads on two packages: adjusted, with why, in both forms
+    std::string spread = std::string(IBENCH_BIN) + " place map --topology 'synthetic:pack:2 l3:1 core:6 pu:1' "
+                         "--target " + fx + "contentAnalyzer.json:3 --corunner " + fx + "protobuf.json:3";
+    o = sh(spread, &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("decision: LLC spread, memory path spread (line 20)"), std::string::npos) << o;
+    EXPECT_NE(o.find("adjusted: LLC spread (line 20) is not possible for 3 threads here"), std::string::npos) << o;
+    o = sh(spread + " --json", &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("\"adjusted\": true"), std::string::npos) << o;
+    EXPECT_NE(o.find("every balanced placement uses 1 of the 2"), std::string::npos) << o;
+    remove(here.c_str());
+    remove(away.c_str());
+}
+
 } // namespace
