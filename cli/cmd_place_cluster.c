@@ -203,6 +203,8 @@ int cmd_place_cluster(int argc, char **argv)
     }
     if (optind < argc)
         return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    if (po.distances) /* never ignored in silence */
+        return cli_fail(IB_EXIT_USAGE, CMD, "--distances has no use here (ibench place score takes it)");
     if (!!trace == !!pid)
         return cli_fail(IB_EXIT_USAGE, CMD, "one of --trace FILE and --pid P is needed");
     if (pid && !source)
