@@ -408,6 +408,7 @@ static int cmd_predict(int argc, char **argv)
     const char *model = NULL, *measured = NULL, *mspec = NULL, *concerns = NULL;
     unsigned long pid = 0;
     double period = 10;
+    bool period_given = false;
     int json = 0, c;
     optind = 0;
     opterr = 0;
@@ -424,6 +425,7 @@ static int cmd_predict(int argc, char **argv)
         case OPT_PERIOD:
             if (parse_double(optarg, &period) < 0 || !(period >= 0.05 && period <= 86400))
                 return cli_fail(IB_EXIT_USAGE, PREDICT, "--period '%s': seconds in [0.05, 86400] expected", optarg);
+            period_given = true;
             break;
         case PLACE_OPT_CONCERNS: concerns = optarg; break;
         case PLACE_OPT_JSON: json = 1; break;
@@ -437,8 +439,8 @@ static int cmd_predict(int argc, char **argv)
                         "required");
     if (pid && !mspec)
         return cli_fail(IB_EXIT_USAGE, PREDICT, "--pid needs --metric (command:CMD, command-lower:CMD or cputime)");
-    if (!pid && (mspec || concerns))
-        return cli_fail(IB_EXIT_USAGE, PREDICT, "--metric and --concerns go with --pid");
+    if (!pid && (mspec || concerns || period_given)) /* never ignored in silence */
+        return cli_fail(IB_EXIT_USAGE, PREDICT, "--metric, --period and --concerns go with --pid");
     char why[512];
     struct pl_model m;
     int e = pl_model_load(model, &m, why, sizeof why);
@@ -597,6 +599,8 @@ int cmd_place_pack(int argc, char **argv)
         return cli_fail(IB_EXIT_USAGE, PACK, "--model, --goal and --threads are required");
     if (!cluster == !measured)
         return cli_fail(IB_EXIT_USAGE, PACK, "one of --cluster C or --measured FILE.csv is required");
+    if (po.distances) /* never ignored in silence */
+        return cli_fail(IB_EXIT_USAGE, PACK, "--distances has no use here (ibench place score takes it)");
     char why[512];
     struct pl_model m;
     int e = pl_model_load(model, &m, why, sizeof why);
