@@ -34,7 +34,8 @@ static int usage(void)
            "then both applications' CPU sets on the machine and seed 000's notation ({XXXX****}: X the target,\n"
            "* the co-runner, . idle).  T and C are ibench profiles (bus usage = caused mem-bw, LLC footprint =\n"
            "caused llc-cap) or characteristics files (docs/placement.md, \"The characteristics heuristic\").\n"
-           "THREADS: the file's \"threads\", else half the machine's PUs.\n\n"
+           "THREADS: the file's \"threads\", else half the machine's PUs (with a warning).  A profile measured on\n"
+           "another machine is used with a warning naming both.  --distances is refused (no use here).\n\n"
            "  --sharing-high F   data sharing (0-1) at or above F is high (default %.2f)\n"
            "  --footprint-high P an LLC footprint at or above P %% of one LLC is high (default %.0f)\n"
            "%s",
