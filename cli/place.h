@@ -82,6 +82,10 @@ extern const char place_mem_help[];
 /* --mem (arg, NULL: local) resolved for cpus[n] on m; 0, or the exit code after one line (2: bad input). */
 int place_mem_plan(const char *cmd, const char *arg, const struct pl_machine *m, const int *cpus, unsigned n,
                    struct place_mem *pm);
+/* pm's --mem resolved again for cpus[n] (a later move: place cluster --apply --rounds), its readings kept: 0, or
+ * -errno with why (pm unchanged). */
+int place_mem_replan(struct place_mem *pm, const struct pl_machine *m, const int *cpus, unsigned n, char *why,
+                     size_t len);
 /* Before the threads move: their last CPUs and the resident memory per node (the score before). */
 void place_mem_before(struct place_mem *pm, const struct pl_machine *m, pid_t pid, const struct pl_threads *t);
 /* After they are pinned to cpus[n] (one per thread, or the set): the pages moved (migrate_pages), read again, the

@@ -52,6 +52,23 @@ int place_mem_plan(const char *cmd, const char *arg, const struct pl_machine *m,
     return 0;
 }
 
+int place_mem_replan(struct place_mem *pm, const struct pl_machine *m, const int *cpus, unsigned n, char *why,
+                     size_t len)
+{
+    struct pl_mem_spec s;
+    struct pl_mem_policy pol;
+    int rc = pl_mem_parse(pm->arg, &s, why, len);
+    if (rc < 0)
+        return rc;
+    rc = pl_mem_resolve(m, &s, cpus, n, &pol, why, len);
+    pl_mem_spec_free(&s);
+    if (rc < 0)
+        return rc;
+    pl_mem_policy_free(&pm->pol);
+    pm->pol = pol;
+    return 0;
+}
+
 void place_mem_free(struct place_mem *pm)
 {
     pl_mem_policy_free(&pm->pol);
