@@ -73,15 +73,11 @@ static char *slurp(const char *path, char *why, size_t len)
     return b;
 }
 
-/* Where a profile was measured: its machine block (empty fingerprint and 0 CPUs for a characteristics file). */
-struct origin {
-    char fp[96];
-    int cpus;
-};
-
-/* FILE[:THREADS]: a profile ("format": "ibench-profile") or a characteristics file. */
-static int load_app(const char *arg, struct pl_map_chars *c, struct origin *o, char *why, size_t len)
+int place_map_load(const char *arg, struct pl_map_chars *c, struct place_origin *o, char *why, size_t len)
 {
+    struct place_origin none;
+    if (!o)
+        o = &none;
     memset(o, 0, sizeof *o);
     char path[4096];
     snprintf(path, sizeof path, "%s", arg);
@@ -150,7 +146,7 @@ static void warn(json_t *arr, const char *fmt, ...)
 /* A profile measured on another machine is applied here with a warning: its figures are that machine's.  On this
  * machine (--topology live) the fingerprints are compared (calib_fingerprint: CPU model, PUs, caches, memory); a
  * synthetic or XML topology has no fingerprint to compare, so its PU count is compared with the profile's CPUs. */
-static void check_origin(json_t *arr, const struct pl_map_chars *c, const struct origin *o,
+static void check_origin(json_t *arr, const struct pl_map_chars *c, const struct place_origin *o,
                          const struct pl_machine *m, const struct pl_hier *h)
 {
     if (!o->fp[0] && !o->cpus)
@@ -216,9 +212,10 @@ int cmd_place_map(int argc, char **argv)
         return cli_fail(IB_EXIT_USAGE, CMD, "--target and --corunner are both required");
     char why[512] = "";
     struct pl_map_chars t, co;
-    struct origin ot, oc;
+    struct place_origin ot, oc;
     int e;
-    if ((e = load_app(targ, &t, &ot, why, sizeof why)) < 0 || (e = load_app(corun, &co, &oc, why, sizeof why)) < 0)
+    if ((e = place_map_load(targ, &t, &ot, why, sizeof why)) < 0 ||
+        (e = place_map_load(corun, &co, &oc, why, sizeof why)) < 0)
         return cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
     struct pl_map_decision d;
     if ((e = pl_map_decide(&t, &co, &mo, &d, why, sizeof why)) < 0)

@@ -135,73 +135,6 @@ static int parse(int argc, char **argv, struct run_args *a)
 
 /* ---- --map: place map's decision, the target's CPUs ---------------------------------------------------------- */
 
-static char *slurp(const char *path, char *why, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        ib_why(why, len, -errno, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    for (size_t r; b && (r = fread(b + n, 1, cap - n - 1, f)) > 0;) {
-        n += r;
-        if (n + 1 == cap) {
-            char *nb = cap < (16u << 20) ? realloc(b, cap * 2) : NULL;
-            if (!nb) {
-                free(b);
-                b = NULL;
-                ib_why(why, len, -EFBIG, "%s: larger than 16 MiB", path);
-                break;
-            }
-            b = nb, cap *= 2;
-        }
-    }
-    if (b)
-        b[n] = 0;
-    else if (!why[0])
-        ib_why(why, len, -ENOMEM, "out of memory");
-    fclose(f);
-    return b;
-}
-
-/* FILE[:THREADS], a profile or a characteristics file, read as place map reads it. */
-static int load_app(const char *arg, struct pl_map_chars *c, char *why, size_t len)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s", arg);
-    unsigned long threads = 0;
-    char *colon = strrchr(path, ':');
-    if (colon) {
-        if (parse_uint(colon + 1, 1, 4096, &threads) < 0)
-            return ib_why(why, len, -EINVAL, "'%s': FILE[:THREADS] expected, THREADS a whole number in 1-4096", arg);
-        *colon = 0;
-    }
-    why[0] = 0;
-    char *text = slurp(path, why, len);
-    if (!text)
-        return -EINVAL;
-    json_t *doc = json_loads(text, 0, NULL);
-    const char *fmt = json_string_value(json_object_get(doc, "format"));
-    bool is_profile = fmt && !strcmp(fmt, "ibench-profile");
-    json_decref(doc);
-    int rc;
-    if (is_profile) {
-        struct profile p;
-        rc = profile_read(path, &p, why, len);
-        if (rc == 0) {
-            rc = pl_map_chars_from_profile(&p, c, why, len);
-            profile_free(&p);
-        }
-    } else {
-        rc = pl_map_chars_parse(text, path, c, why, len);
-    }
-    free(text);
-    if (rc == 0 && threads)
-        c->threads = (unsigned)threads;
-    return rc;
-}
-
 static int map_cpus(const struct run_args *a, const struct pl_hier *h, int **cpus, unsigned *ncpus, char *line,
                     size_t llen)
 {
@@ -211,7 +144,8 @@ static int map_cpus(const struct run_args *a, const struct pl_hier *h, int **cpu
     struct pl_map_decision d;
     struct pl_map_result r = {0};
     int llc, bus, e;
-    if ((e = load_app(a->map, &t, why, sizeof why)) < 0 || (e = load_app(a->corunner, &co, why, sizeof why)) < 0 ||
+    if ((e = place_map_load(a->map, &t, NULL, why, sizeof why)) < 0 ||
+        (e = place_map_load(a->corunner, &co, NULL, why, sizeof why)) < 0 ||
         (e = pl_map_decide(&t, &co, &mo, &d, why, sizeof why)) < 0 ||
         (e = pl_map_levels(h, &llc, &bus, why, sizeof why)) < 0)
         return cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);

@@ -105,6 +105,17 @@ int place_class_cpus(const char *cmd, const struct pl_hier *h, const char *class
 void place_mem_cpuset(struct place_mem *pm, const struct pl_machine *m, pid_t pid, const int *cpus, unsigned n,
                       bool want);
 
+/* Where a profile was measured: its machine block (an empty fingerprint and 0 CPUs for a characteristics file). */
+struct place_origin {
+    char fp[96];
+    int cpus;
+};
+struct pl_map_chars;
+/* place map's FILE[:THREADS] (--target, --corunner; place run --map): a profile ("format": "ibench-profile") or a
+ * characteristics file into c, THREADS overriding the file's; where it was measured into o (NULL: not wanted).  0, or
+ * -errno with one line in why (cli/cmd_place_map.c). */
+int place_map_load(const char *arg, struct pl_map_chars *c, struct place_origin *o, char *why, size_t len);
+
 /* PUs (logical indexes of h) as a CPU list of their OS indexes, ascending ("0,2,4-5") into buf; NULL: no memory. */
 char *place_pus_cpulist(const struct pl_hier *h, const unsigned *pus, unsigned n, char *buf, size_t len);
 
