@@ -120,7 +120,7 @@ static const struct cmd commands[] = {
     {"corun", cmd_corun, "measure what one program does to another sharing this machine (A beside B vs alone)"},
     {"show", cmd_show, "print a profile as a table"},
     {"plot", cmd_plot, "chart a profile: tolerated and caused per SoI"},
-    {"place", cmd_place, "placement: topology, sharing classes, apply/show a placement, NUMA locality score"},
+    {"place", cmd_place, "placement: topology, sharing classes, apply/show/run a placement, NUMA locality score"},
     {"k8s", cmd_k8s, "Kubernetes: the annotations and profile ConfigMap the scheduler extender reads"},
     {"extender", cmd_extender, "the Kubernetes scheduler extender: filter and prioritize over HTTP"},
 };

@@ -243,6 +243,7 @@ static const struct place_cmd place_cmds[] = {
     {"topo", cmd_place_topo, "what placement sees of a topology: levels, counts, sizes, distances"},
     {"classes", cmd_place_classes, "the sharing classes of N-thread placements, or the important ones"},
     {"apply", cmd_place_apply, "pin every thread of a live process to a CPU list or a class's representative"},
+    {"run", cmd_place_run, "run a command on a placement from its first instruction, memory bound too (numactl)"},
     {"show", cmd_place_show, "where each thread of a live process runs and may run, and its class"},
     {"score", cmd_place_score, "the NUMA locality score (CPU-memory locality) of a process or of given usage"},
     {"pair", cmd_place_pair, "may these applications share a machine: per-resource safety both ways, on profiles"},

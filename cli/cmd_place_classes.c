@@ -146,6 +146,7 @@ int cmd_place_classes(int argc, char **argv)
     co.limit = PL_CLASSES_LIMIT;
     const char *bwfile = NULL;
     unsigned long v;
+    bool limit_given = false;
     int c;
     optind = 0;
     opterr = 0;
@@ -153,7 +154,7 @@ int cmd_place_classes(int argc, char **argv)
         switch (c) {
         case 'h':
             printf("usage: ibench place classes --threads N [--all] [--limit K] [--bandwidth FILE] [--topology SPEC]\n"
-                   "                            [--distances FILE] [--concerns LIST] [--json]\n\n"
+                   "                            [--concerns LIST] [--json]\n\n"
                    "The sharing classes of N-thread placements (one thread per PU): placements a symmetry of the\n"
                    "concerned levels maps onto each other form one class.  By default the important ones (seed 002\n"
                    "§3: balanced and feasible); --all lists every class.\n\n"
@@ -162,7 +163,8 @@ int cmd_place_classes(int argc, char **argv)
                    "  --limit K          with --all, refuse when there are more than K classes (default %lu)\n"
                    "  --bandwidth FILE   NUMA node sets' bandwidth, JSON\n"
                    "                     ({\"unit\",\"sets\":[{\"nodes\",\"bandwidth\"}]}):\n"
-                   "                     keep the best node sets of each important placement (needs numa)\n%s",
+                   "                     keep the best node sets of each important placement (needs numa)\n"
+                   "  (--distances is refused: classes do not depend on distances)\n%s",
                    PL_CLASSES_LIMIT, place_common_help);
             return IB_EXIT_OK;
         case 't':
@@ -176,6 +178,7 @@ int cmd_place_classes(int argc, char **argv)
             if (parse_uint(optarg, 1, 100000000, &v) < 0)
                 return cli_fail(IB_EXIT_USAGE, "place classes", "--limit wants 1 to 100000000, not '%s'", optarg);
             co.limit = v;
+            limit_given = true;
             break;
         case 'b': bwfile = optarg; break;
         default:
@@ -190,6 +193,10 @@ int cmd_place_classes(int argc, char **argv)
         return cli_fail(IB_EXIT_USAGE, "place classes", "--threads N is required");
     if (bwfile && co.all)
         return cli_fail(IB_EXIT_USAGE, "place classes", "--bandwidth applies to the important placements, not --all");
+    if (o.distances) /* never ignored in silence */
+        return cli_fail(IB_EXIT_USAGE, "place classes", "--distances has no use here (ibench place score takes it)");
+    if (limit_given && !co.all)
+        return cli_fail(IB_EXIT_USAGE, "place classes", "--limit applies to --all (the important placements are few)");
     struct pl_machine m;
     struct pl_hier h;
     int rc = place_open("classes", &o, &m, &h);

@@ -27,16 +27,19 @@
 #define CMD "place cluster"
 
 enum { OPT_TRACE = 1, OPT_PID, OPT_SOURCE, OPT_SECONDS, OPT_CHIPS, OPT_THRESHOLD, OPT_ENTRIES, OPT_BITS, OPT_REGION,
-       OPT_SAMPLE, OPT_SEED, OPT_APPLY, OPT_PROFILE };
+       OPT_SAMPLE, OPT_SEED, OPT_APPLY, OPT_PROFILE, OPT_MEM, OPT_NO_CPUSET, OPT_TRIGGER, OPT_REMOTE_SHARE, OPT_ROUNDS };
 
 static int usage(void)
 {
     printf("usage: ibench place cluster (--trace FILE | --pid P --source perf|soft [--seconds S])\n"
            "                            (--chips N | --topology SPEC) [--threshold T] [--entries E] [--bits B]\n"
-           "                            [--region BYTES] [--sample N] [--seed S] [--apply] [--profile FILE] [--json]\n\n"
-           "Seed 003's thread clustering: per-thread shMaps of the sampled cache accesses, the similarity of every two\n"
-           "threads (dot product; lines shared by more than half of the threads left out), one-pass clustering\n"
-           "against cluster representatives, then each cluster onto one chip.\n\n"
+           "                            [--region BYTES] [--sample N] [--seed S] [--trigger F] [--remote-share F]\n"
+           "                            [--apply [--rounds N] [--mem MODE] [--no-cpuset]] [--profile FILE] [--json]\n\n"
+           "Seed 003's thread clustering: phase 1 activates it when the remote share is above the trigger; per-thread\n"
+           "shMaps of the sampled remote cache accesses; the paper's one pass (threads in tid order, each compared\n"
+           "with the known clusters' representatives: dot product, lines in more than half of the threads left\n"
+           "out); then each cluster onto one chip, and with --apply the threads (and their memory) moved there,\n"
+           "repeated while phase 1 stays triggered.\n\n"
            "  --trace FILE       'tid address [source]' lines (docs/placement.md; scripts/perf2trace converts perf)\n"
            "  --pid P            a live process, sampled for --seconds (default 5) by --source:\n"
            "                     perf (PEBS load latency / AMD IBS; exit 77 where the PMU has neither) or soft\n"
@@ -48,9 +51,19 @@ static int usage(void)
            "  --entries E, --bits B, --region BYTES, --sample N, --seed S\n"
            "                     shMap entries (256), counter width (8), region size (the cache line size hwloc\n"
            "                     reports), temporal sampling 1 in N (1), the jitter's seed (1)\n"
-           "  --apply            pin each thread of P to the CPUs of its chip (checked: /proc/P/task/*/status)\n"
-           "  --profile FILE     write the measured data sharing into FILE's characteristics (profile 1.3)\n"
-           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n");
+           "  --trigger F        phase 1: cluster only when the remote share is above F (default 0.20; 0 clusters\n"
+           "                     whenever anything is remote)\n"
+           "  --remote-share F   a measured remote stall share (0-1) for phase 1, instead of the samples' share of\n"
+           "                     remote accesses among those whose source is known\n"
+           "  --apply            pin each thread of P to the CPUs of its chip (checked: /proc/P/task/*/status),\n"
+           "                     and move its memory to the chips' NUMA nodes (--mem, as place apply)\n"
+           "  --rounds N         with --apply: sample, cluster and pin again, up to N rounds (default 1), while\n"
+           "                     phase 1 stays triggered (seed 003's repeat loop); memory follows each move\n"
+           "%s"
+           "  --profile FILE     write the measured data sharing (Algorithm 1's: the share of all sampled accesses\n"
+           "                     on lines two or more threads touch) into FILE's characteristics (profile 1.3)\n"
+           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n",
+           place_mem_help);
     return IB_EXIT_OK;
 }
 
@@ -115,6 +128,145 @@ oom:
     return ib_why(why, len, -ENOMEM, "out of memory");
 }
 
+/* The chip of each thread of r (chip[i] for r->thread[i]; to free). */
+static int chips_of(const struct pl_cluster_result *r, const struct chips *ch, int **chip, char *why, size_t len)
+{
+    unsigned *cap = calloc(ch->n, sizeof *cap);
+    *chip = calloc(r->nthreads ? r->nthreads : 1, sizeof **chip);
+    if (!cap || !*chip) {
+        free(cap);
+        free(*chip);
+        *chip = NULL;
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    }
+    for (unsigned k = 0; k < ch->n; k++)
+        cap[k] = ch->ncpus[k];
+    int e = pl_cluster_result_chips(r, ch->n, cap, *chip, why, len);
+    free(cap);
+    if (e < 0) {
+        free(*chip);
+        *chip = NULL;
+    }
+    return e;
+}
+
+/* The repeat loop's sources and moves (pl_cluster_loop). */
+struct loop_ctx {
+    const char *trace, *source;
+    unsigned long pid;
+    double seconds;
+    bool quiet;
+    const struct chips *ch;
+    unsigned pinned, skipped; /* the last move's */
+    /* memory following each move (--apply): the plan, its readings before the first move, the last move's CPU
+     * per thread (its chip's first) for the score and the cpuset, the last move's place_mem_follow */
+    const struct pl_machine *m;
+    struct place_mem *pm;
+    bool moved;
+    int *first;
+    unsigned nfirst;
+    int mrc;
+};
+
+static int round_sample(void *ctx, unsigned round, pl_sample_fn fn, void *fctx, char *why, size_t len)
+{
+    struct loop_ctx *l = ctx;
+    if (l->trace)
+        return pl_trace_read(l->trace, fn, fctx, why, len);
+    if (cli_stop)
+        return -EINTR;
+    if ((l->seconds >= 3 || round) && !l->quiet)
+        fprintf(stderr, "ibench place cluster: round %u: sampling process %lu for %.3g s (source %s)\n", round + 1,
+                l->pid, l->seconds, l->source);
+    return !strcmp(l->source, "perf") ? pl_src_perf_read((pid_t)l->pid, l->seconds, fn, fctx, why, len)
+                                      : pl_src_soft_read((pid_t)l->pid, l->seconds, fn, fctx, why, len);
+}
+
+/* The CPUs of the chips the threads of r go to (chip[i] for r->thread[i]), each once: to free, NULL when out of
+ * memory. */
+static int *chips_used(const struct pl_cluster_result *r, const struct chips *ch, const int *chip, unsigned *nu)
+{
+    unsigned cap = 0;
+    for (unsigned k = 0; k < ch->n; k++)
+        cap += ch->ncpus[k];
+    int *used = malloc((cap ? cap : 1) * sizeof *used);
+    unsigned char *seen = calloc(ch->n ? ch->n : 1, 1);
+    *nu = 0;
+    for (unsigned i = 0; used && seen && i < r->nthreads; i++)
+        if (!seen[chip[i]]) {
+            seen[chip[i]] = 1;
+            for (unsigned j = 0; j < ch->ncpus[chip[i]]; j++)
+                used[(*nu)++] = ch->cpus[chip[i]][j];
+        }
+    if (!seen) {
+        free(used);
+        used = NULL;
+    }
+    free(seen);
+    return used;
+}
+
+static int round_migrate(void *ctx, unsigned round, const struct pl_cluster_result *r, char *why, size_t len)
+{
+    struct loop_ctx *l = ctx;
+    (void)round;
+    if (r->nthreads == 0)
+        return ib_why(why, len, -ENODATA, "no sample of a thread was counted: nothing to move");
+    int *chip = NULL, e = chips_of(r, l->ch, &chip, why, len);
+    if (e < 0)
+        return e;
+    /* memory follows: the policy on the nodes of the chips used; a thread counts on the node of its chip's first
+     * CPU; the readings before are the first move's */
+    unsigned nu = 0;
+    int *used = chips_used(r, l->ch, chip, &nu), *first = calloc(r->nthreads, sizeof *first);
+    if (!used || !first) {
+        free(used), free(first), free(chip);
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    }
+    for (unsigned i = 0; i < r->nthreads; i++)
+        first[i] = l->ch->cpus[chip[i]][0];
+    e = place_mem_replan(l->pm, l->m, used, nu, why, len);
+    free(used);
+    if (e < 0) {
+        free(first), free(chip);
+        return e;
+    }
+    if (!l->moved) {
+        struct pl_threads before;
+        char pwhy[256];
+        if (pl_proc_threads((pid_t)l->pid, &before, pwhy, sizeof pwhy) == 0) {
+            place_mem_before(l->pm, l->m, (pid_t)l->pid, &before);
+            pl_threads_free(&before);
+        }
+    }
+    pid_t *tids = calloc(r->nthreads, sizeof *tids);
+    const int **sets = calloc(r->nthreads, sizeof *sets);
+    unsigned *ns = calloc(r->nthreads, sizeof *ns);
+    if (tids && sets && ns) {
+        for (unsigned i = 0; i < r->nthreads; i++)
+            tids[i] = (pid_t)r->thread[i].tid, sets[i] = l->ch->cpus[chip[i]], ns[i] = l->ch->ncpus[chip[i]];
+        e = pl_proc_pin_each((pid_t)l->pid, tids, sets, ns, r->nthreads, &l->skipped, why, len);
+        l->pinned = r->nthreads - l->skipped;
+    } else {
+        e = ib_why(why, len, -ENOMEM, "out of memory");
+    }
+    free(tids), free(sets), free(ns), free(chip);
+    if (e < 0) {
+        free(first);
+        return e;
+    }
+    /* the pages moved after each move (the next round's phase 1 sees them placed); the cpuset once, after the
+     * loop, on the last move's CPUs.  A refusal to move pages is told after the output, not fatal to the loop. */
+    l->pm->err_why[0] = 0;
+    l->pm->migrated = false;
+    l->mrc = place_mem_follow(l->pm, l->m, (pid_t)l->pid, first, r->nthreads, false);
+    free(l->first);
+    l->first = first;
+    l->nfirst = r->nthreads;
+    l->moved = true;
+    return 0;
+}
+
 int cmd_place_cluster(int argc, char **argv)
 {
     static const struct option lo[] = {{"trace", required_argument, 0, OPT_TRACE},
@@ -130,16 +282,22 @@ int cmd_place_cluster(int argc, char **argv)
                                        {"seed", required_argument, 0, OPT_SEED},
                                        {"apply", no_argument, 0, OPT_APPLY},
                                        {"profile", required_argument, 0, OPT_PROFILE},
+                                       {"mem", required_argument, 0, OPT_MEM},
+                                       {"no-cpuset", no_argument, 0, OPT_NO_CPUSET},
+                                       {"trigger", required_argument, 0, OPT_TRIGGER},
+                                       {"remote-share", required_argument, 0, OPT_REMOTE_SHARE},
+                                       {"rounds", required_argument, 0, OPT_ROUNDS},
                                        PLACE_COMMON_OPTIONS,
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     struct place_opts po = {0};
     struct pl_cluster_opts co = {0};
     co.seed = 1;
-    const char *trace = NULL, *source = NULL, *profile = NULL;
-    unsigned long pid = 0, chips_n = 0, v;
+    const char *trace = NULL, *source = NULL, *profile = NULL, *mem = NULL;
+    bool no_cpuset = false;
+    unsigned long pid = 0, chips_n = 0, v, rounds_max = 0;
     double seconds = 5;
-    bool apply = false;
+    bool apply = false, seconds_given = false;
     int c;
     optind = 0;
     opterr = 0;
@@ -159,6 +317,7 @@ int cmd_place_cluster(int argc, char **argv)
         case OPT_SECONDS:
             if (parse_double(optarg, &seconds) < 0 || !(seconds > 0 && seconds <= 86400))
                 return cli_fail(IB_EXIT_USAGE, CMD, "--seconds '%s': seconds in (0, 86400] expected", optarg);
+            seconds_given = true;
             break;
         case OPT_CHIPS:
             if (parse_uint(optarg, 1, 4096, &chips_n) < 0)
@@ -195,6 +354,23 @@ int cmd_place_cluster(int argc, char **argv)
             break;
         case OPT_APPLY: apply = true; break;
         case OPT_PROFILE: profile = optarg; break;
+        case OPT_MEM: mem = optarg; break;
+        case OPT_NO_CPUSET: no_cpuset = true; break;
+        case OPT_TRIGGER:
+            if (parse_double(optarg, &co.trigger) < 0 || !(co.trigger >= 0 && co.trigger < 1))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--trigger '%s': a share in [0, 1) expected", optarg);
+            if (co.trigger == 0)
+                co.trigger = -1; /* 0: any remote share activates; the library's 0 means its default */
+            break;
+        case OPT_REMOTE_SHARE:
+            if (parse_double(optarg, &co.stall_share) < 0 || !(co.stall_share >= 0 && co.stall_share <= 1))
+                return cli_fail(IB_EXIT_USAGE, CMD, "--remote-share '%s': a share in [0, 1] expected", optarg);
+            co.have_stall_share = true;
+            break;
+        case OPT_ROUNDS:
+            if (parse_uint(optarg, 1, 1000, &rounds_max) < 0)
+                return cli_fail(IB_EXIT_USAGE, CMD, "--rounds '%s': a whole number in 1-1000 expected", optarg);
+            break;
         default:
             if (c >= PLACE_OPT_BASE && place_common_opt(&po, c, optarg) == 0)
                 break;
@@ -203,12 +379,20 @@ int cmd_place_cluster(int argc, char **argv)
     }
     if (optind < argc)
         return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    if (po.distances) /* never ignored in silence */
+        return cli_fail(IB_EXIT_USAGE, CMD, "--distances has no use here (ibench place score takes it)");
     if (!!trace == !!pid)
         return cli_fail(IB_EXIT_USAGE, CMD, "one of --trace FILE and --pid P is needed");
     if (pid && !source)
         return cli_fail(IB_EXIT_USAGE, CMD, "--pid needs --source perf or --source soft");
     if (trace && (source || apply))
         return cli_fail(IB_EXIT_USAGE, CMD, "--source and --apply go with --pid (a trace's threads are not here)");
+    if ((mem || no_cpuset) && !apply)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--%s goes with --apply", mem ? "mem" : "no-cpuset");
+    if (rounds_max && !apply) /* never ignored in silence: without a move, a second round sees the same process */
+        return cli_fail(IB_EXIT_USAGE, CMD, "--rounds goes with --apply (rounds repeat sampling after each move)");
+    if (trace && seconds_given)
+        return cli_fail(IB_EXIT_USAGE, CMD, "--seconds goes with --pid (a trace is read whole)");
     if (apply && po.topology && strcmp(po.topology, "live"))
         return cli_fail(IB_EXIT_USAGE, CMD, "--apply pins on this machine: --topology must be live");
 
@@ -219,10 +403,12 @@ int cmd_place_cluster(int argc, char **argv)
     if (rc)
         return rc;
     struct chips ch = {0};
-    struct pl_cluster *pc = NULL;
+    struct pl_cluster_round_info *info = NULL;
     struct pl_cluster_result res = {0};
-    bool have_res = false;
+    struct place_mem pm = {0};
+    bool have_res = false, have_pm = false;
     int *chip = NULL, e, bad = -1; /* bad: 1 the user's input, 0 not, -1 by the rule at fail: */
+    struct loop_ctx lc = {trace, source, pid, seconds, po.json != 0, &ch, 0, 0, &m, &pm, false, NULL, 0, 0};
     if ((e = chips_make(&h, (unsigned)chips_n, &ch, why, sizeof why)) < 0)
         goto fail;
     if (!co.region) { /* the cache line hwloc reports */
@@ -230,26 +416,44 @@ int cmd_place_cluster(int argc, char **argv)
         if (topo_cache_info(m.topo, 1, false, -1, &tc) == 0 && tc.line && !(tc.line & (tc.line - 1)))
             co.region = tc.line;
     }
-    if ((e = pl_cluster_new(&co, &pc, why, sizeof why)) < 0)
-        goto fail;
-    if (trace) {
-        e = pl_trace_read(trace, pl_cluster_add_fn, pc, why, sizeof why);
-    } else {
-        if (seconds >= 3 && !po.json)
-            fprintf(stderr, "ibench place cluster: sampling process %lu for %.3g s (source %s)\n", pid, seconds,
-                    source);
-        cli_signals_install();
-        e = !strcmp(source, "perf") ? pl_src_perf_read((pid_t)pid, seconds, pl_cluster_add_fn, pc, why, sizeof why)
-                                    : pl_src_soft_read((pid_t)pid, seconds, pl_cluster_add_fn, pc, why, sizeof why);
-        cli_signals_restore();
-        if (e == -EINTR || cli_stop) {
-            rc = cli_fail(IB_EXIT_INTR, CMD, "interrupted");
-            goto out;
+    if (apply) { /* --mem checked before any sampling (bad input: exit 2), on every chip's CPUs; each move
+                  * resolves it again on the chips it uses */
+        unsigned na = 0;
+        for (unsigned k = 0; k < ch.n; k++)
+            na += ch.ncpus[k];
+        int *all = malloc((na ? na : 1) * sizeof *all);
+        if (!all) {
+            e = ib_why(why, sizeof why, -ENOMEM, "out of memory");
+            goto fail;
         }
+        na = 0;
+        for (unsigned k = 0; k < ch.n; k++)
+            for (unsigned j = 0; j < ch.ncpus[k]; j++)
+                all[na++] = ch.cpus[k][j];
+        rc = place_mem_plan(CMD, mem, &m, all, na, &pm);
+        free(all);
+        if (rc)
+            goto out;
+        have_pm = true;
+    }
+    struct pl_cluster_round_cb cb = {round_sample, apply ? round_migrate : NULL, &lc};
+    unsigned nrounds_max = rounds_max ? (unsigned)rounds_max : 1, nrounds = 0;
+    if (!(info = calloc(nrounds_max, sizeof *info))) {
+        e = ib_why(why, sizeof why, -ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (!trace)
+        cli_signals_install();
+    e = pl_cluster_loop(&co, &cb, nrounds_max, &res, info, &nrounds, why, sizeof why);
+    if (!trace)
+        cli_signals_restore();
+    if (!trace && (e == -EINTR || cli_stop)) {
+        if (e == 0)
+            pl_cluster_result_free(&res);
+        rc = cli_fail(IB_EXIT_INTR, CMD, "interrupted");
+        goto out;
     }
     if (e < 0)
-        goto fail;
-    if ((e = pl_cluster_run(pc, &res, why, sizeof why)) < 0)
         goto fail;
     have_res = true;
     if (res.nthreads == 0) {
@@ -258,35 +462,11 @@ int cmd_place_cluster(int argc, char **argv)
                    (unsigned long long)res.stats.counted);
         goto fail;
     }
-    unsigned *cap = calloc(ch.n, sizeof *cap);
-    chip = calloc(res.nthreads, sizeof *chip);
-    if (!cap || !chip) {
-        free(cap);
-        e = ib_why(why, sizeof why, -ENOMEM, "out of memory");
+    if ((e = chips_of(&res, &ch, &chip, why, sizeof why)) < 0)
         goto fail;
-    }
-    for (unsigned k = 0; k < ch.n; k++)
-        cap[k] = ch.ncpus[k];
-    e = pl_cluster_result_chips(&res, ch.n, cap, chip, why, sizeof why);
-    free(cap);
-    if (e < 0)
-        goto fail;
-    unsigned skipped = 0;
-    if (apply) {
-        pid_t *tids = calloc(res.nthreads, sizeof *tids);
-        const int **sets = calloc(res.nthreads, sizeof *sets);
-        unsigned *ns = calloc(res.nthreads, sizeof *ns);
-        if (tids && sets && ns) {
-            for (unsigned i = 0; i < res.nthreads; i++)
-                tids[i] = (pid_t)res.thread[i].tid, sets[i] = ch.cpus[chip[i]], ns[i] = ch.ncpus[chip[i]];
-            e = pl_proc_pin_each((pid_t)pid, tids, sets, ns, res.nthreads, &skipped, why, sizeof why);
-        } else {
-            e = ib_why(why, sizeof why, -ENOMEM, "out of memory");
-        }
-        free(tids), free(sets), free(ns);
-        if (e < 0)
-            goto fail;
-    }
+    bool moved = nrounds && info[nrounds - 1].migrated; /* the plan shown is the one applied */
+    if (lc.moved) /* the cgroup v2 cpuset once, on the last move's CPUs */
+        place_mem_cpuset(&pm, &m, (pid_t)pid, lc.first, lc.nfirst, !no_cpuset);
     char src[200];
     if (trace)
         snprintf(src, sizeof src, "place cluster --trace %s", trace);
@@ -329,8 +509,8 @@ int cmd_place_cluster(int argc, char **argv)
     for (unsigned i = 0; i < res.nthreads; i++)
         json_array_append_new(jth, json_pack("{s:i,s:I,s:I,s:I,s:o,s:i}", "tid", (int)res.thread[i].tid, "samples",
                                              (json_int_t)res.thread[i].samples, "recorded",
-                                             (json_int_t)res.thread[i].recorded, "total_similarity",
-                                             (json_int_t)res.thread[i].total, "cluster",
+                                             (json_int_t)res.thread[i].recorded, "similarity",
+                                             (json_int_t)res.thread[i].rep_similarity, "cluster",
                                              res.thread[i].cluster >= 0 ? json_integer(res.thread[i].cluster + 1)
                                                                         : json_null(),
                                              "chip", chip[i]));
@@ -349,12 +529,31 @@ int cmd_place_cluster(int argc, char **argv)
                                                    (json_int_t)res.stats.limited));
     json_object_set_new(doc, "global_entries", json_integer(res.nglobal));
     json_object_set_new(doc, "data_sharing", json_real(res.data_sharing));
+    json_object_set_new(doc, "lines", json_pack("{s:I,s:I,s:I}", "seen", (json_int_t)res.lines, "shared",
+                                                 (json_int_t)res.shared_lines, "untracked_samples",
+                                                 (json_int_t)res.lines_untracked));
+    json_object_set_new(doc, "remote_shared", json_real(res.remote_shared));
+    json_object_set_new(doc, "phase1", json_pack("{s:f,s:o,s:s,s:b}", "trigger", res.trigger < 0 ? 0.0 : res.trigger,
+                                                  "remote_share", isnan(res.remote_share) ? json_null()
+                                                                                          : json_real(res.remote_share),
+                                                  "source", res.remote_share_source, "triggered", res.triggered));
+    json_object_set_new(doc, "comparisons", json_integer((json_int_t)res.comparisons));
+    json_t *jr = json_array();
+    for (unsigned k = 0; k < nrounds; k++)
+        json_array_append_new(jr, json_pack("{s:i,s:o,s:b,s:b,s:i,s:i,s:i}", "round", (int)k + 1, "remote_share",
+                                            isnan(info[k].remote_share) ? json_null()
+                                                                        : json_real(info[k].remote_share),
+                                            "triggered", info[k].triggered, "moved", info[k].migrated, "threads",
+                                            (int)info[k].nthreads, "clusters", (int)info[k].nclusters,
+                                            "unclustered", (int)info[k].nunclustered));
+    json_object_set_new(doc, "rounds", jr);
     json_object_set_new(doc, "threads", jth);
     json_object_set_new(doc, "clusters", jcl);
     json_object_set_new(doc, "unclustered", jun);
     json_object_set_new(doc, "chips", json_pack("{s:s,s:o}", "how", ch.how, "plan", jch));
-    json_object_set_new(doc, "applied", apply ? json_pack("{s:i,s:i}", "pinned", (int)(res.nthreads - skipped),
-                                                          "skipped", (int)skipped)
+    json_object_set_new(doc, "applied", apply ? json_pack("{s:i,s:i,s:b,s:o}", "pinned", (int)lc.pinned, "skipped",
+                                                          (int)lc.skipped, "plan_applied", moved, "memory",
+                                                          lc.moved ? place_mem_json(&pm, &m) : json_null())
                                               : json_null());
     json_object_set_new(doc, "profile", profile ? json_string(profile) : json_null());
     if (po.json) {
@@ -370,7 +569,31 @@ int cmd_place_cluster(int argc, char **argv)
                (unsigned long long)res.stats.limited);
         printf("similarity: dot product of shMaps, entries under %u ignored, %u globally shared entr%s left out; "
                "threshold %.0f\n", res.small, res.nglobal, res.nglobal == 1 ? "y" : "ies", res.threshold);
-        printf("data sharing: %.3f of the recorded samples on entries 2 or more threads share\n\n", res.data_sharing);
+        char share[48] = "unknown";
+        if (!isnan(res.remote_share))
+            snprintf(share, sizeof share, "%.3f", res.remote_share);
+        printf("phase 1: remote share %s (%s) %s trigger %.2f: %s\n", share, res.remote_share_source,
+               res.triggered && !isnan(res.remote_share) ? ">" : isnan(res.remote_share) ? "vs" : "<=",
+               res.trigger < 0 ? 0.0 : res.trigger,
+               res.triggered ? "clustering activated" : "clustering not activated, every thread unclustered");
+        printf("one pass: threads in tid order, %llu similarities with representatives\n",
+               (unsigned long long)res.comparisons);
+        printf("data sharing (Algorithm 1's): %.3f of all samples on lines 2 or more threads touch (%llu of %llu "
+               "lines shared%s); remote samples on shared shMap entries: %.3f\n",
+               res.data_sharing, (unsigned long long)res.shared_lines, (unsigned long long)res.lines,
+               res.lines_untracked ? ", some samples on lines past the table's bound left out" : "",
+               res.remote_shared);
+        if (nrounds > 1 || apply)
+            for (unsigned k = 0; k < nrounds; k++) {
+                char rs[48] = "unknown";
+                if (!isnan(info[k].remote_share))
+                    snprintf(rs, sizeof rs, "%.3f", info[k].remote_share);
+                printf("round %u: remote share %s, %u cluster%s, %s\n", k + 1, rs, info[k].nclusters,
+                       info[k].nclusters == 1 ? "" : "s",
+                       info[k].migrated ? "threads moved" : info[k].triggered ? "not moved" : "phase 1 not triggered: "
+                       "nothing moved, loop ended");
+            }
+        printf("\n");
         for (unsigned g = 0; g < res.nclusters; g++) {
             printf("cluster %u:", g + 1);
             for (unsigned j = 0; j < res.cluster[g].n; j++)
@@ -383,16 +606,16 @@ int cmd_place_cluster(int argc, char **argv)
                 printf(" %u", res.thread[res.unclustered[j]].tid);
             printf("\n");
         }
-        printf("\n%-8s %10s %10s %16s %8s %5s\n", "tid", "samples", "recorded", "total similarity", "cluster", "chip");
+        printf("\n%-8s %10s %10s %12s %8s %5s\n", "tid", "samples", "recorded", "similarity", "cluster", "chip");
         for (unsigned i = 0; i < res.nthreads; i++) {
             char cl[16] = "-";
             if (res.thread[i].cluster >= 0)
                 snprintf(cl, sizeof cl, "%d", res.thread[i].cluster + 1);
-            printf("%-8u %10llu %10llu %16llu %8s %5d\n", res.thread[i].tid,
+            printf("%-8u %10llu %10llu %12llu %8s %5d\n", res.thread[i].tid,
                    (unsigned long long)res.thread[i].samples, (unsigned long long)res.thread[i].recorded,
-                   (unsigned long long)res.thread[i].total, cl, chip[i]);
+                   (unsigned long long)res.thread[i].rep_similarity, cl, chip[i]);
         }
-        printf("\nchips (%s):\n", ch.how);
+        printf("\nchips (%s)%s:\n", ch.how, apply && !moved ? ", not applied (phase 1 not triggered)" : "");
         for (unsigned k = 0; k < ch.n; k++) {
             char l[1024];
             pl_cpulist_format(ch.cpus[k], ch.ncpus[k], l, sizeof l);
@@ -402,13 +625,20 @@ int cmd_place_cluster(int argc, char **argv)
                     printf(" %u", res.thread[i].tid);
             printf("\n");
         }
-        if (apply)
-            printf("applied: %u thread%s pinned to their chip's CPUs%s\n", res.nthreads - skipped,
-                   res.nthreads - skipped == 1 ? "" : "s", skipped ? " (some had exited: skipped)" : "");
+        if (apply && lc.pinned + lc.skipped)
+            printf("applied: %u thread%s pinned to their chip's CPUs%s\n", lc.pinned, lc.pinned == 1 ? "" : "s",
+                   lc.skipped ? " (some had exited: skipped)" : "");
+        if (apply && lc.moved)
+            place_mem_print(&pm, &m);
+        else if (apply)
+            printf("memory          left alone: no thread was moved\n");
         if (profile)
             printf("data sharing %.3f written into %s\n", res.data_sharing, profile);
     }
     json_decref(doc);
+    /* threads pinned but memory refused: the placement is half done, which is a failure to say */
+    if (lc.mrc < 0 && rc == IB_EXIT_OK)
+        rc = cli_fail(IB_EXIT_FAIL, CMD, "threads pinned, memory not moved: %s", pm.err_why);
     goto out;
 fail:
     if (e == -EOPNOTSUPP)
@@ -421,10 +651,13 @@ fail:
         rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : cli_exit_for(e, bad), CMD, "%s", why);
     }
 out:
+    if (have_pm)
+        place_mem_free(&pm);
+    free(lc.first);
     free(chip);
     if (have_res)
         pl_cluster_result_free(&res);
-    pl_cluster_free(pc);
+    free(info);
     chips_free(&ch);
     pl_hier_free(&h);
     pl_machine_free(&m);

@@ -18,7 +18,7 @@
 
 /* --class on a listing with --all: more classes than this is not a listing anyone picks a row from */
 
-enum { OPT_PID = 1, OPT_CPUS, OPT_CLASS, OPT_THREADS, OPT_ALL, OPT_LIMIT, OPT_SET };
+enum { OPT_PID = 1, OPT_CPUS, OPT_CLASS, OPT_THREADS, OPT_ALL, OPT_LIMIT, OPT_SET, OPT_MEM, OPT_NO_CPUSET };
 
 static const char live_common_help[] =
     "  --concerns LIST    the shared levels that define classes (ibench place classes --help)\n"
@@ -70,8 +70,8 @@ static json_t *int_array(const int *v, unsigned n)
 struct apply_args {
     struct place_opts po;
     pid_t pid;
-    const char *cpus, *class_id, *threads, *limit;
-    int all, set;
+    const char *cpus, *class_id, *threads, *limit, *mem;
+    int all, set, no_cpuset;
 };
 
 static int apply_parse(int argc, char **argv, struct apply_args *a)
@@ -83,6 +83,8 @@ static int apply_parse(int argc, char **argv, struct apply_args *a)
                                        {"all", no_argument, 0, OPT_ALL},
                                        {"limit", required_argument, 0, OPT_LIMIT},
                                        {"set", no_argument, 0, OPT_SET},
+                                       {"mem", required_argument, 0, OPT_MEM},
+                                       {"no-cpuset", no_argument, 0, OPT_NO_CPUSET},
                                        PLACE_COMMON_OPTIONS,
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
@@ -94,10 +96,15 @@ static int apply_parse(int argc, char **argv, struct apply_args *a)
         switch (c) {
         case 'h':
             printf("usage: ibench place apply --pid P (--cpus LIST | --class ID --threads N [--all [--limit K]]\n"
-                   "                          [--concerns LIST]) [--set] [--json]\n\n"
+                   "                          [--concerns LIST]) [--set] [--mem MODE] [--no-cpuset] [--json]\n\n"
                    "Pins every thread of a running process.  Threads, the main thread first and then by thread id,\n"
                    "get one CPU each from the list in its order, starting again from its first CPU when there are\n"
-                   "more threads than CPUs; threads started meanwhile are found and pinned too.\n\n"
+                   "more threads than CPUs; threads started meanwhile are found and pinned too.  Then its memory\n"
+                   "follows (--mem): its pages on other NUMA nodes move to the chosen ones (migrate_pages), and the\n"
+                   "output gives the bytes moved and the locality score before and after.  Linux cannot set the\n"
+                   "memory policy of another process: its later allocations stay on the set only through a cgroup\n"
+                   "v2 cpuset (made where possible, else the output says why not) or, by default, by being local\n"
+                   "to the CPUs it now runs on.\n\n"
                    "  --pid P            the process\n"
                    "  --cpus LIST        CPUs by OS index (as taskset), e.g. 2,0-1: the order given is the order\n"
                    "                     threads get them\n"
@@ -108,8 +115,8 @@ static int apply_parse(int argc, char **argv, struct apply_args *a)
                    "  --all              ID is a row of the --all listing (every class), not of the important ones\n"
                    "  --limit K          with --all: as place classes --limit (default %lu)\n"
                    "  --set              every thread gets the whole list, as taskset -a, instead of one CPU each\n"
-                   "%s",
-                   PL_CLASSES_LIMIT, live_common_help);
+                   "%s%s",
+                   PL_CLASSES_LIMIT, place_mem_help, live_common_help);
             return -1;
         case OPT_PID: pid = optarg; break;
         case OPT_CPUS: a->cpus = optarg; break;
@@ -118,6 +125,8 @@ static int apply_parse(int argc, char **argv, struct apply_args *a)
         case OPT_ALL: a->all = 1; break;
         case OPT_LIMIT: a->limit = optarg; break;
         case OPT_SET: a->set = 1; break;
+        case OPT_MEM: a->mem = optarg; break;
+        case OPT_NO_CPUSET: a->no_cpuset = 1; break;
         default:
             if (place_common_opt(&a->po, c, optarg) < 0)
                 return cli_fail(IB_EXIT_USAGE, "place apply", "unknown option or missing value '%s'",
@@ -143,26 +152,27 @@ static int apply_parse(int argc, char **argv, struct apply_args *a)
 }
 
 /* The CPUs (OS indexes, in the representative's PU order) of row `id` of the class listing. */
-static int class_cpus(const struct apply_args *a, const struct pl_hier *h, unsigned long n, int **cpus, unsigned *ncpus)
+int place_class_cpus(const char *cmd, const struct pl_hier *h, const char *class_id, unsigned long n, int all,
+                     const char *limit_arg, int **cpus, unsigned *ncpus)
 {
     unsigned long id;
-    if (parse_uint(a->class_id, 0, ULONG_MAX, &id) < 0)
-        return cli_fail(IB_EXIT_USAGE, "place apply", "bad --class '%s': want a row id of ibench place classes",
-                        a->class_id);
+    if (parse_uint(class_id, 0, ULONG_MAX, &id) < 0)
+        return cli_fail(IB_EXIT_USAGE, cmd, "bad --class '%s': want a row id of ibench place classes",
+                        class_id);
     if (n > h->npus)
-        return cli_fail(IB_EXIT_USAGE, "place apply", "--threads %lu: this machine has %u PUs", n, h->npus);
+        return cli_fail(IB_EXIT_USAGE, cmd, "--threads %lu: this machine has %u PUs", n, h->npus);
     unsigned long limit = PL_CLASSES_LIMIT;
-    if (a->limit && parse_uint(a->limit, 1, ULONG_MAX, &limit) < 0)
-        return cli_fail(IB_EXIT_USAGE, "place apply", "bad --limit '%s': want a count of classes >= 1", a->limit);
-    struct pl_classes_opts co = {.nthreads = (unsigned)n, .all = a->all, .limit = limit, .bw = NULL};
+    if (limit_arg && parse_uint(limit_arg, 1, ULONG_MAX, &limit) < 0)
+        return cli_fail(IB_EXIT_USAGE, cmd, "bad --limit '%s': want a count of classes >= 1", limit_arg);
+    struct pl_classes_opts co = {.nthreads = (unsigned)n, .all = all, .limit = limit, .bw = NULL};
     struct pl_class_list l;
     char why[512];
     int rc = pl_classes(h, &co, &l, why, sizeof(why));
     if (rc < 0)
-        return cli_fail(cli_exit_for(rc, rc != -ENOMEM), "place apply", "%s", why);
+        return cli_fail(cli_exit_for(rc, rc != -ENOMEM), cmd, "%s", why);
     if (id < 1 || id > l.n) {
-        rc = cli_fail(IB_EXIT_USAGE, "place apply", "class id %lu out of range: the %s for %lu thread(s) are 1..%u",
-                      id, a->all ? "classes" : "important placements", n, l.n);
+        rc = cli_fail(IB_EXIT_USAGE, cmd, "class id %lu out of range: the %s for %lu thread(s) are 1..%u",
+                      id, all ? "classes" : "important placements", n, l.n);
         pl_class_list_free(&l);
         return rc;
     }
@@ -170,7 +180,7 @@ static int class_cpus(const struct apply_args *a, const struct pl_hier *h, unsig
     *cpus = malloc(k->nthreads * sizeof(**cpus));
     if (!*cpus) {
         pl_class_list_free(&l);
-        return cli_fail(IB_EXIT_FAIL, "place apply", "out of memory");
+        return cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
     }
     for (unsigned i = 0; i < k->nthreads; i++)
         (*cpus)[i] = h->pu_os[k->pus[i]];
@@ -180,7 +190,7 @@ static int class_cpus(const struct apply_args *a, const struct pl_hier *h, unsig
 }
 
 static json_t *apply_doc(const struct apply_args *a, const int *cpus, unsigned ncpus, unsigned long n,
-                         const struct pl_apply_result *r)
+                         const struct pl_apply_result *r, const struct place_mem *pm, const struct pl_machine *m)
 {
     json_t *doc = json_object();
     json_object_set_new(doc, "command", json_string("place apply"));
@@ -202,6 +212,7 @@ static json_t *apply_doc(const struct apply_args *a, const int *cpus, unsigned n
                                             "exited", t->exited));
     }
     json_object_set_new(doc, "threads", th);
+    json_object_set_new(doc, "memory", place_mem_json(pm, m));
     return doc;
 }
 
@@ -258,11 +269,14 @@ int cmd_place_apply(int argc, char **argv)
         else if (pl_cpus_on_machine(&h, cpus, ncpus, why, sizeof(why)) < 0)
             rc = cli_fail(IB_EXIT_USAGE, cmd, "%s", why);
     } else {
-        rc = class_cpus(&a, &h, n, &cpus, &ncpus);
+        rc = place_class_cpus(cmd, &h, a.class_id, n, a.all, a.limit, &cpus, &ncpus);
     }
     pl_hier_free(&h);
-    pl_machine_free(&m);
+    struct place_mem pm = {0};
+    if (!rc)
+        rc = place_mem_plan(cmd, a.mem, &m, cpus, ncpus, &pm);
     if (rc) {
+        pl_machine_free(&m);
         free(cpus);
         return rc;
     }
@@ -271,9 +285,12 @@ int cmd_place_apply(int argc, char **argv)
     struct pl_threads t;
     rc = pl_proc_threads(a.pid, &t, why, sizeof(why));
     if (rc < 0) {
+        place_mem_free(&pm);
+        pl_machine_free(&m);
         free(cpus);
         return proc_fail(cmd, rc, why);
     }
+    place_mem_before(&pm, &m, a.pid, &t);
     if (a.class_id && t.n != n)
         fprintf(stderr,
                 "ibench %s: warning: process %d has %u thread(s), the class is a placement of %lu: %s\n", cmd,
@@ -289,19 +306,33 @@ int cmd_place_apply(int argc, char **argv)
         /* the process was there a moment ago: vanishing now is a run-time failure, not bad input */
         rc = cli_fail(rc == -EINVAL ? IB_EXIT_USAGE : IB_EXIT_FAIL, cmd, "%s", why);
     } else {
+        /* the CPUs the threads now have: one each, or the whole list each (--set) */
+        int *now = malloc((r.n + ncpus + 1) * sizeof *now);
+        unsigned nnow = 0;
+        for (unsigned i = 0; now && i < (a.set ? ncpus : r.n); i++)
+            if (a.set || !r.v[i].exited)
+                now[nnow++] = a.set ? cpus[i] : r.v[i].cpu;
+        int mrc = place_mem_follow(&pm, &m, a.pid, now ? now : cpus, now ? nnow : ncpus, !a.no_cpuset);
+        free(now);
         if (r.wrapped)
             fprintf(stderr, "ibench %s: note: %u threads on %u CPU(s): the CPUs were handed out again from the "
                             "list's start (thread %u got CPU %d)\n", cmd, r.n, ncpus, ncpus + 1, cpus[0]);
         if (a.po.json) {
-            json_t *doc = apply_doc(&a, cpus, ncpus, n, &r);
+            json_t *doc = apply_doc(&a, cpus, ncpus, n, &r, &pm, &m);
             rc = out_json(stdout, doc) < 0 ? IB_EXIT_FAIL : IB_EXIT_OK;
             json_decref(doc);
         } else {
             apply_print(&a, cpus, ncpus, &r);
+            place_mem_print(&pm, &m);
             rc = IB_EXIT_OK;
         }
+        /* threads pinned but memory refused: the placement is half done, which is a failure to say */
+        if (mrc < 0 && rc == IB_EXIT_OK)
+            rc = cli_fail(IB_EXIT_FAIL, cmd, "threads pinned, memory not moved: %s", pm.err_why);
     }
     pl_apply_result_free(&r);
+    place_mem_free(&pm);
+    pl_machine_free(&m);
     free(cpus);
     return rc;
 }

@@ -5,12 +5,16 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib.h"
 #include "cli.h"
+#include "cpuinfo.h"
 #include "ib_err.h"
+#include "memlimit.h"
 #include "parse.h"
 #include "pl_map.h"
 #include "pl_proc.h"
@@ -30,7 +34,8 @@ static int usage(void)
            "then both applications' CPU sets on the machine and seed 000's notation ({XXXX****}: X the target,\n"
            "* the co-runner, . idle).  T and C are ibench profiles (bus usage = caused mem-bw, LLC footprint =\n"
            "caused llc-cap) or characteristics files (docs/placement.md, \"The characteristics heuristic\").\n"
-           "THREADS: the file's \"threads\", else half the machine's PUs.\n\n"
+           "THREADS: the file's \"threads\", else half the machine's PUs (with a warning).  A profile measured on\n"
+           "another machine is used with a warning naming both.  --distances is refused (no use here).\n\n"
            "  --sharing-high F   data sharing (0-1) at or above F is high (default %.2f)\n"
            "  --footprint-high P an LLC footprint at or above P %% of one LLC is high (default %.0f)\n"
            "%s",
@@ -68,9 +73,12 @@ static char *slurp(const char *path, char *why, size_t len)
     return b;
 }
 
-/* FILE[:THREADS]: a profile ("format": "ibench-profile") or a characteristics file. */
-static int load_app(const char *arg, struct pl_map_chars *c, char *why, size_t len)
+int place_map_load(const char *arg, struct pl_map_chars *c, struct place_origin *o, char *why, size_t len)
 {
+    struct place_origin none;
+    if (!o)
+        o = &none;
+    memset(o, 0, sizeof *o);
     char path[4096];
     snprintf(path, sizeof path, "%s", arg);
     unsigned long threads = 0;
@@ -94,6 +102,8 @@ static int load_app(const char *arg, struct pl_map_chars *c, char *why, size_t l
         rc = profile_read(path, &p, why, len);
         if (rc == 0) {
             rc = pl_map_chars_from_profile(&p, c, why, len);
+            snprintf(o->fp, sizeof o->fp, "%s", p.fingerprint ? p.fingerprint : "");
+            o->cpus = p.machine_cpus;
             profile_free(&p);
         }
     } else {
@@ -116,6 +126,49 @@ static json_t *app_json(const struct pl_map_chars *c, const char *cpus)
 }
 
 static const char *word(enum pl_share s) { return s == PL_SHARED ? "shared" : "spread"; }
+
+static bool warn_stderr = true;
+
+/* A warning: into the JSON's "warnings", and for a table on stderr now (one line). */
+static void warn(json_t *arr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(json_t *arr, const char *fmt, ...)
+{
+    char w[640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w, sizeof w, fmt, ap);
+    va_end(ap);
+    if (warn_stderr)
+        fprintf(stderr, "ibench " CMD ": warning: %s\n", TTY_TEXT(w));
+    json_array_append_new(arr, json_string(w));
+}
+
+/* A profile measured on another machine is applied here with a warning: its figures are that machine's.  On this
+ * machine (--topology live) the fingerprints are compared (calib_fingerprint: CPU model, PUs, caches, memory); a
+ * synthetic or XML topology has no fingerprint to compare, so its PU count is compared with the profile's CPUs. */
+static void check_origin(json_t *arr, const struct pl_map_chars *c, const struct place_origin *o,
+                         const struct pl_machine *m, const struct pl_hier *h)
+{
+    if (!o->fp[0] && !o->cpus)
+        return; /* a characteristics file: no machine to compare */
+    if (!strcmp(m->kind, "live")) {
+        struct cpu_info ci;
+        struct mlim ml;
+        char fp[96];
+        cpuinfo_read(&ci);
+        if (mlim_read(&ml, "") < 0 || calib_fingerprint(m->topo, &ci, &ml, fp, sizeof fp) < 0)
+            warn(arr, "%s: this machine's fingerprint cannot be read: the profile's (%s) is not checked", c->name,
+                 o->fp[0] ? o->fp : "none");
+        else if (!o->fp[0])
+            warn(arr, "%s: the profile names no machine: it may have been measured on another one", c->name);
+        else if (strcmp(o->fp, fp))
+            warn(arr, "%s was profiled on machine %s, this one is %s: its figures are that machine's", c->name,
+                 o->fp, fp);
+    } else if (o->cpus && (unsigned)o->cpus != h->npus) {
+        warn(arr, "%s was profiled on a machine of %d CPUs (%s), the topology %s has %u PUs: its figures are that "
+             "machine's", c->name, o->cpus, o->fp[0] ? o->fp : "no fingerprint", m->spec, h->npus);
+    }
+}
 
 int cmd_place_map(int argc, char **argv)
 {
@@ -153,12 +206,16 @@ int cmd_place_map(int argc, char **argv)
     }
     if (optind < argc)
         return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    if (po.distances) /* never ignored in silence */
+        return cli_fail(IB_EXIT_USAGE, CMD, "--distances has no use here (ibench place score takes it)");
     if (!targ || !corun)
         return cli_fail(IB_EXIT_USAGE, CMD, "--target and --corunner are both required");
     char why[512] = "";
     struct pl_map_chars t, co;
+    struct place_origin ot, oc;
     int e;
-    if ((e = load_app(targ, &t, why, sizeof why)) < 0 || (e = load_app(corun, &co, why, sizeof why)) < 0)
+    if ((e = place_map_load(targ, &t, &ot, why, sizeof why)) < 0 ||
+        (e = place_map_load(corun, &co, &oc, why, sizeof why)) < 0)
         return cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
     struct pl_map_decision d;
     if ((e = pl_map_decide(&t, &co, &mo, &d, why, sizeof why)) < 0)
@@ -170,12 +227,19 @@ int cmd_place_map(int argc, char **argv)
         return rc;
     int llc, bus;
     struct pl_map_result r = {0};
+    json_t *warnings = json_array();
+    warn_stderr = !po.json;
     if ((e = pl_map_levels(&h, &llc, &bus, why, sizeof why)) < 0)
         goto bad;
-    if (!t.threads)
-        t.threads = h.npus / 2 ? h.npus / 2 : 1;
-    if (!co.threads)
-        co.threads = h.npus / 2 ? h.npus / 2 : 1;
+    check_origin(warnings, &t, &ot, &m, &h);
+    check_origin(warnings, &co, &oc, &m, &h);
+    struct pl_map_chars *ap[2] = {&t, &co};
+    for (int i = 0; i < 2; i++)
+        if (!ap[i]->threads) {
+            ap[i]->threads = h.npus / 2 ? h.npus / 2 : 1;
+            warn(warnings, "%s: no thread count (neither FILE:THREADS nor a \"threads\" in the file; a profile "
+                 "carries none): half the machine's PUs assumed, %u", ap[i]->name, ap[i]->threads);
+        }
     if ((e = pl_map_place(&h, llc, bus, t.threads, co.threads, &d, &r, why, sizeof why)) < 0)
         goto bad;
     char tl[1024], cl[1024];
@@ -202,6 +266,7 @@ int cmd_place_map(int argc, char **argv)
                                                       (int)r.bus_used, "adjusted", r.adjusted, "why",
                                                       r.adjusted ? json_string(r.adjust_why) : json_null()));
         json_object_set_new(doc, "notation", r.notation[0] ? json_string(r.notation) : json_null());
+        json_object_set_new(doc, "warnings", json_incref(warnings));
         rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, CMD, "cannot write JSON");
         json_decref(doc);
     } else {
@@ -213,7 +278,6 @@ int cmd_place_map(int argc, char **argv)
             printf("%s (%u threads) beside %s (%u threads) on %s: no shared level\n\n", TTY_TEXT(t.name), t.threads, TTY_TEXT(co.name),
                    co.threads, m.spec);
         printf("%-16s %12s %14s %13s\n", "", "bus usage", "LLC footprint", "data sharing");
-        const struct pl_map_chars *ap[2] = {&t, &co};
         for (int i = 0; i < 2; i++) {
             char ds[32];
             snprintf(ds, sizeof ds, isnan(ap[i]->data_sharing) ? "unknown" : "%.2f", ap[i]->data_sharing);
@@ -237,11 +301,13 @@ int cmd_place_map(int argc, char **argv)
         if (r.notation[0])
             printf("notation         %s\n", r.notation);
     }
+    json_decref(warnings);
     pl_map_result_free(&r);
     pl_hier_free(&h);
     pl_machine_free(&m);
     return rc;
 bad:
+    json_decref(warnings);
     pl_map_result_free(&r);
     pl_hier_free(&h);
     pl_machine_free(&m);

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,9 @@ static int train_usage(void)
            "                      relative to the first placement (the baseline, 1.0), higher is better; with a\n"
            "                      label column the clusters are the labels (no k-means)\n"
            "  --k auto|N          clusters (default auto: k = 2..min(10, n-1), the highest mean silhouette,\n"
-           "                      the smaller k on a tie)\n"
-           "  --seed S            k-means++ seed (default 1); %d restarts, the lowest inertia kept\n"
+           "                      the smaller k on a tie); with a label column N must be the number of labels\n"
+           "  --seed S            k-means++ seed (default 1); %d restarts, the lowest inertia kept; refused with\n"
+           "                      a label column (nothing to seed)\n"
            "  --tolerance T       widen every interval by T on both sides when predicting (default 0, the paper's)\n"
            "  -o, --out MODEL.json  the model, written atomically\n"
            "  --json              JSON (docs/schema/placement-v1.schema.json) instead of a table\n",
@@ -74,6 +76,7 @@ static int cmd_train(int argc, char **argv)
     struct pl_train_opts o = {0, 1, 0};
     unsigned long v;
     int json = 0, c;
+    bool seed_given = false;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
@@ -94,6 +97,7 @@ static int cmd_train(int argc, char **argv)
             if (parse_uint(optarg, 0, 0x7fffffffffffffffUL, &v) < 0)
                 return cli_fail(IB_EXIT_USAGE, TRAIN, "--seed '%s': a whole number in 0-2^63-1 expected", optarg);
             o.seed = v;
+            seed_given = true;
             break;
         case OPT_TOL:
             if (parse_double(optarg, &o.tolerance) < 0 || o.tolerance < 0)
@@ -112,6 +116,11 @@ static int cmd_train(int argc, char **argv)
     int e = pl_vectors_load(vectors, &vec, why, sizeof why);
     if (e < 0)
         return lib_fail(e, TRAIN, why);
+    if (vec.label && seed_given) { /* never ignored in silence */
+        pl_vectors_free(&vec);
+        return cli_fail(IB_EXIT_USAGE, TRAIN, "--seed: %s has a label column, so the clusters are its labels and no "
+                        "k-means is seeded; drop --seed or the column", vectors);
+    }
     struct pl_model m;
     e = pl_model_train(&vec, &o, &m, why, sizeof why);
     if (e < 0) {
@@ -399,6 +408,7 @@ static int cmd_predict(int argc, char **argv)
     const char *model = NULL, *measured = NULL, *mspec = NULL, *concerns = NULL;
     unsigned long pid = 0;
     double period = 10;
+    bool period_given = false;
     int json = 0, c;
     optind = 0;
     opterr = 0;
@@ -415,6 +425,7 @@ static int cmd_predict(int argc, char **argv)
         case OPT_PERIOD:
             if (parse_double(optarg, &period) < 0 || !(period >= 0.05 && period <= 86400))
                 return cli_fail(IB_EXIT_USAGE, PREDICT, "--period '%s': seconds in [0.05, 86400] expected", optarg);
+            period_given = true;
             break;
         case PLACE_OPT_CONCERNS: concerns = optarg; break;
         case PLACE_OPT_JSON: json = 1; break;
@@ -428,8 +439,8 @@ static int cmd_predict(int argc, char **argv)
                         "required");
     if (pid && !mspec)
         return cli_fail(IB_EXIT_USAGE, PREDICT, "--pid needs --metric (command:CMD, command-lower:CMD or cputime)");
-    if (!pid && (mspec || concerns))
-        return cli_fail(IB_EXIT_USAGE, PREDICT, "--metric and --concerns go with --pid");
+    if (!pid && (mspec || concerns || period_given)) /* never ignored in silence */
+        return cli_fail(IB_EXIT_USAGE, PREDICT, "--metric, --period and --concerns go with --pid");
     char why[512];
     struct pl_model m;
     int e = pl_model_load(model, &m, why, sizeof why);
@@ -588,6 +599,8 @@ int cmd_place_pack(int argc, char **argv)
         return cli_fail(IB_EXIT_USAGE, PACK, "--model, --goal and --threads are required");
     if (!cluster == !measured)
         return cli_fail(IB_EXIT_USAGE, PACK, "one of --cluster C or --measured FILE.csv is required");
+    if (po.distances) /* never ignored in silence */
+        return cli_fail(IB_EXIT_USAGE, PACK, "--distances has no use here (ibench place score takes it)");
     char why[512];
     struct pl_model m;
     int e = pl_model_load(model, &m, why, sizeof why);

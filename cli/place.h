@@ -2,12 +2,17 @@
 #ifndef IB_CLI_PLACE_H
 #define IB_CLI_PLACE_H
 #include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "metric.h"
+#include "pl_bind.h"
 #include "pl_machine.h"
+#include "pl_proc.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,6 +64,58 @@ int place_live_pin(struct place_live *L, const int *cpus, unsigned n, char *why,
 int place_live_measure(struct place_live *L, double seconds, double *value, char *why, size_t len);
 int place_live_sleep(double seconds);
 
+/* Memory following the placement of a live process (cli/place_mem.c; docs/placement.md, "Memory follows the
+ * placement"): --mem resolved on the machine, the pages moved, the locality score before and after, the cpuset. */
+struct place_mem {
+    const char *arg; /* --mem as given ("local" when not) */
+    struct pl_mem_policy pol;
+    unsigned nnodes;
+    uint64_t *before, *after;     /* resident bytes per node position, from numa_maps */
+    double *cpu_before, *cpu_after; /* threads per node: their last CPUs before, the CPUs given after */
+    bool have_before, have_after, have_score_before, have_score_after, migrated, cpuset_made;
+    double score_before, score_after;
+    long not_moved, page_size;
+    char score_why[256], err_why[512], process_policy[160], cpuset_path[PATH_MAX], cpuset_why[512];
+};
+/* The help lines of --mem and --no-cpuset. */
+extern const char place_mem_help[];
+/* --mem (arg, NULL: local) resolved for cpus[n] on m; 0, or the exit code after one line (2: bad input). */
+int place_mem_plan(const char *cmd, const char *arg, const struct pl_machine *m, const int *cpus, unsigned n,
+                   struct place_mem *pm);
+/* pm's --mem resolved again for cpus[n] (a later move: place cluster --apply --rounds), its readings kept: 0, or
+ * -errno with why (pm unchanged). */
+int place_mem_replan(struct place_mem *pm, const struct pl_machine *m, const int *cpus, unsigned n, char *why,
+                     size_t len);
+/* Before the threads move: their last CPUs and the resident memory per node (the score before). */
+void place_mem_before(struct place_mem *pm, const struct pl_machine *m, pid_t pid, const struct pl_threads *t);
+/* After they are pinned to cpus[n] (one per thread, or the set): the pages moved (migrate_pages), read again, the
+ * score after, the cpuset (unless !cpuset).  0, or -errno when the kernel refused to move the pages (err_why). */
+int place_mem_follow(struct place_mem *pm, const struct pl_machine *m, pid_t pid, const int *cpus, unsigned n,
+                     bool cpuset);
+json_t *place_mem_json(const struct place_mem *pm, const struct pl_machine *m);
+void place_mem_print(const struct place_mem *pm, const struct pl_machine *m);
+void place_mem_free(struct place_mem *pm);
+
+/* The CPUs (OS indexes, in the representative's PU order) of row class_id of `place classes --threads n` (with
+ * --all and --limit as given) on h: 0, or the exit code after one line (place apply, place run). */
+int place_class_cpus(const char *cmd, const struct pl_hier *h, const char *class_id, unsigned long n, int all,
+                     const char *limit_arg, int **cpus, unsigned *ncpus);
+/* Makes the cgroup v2 cpuset of pm for process pid on cpus[n] (unless !want: skipped, "--no-cpuset"); whether it
+ * was made, or why not, in pm->cpuset_made, cpuset_path, cpuset_why. */
+void place_mem_cpuset(struct place_mem *pm, const struct pl_machine *m, pid_t pid, const int *cpus, unsigned n,
+                      bool want);
+
+/* Where a profile was measured: its machine block (an empty fingerprint and 0 CPUs for a characteristics file). */
+struct place_origin {
+    char fp[96];
+    int cpus;
+};
+struct pl_map_chars;
+/* place map's FILE[:THREADS] (--target, --corunner; place run --map): a profile ("format": "ibench-profile") or a
+ * characteristics file into c, THREADS overriding the file's; where it was measured into o (NULL: not wanted).  0, or
+ * -errno with one line in why (cli/cmd_place_map.c). */
+int place_map_load(const char *arg, struct pl_map_chars *c, struct place_origin *o, char *why, size_t len);
+
 /* PUs (logical indexes of h) as a CPU list of their OS indexes, ascending ("0,2,4-5") into buf; NULL: no memory. */
 char *place_pus_cpulist(const struct pl_hier *h, const unsigned *pus, unsigned n, char *buf, size_t len);
 
@@ -80,6 +137,7 @@ int cmd_place_hetero(int argc, char **argv);
 int cmd_place_cluster(int argc, char **argv);
 int cmd_place_model(int argc, char **argv);
 int cmd_place_pack(int argc, char **argv);
+int cmd_place_run(int argc, char **argv);
 
 #ifdef __cplusplus
 }

@@ -35,9 +35,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ib_err.h"
+#include "output.h"
 
+#define PROGRESS_FIRST 1.0
+#define PROGRESS_EVERY 0.5
+#define PROGRESS_TICKS 4096u
 #define MAX_NODE_SETS 1000000.0
 #define MAX_FAMILIES 1000000.0
 
@@ -86,12 +91,37 @@ struct ctx {
     size_t narena, carena;
     struct cent *empty, *one;
     int numa; /* level index of numa, or -1 */
+    /* progress */
+    uint64_t made, root_made, ticks;
+    double t0, next, every;
+    bool shown;
     int err;
     char *why;
     size_t len;
 };
 
 /* ---- small helpers ------------------------------------------------------------------------------------------ */
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Whether a progress line is due: the work has run PROGRESS_FIRST s and the last line was PROGRESS_EVERY s ago.
+ * force: read the clock now (each step of the phase is slow); else once per PROGRESS_TICKS calls. */
+static bool progress_due(struct ctx *c, bool force)
+{
+    if (!force && ++c->ticks % PROGRESS_TICKS)
+        return false;
+    double now = mono_now();
+    if (now < c->next)
+        return false;
+    c->next = now + c->every;
+    c->shown = true;
+    return true;
+}
 
 static int fail(struct ctx *c, int err, const char *msg)
 {
@@ -495,6 +525,12 @@ static void gen_group(struct gen *gs, unsigned g, unsigned rem)
         if (rem)
             return;
         struct cent *e = cent_make(c, sh, gs->picks, gs->gn);
+        c->made++;
+        c->root_made += gs->s == c->t[0].shape;
+        if (progress_due(c, false))
+            out_progress("place classes", "enumerating: %llu classes of the whole machine, %llu of its parts, %.0f s",
+                         (unsigned long long)c->root_made, (unsigned long long)(c->made - c->root_made),
+                         mono_now() - c->t0);
         if (e && list_add(c, gs->out, e) == 0 && c->limit && gs->out->n > c->limit) {
             char msg[160];
             snprintf(msg, sizeof(msg), "more than %lu classes", c->limit);
@@ -1255,6 +1291,9 @@ static int emit(struct ctx *c, unsigned n, const struct pl_bandwidth *bw, const 
         struct pl_class *p = outv_new(c, o);
         if (!p || fill_class(c, l->v[i], false, 0, total, p) < 0)
             break;
+        if (i % 64 == 63 && progress_due(c, true))
+            out_progress("place classes", "representatives: %u of %u classes, %.0f s", i + 1, l->n,
+                         mono_now() - c->t0);
         if (c->chain)
             set_why(c, p, "balanced");
     }
@@ -1295,6 +1334,9 @@ int pl_classes(const struct pl_hier *h, const struct pl_classes_opts *opt, struc
         return ib_why(why, len, -EINVAL, "a bandwidth file needs numa among the concerns");
     struct ctx c;
     int rc = ctx_init(&c, h, why, len);
+    c.t0 = mono_now();
+    c.next = c.t0 + (opt->progress_after > 0 ? opt->progress_after : PROGRESS_FIRST);
+    c.every = opt->progress_every > 0 ? opt->progress_every : PROGRESS_EVERY;
     mpz_t total;
     mpz_init(total);
     mpz_bin_uiui(total, h->npus, n);
@@ -1314,6 +1356,8 @@ int pl_classes(const struct pl_hier *h, const struct pl_classes_opts *opt, struc
     }
     if (rc == 0) {
         unsigned nl = h->nlevels;
+        if (o.n > 1000 && progress_due(&c, true))
+            out_progress("place classes", "sorting %u classes, %.0f s", o.n, mono_now() - c.t0);
         if (o.n) /* o.v is NULL with no class: qsort_r(NULL, 0, ...) is undefined */
             qsort_r(o.v, o.n, sizeof(*o.v), cmp_class, &nl);
         for (unsigned i = 0; i < o.n; i++)
@@ -1329,6 +1373,8 @@ int pl_classes(const struct pl_hier *h, const struct pl_classes_opts *opt, struc
         free(o.v);
     }
     mpz_clear(total);
+    if (c.shown)
+        out_progress_done();
     ctx_free(&c);
     if (rc < 0)
         pl_class_list_free(out);

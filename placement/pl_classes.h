@@ -66,6 +66,9 @@ struct pl_classes_opts {
     bool all;                      /* every class; else the important placements */
     unsigned long limit;           /* --all: refuse (-E2BIG, with the reason) when there are more classes */
     const struct pl_bandwidth *bw; /* NULL: no interconnect concern */
+    double progress_after;         /* seconds of work before the first progress line (out_progress, label "place
+                                    * classes"); 0: 1 s */
+    double progress_every;         /* seconds at least between two lines; 0: 0.5 s */
 };
 
 /* The classes of opts->nthreads-thread placements, sorted (pl_classes.c documents the order, which gives ids).

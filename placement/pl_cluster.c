@@ -19,16 +19,32 @@
  *   than 200"); for w bits it is 40000 * ((2^w - 1) / 255)^2, the same share of the saturated product.  Similar:
  *   strictly greater than the threshold.  The small cut is absolute: it removes incidental counts, whatever the
  *   width.
- * - Global lines: an entry non-zero in more than half of the threads known (2 * count > threads) is zeroed in
- *   every shMap before the similarity; in exactly half it is kept.
- * - Scan order of the one pass: total sharing (sum of a thread's similarity with every other) descending; ties by
- *   the shMaps compared entry by entry (the larger first), then samples recorded descending, then tid ascending.
- *   Only threads alike in all of these are ordered by tid, and exchanging them changes no cluster.  Each thread
- *   joins the cluster whose representative it is most similar to above the threshold (ties: the older cluster),
- *   else founds a cluster as its representative.  A cluster left with one thread is no cluster: its thread is
- *   unclustered (it shares with nobody above the threshold).
- * - data_sharing: the share of recorded samples (passed sampling and the filter) that fell on entries non-zero in
- *   two or more threads' shMaps, global ones included (they are shared data too); 0 when nothing was recorded.
+ * - Global lines: an entry non-zero in more than half of the threads known (2 * count > threads) is left out of
+ *   every similarity; in exactly half it is kept.
+ * - Phase 1 (§4.2): clustering is activated only when the remote share is above the trigger (0.20, the paper's
+ *   "20 % of the cycles spent accessing remote caches").  The share is a measured remote stall share when the caller
+ *   gives one; else the share of REMOTE samples among those whose source is known (LOCAL, REMOTE, MEMORY), a proxy
+ *   that undercounts stalls (a remote access stalls longer than a local one), so it activates late rather than
+ *   early.  With no known source it is unknown and clustering goes ahead (a trace without sources asks for it).
+ *   Not activated: no pass, every thread unclustered, and the result says the share and the trigger.
+ * - The one pass (§4.4.2), the paper's: threads in tid order, each compared with the representatives of the
+ *   clusters known so far only (O(T * c) similarities, computed on demand from the shMaps: no T x T matrix); it joins
+ *   the one it is most similar to above the threshold (ties: the older cluster), else founds a cluster as its
+ *   representative.  A cluster left with one thread is no cluster: its thread is unclustered.  A chain A-B, B-C with
+ *   A-C = 0 gives {A, B} and C alone: C is compared with A, the representative, not with B.  The presorted variant
+ *   this replaced (every pair's similarity, then total sharing descending) found the same clusters on every
+ *   synthetic trace measured (docs/placement.md: the sweep, and 1000 threads over 100 000 lines) at O(T^2) memory
+ *   (135 MB against 13 MB for 4000 threads) and up to 3.6 times the time: it earned no flag.
+ * - The repeat loop (§4.1: "after the thread migration phase, the system returns to the stall breakdown phase"):
+ *   pl_cluster_loop, each round a fresh pipeline (the filter too, so threads it starved get another chance).
+ * - data_sharing, Algorithm 1's DataSharing (seed 000 §5.1: LLC requests in the Shared state over all LLC
+ *   requests): the share of all samples, any source, on lines (regions) that two or more threads touched.  A line
+ *   two threads' caches hold is what the Shared state records; the sample stream stands in for the LLC requests
+ *   (the sources cannot split core-private hits from LLC ones).  Lines are tracked in a table of at most
+ *   max_lines distinct lines (first thread seen, shared or not, samples); samples on lines past it are counted
+ *   apart (lines_untracked) and left out of the share.  The former figure, recorded remote samples on entries two
+ *   or more threads' shMaps hold, is remote_shared: remote samples are on shared lines by construction, so it reads
+ *   close to 1 whenever threads share at all (1.000 and 0.964 seen) and says nothing to Algorithm 1's threshold.
  * - Chips: quota(k) = ceil(threads * cap(k) / sum cap) (equal capacities: ceil(threads / chips)); a chip holding
  *   more than its quota is imbalanced.  "Least loaded" is the chip with the most free places (quota - load), ties
  *   by the lower chip number; with equal capacities that is the paper's "fewest threads".  Clusters go largest
@@ -40,7 +56,9 @@
 #include "pl_cluster.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,8 +72,19 @@ struct th {
     uint16_t *map;
 };
 
+struct line {
+    uint64_t line;  /* region number + 1; 0: empty */
+    uint64_t count; /* samples on it, any source */
+    uint32_t tid;   /* the first thread seen on it */
+    bool shared;    /* a second thread was seen on it */
+};
+
 struct pl_cluster {
     unsigned entries, bits, small, limit, shift;
+    double trigger, stall_share; /* stall_share NAN: estimate from the samples */
+    struct line *lines;          /* open addressing, at most half full */
+    unsigned lcap, nlines, max_lines;
+    uint64_t untracked;          /* samples on lines past max_lines */
     uint16_t maxc;
     unsigned n;            /* temporal sampling N */
     unsigned jit;          /* j */
@@ -96,6 +125,10 @@ int pl_cluster_new(const struct pl_cluster_opts *opts, struct pl_cluster **out, 
         return ib_why(why, len, -EINVAL, "jitter %d %%: at most 100 expected", o.jitter_pct);
     if (o.threshold < 0)
         return ib_why(why, len, -EINVAL, "threshold %g: >= 0 expected", o.threshold);
+    if (o.trigger > 1)
+        return ib_why(why, len, -EINVAL, "trigger %g: a share in [0, 1], or negative for none, expected", o.trigger);
+    if (o.have_stall_share && !(o.stall_share >= 0 && o.stall_share <= 1))
+        return ib_why(why, len, -EINVAL, "remote stall share %g: a share in [0, 1] expected", o.stall_share);
     struct pl_cluster *c = calloc(1, sizeof *c);
     if (!c)
         return ib_why(why, len, -ENOMEM, "out of memory");
@@ -111,6 +144,9 @@ int pl_cluster_new(const struct pl_cluster_opts *opts, struct pl_cluster **out, 
     c->small = o.small ? o.small : PL_CLUSTER_SMALL;
     double scale = (double)c->maxc / 255.0;
     c->threshold = o.threshold > 0 ? o.threshold : PL_CLUSTER_THRESHOLD * scale * scale;
+    c->trigger = o.trigger == 0 ? PL_CLUSTER_TRIGGER : o.trigger;
+    c->stall_share = o.have_stall_share ? o.stall_share : NAN;
+    c->max_lines = o.max_lines ? o.max_lines : PL_CLUSTER_MAX_LINES;
     c->limit = o.filter_limit ? o.filter_limit : c->entries / PL_CLUSTER_LIMIT_DIV;
     if (!c->limit)
         c->limit = 1;
@@ -139,6 +175,7 @@ void pl_cluster_free(struct pl_cluster *c)
     free(c->freg);
     free(c->ftaken);
     free(c->fhits);
+    free(c->lines);
     free(c);
 }
 
@@ -218,6 +255,51 @@ unsigned pl_cluster_counter(const struct pl_cluster *c, uint32_t tid, unsigned e
     return i < 0 || entry >= c->entries ? 0 : c->th[i].map[entry];
 }
 
+static uint64_t line_hash(uint64_t line)
+{
+    uint64_t r = line - 0x9e3779b97f4a7c15ULL;
+    return ib_splitmix64(&r);
+}
+
+/* Counts a sample on its line (any source): the first thread seen there, and whether another came.  Past max_lines
+ * distinct lines a new line is not tracked (counted in untracked).  0 or -ENOMEM. */
+static int line_add(struct pl_cluster *c, uint64_t region, uint32_t tid)
+{
+    if (2 * (c->nlines + 1) > c->lcap && c->nlines < c->max_lines) { /* grow: keep it at most half full */
+        unsigned ncap = c->lcap ? 2 * c->lcap : 1024;
+        struct line *nl = calloc(ncap, sizeof *nl);
+        if (!nl)
+            return -ENOMEM;
+        for (unsigned i = 0; i < c->lcap; i++)
+            if (c->lines[i].line) {
+                unsigned h = (unsigned)(line_hash(c->lines[i].line) & (ncap - 1));
+                while (nl[h].line)
+                    h = (h + 1) & (ncap - 1);
+                nl[h] = c->lines[i];
+            }
+        free(c->lines);
+        c->lines = nl, c->lcap = ncap;
+    }
+    uint64_t key = region + 1;
+    for (unsigned h = c->lcap ? (unsigned)(line_hash(key) & (c->lcap - 1)) : 0; c->lcap; h = (h + 1) & (c->lcap - 1)) {
+        struct line *l = &c->lines[h];
+        if (l->line == key) {
+            l->count++;
+            l->shared |= l->tid != tid;
+            return 0;
+        }
+        if (!l->line) {
+            if (c->nlines >= c->max_lines || 2 * (c->nlines + 1) > c->lcap)
+                break;
+            l->line = key, l->count = 1, l->tid = tid;
+            c->nlines++;
+            return 0;
+        }
+    }
+    c->untracked++;
+    return 0;
+}
+
 int pl_cluster_add(struct pl_cluster *c, const struct pl_sample *s)
 {
     struct th *t = get_thread(c, s->tid);
@@ -225,6 +307,11 @@ int pl_cluster_add(struct pl_cluster *c, const struct pl_sample *s)
         return -ENOMEM;
     t->samples++;
     c->st.samples++;
+    c->st.local += s->src == PL_SRC_LOCAL;
+    c->st.remote += s->src == PL_SRC_REMOTE;
+    c->st.memory += s->src == PL_SRC_MEMORY;
+    if (line_add(c, s->addr >> c->shift, s->tid) < 0)
+        return -ENOMEM;
     if (s->src != PL_SRC_REMOTE && s->src != PL_SRC_UNKNOWN)
         return 0;
     c->st.counted++;
@@ -267,26 +354,22 @@ uint64_t pl_cluster_similarity(const uint16_t *a, const uint16_t *b, unsigned n,
     return s;
 }
 
-struct scan_ctx {
-    const struct pl_cluster *c;
-    const uint16_t *w; /* thread i's shMap after the global removal: w + i * entries */
-    const uint64_t *total;
-};
-
-static int cmp_scan(const void *pa, const void *pb, void *ctx)
+/* The similarity of threads a and b over the entries not removed as global. */
+static uint64_t sim_kept(const struct pl_cluster *c, const unsigned char *global, unsigned a, unsigned b)
 {
-    const struct scan_ctx *g = ctx;
-    unsigned a = *(const unsigned *)pa, b = *(const unsigned *)pb;
-    const struct pl_cluster *c = g->c;
-    if (g->total[a] != g->total[b])
-        return g->total[a] > g->total[b] ? -1 : 1;
-    const uint16_t *x = g->w + (size_t)a * c->entries, *y = g->w + (size_t)b * c->entries;
+    const uint16_t *x = c->th[a].map, *y = c->th[b].map;
+    uint64_t s = 0;
     for (unsigned e = 0; e < c->entries; e++)
-        if (x[e] != y[e])
-            return x[e] > y[e] ? -1 : 1;
-    if (c->th[a].recorded != c->th[b].recorded)
-        return c->th[a].recorded > c->th[b].recorded ? -1 : 1;
-    return c->th[a].tid < c->th[b].tid ? -1 : c->th[a].tid > c->th[b].tid;
+        if (!global[e] && x[e] >= c->small && y[e] >= c->small)
+            s += (uint64_t)x[e] * y[e];
+    return s;
+}
+
+static int cmp_tid(const void *pa, const void *pb, void *ctx)
+{
+    const struct pl_cluster *c = ctx;
+    uint32_t a = c->th[*(const unsigned *)pa].tid, b = c->th[*(const unsigned *)pb].tid;
+    return a < b ? -1 : a > b;
 }
 
 void pl_cluster_result_free(struct pl_cluster_result *r)
@@ -299,25 +382,46 @@ void pl_cluster_result_free(struct pl_cluster_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Phase 1 (seed 003 §4.2): the remote share the trigger reads, and whether clustering is activated. */
+static void phase_one(const struct pl_cluster *c, struct pl_cluster_result *r)
+{
+    r->trigger = c->trigger;
+    uint64_t known = c->st.local + c->st.remote + c->st.memory;
+    if (!isnan(c->stall_share)) {
+        r->remote_share = c->stall_share;
+        snprintf(r->remote_share_source, sizeof r->remote_share_source, "given (measured stall share)");
+    } else if (known) {
+        r->remote_share = (double)c->st.remote / (double)known;
+        snprintf(r->remote_share_source, sizeof r->remote_share_source,
+                 "remote samples of those with a known source (%llu of %llu)", (unsigned long long)c->st.remote,
+                 (unsigned long long)known);
+    } else {
+        r->remote_share = NAN;
+        snprintf(r->remote_share_source, sizeof r->remote_share_source,
+                 "unknown: no sample says where it was served");
+    }
+    r->triggered = c->trigger < 0 || isnan(r->remote_share) || r->remote_share > c->trigger;
+}
+
 int pl_cluster_run(struct pl_cluster *c, struct pl_cluster_result *r, char *why, size_t len)
 {
     memset(r, 0, sizeof *r);
-    unsigned T = c->nth, E = c->entries;
+    unsigned T = c->nth, E = c->entries, T1 = T ? T : 1;
     r->threshold = c->threshold, r->small = c->small, r->filter_limit = c->limit, r->stats = c->st;
-    uint16_t *w = calloc((size_t)(T ? T : 1) * E, sizeof *w);
-    uint64_t *sim = calloc((size_t)(T ? T : 1) * (T ? T : 1), sizeof *sim);
-    uint64_t *total = calloc(T ? T : 1, sizeof *total);
-    unsigned *order = calloc(T ? T : 1, sizeof *order);
-    unsigned *rep = calloc(T ? T : 1, sizeof *rep), *size = calloc(T ? T : 1, sizeof *size);
-    int *cl = calloc(T ? T : 1, sizeof *cl), *renum = calloc(T ? T : 1, sizeof *renum);
-    r->thread = calloc(T ? T : 1, sizeof *r->thread);
-    r->unclustered = calloc(T ? T : 1, sizeof *r->unclustered);
+    unsigned char *global = calloc(E, 1);
+    uint64_t *rsim = calloc(T1, sizeof *rsim);
+    unsigned *order = calloc(T1, sizeof *order);
+    unsigned *rep = calloc(T1, sizeof *rep), *size = calloc(T1, sizeof *size);
+    int *cl = calloc(T1, sizeof *cl), *renum = calloc(T1, sizeof *renum);
+    r->thread = calloc(T1, sizeof *r->thread);
+    r->unclustered = calloc(T1, sizeof *r->unclustered);
     int rc = 0;
-    if (!w || !sim || !total || !order || !rep || !size || !cl || !renum || !r->thread || !r->unclustered) {
+    if (!global || !rsim || !order || !rep || !size || !cl || !renum ||
+        !r->thread || !r->unclustered) {
         rc = ib_why(why, len, -ENOMEM, "out of memory");
         goto out;
     }
-    /* the histogram: how many threads have each entry non-zero; global entries removed, sharing summarised */
+    /* the histogram: how many threads have each entry non-zero; global entries marked, remote sharing summarised */
     uint64_t shared_hits = 0;
     for (unsigned e = 0; e < E; e++) {
         unsigned cnt = 0;
@@ -325,30 +429,37 @@ int pl_cluster_run(struct pl_cluster *c, struct pl_cluster_result *r, char *why,
             cnt += c->th[t].map[e] != 0;
         if (cnt >= 2)
             shared_hits += c->fhits[e];
-        bool global = 2ULL * cnt > T;
-        r->nglobal += global;
-        for (unsigned t = 0; t < T; t++)
-            w[(size_t)t * E + e] = global ? 0 : c->th[t].map[e];
+        global[e] = 2ULL * cnt > T;
+        r->nglobal += global[e];
     }
-    r->data_sharing = c->st.recorded ? (double)shared_hits / (double)c->st.recorded : 0;
-    for (unsigned a = 0; a < T; a++)
-        for (unsigned b = a + 1; b < T; b++) {
-            uint64_t s = pl_cluster_similarity(w + (size_t)a * E, w + (size_t)b * E, E, c->small);
-            sim[(size_t)a * T + b] = sim[(size_t)b * T + a] = s;
-            total[a] += s, total[b] += s;
+    r->remote_shared = c->st.recorded ? (double)shared_hits / (double)c->st.recorded : 0;
+    /* Algorithm 1's DataSharing: samples on lines two or more threads touched, of all the samples on tracked lines */
+    uint64_t on_shared = 0, tracked = 0;
+    for (unsigned i = 0; i < c->lcap; i++)
+        if (c->lines[i].line) {
+            tracked += c->lines[i].count;
+            r->lines++;
+            if (c->lines[i].shared) {
+                on_shared += c->lines[i].count;
+                r->shared_lines++;
+            }
         }
+    r->lines_untracked = c->untracked;
+    r->data_sharing = tracked ? (double)on_shared / (double)tracked : 0;
+    phase_one(c, r);
     for (unsigned t = 0; t < T; t++)
         order[t] = t;
-    struct scan_ctx sc = {c, w, total};
-    qsort_r(order, T, sizeof *order, cmp_scan, &sc);
-    /* the one pass: join the most similar representative above the threshold (ties: the older), else found one */
+    qsort_r(order, T, sizeof *order, cmp_tid, c);
+    /* the one pass: each thread against the known representatives only; joins the most similar above the threshold
+     * (ties: the older), else founds a cluster.  Not triggered: no pass, every thread unclustered. */
     unsigned ncl = 0;
     for (unsigned i = 0; i < T; i++) {
         unsigned t = order[i];
         int best = -1;
         uint64_t bs = 0;
-        for (unsigned k = 0; k < ncl; k++) {
-            uint64_t s = sim[(size_t)t * T + rep[k]];
+        for (unsigned k = 0; r->triggered && k < ncl; k++) {
+            uint64_t s = sim_kept(c, global, t, rep[k]);
+            r->comparisons++;
             if ((double)s > c->threshold && (best < 0 || s > bs))
                 best = (int)k, bs = s;
         }
@@ -357,6 +468,7 @@ int pl_cluster_run(struct pl_cluster *c, struct pl_cluster_result *r, char *why,
             best = (int)ncl++;
         }
         cl[t] = best;
+        rsim[t] = bs;
         size[best]++;
     }
     for (unsigned k = 0; k < ncl; k++)
@@ -377,7 +489,7 @@ int pl_cluster_run(struct pl_cluster *c, struct pl_cluster_result *r, char *why,
         o->tid = c->th[t].tid;
         o->samples = c->th[t].samples;
         o->recorded = c->th[t].recorded;
-        o->total = total[t];
+        o->rep_similarity = rsim[t];
         o->cluster = renum[cl[t]];
         if (o->cluster >= 0) {
             struct pl_cluster_group *g = &r->cluster[o->cluster];
@@ -387,9 +499,8 @@ int pl_cluster_run(struct pl_cluster *c, struct pl_cluster_result *r, char *why,
         }
     }
 out:
-    free(w);
-    free(sim);
-    free(total);
+    free(global);
+    free(rsim);
     free(order);
     free(rep);
     free(size);
@@ -398,6 +509,47 @@ out:
     if (rc)
         pl_cluster_result_free(r);
     return rc;
+}
+
+int pl_cluster_loop(const struct pl_cluster_opts *opts, const struct pl_cluster_round_cb *cb, unsigned max_rounds,
+                    struct pl_cluster_result *last, struct pl_cluster_round_info *info, unsigned *rounds, char *why,
+                    size_t len)
+{
+    memset(last, 0, sizeof *last);
+    *rounds = 0;
+    if (max_rounds < 1)
+        return ib_why(why, len, -EINVAL, "at least one round expected");
+    for (unsigned k = 0; k < max_rounds; k++) {
+        struct pl_cluster *c;
+        int rc = pl_cluster_new(opts, &c, why, len);
+        if (rc < 0)
+            goto fail;
+        rc = cb->sample(cb->ctx, k, pl_cluster_add_fn, c, why, len);
+        if (rc == 0) {
+            if (k)
+                pl_cluster_result_free(last);
+            rc = pl_cluster_run(c, last, why, len);
+        }
+        pl_cluster_free(c);
+        if (rc < 0)
+            goto fail;
+        struct pl_cluster_round_info *in = &info[k];
+        *in = (struct pl_cluster_round_info){last->remote_share, last->triggered, false, last->nthreads,
+                                             last->nclusters, last->nunclustered};
+        *rounds = k + 1;
+        if (!last->triggered)
+            return 0; /* phase 1 says the remote accesses no longer matter: nothing to move, nothing to repeat */
+        if (cb->migrate) {
+            if ((rc = cb->migrate(cb->ctx, k, last, why, len)) < 0)
+                goto fail;
+            in->migrated = true;
+        }
+        continue;
+    fail:
+        pl_cluster_result_free(last); /* zeroed, or the last round's */
+        return rc;
+    }
+    return 0;
 }
 
 /* The least loaded chip: the most free places (quota - load), ties by the lower number. */

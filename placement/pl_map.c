@@ -17,9 +17,18 @@
  *   the bus otherwise, lines 10 and 17-20), and the other takes the class closest to what was asked (fewest, or most,
  *   instances), ties by the class listing's order.  Why: Algorithm 1 refines its first decision with the second, so
  *   the first is the one it ranks higher.
- * - C takes nc of the PUs P left, away from P first: PUs whose LLC holds no P thread, then whose memory path holds
- *   none, then logical order.  Why: the algorithm puts P first; keeping C off P's instances is what the decision
- *   bought. */
+ * - C takes nc of the PUs P left, one at a time, away from P first.  Where the hierarchy has a core level (the
+ *   default concerns have it whenever a core has 2+ PUs): a PU on a core with no P thread before any SMT sibling of
+ *   a P thread, whatever the LLC; then PUs whose LLC holds no P thread, then whose memory path holds none; then a
+ *   core holding fewer of C's threads (whole cores before C's own siblings); then logical order.  Why: the
+ *   algorithm puts P first; an SMT sibling shares P's core, its L1 and L2 and its issue slots, more than any level
+ *   Algorithm 1 decides on, and keeping C off P's instances is what the decision bought.
+ * - The answer says when the decision is not what was placed (`adjusted`, and why): the pair is infeasible (above),
+ *   or every balanced placement uses as many instances of a level as every other, so "spread" or "shared" there
+ *   cannot be chosen (3 threads on two 6-core packages: only 3 + 0 is balanced, and line 20's spread becomes one
+ *   package).  Placed "shared" means P's threads use the fewest instances any balanced placement uses, "spread" the
+ *   most; where these are equal, "shared" when P's threads are in one instance, "spread" when in all, else as
+ *   decided. */
 #include "pl_map.h"
 
 #include <errno.h>
@@ -276,8 +285,10 @@ int pl_map_place(const struct pl_hier *h, int llc, int bus, unsigned np, unsigne
     struct pl_class_list l;
     struct pl_classes_opts co = {.nthreads = np, .all = false, .limit = PL_CLASSES_LIMIT, .bw = NULL};
     int rc = pl_classes(h, &co, &l, why, len);
+    bool balanced = true;
     if (rc == 0 && l.n == 0) { /* nothing balanced (e.g. 3 threads on pairs of PUs): every class */
         pl_class_list_free(&l);
+        balanced = false;
         co.all = true;
         rc = pl_classes(h, &co, &l, why, len);
     }
@@ -319,8 +330,22 @@ int pl_map_place(const struct pl_hier *h, int llc, int bus, unsigned np, unsigne
     }
     const struct pl_class *c = &l.v[pick];
     r->llc_used = c->score[llc], r->bus_used = c->score[bus];
-    r->llc = r->llc_used == lo[0] ? PL_SHARED : PL_SPREAD;
-    r->bus = r->bus_used == lo[1] ? PL_SHARED : PL_SPREAD;
+    int lvl[2] = {llc, bus};
+    enum pl_share asked[2] = {d->llc, d->bus}, placed[2];
+    unsigned used[2] = {r->llc_used, r->bus_used};
+    for (int k = 0; k < 2; k++)
+        placed[k] = lo[k] != hi[k] ? (used[k] == lo[k] ? PL_SHARED : PL_SPREAD)
+                    : used[k] == 1 ? PL_SHARED : used[k] == h->lv[lvl[k]].ninst ? PL_SPREAD : asked[k];
+    r->llc = placed[0], r->bus = placed[1];
+    if (!r->adjusted && (placed[0] != asked[0] || placed[1] != asked[1])) {
+        int k = placed[0] != asked[0] ? 0 : 1;
+        r->adjusted = true;
+        snprintf(r->adjust_why, sizeof r->adjust_why,
+                 "%s %s (line %d) is not possible for %u threads here: every %splacement uses %u of the %u "
+                 "%s instances, so it is %s",
+                 k ? "bus" : "LLC", word(asked[k]), d->line, np, balanced ? "balanced " : "", used[k], h->lv[lvl[k]].ninst, h->lv[lvl[k]].name,
+                 word(placed[k]));
+    }
     r->np = np, r->nc = nc;
     r->p_pus = malloc(np * sizeof *r->p_pus);
     r->c_pus = malloc(nc * sizeof *r->c_pus);
@@ -338,16 +363,37 @@ int pl_map_place(const struct pl_hier *h, int llc, int bus, unsigned np, unsigne
         unsigned pu = r->p_pus[j];
         in_p[pu] = true, llc_p[h->lv[llc].inst[pu]] = true, bus_p[h->lv[bus].inst[pu]] = true;
     }
-    /* C: three passes, away from P first (PUs ascend within each) */
-    unsigned k = 0;
-    for (int pass = 0; pass < 3 && k < nc; pass++)
-        for (unsigned pu = 0; pu < h->npus && k < nc; pu++) {
-            if (in_p[pu])
+    /* C: one PU at a time, the least by (a P thread on its core, away from P's LLC and memory path, threads
+     * already on its core, logical index) */
+    int core = pl_hier_find(h, "core");
+    unsigned *on_core = core >= 0 ? calloc(h->lv[core].ninst, sizeof *on_core) : NULL;
+    bool *p_core = core >= 0 ? calloc(h->lv[core].ninst, sizeof *p_core) : NULL, *taken = calloc(h->npus, 1);
+    if ((core >= 0 && (!on_core || !p_core)) || !taken) {
+        free(on_core), free(p_core), free(taken), free(in_p), free(llc_p), free(bus_p);
+        pl_map_result_free(r);
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    }
+    for (unsigned j = 0; core >= 0 && j < np; j++)
+        p_core[h->lv[core].inst[r->p_pus[j]]] = true;
+    for (unsigned k = 0; k < nc; k++) {
+        unsigned best = UINT32_MAX;
+        uint64_t bkey = UINT64_MAX;
+        for (unsigned pu = 0; pu < h->npus; pu++) {
+            if (in_p[pu] || taken[pu])
                 continue;
-            int cls = llc_p[h->lv[llc].inst[pu]] ? 2 : bus_p[h->lv[bus].inst[pu]] ? 1 : 0;
-            if (cls == pass)
-                r->c_pus[k++] = pu;
+            unsigned ci = core >= 0 ? h->lv[core].inst[pu] : 0;
+            uint64_t cls = llc_p[h->lv[llc].inst[pu]] ? 2 : bus_p[h->lv[bus].inst[pu]] ? 1 : 0;
+            uint64_t key = ((uint64_t)(core >= 0 && p_core[ci]) << 62) | (cls << 60) |
+                           ((uint64_t)(core >= 0 ? on_core[ci] : 0) << 32) | pu;
+            if (key < bkey)
+                bkey = key, best = pu;
         }
+        taken[best] = true;
+        r->c_pus[k] = best;
+        if (core >= 0)
+            on_core[h->lv[core].inst[best]]++;
+    }
+    free(on_core), free(p_core), free(taken);
     /* ascending */
     for (unsigned i = 1; i < nc; i++)
         for (unsigned j = i; j > 0 && r->c_pus[j - 1] > r->c_pus[j]; j--) {

@@ -16,7 +16,9 @@
  * - Clusters are renumbered by their first member in CSV order, so the same partition always gets the same numbers.
  * - k auto: k = 2..min(10, n-1) (the silhouette needs k < n); the highest mean silhouette wins; on a tie (equal within
  *   1e-12) the smaller k, the simpler model that needs fewer measurements to tell clusters apart.
- * - A label column replaces k-means: clusters are the labels, numbered by first appearance.
+ * - A label column replaces k-means: clusters are the labels, numbered by first appearance.  A k given with it must
+ *   be the number of labels (then it is honoured), else the training is refused: a k dropped in silence would train
+ *   another model than the one asked for.
  *
  * Intervals (Algorithm 1): [min, max] of the members per placement, widened on use by the model's tolerance on both
  * sides (default 0, the paper's rule; a tolerance admits a workload a little outside a small cluster's range).
@@ -583,6 +585,11 @@ int pl_model_train(const struct pl_vectors *v, const struct pl_train_opts *o, st
             best[i] = c;
             k += c == k;
         }
+        if (o->k && o->k != k) { /* honoured when it agrees; never dropped in silence */
+            rc = ib_why(why, len, -EINVAL, "k = %u, but the label column gives %u clusters: drop k or the column",
+                        o->k, k);
+            goto out;
+        }
         m->nk = 1;
     } else if (o->k) {
         if (o->k > v->n) {
@@ -973,7 +980,9 @@ static int measure_rel(const struct pl_model *m, pl_measure_fn measure, void *ct
  * - Exclusion: every cluster whose interval at that placement does not contain the value is excluded.  When the value
  *   is outside every cluster's interval (all k, as Algorithm 1 iterates over every interval of the placement), the
  *   closest interval's cluster (distance to the nearer end; ties: lowest cluster index) is kept and all others are
- *   excluded.  When that closest cluster had already been excluded at an earlier step, it stays excluded: nothing
+ *   excluded.  Distances within PL_MODEL_TIE_EPS (relative to the value, at least 1e-9 absolute) are a tie: a value
+ *   exactly between two intervals (1.175 between 0.95 and 1.40) must not go to whichever side float rounding favours.
+ *   When that closest cluster had already been excluded at an earlier step, it stays excluded: nothing
  *   remains.
  * - Nothing remains: "no cluster" (Algorithm 1's return); the paper then runs the workload in every placement (§4.3),
  *   so every untried placement is measured, in index order, and the vector is the measured one.
@@ -1044,8 +1053,9 @@ int pl_model_predict(const struct pl_model *m, pl_measure_fn measure, void *ctx,
                 }
         } else {
             unsigned best = 0;
-            for (unsigned c = 1; c < k; c++)
-                if (interval_dist(m, c, p, x) < interval_dist(m, best, p, x))
+            for (unsigned c = 1; c < k; c++) /* closer by more than the tie tolerance; else the lower index */
+                if (interval_dist(m, c, p, x) <
+                    interval_dist(m, best, p, x) - PL_MODEL_TIE_EPS * fmax(1.0, fabs(x)))
                     best = c;
             ncand = excl[best] ? 0 : 1; /* an already excluded closest cluster stays excluded */
             for (unsigned c = 0; c < k; c++)

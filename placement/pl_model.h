@@ -87,7 +87,11 @@ struct pl_train_opts {
     double tolerance;  /* >= 0 */
 };
 
-/* Trains on v: clusters from the label column when there is one (k and seed ignored), else k-means.  -EINVAL with
+/* Distances to two intervals closer than this (times max(1, |value|)) are a tie in Algorithm 1's closest rule. */
+#define PL_MODEL_TIE_EPS 1e-9
+
+/* Trains on v: clusters from the label column when there is one (k, when given, must be the number of labels; the
+ * seed is not used), else k-means.  -EINVAL with
  * one line (k > n, fewer than 3 workloads for k auto, a baseline entry that is not 1 within 1e-9, ...). */
 int pl_model_train(const struct pl_vectors *v, const struct pl_train_opts *o, struct pl_model *m, char *why,
                    size_t len);

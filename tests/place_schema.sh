@@ -42,9 +42,13 @@ run classes-bandwidth classes --topology 'synthetic:pack:2 [numa] core:2 pu:1' -
 sleep 60 &
 victim=$!
 run apply apply --pid "$victim" --cpus 0
+run apply-interleave apply --pid "$victim" --cpus 0 --mem interleave --no-cpuset
+run apply-mem-none apply --pid "$victim" --cpus 0 --mem none
 run show show --pid "$victim"
 kill "$victim" 2>/dev/null
 wait "$victim" 2>/dev/null
+run run-cpus run --dry-run --cpus 0
+run run-class run --dry-run --topology "$intel" --class 2 --threads 24 --concerns numa,l2 --mem interleave
 run score-offline score --cpu-usage 1,0,0,0 --memory 0,0,1,0 --distances "$ring" --hops
 run score-live score --pid $$ --window 50ms
 # co-location on profiles: a pair (safe), a group of three, a prediction

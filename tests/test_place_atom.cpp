@@ -47,7 +47,7 @@ TEST(PlaceAtom, OracleClassesAreClovertownsFourThreadClasses)
     ASSERT_EQ(pl_machine_load(&m, "synthetic:pack:2 l2:2 core:2 pu:1", nullptr, why, sizeof why), 0) << why;
     ASSERT_EQ(pl_hier_from_topo(m.topo, "package,l2", &h, why, sizeof why), 0) << why;
     pl_class_list l{};
-    pl_classes_opts o = {4, false, PL_CLASSES_LIMIT, nullptr};
+    pl_classes_opts o = {4, false, PL_CLASSES_LIMIT, nullptr, 0, 0};
     ASSERT_EQ(pl_classes(&h, &o, &l, why, sizeof why), 0) << why;
     pl_atom_oracle orc;
     std::string f = std::string(IBENCH_FIXTURES) + "/seed000/oracle-bigtable-solo.json";

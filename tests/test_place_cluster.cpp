@@ -15,6 +15,7 @@
 
 extern "C" {
 #include "ib_rand.h"
+#include "ib_err.h"
 #include "pl_cluster.h"
 #include "pl_trace.h"
 }
@@ -139,9 +140,10 @@ double synth_ari(const Synth &s, const struct pl_cluster_opts *o)
 }
 
 // The chips of synthetic threads in true order.
-std::vector<int> synth_chips(const Synth &s, unsigned nchips, std::vector<int> *lab = nullptr)
+std::vector<int> synth_chips(const Synth &s, unsigned nchips, std::vector<int> *lab = nullptr,
+                             const struct pl_cluster_opts *o = nullptr)
 {
-    Pipe p;
+    Pipe p(o);
     feed(p, s);
     Result res;
     run(p, res);
@@ -169,8 +171,8 @@ void expect_grouping(unsigned groups, unsigned per, uint64_t samples)
         EXPECT_DOUBLE_EQ(pl_ari(lab1.data(), tr.data(), (unsigned)tr.size()), 1.0) << "seed " << seed;
         // each group alone on its chip (as many chips as groups)
         EXPECT_DOUBLE_EQ(pl_ari(chips1.data(), tr.data(), (unsigned)tr.size()), 1.0) << "seed " << seed;
-        // the same trace with the tids renamed by a seeded shuffle (first seen in another order): the same
-        // clusters and the same chip for every thread
+        // the same trace with the tids renamed by a seeded shuffle (scanned in another order): the same clusters
+        // and the same threads together on a chip
         Rng g{seed * 77};
         std::vector<uint32_t> perm = s.tids;
         for (size_t i = perm.size() - 1; i > 0; i--)
@@ -179,8 +181,9 @@ void expect_grouping(unsigned groups, unsigned per, uint64_t samples)
         s2.tids = perm;
         std::vector<int> lab2;
         std::vector<int> chips2 = synth_chips(s2, groups, &lab2);
-        EXPECT_EQ(lab2, lab1) << "seed " << seed;
-        EXPECT_EQ(chips2, chips1) << "seed " << seed;
+        // the paper's pass runs in tid order: the same partitions, maybe numbered in another order
+        EXPECT_DOUBLE_EQ(pl_ari(lab2.data(), lab1.data(), (unsigned)lab1.size()), 1.0) << "seed " << seed;
+        EXPECT_DOUBLE_EQ(pl_ari(chips2.data(), chips1.data(), (unsigned)chips1.size()), 1.0) << "seed " << seed;
     }
 }
 
@@ -273,9 +276,10 @@ TEST(PlaceCluster, LineInMoreThanHalfTheThreadsIsRemoved)
     EXPECT_EQ(m[2], 0);
     EXPECT_EQ(m[3], -1);
     EXPECT_EQ(m[4], -1);
-    // the scan order: total sharing descending, so 1 and 2 (210^2 each) before 3 and 4 (0)
-    EXPECT_EQ(r.r.thread[0].total, 210u * 210);
-    EXPECT_EQ(r.r.thread[2].total, 0u);
+    // the paper's pass: by tid; 2 joined 1 with 210^2 (A left out), 3 compared with 1 only (0)
+    EXPECT_EQ(r.r.thread[1].tid, 2u);
+    EXPECT_EQ(r.r.thread[1].rep_similarity, 210u * 210);
+    EXPECT_EQ(r.r.thread[2].rep_similarity, 0u);
 }
 
 TEST(PlaceCluster, CountersSaturate)
@@ -415,22 +419,218 @@ TEST(PlaceCluster, TemporalSamplingOneInNWithJitter)
     EXPECT_EQ(gaps(1, 10, 1, 1000).size(), 1000u); // N = 1: every sample, whatever the jitter
 }
 
-TEST(PlaceCluster, DataSharingIsTheShareOfRecordedSamplesOnSharedEntries)
+// Issue 30: data_sharing is Algorithm 1's DataSharing (seed 000 §5.1): the share of ALL sampled accesses (any
+// source) on lines two or more threads touch; the old figure, the share of recorded remote samples on shared entries,
+// is remote_shared, close to 1 by construction when threads share at all.
+TEST(PlaceCluster, DataSharingIsTheShareOfAllSamplesOnSharedLines)
 {
     Pipe p;
     p.add(1, 0x1000, 10);
-    p.add(2, 0x1000, 10);
+    p.add(2, 0x1010, 10); // the same 64-byte line
     p.add(1, 0x2000, 20);
-    p.add(3, 0x3000, 7, PL_SRC_LOCAL); // not recorded
+    p.add(3, 0x3000, 7, PL_SRC_LOCAL);   // not recorded, but an access all the same
+    p.add(1, 0x4000, 953, PL_SRC_LOCAL); // thread 1's private working set, served locally
     Result r;
     run(p, r);
     EXPECT_EQ(r.r.stats.recorded, 40u);
-    EXPECT_DOUBLE_EQ(r.r.data_sharing, 0.5);
+    EXPECT_DOUBLE_EQ(r.r.remote_shared, 0.5);
+    EXPECT_DOUBLE_EQ(r.r.data_sharing, 20.0 / 1000);
+    EXPECT_EQ(r.r.lines, 4u);
+    EXPECT_EQ(r.r.shared_lines, 1u);
+    EXPECT_EQ(r.r.lines_untracked, 0u);
+    // remote samples alone on shared lines: remote_shared 1 whatever the local traffic, data_sharing not
+    Pipe q;
+    q.add(1, 0x1000, 10);
+    q.add(2, 0x1000, 10);
+    q.add(1, 0x9000, 180, PL_SRC_LOCAL);
+    Result rq;
+    run(q, rq);
+    EXPECT_DOUBLE_EQ(rq.r.remote_shared, 1.0);
+    EXPECT_DOUBLE_EQ(rq.r.data_sharing, 0.1);
     Pipe none;
     Result rn;
     run(none, rn);
     EXPECT_EQ(rn.r.nthreads, 0u);
     EXPECT_DOUBLE_EQ(rn.r.data_sharing, 0.0);
+    // a bound on the lines tracked: past it, new lines are counted as untracked and left out of the share
+    struct pl_cluster_opts o = {};
+    o.max_lines = 2;
+    Pipe b(&o);
+    b.add(1, 0x1000, 5);
+    b.add(2, 0x1000, 5);
+    b.add(1, 0x2000, 10);
+    b.add(1, 0x3000, 4);
+    Result rb;
+    run(b, rb);
+    EXPECT_EQ(rb.r.lines, 2u);
+    EXPECT_EQ(rb.r.lines_untracked, 4u);
+    EXPECT_DOUBLE_EQ(rb.r.data_sharing, 0.5);
+}
+
+// Issue 30, seed 003 §4.4.2: the one pass compares each thread with the known representatives only.  A chain A-B,
+// B-C above the threshold with A-C = 0 (tids 1 < 2 < 3; two bystanders 4, 5 keep the chain's lines under the global
+// rule): A founds a cluster, B joins A, C is not similar to A, the representative, so it founds its own and stays
+// alone (unclustered).  The pre-sorted pass this replaced put B (the most total sharing) first and all three together.
+TEST(PlaceCluster, ThreeThreadChainJoinsInThePapersOrder)
+{
+    Pipe p;
+    p.add(1, 0x1000, 210);
+    p.add(2, 0x1000, 210);
+    p.add(2, 0x2000, 210);
+    p.add(3, 0x2000, 210);
+    p.add(4, 0x7000, 50);
+    p.add(5, 0x8000, 50);
+    Result r;
+    run(p, r);
+    EXPECT_EQ(r.r.nglobal, 0u);
+    EXPECT_TRUE(r.r.triggered);
+    std::map<uint32_t, int> m = r.by_tid();
+    ASSERT_EQ(r.r.nclusters, 1u);
+    EXPECT_EQ(m[1], 0);
+    EXPECT_EQ(m[2], 0);
+    EXPECT_EQ(m[3], -1);
+    EXPECT_EQ(m[4], -1);
+    EXPECT_EQ(r.r.thread[r.r.cluster[0].member[0]].tid, 1u); // A represents
+    // 2 compared with 1; 3 with 1; 4 with 1 and 3; 5 with 1, 3 and 4 (each alone founds one): 7, not C(5, 2) = 10
+    EXPECT_EQ(r.r.comparisons, 7u);
+}
+
+// Issue 30, seed 003 §4.2: clustering is activated only when the remote share is above the trigger (20 %).  Without
+// a measured stall share the figure is the share of remote samples among those whose source is known.
+TEST(PlaceCluster, PhaseOneTriggerOnTheRemoteShare)
+{
+    auto feed2 = [](Pipe &p, unsigned local) {
+        p.add(1, 0x1000, 210);
+        p.add(2, 0x1000, 210);
+        p.add(3, 0x5000, 50);
+        p.add(4, 0x6000, 50);
+        p.add(1, 0x9000, local, PL_SRC_LOCAL);
+    };
+    { // 520 remote of 2600 known: 0.20, not above 0.20: no clustering, every thread unclustered
+        Pipe p;
+        feed2(p, 2080);
+        Result r;
+        run(p, r);
+        EXPECT_DOUBLE_EQ(r.r.remote_share, 0.2);
+        EXPECT_FALSE(r.r.triggered);
+        EXPECT_EQ(r.r.nclusters, 0u);
+        EXPECT_EQ(r.r.nunclustered, 4u);
+        EXPECT_EQ(r.r.comparisons, 0u);
+    }
+    { // 520 of 2599: above
+        Pipe p;
+        feed2(p, 2079);
+        Result r;
+        run(p, r);
+        EXPECT_TRUE(r.r.triggered);
+        EXPECT_EQ(r.r.nclusters, 1u);
+    }
+    { // a measured stall share overrides the estimate; a negative trigger always clusters
+        struct pl_cluster_opts o = {};
+        o.have_stall_share = true, o.stall_share = 0.35;
+        Pipe p(&o);
+        feed2(p, 100000);
+        Result r;
+        run(p, r);
+        EXPECT_DOUBLE_EQ(r.r.remote_share, 0.35);
+        EXPECT_TRUE(r.r.triggered);
+        struct pl_cluster_opts n = {};
+        n.trigger = -1;
+        Pipe q(&n);
+        feed2(q, 100000);
+        Result rq;
+        run(q, rq);
+        EXPECT_FALSE(rq.r.remote_share > 0.2);
+        EXPECT_TRUE(rq.r.triggered);
+        EXPECT_EQ(rq.r.nclusters, 1u);
+    }
+    { // no sample says where it was served: unknown, clustering goes ahead
+        Pipe p;
+        struct pl_sample s = {1, 0x1000, PL_SRC_UNKNOWN};
+        for (int i = 0; i < 10; i++)
+            ASSERT_EQ(pl_cluster_add(p.c, &s), 0);
+        Result r;
+        run(p, r);
+        EXPECT_TRUE(std::isnan(r.r.remote_share));
+        EXPECT_TRUE(r.r.triggered);
+    }
+}
+
+// Issue 30, seed 003 §4.1: the repeat loop.  A fake process of two pairs sharing data: before a migration 60 % of
+// its samples are remote; after the first, only the pair the migration did not fix stays remote (30 %), after the
+// second none (10 %).  The loop clusters and migrates while phase 1 is triggered and stops at the round it is not.
+struct FakeProc {
+    unsigned migrations = 0;
+    std::vector<unsigned> rounds_seen;
+    int fail_at = -1;
+};
+
+int fake_sample(void *ctx, unsigned round, pl_sample_fn fn, void *fctx, char *why, size_t len)
+{
+    FakeProc *f = (FakeProc *)ctx;
+    f->rounds_seen.push_back(round);
+    if ((int)round == f->fail_at)
+        return ib_why(why, len, -ESRCH, "process gone");
+    unsigned remote = f->migrations == 0 ? 60 : f->migrations == 1 ? 30 : 10; // % of samples
+    for (unsigned i = 0; i < 1000; i++) {
+        bool rem = i % 100 < remote;
+        uint32_t tid = 1 + i % 4;                    // pairs {1, 2} and {3, 4}
+        uint64_t line = tid <= 2 ? 0x1000 : 0x2000;  // each pair's shared line
+        struct pl_sample s = {tid, rem ? line : 0x100000 + tid * 0x1000, rem ? PL_SRC_REMOTE : PL_SRC_LOCAL};
+        int rc = fn(fctx, &s);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int fake_migrate(void *ctx, unsigned, const struct pl_cluster_result *r, char *, size_t)
+{
+    FakeProc *f = (FakeProc *)ctx;
+    EXPECT_TRUE(r->triggered);
+    f->migrations++;
+    return 0;
+}
+
+TEST(PlaceCluster, RepeatLoopRunsWhilePhaseOneIsTriggered)
+{
+    struct pl_cluster_opts o = {};
+    o.threshold = 100; // the fake's few samples: similar at 150 x 150 per pair
+    FakeProc f;
+    struct pl_cluster_round_cb cb = {fake_sample, fake_migrate, &f};
+    struct pl_cluster_result last;
+    struct pl_cluster_round_info info[5];
+    unsigned rounds = 0;
+    char why[256] = "";
+    ASSERT_EQ(pl_cluster_loop(&o, &cb, 5, &last, info, &rounds, why, sizeof why), 0) << why;
+    ASSERT_EQ(rounds, 3u); // 0.6 and 0.3: migrate; 0.1: stop
+    EXPECT_EQ(f.migrations, 2u);
+    EXPECT_DOUBLE_EQ(info[0].remote_share, 0.6);
+    EXPECT_TRUE(info[0].migrated);
+    EXPECT_EQ(info[0].nclusters, 2u);
+    EXPECT_DOUBLE_EQ(info[1].remote_share, 0.3);
+    EXPECT_TRUE(info[1].migrated);
+    EXPECT_DOUBLE_EQ(info[2].remote_share, 0.1);
+    EXPECT_FALSE(info[2].triggered);
+    EXPECT_FALSE(info[2].migrated);
+    EXPECT_FALSE(last.triggered);
+    EXPECT_EQ(last.nthreads, 4u);
+    pl_cluster_result_free(&last);
+    // at most max_rounds, even while triggered
+    FakeProc g;
+    cb.ctx = &g;
+    ASSERT_EQ(pl_cluster_loop(&o, &cb, 1, &last, info, &rounds, why, sizeof why), 0) << why;
+    EXPECT_EQ(rounds, 1u);
+    EXPECT_EQ(g.migrations, 1u);
+    pl_cluster_result_free(&last);
+    // a source failing in a later round fails the loop with its reason, nothing left to free
+    FakeProc h;
+    h.fail_at = 1;
+    cb.ctx = &h;
+    EXPECT_EQ(pl_cluster_loop(&o, &cb, 5, &last, info, &rounds, why, sizeof why), -ESRCH);
+    EXPECT_STREQ(why, "process gone");
+    EXPECT_EQ(last.thread, nullptr);
+    EXPECT_EQ(pl_cluster_loop(&o, &cb, 0, &last, info, &rounds, why, sizeof why), -EINVAL);
 }
 
 // --- clusters onto chips (§4.5) ---
@@ -636,41 +836,43 @@ TEST(PlaceCluster, SweepSamplingRateAndNoise)
 {
     const unsigned ns[] = {1, 10, 100, 1000}, noises[] = {0, 25, 50, 75};
     const unsigned nseeds = 3;
-    double mean[4][4];
-    printf("ARI, 4 groups x 4 threads, 4000000 samples, mean of %u seeds\n", nseeds);
-    printf("%8s", "N \\ noise");
-    for (unsigned z : noises)
-        printf("  %5u %%", z);
-    printf("\n");
-    for (unsigned i = 0; i < 4; i++) {
-        printf("%8u ", ns[i]);
-        for (unsigned j = 0; j < 4; j++) {
-            double sum = 0;
-            for (uint64_t seed = 1; seed <= nseeds; seed++) {
-                Synth s{4, 4, noises[j], 4000000, seed, plain_tids(16)};
-                struct pl_cluster_opts o = {};
-                o.sample_n = ns[i];
-                o.seed = seed;
-                sum += synth_ari(s, &o);
-            }
-            mean[i][j] = sum / nseeds;
-            printf("  %7.3f", mean[i][j]);
-        }
+    {
+        double mean[4][4];
+        printf("ARI, 4 groups x 4 threads, 4000000 samples, mean of %u seeds\n", nseeds);
+        printf("%8s", "N \\ noise");
+        for (unsigned z : noises)
+            printf("  %5u %%", z);
         printf("\n");
-    }
-    EXPECT_DOUBLE_EQ(mean[0][0], 1.0);
-    // monotone in both: a larger N keeps fewer samples of the same trace (smaller counters, below the absolute
-    // threshold sooner); more private noise leaves fewer samples on the shared lines and fills the filter with
-    // private regions
-    for (unsigned i = 0; i < 4; i++)
-        for (unsigned j = 0; j < 4; j++) {
-            if (i + 1 < 4) {
-                EXPECT_LE(mean[i + 1][j], mean[i][j] + 1e-12) << "N " << ns[i + 1] << ", noise " << noises[j];
+        for (unsigned i = 0; i < 4; i++) {
+            printf("%8u ", ns[i]);
+            for (unsigned j = 0; j < 4; j++) {
+                double sum = 0;
+                for (uint64_t seed = 1; seed <= nseeds; seed++) {
+                    Synth s{4, 4, noises[j], 4000000, seed, plain_tids(16)};
+                    struct pl_cluster_opts o = {};
+                    o.sample_n = ns[i];
+                    o.seed = seed;
+                    sum += synth_ari(s, &o);
+                }
+                mean[i][j] = sum / nseeds;
+                printf("  %7.3f", mean[i][j]);
             }
-            if (j + 1 < 4) {
-                EXPECT_LE(mean[i][j + 1], mean[i][j] + 1e-12) << "N " << ns[i] << ", noise " << noises[j + 1];
-            }
+            printf("\n");
         }
+        EXPECT_DOUBLE_EQ(mean[0][0], 1.0);
+        // monotone in both: a larger N keeps fewer samples of the same trace (smaller counters, below the absolute
+        // threshold sooner); more private noise leaves fewer samples on the shared lines and fills the filter with
+        // private regions
+        for (unsigned i = 0; i < 4; i++)
+            for (unsigned j = 0; j < 4; j++) {
+                if (i + 1 < 4) {
+                    EXPECT_LE(mean[i + 1][j], mean[i][j] + 1e-12) << "N " << ns[i + 1] << ", noise " << noises[j];
+                }
+                if (j + 1 < 4) {
+                    EXPECT_LE(mean[i][j + 1], mean[i][j] + 1e-12) << "N " << ns[i] << ", noise " << noises[j + 1];
+                }
+            }
+    }
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <sys/wait.h>
 
@@ -191,6 +192,73 @@ TEST(PlaceMap, CoRunnerStaysAwayFromTheTarget)
     EXPECT_EQ(map(M, chars("P", 10, 0, 0.9), chars("C", 20, 0, NAN), 2, 6), "{XX******}");
 }
 
+// Issue 30: on two packages of two NUMA nodes of 4 two-way SMT cores, a spread target (line 20) holds one PU of a
+// core in every node, so every free PU shares an LLC with it; the co-runner must still take whole cores (never a
+// sibling of the target while a core is free), one thread a core before doubling up on its own siblings.
+TEST(PlaceMap, CoRunnerTakesWholeCoresBeforeTargetSiblings)
+{
+    Machine M("synthetic:pack:2 numa:2 l3:1 core:4 pu:2", nullptr);
+    int core = pl_hier_find(&M.h, "core");
+    ASSERT_GE(core, 0);
+    for (unsigned nc : {4u, 8u, 12u, 16u, 28u}) {
+        pl_map_decision d;
+        char why[512] = "";
+        pl_map_chars p = chars("P", 30, 20, 0.1), c = chars("C", 20, 20, NAN);
+        ASSERT_EQ(pl_map_decide(&p, &c, &kOpts, &d, why, sizeof why), 0) << why;
+        ASSERT_EQ(d.line, 20);
+        int llc, bus;
+        ASSERT_EQ(pl_map_levels(&M.h, &llc, &bus, why, sizeof why), 0) << why;
+        pl_map_result r;
+        ASSERT_EQ(pl_map_place(&M.h, llc, bus, 4, nc, &d, &r, why, sizeof why), 0) << why;
+        std::vector<int> pcore(M.h.lv[core].ninst, 0), ccore(M.h.lv[core].ninst, 0);
+        for (unsigned j = 0; j < r.np; j++)
+            pcore[M.h.lv[core].inst[r.p_pus[j]]]++;
+        for (unsigned j = 0; j < r.nc; j++)
+            ccore[M.h.lv[core].inst[r.c_pus[j]]]++;
+        unsigned free_cores = 0, doubled = 0, beside_p = 0;
+        for (unsigned k = 0; k < M.h.lv[core].ninst; k++) {
+            free_cores += pcore[k] == 0;
+            doubled += ccore[k] == 2;
+            beside_p += pcore[k] && ccore[k];
+        }
+        EXPECT_EQ(free_cores, 12u) << r.notation;
+        // siblings of the target only once every free core is full; C's own siblings only once each has one
+        EXPECT_EQ(beside_p, nc > 2 * free_cores ? nc - 2 * free_cores : 0u) << nc << " " << r.notation;
+        EXPECT_EQ(doubled, nc > free_cores ? std::min(nc, 2 * free_cores) - free_cores : 0u) << nc << " " << r.notation;
+        pl_map_result_free(&r);
+    }
+}
+
+// Issue 30: 3 threads on two 6-core packages (one L3 each): only 3 + 0 is balanced, so line 20's "spread" cannot be
+// honoured; the answer must say so (adjusted, and why) instead of reporting a spread it did not make.
+TEST(PlaceMap, UnhonouredSpreadIsSaidAndWhy)
+{
+    Machine M("synthetic:pack:2 l3:1 core:6 pu:1", nullptr);
+    pl_map_decision d;
+    char why[512] = "";
+    pl_map_chars p = chars("P", 30, 20, 0.1), c = chars("C", 20, 10, NAN);
+    ASSERT_EQ(pl_map_decide(&p, &c, &kOpts, &d, why, sizeof why), 0) << why;
+    ASSERT_EQ(d.line, 20);
+    ASSERT_EQ(d.llc, PL_SPREAD);
+    int llc, bus;
+    ASSERT_EQ(pl_map_levels(&M.h, &llc, &bus, why, sizeof why), 0) << why;
+    pl_map_result r;
+    ASSERT_EQ(pl_map_place(&M.h, llc, bus, 3, 3, &d, &r, why, sizeof why), 0) << why;
+    EXPECT_STREQ(r.notation, "{XXX...***...}");
+    EXPECT_TRUE(r.adjusted);
+    EXPECT_EQ(r.llc, PL_SHARED);
+    EXPECT_EQ(r.llc_used, 1u);
+    std::string aw = r.adjust_why;
+    EXPECT_NE(aw.find("spread (line 20) is not possible for 3 threads here: every balanced placement uses 1 of the 2"),
+              std::string::npos) << aw;
+    pl_map_result_free(&r);
+    // 6 threads can spread (3 + 3): nothing to say
+    ASSERT_EQ(pl_map_place(&M.h, llc, bus, 6, 6, &d, &r, why, sizeof why), 0) << why;
+    EXPECT_FALSE(r.adjusted) << r.adjust_why;
+    EXPECT_EQ(r.llc, PL_SPREAD);
+    pl_map_result_free(&r);
+}
+
 // From a profile: caused mem-bw and llc-cap, and data sharing from its 1.3 characteristics when place cluster wrote it.
 TEST(PlaceMap, CharacteristicsFromAProfile)
 {
@@ -262,6 +330,56 @@ TEST(PlaceMap, CommandPrintsCpusetsNotationAndWhy)
         EXPECT_EQ(o.rfind("ibench place map: ", 0), 0u) << o;
         EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << o;
     }
+}
+
+// Issue 30: a profile from another machine is applied with a warning naming both machines (this machine: the
+// fingerprints; a synthetic topology: the CPU counts), one from this machine without; a missing thread count says
+// what is assumed; an unhonoured spread is "adjusted" with its reason in the table and the JSON.
+TEST(PlaceMap, CommandWarnsOnForeignProfilesAndAssumedThreads)
+{
+    int rc;
+    std::string topo = sh(std::string(IBENCH_BIN) + " topo --json 2>/dev/null", &rc);
+    ASSERT_EQ(rc, 0) << topo;
+    size_t at = topo.find("\"fingerprint\": \"");
+    ASSERT_NE(at, std::string::npos) << topo;
+    std::string fp = topo.substr(at + 16, topo.find('"', at + 16) - at - 16);
+    std::string prof = ib_test::file_text(IBENCH_FIXTURES "/../../docs/data/corun/memcached.json");
+    size_t f = prof.find("\"fingerprint\": \"");
+    ASSERT_NE(f, std::string::npos);
+    size_t fe = prof.find('"', f + 16);
+    std::string dir = ::testing::TempDir(), here = dir + "/map_here.json", away = dir + "/map_away.json";
+    ASSERT_TRUE(ib_test::write_file(here, prof.substr(0, f + 16) + fp + prof.substr(fe)));
+    ASSERT_TRUE(ib_test::write_file(away, prof.substr(0, f + 16) + "intel-06-00-2cpu-0000000000000000" +
+                                              prof.substr(fe)));
+    std::string fx = std::string(IBENCH_FIXTURES) + "/seed000/";
+    std::string o = sh(std::string(IBENCH_BIN) + " place map --target " + here + ":1 --corunner " + fx +
+                           "protobuf.json:1 --json 2>&1", &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("\"warnings\": []"), std::string::npos) << o;
+    o = sh(std::string(IBENCH_BIN) + " place map --target " + away + ":1 --corunner " + fx + "protobuf.json:1", &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("warning: memcached was profiled on machine intel-06-00-2cpu-0000000000000000, this one is " +
+                     fp), std::string::npos) << o;
+    // a synthetic topology: 2 CPUs measured, 12 PUs here; the profile has no thread count
+    o = sh(std::string(IBENCH_BIN) + " place map --topology 'synthetic:pack:2 l3:1 core:6 pu:1' --target " + here +
+               " --corunner " + fx + "protobuf.json:3 --json 2>/dev/null", &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("memcached was profiled on a machine of 2 CPUs"), std::string::npos) << o;
+    EXPECT_NE(o.find("memcached: no thread count"), std::string::npos) << o;
+    EXPECT_NE(o.find("half the machine's PUs assumed, 6"), std::string::npos) << o;
+    // line 20 for 3 threads on two packages: adjusted, with why, in both forms
+    std::string spread = std::string(IBENCH_BIN) + " place map --topology 'synthetic:pack:2 l3:1 core:6 pu:1' "
+                         "--target " + fx + "contentAnalyzer.json:3 --corunner " + fx + "protobuf.json:3";
+    o = sh(spread, &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("decision: LLC spread, memory path spread (line 20)"), std::string::npos) << o;
+    EXPECT_NE(o.find("adjusted: LLC spread (line 20) is not possible for 3 threads here"), std::string::npos) << o;
+    o = sh(spread + " --json", &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("\"adjusted\": true"), std::string::npos) << o;
+    EXPECT_NE(o.find("every balanced placement uses 1 of the 2"), std::string::npos) << o;
+    remove(here.c_str());
+    remove(away.c_str());
 }
 
 } // namespace

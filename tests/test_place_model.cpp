@@ -284,7 +284,11 @@ TEST(PlaceModel, LabelColumnGivesTheClusters)
     Vec c(kAbc);
     struct pl_model m;
     char why[256] = "";
-    struct pl_train_opts o = {5, 9, 0}; // k and seed ignored with labels
+    // issue 30: a k that is not the number of labels is refused, never dropped in silence; the right one is honoured
+    struct pl_train_opts o = {5, 9, 0};
+    EXPECT_EQ(pl_model_train(&c.v, &o, &m, why, sizeof why), -EINVAL);
+    EXPECT_STREQ(why, "k = 5, but the label column gives 3 clusters: drop k or the column");
+    o.k = 3;
     ASSERT_EQ(pl_model_train(&c.v, &o, &m, why, sizeof why), 0) << why;
     EXPECT_TRUE(m.from_labels);
     ASSERT_EQ(m.k, 3u);
@@ -340,6 +344,13 @@ TEST(PlaceModel, Algorithm1ExclusionClosestAndNoCluster)
         EXPECT_EQ(r.p.status, PL_PRED_NONE);
         EXPECT_EQ(r.p.ntried, 3u);
     }
+    {   // issue 30: p1 = 1.175 lies exactly between B's 0.95 and C's 1.40 (0.225 each, but float rounding makes C's
+        // 2e-16 nearer): a tie, so the lower cluster index, B
+        Pred r(&m, {1, 1.175, 1.0});
+        EXPECT_EQ(r.p.status, PL_PRED_CLOSEST);
+        EXPECT_EQ(r.p.cluster, 1);
+        EXPECT_EQ(r.p.remaining[1], 1u);
+    }
     pl_model_free(&m);
     // tolerance 0.1 widens every interval: p1 = 1.2 is then inside nothing still (C from 1.3), p1 = 1.32 inside C
     o.tolerance = 0.1;
@@ -348,6 +359,11 @@ TEST(PlaceModel, Algorithm1ExclusionClosestAndNoCluster)
         Pred r(&m, {1, 1.32, 0.6});
         EXPECT_EQ(r.p.status, PL_PRED_FOUND);
         EXPECT_EQ(r.p.cluster, 2);
+    }
+    {   // the tie again between the widened ends 1.05 and 1.30
+        Pred r(&m, {1, 1.175, 1.0});
+        EXPECT_EQ(r.p.status, PL_PRED_CLOSEST);
+        EXPECT_EQ(r.p.cluster, 1);
     }
     pl_model_free(&m);
 }
@@ -553,6 +569,15 @@ TEST(PlaceModel, CommandRefusesBadInputWithOneLine)
          "line 2: 4 columns, the header has 3"},
         {" place model train --vectors " + kExample + " --k 0 -o /tmp/x.json",
          "--k '0': auto or a whole number >= 1 expected"},
+        // issue 30: options a label column leaves nothing to do for are refused, not ignored
+        {" place model train --vectors " + tmpfile_with(kAbc, ".csv") + " --k 2 -o /tmp/x.json",
+         "k = 2, but the label column gives 3 clusters"},
+        {" place model train --vectors " + tmpfile_with(kAbc, ".csv") + " --seed 3 -o /tmp/x.json",
+         "has a label column, so the clusters are its labels and no k-means is seeded; drop --seed or the column"},
+        {" place model predict --model /tmp/x.json --measured " + kExample + " --period 5",
+         "--metric, --period and --concerns go with --pid"},
+        {" place pack --model /tmp/x.json --goal 0.9 --threads 8 --cluster 1 --distances /tmp/d.json",
+         "--distances has no use here"},
         {" place model predict --model " + tmpfile_with("{\"format\": \"x\"}", ".json") + " --measured " + kExample,
          "\"format\" is not \"ibench-placement-model\""},
         {" place pack --model /nonexistent.json --goal 0.9 --threads 8 --cluster 1", "/nonexistent.json"},
