@@ -27,9 +27,9 @@
  *   others' caused counted at their lower bounds (value - 2 se, distinguishable figures only; unknowns 0) exceed the
  *   bracket's high end (unknown tolerance: 100) less the margin.  A cell the reading above calls unsafe but whose
  *   break is not established is uncertain: the group passes, says which cells and figures, and ranks after every
- *   safe group.  Reason: on this machine's corpus the model beat the constant "no interference" predictor on no
- *   resource but the disk (docs/placement.md, "Prediction skill per resource"), so a refusal on a figure that cannot
- *   be told from 0 refuses on noise (issue 29: a memcached pod refused on 7 of 8 nodes by disk-cap 20.7 +- 54.9).
+ *   safe group.  Reason: on this machine's corpus the model beat the constant "no interference" predictor only
+ *   through the memory resources and tied it on the others (docs/placement.md, "Prediction skill per resource"), so
+ *   a refusal on a figure that cannot be told from 0 refuses on noise (issue 29: a memcached pod refused on 7 of 8 nodes by disk-cap 20.7 +- 54.9).
  *   With exact figures (no se, no bracket) both rules decide alike.
  * - Fit (larger is better): the sum over resources of the smallest headroom among the judged cells on it, i.e. on a
  *   safe group the L1 norm of the slack its binding members keep.  Every headroom falls as any caused figure rises,
