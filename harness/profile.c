@@ -255,7 +255,7 @@ static int m_ref_window(void *ctx, double *rate, char *why, size_t len)
         r->ref_open = rc == 0;
     }
     double v[256];
-    unsigned nv = 0;
+    unsigned nv = 0, tries = 0;
     const uint64_t until = clk_mono_ns() + (uint64_t)r->window_ms * IB_NS_PER_MS;
     while (rc == 0 && nv < 256 && (nv < 3 || clk_mono_ns() < until)) {
         if (atomic_load(r->stop))
@@ -264,6 +264,8 @@ static int m_ref_window(void *ctx, double *rate, char *why, size_t len)
             ib_why(why, len, rc, "the %s reference failed: %s", r->s->ops->caused_ref, strerror(-rc));
         else if (v[nv] > 0 && isfinite(v[nv]))
             nv++;
+        else if (++tries > 64) /* a probe that gives no figure: said, never waited on for ever */
+            rc = ib_why(why, len, -EIO, "the %s reference gave no figure in 64 samples", r->s->ops->caused_ref);
     }
     if (moved)
         pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
