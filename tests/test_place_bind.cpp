@@ -277,26 +277,7 @@ TEST(PlBind, NodeSetsAndScoresOnAFourNodeXmlMachine)
 {
     ib_test::TempDir dir("place_bind");
     std::string xml = dir.path() + "/four.xml";
-    {
-        hwloc_topology_t t;
-        ASSERT_EQ(hwloc_topology_init(&t), 0);
-        ASSERT_EQ(hwloc_topology_set_synthetic(t, "pack:4 [numa] core:2 pu:1"), 0);
-        ASSERT_EQ(hwloc_topology_load(t), 0);
-        hwloc_obj_t nodes[4];
-        hwloc_uint64_t v[16];
-        for (unsigned i = 0; i < 4; i++) {
-            nodes[i] = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, i);
-            for (unsigned j = 0; j < 4; j++) // a ring: 0-1-2-3-0, opposite nodes two hops apart
-                v[i * 4 + j] = i == j ? 10 : ((i + 2) % 4 == j ? 30 : 20);
-        }
-        hwloc_distances_add_handle_t hd = hwloc_distances_add_create(
-            t, "NUMALatency", HWLOC_DISTANCES_KIND_FROM_USER | HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0);
-        ASSERT_NE(hd, nullptr);
-        ASSERT_EQ(hwloc_distances_add_values(t, hd, 4, nodes, v, 0), 0);
-        ASSERT_EQ(hwloc_distances_add_commit(t, hd, 0), 0);
-        ASSERT_EQ(hwloc_topology_export_xml(t, xml.c_str(), 0), 0);
-        hwloc_topology_destroy(t);
-    }
+    ASSERT_EQ(ib_test::write_ring_numa_xml(xml), "");
     Machine M(xml.c_str());
     ASSERT_TRUE(M.ok) << M.why;
     ASSERT_EQ(M.m.nnodes, 4u);

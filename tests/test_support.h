@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <gtest/gtest.h>
+#include <hwloc.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -315,6 +316,36 @@ inline std::string json_canon(const std::string &text)
 }
 
 // A whole file's text ("" when it cannot be read).
+// A synthetic 4-node machine (pack:4 [numa] core:2 pu:1) with a latency matrix -- a ring 0-1-2-3-0, 10 local, 20 a
+// hop, 30 to the opposite node -- exported as XML the way lstopo writes it. "" on success, else what failed.
+inline std::string write_ring_numa_xml(const std::string &xml)
+{
+    hwloc_topology_t t;
+    if (hwloc_topology_init(&t) != 0)
+        return "hwloc_topology_init";
+    std::string err;
+    hwloc_obj_t nodes[4];
+    hwloc_uint64_t v[16];
+    hwloc_distances_add_handle_t hd = nullptr;
+    if (hwloc_topology_set_synthetic(t, "pack:4 [numa] core:2 pu:1") != 0 || hwloc_topology_load(t) != 0)
+        err = "the synthetic topology";
+    for (unsigned i = 0; err.empty() && i < 4; i++) {
+        nodes[i] = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, i);
+        for (unsigned j = 0; j < 4; j++)
+            v[i * 4 + j] = i == j ? 10 : ((i + 2) % 4 == j ? 30 : 20);
+    }
+    if (err.empty() && !(hd = hwloc_distances_add_create(t, "NUMALatency", HWLOC_DISTANCES_KIND_FROM_USER |
+                                                                             HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0)))
+        err = "hwloc_distances_add_create";
+    if (err.empty() && (hwloc_distances_add_values(t, hd, 4, nodes, v, 0) != 0 ||
+                        hwloc_distances_add_commit(t, hd, 0) != 0))
+        err = "the distances";
+    if (err.empty() && hwloc_topology_export_xml(t, xml.c_str(), 0) != 0)
+        err = "hwloc_topology_export_xml";
+    hwloc_topology_destroy(t);
+    return err;
+}
+
 inline std::string file_text(const std::string &path)
 {
     std::string r;
