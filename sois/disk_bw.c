@@ -290,7 +290,7 @@ static int dbw_prepare(struct soi *s, char *why, size_t len)
             goto fail;
         }
         if (p->rw != RW_READ) {
-            rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "%s: on a raw device only reads are allowed "
+            rc = soi_bad_input(s, ib_why(why, len, -EINVAL, "%s: on a raw device only --rw read is allowed "
                                          "(writing would destroy its data)", nm));
             goto fail;
         }
