@@ -176,7 +176,7 @@ int cmd_show(int argc, char **argv)
     for (unsigned i = 0; i < p.nsois; i++) {
         const struct profile_soi *s = &p.sois[i];
         const struct profile_caused *c = &s->caused;
-        if (!s->have_caused || (!isfinite(c->cpu_lost_pct) && !c->occupancy_what))
+        if (!s->have_caused || (!isfinite(c->cpu_lost_pct) && !c->occupancy_what && !c->ref_probe))
             continue;
         if (!hdr++)
             printf("\ncaused, in detail:\n");
@@ -196,6 +196,13 @@ int cmd_show(int argc, char **argv)
         }
         if (c->unthrottled == 1)
             printf("%sran without its rate cap", sep);
+        if (c->ref_probe) { /* 1.5: read through a reference probe (the SoI's equivalent intensity) */
+            printf("%sthrough the %s reference: %s %s alone, %s beside the target; its calibration", sep,
+                   STR(c->ref_probe), NUM(b1, "%.0f", c->alone), STR(c->ref_unit), NUM(b2, "%.0f", c->beside));
+            for (unsigned k = 0; k < c->nref; k++)
+                printf(" %.2f@%g", c->ref_rel[k], c->ref_levels[k]);
+            printf(" %%");
+        }
         printf("\n");
     }
     if (p.nmissing)

@@ -765,3 +765,17 @@ TEST(ProfileFmt, ShowJsonReemitsTheCurrentVersion)
     EXPECT_STREQ(q.sois[2].caused.basis, "wall-second") << "a 1.1 figure stays marked as one";
     profile_free(&q);
 }
+
+// 1.5: a caused read through a reference says so in `show`, with the probe's rates and calibration (a corpus profile).
+TEST(ProfileFmt, ShowSaysACausedWasReadThroughItsReference)
+{
+    Proc p;
+    ASSERT_TRUE(p.start_cmd({IBENCH_BIN, "show", std::string(IBENCH_FIXTURES) + "/../../docs/data/corpus/profiles/"
+                                                                                "sqlite-fsync.json"},
+                            {}));
+    ASSERT_TRUE(p.finish(30));
+    EXPECT_EQ(p.exit_code(), 0) << p.err;
+    EXPECT_NE(p.out.find("disk-write   through the disk-rand reference: "), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("read/s alone"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find(" 1.00@0 "), std::string::npos) << p.out;
+}
