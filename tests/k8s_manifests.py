@@ -2,7 +2,7 @@
 """k8s_manifests.py ROOT - deploy/kubernetes and deploy/docker checked against the code they deploy (issue 19, 29).
 
 Every YAML document under deploy/kubernetes parses and names its apiVersion, kind and metadata; the contract with
-the extender (placement/pl_extender.h's #defines: annotation keys, verbs, port) holds in the scripts, ports, probes
+the extender (placement/k8s/pl_extender.h's #defines: annotation keys, verbs, port) holds in the scripts, ports, probes
 and the KubeSchedulerConfiguration (names only, nodeCacheCapable: true: the node state ConfigMap ibench-nodes written
 by the DaemonSet and mounted at the extender's --nodes); the pieces refer to each other by the same names; the
 Dockerfile's build stage
@@ -29,13 +29,13 @@ def check(ok, what):
 
 
 # ---- the C constants ---------------------------------------------------------------------------------------------
-hdr = (root / "placement" / "pl_extender.h").read_text()
+hdr = (root / "placement" / "k8s" / "pl_extender.h").read_text()
 c = {m.group(1): m.group(2) for m in re.finditer(r'^#define\s+(PL_EXT_\w+)\s+"([^"]*)"', hdr, re.M)}
 c.update({m.group(1): int(m.group(2)) for m in re.finditer(r"^#define\s+(PL_EXT_\w+)\s+(\d+)\s", hdr, re.M)})
 for k in ("PL_EXT_ANN_PROFILE", "PL_EXT_ANN_TENANTS", "PL_EXT_ANN_MACHINE", "PL_EXT_VERB_FILTER",
           "PL_EXT_VERB_PRIORITIZE", "PL_EXT_PORT"):
     if k not in c:
-        sys.exit(f"k8s_manifests: {k} not found in placement/pl_extender.h")
+        sys.exit(f"k8s_manifests: {k} not found in placement/k8s/pl_extender.h")
 ann_keys = {c["PL_EXT_ANN_PROFILE"], c["PL_EXT_ANN_TENANTS"], c["PL_EXT_ANN_MACHINE"]}
 port = c["PL_EXT_PORT"]
 

@@ -9,7 +9,7 @@
  * one of its group's L lines or the K global lines, uniformly over the L + K.  Every thread reports one access in N
  * (the gap to the next report is uniform over 1 .. 2N-1, mean N, so a periodic pattern cannot alias with the
  * sampling: seed 003 §4.3, temporal sampling) as (its TID, the line's address, PL_SRC_UNKNOWN: it cannot tell where
- * the access was served) into the channel /dev/shm/ibench-share.<pid> (placement/pl_src_soft.h).
+ * the access was served) into the channel /dev/shm/ibench-share.<pid> (placement/cluster/pl_src_soft.h).
  *
  * On stdout, before any access: one line "TID GROUP" per worker thread (groups 0 .. G-1, in thread order), then
  * "ready".  It runs S seconds (default 30) after "ready", then exits 0; SIGTERM or SIGINT end it early with exit 130;

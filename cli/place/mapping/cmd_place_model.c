@@ -1,5 +1,5 @@
 /* cmd_place_model.c - `ibench place model train|predict` and `ibench place pack`: the placement model of seed 002
- * §4-5 (placement/pl_model.h; docs/placement.md, "The placement model"). */
+ * §4-5 (placement/mapping/pl_model.h; docs/placement.md, "The placement model"). */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>

@@ -1,7 +1,7 @@
 /* cmd_place_cluster.c - `ibench place cluster`: seed 003's sharing-aware thread clustering on samples of a trace file
  * or of a live process (perf, or the shipped ibench-share workload), the thread-to-chip plan, and optionally pinning
  * it (--apply) and writing the data_sharing characteristic into a profile (--profile).  The pipeline is
- * placement/pl_cluster.h; the sources pl_trace.h, pl_src_perf.h, pl_src_soft.h.  docs/placement.md, "Thread
+ * placement/cluster/pl_cluster.h; the sources pl_trace.h, pl_src_perf.h, pl_src_soft.h.  docs/placement.md, "Thread
  * clustering". */
 #include <errno.h>
 #include <getopt.h>

@@ -1,7 +1,7 @@
 /* pl_atom.h - AToM, the adaptive thread-to-core mapper (seed 000 §5.2): a learning phase runs the application in
  * each sharing class of its thread count for an equal time and keeps the winner.  The measurements come through an
  * ops table, so the method is tested on a simulated application (pl_atom_oracle) and runs live through a thin
- * adapter (cli/cmd_place_atom.c).  pl_atom.c states the rules; docs/placement.md, "The adaptive mapper". */
+ * adapter (cli/place/mapping/cmd_place_atom.c).  pl_atom.c states the rules; docs/placement.md, "The adaptive mapper". */
 #ifndef IB_PL_ATOM_H
 #define IB_PL_ATOM_H
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/* cmd_place_pair.c - `ibench place pair`: may these applications share a machine (placement/pl_coloc.h), and
+/* cmd_place_pair.c - `ibench place pair`: may these applications share a machine (placement/coloc/pl_coloc.h), and
  * `ibench place predict`: how one would fare beside others by the fleet simulator's truth model (pl_sim.h).
  * docs/placement.md, "Co-location on profiles". */
 #define _GNU_SOURCE

@@ -1,5 +1,5 @@
 /* cmd_place_map.c - `ibench place map`: seed 000's characteristics heuristic (Algorithm 1) for a latency-sensitive
- * target beside a co-runner, and both applications' CPU sets on a machine (placement/pl_map.h; docs/placement.md,
+ * target beside a co-runner, and both applications' CPU sets on a machine (placement/mapping/pl_map.h; docs/placement.md,
  * "The characteristics heuristic"). */
 #include <errno.h>
 #include <getopt.h>

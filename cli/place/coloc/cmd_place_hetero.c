@@ -1,5 +1,5 @@
 /* cmd_place_hetero.c - `ibench place hetero`: assign the applications of a mix to the cores of a heterogeneous
- * machine from profiles measured per core type, exactly (placement/pl_hetero.h; docs/placement.md, "Heterogeneous
+ * machine from profiles measured per core type, exactly (placement/coloc/pl_hetero.h; docs/placement.md, "Heterogeneous
  * cores: place hetero"). */
 #define _GNU_SOURCE /* strndup */
 #include <errno.h>

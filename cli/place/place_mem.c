@@ -1,6 +1,6 @@
 /* place_mem.c - memory follows the placement of a live process (place apply, place cluster --apply): the --mem
  * policy resolved on the machine, the pages moved onto it, the locality score before and after, and a cgroup v2
- * cpuset where one can be made (place.h; the decisions are placement/pl_bind.h's). */
+ * cpuset where one can be made (place.h; the decisions are placement/machine/pl_bind.h's). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <jansson.h>

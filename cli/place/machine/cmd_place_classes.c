@@ -1,5 +1,5 @@
 /* cmd_place_classes.c - `ibench place classes`: the sharing classes of N-thread placements, or the important ones
- * (placement/pl_classes.h; docs/placement.md). */
+ * (placement/machine/pl_classes.h; docs/placement.md). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>

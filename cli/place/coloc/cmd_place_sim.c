@@ -1,4 +1,4 @@
-/* cmd_place_sim.c - `ibench place simulate`: the fleet simulator (placement/pl_sim.h) on a built-in scenario or on
+/* cmd_place_sim.c - `ibench place simulate`: the fleet simulator (placement/coloc/pl_sim.h) on a built-in scenario or on
  * fleet and arrivals files (pl_fleet.h).  --profiles DIR replaces the built-in scenario's pool of recorded profiles
  * with every profile DIR holds (*.json, by name: a fixed order keeps a run deterministic); one that does not parse
  * is bad input (exit 2).  --policy both runs the two policies on the same inputs, side by side; --plot charts the

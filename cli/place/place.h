@@ -45,7 +45,7 @@ int place_parse_refuse(const char *arg, bool *established);
  * prints one line as "ibench place CMD: ..." and returns the exit code (2 for bad input); 0 on success. */
 int place_open(const char *cmd, const struct place_opts *o, struct pl_machine *m, struct pl_hier *h);
 
-/* A live process the place commands measure (cli/place_live.c).  Metrics over a slice of time: command:CMD and
+/* A live process the place commands measure (cli/place/place_live.c).  Metrics over a slice of time: command:CMD and
  * command-lower:CMD (the first number CMD prints at the slice's end; the profile's adapter), or cputime (the CPU
  * seconds per second the process's threads got over the slice, from /proc; higher is better). */
 struct place_live {
@@ -64,7 +64,7 @@ int place_live_pin(struct place_live *L, const int *cpus, unsigned n, char *why,
 int place_live_measure(struct place_live *L, double seconds, double *value, char *why, size_t len);
 int place_live_sleep(double seconds);
 
-/* Memory following the placement of a live process (cli/place_mem.c; docs/placement.md, "Memory follows the
+/* Memory following the placement of a live process (cli/place/place_mem.c; docs/placement.md, "Memory follows the
  * placement"): --mem resolved on the machine, the pages moved, the locality score before and after, the cpuset. */
 struct place_mem {
     const char *arg; /* --mem as given ("local" when not) */
@@ -113,7 +113,7 @@ struct place_origin {
 struct pl_map_chars;
 /* place map's FILE[:THREADS] (--target, --corunner; place run --map): a profile ("format": "ibench-profile") or a
  * characteristics file into c, THREADS overriding the file's; where it was measured into o (NULL: not wanted).  0, or
- * -errno with one line in why (cli/cmd_place_map.c). */
+ * -errno with one line in why (cli/place/mapping/cmd_place_map.c). */
 int place_map_load(const char *arg, struct pl_map_chars *c, struct place_origin *o, char *why, size_t len);
 
 /* PUs (logical indexes of h) as a CPU list of their OS indexes, ascending ("0,2,4-5") into buf; NULL: no memory. */

@@ -1,5 +1,5 @@
 /* cmd_place_provision.c - `ibench place provision`: which resources an application presses hardest and tolerates
- * least, and which machine types of a catalogue would relieve them (placement/pl_provision.h; docs/placement.md,
+ * least, and which machine types of a catalogue would relieve them (placement/coloc/pl_provision.h; docs/placement.md,
  * "Provisioning advice"). */
 #include <errno.h>
 #include <getopt.h>

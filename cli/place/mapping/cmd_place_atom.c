@@ -1,5 +1,5 @@
 /* cmd_place_atom.c - `ibench place atom`: AToM, seed 000's adaptive thread-to-core mapper, on a live process or on a
- * simulated one (--oracle).  The method is placement/pl_atom.h; this file is its two adapters: the classes of the
+ * simulated one (--oracle).  The method is placement/mapping/pl_atom.h; this file is its two adapters: the classes of the
  * process's thread count (pl_classes), pinning (pl_proc_apply) and the metric (the profile's adapters), or the
  * oracle.  docs/placement.md, "The adaptive mapper". */
 #define _GNU_SOURCE
