@@ -1,4 +1,4 @@
-// The scheduler extender's decisions (placement/pl_extender.h), on recorded ExtenderArgs in the shape kube-scheduler
+// The scheduler extender's decisions (placement/k8s/pl_extender.h), on recorded ExtenderArgs in the shape kube-scheduler
 // sends (tests/fixtures/extender/*.request.json, both forms) against golden answers (*.filter.json,
 // *.prioritize.json); the decisions equal place colocate's; bad requests are 400s with one line.
 // IBENCH_WRITE_GOLDEN=1 rewrites the goldens (then read them before committing).

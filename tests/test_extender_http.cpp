@@ -1,7 +1,7 @@
 // test_extender_http.cpp - `ibench extender` over loopback with plain sockets (docs/extender.md): routes, limits,
 // slow clients, concurrency, signals, TLS, options.  Two kinds of server:
 // - the command itself (ExtenderCli): a child `ibench extender --listen 127.0.0.1:0`, the port read from its stderr;
-//   its decisions are placement/pl_extender.c's (ExtenderRealLib and the goldens check them over HTTP);
+//   its decisions are placement/k8s/pl_extender.c's (ExtenderRealLib and the goldens check them over HTTP);
 // - the HTTP layer in process (ExtenderServer): ext_server with a fake handler that answers 200 with what it got,
 //   for the paths that need a 200 (whole bodies delivered, concurrency).
 #include <arpa/inet.h>

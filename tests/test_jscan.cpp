@@ -1,4 +1,4 @@
-// The extender's skip-scanner (placement/pl_jscan.h) agrees with jansson on what is JSON: the same texts accepted
+// The extender's skip-scanner (placement/k8s/pl_jscan.h) agrees with jansson on what is JSON: the same texts accepted
 // and refused, over hand-picked edge cases (strings, escapes, surrogates, UTF-8, numbers, structure, nesting) and
 // over random mutations of a Node object; and the extender refuses a malformed part it skips (a 400, not a pass).
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// AToM (placement/pl_atom.h): the learning phase on simulated applications built from seed 000's Table 3 (pick
+// AToM (placement/mapping/pl_atom.h): the learning phase on simulated applications built from seed 000's Table 3 (pick
 // rate over 100 seeds, learning time), its noise rule, its schedule and errors; the command on an oracle and live on
 // a 2-thread program, checked through /proc.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// test_place_bind.cpp - memory follows the placement (placement/pl_bind.h, place apply --mem, place run).
+// test_place_bind.cpp - memory follows the placement (placement/machine/pl_bind.h, place apply --mem, place run).
 //
 // Multi-node decisions on synthetic and XML topologies of machines this one is not (2 and 4 NUMA nodes); the
 // binding itself on this machine (one NUMA node) through the kernel's own reports: get_mempolicy in the launched

@@ -1,4 +1,4 @@
-// test_place_check.cpp - predictions against measured co-runs (placement/pl_check.h) and `place predict --check`:
+// test_place_check.cpp - predictions against measured co-runs (placement/coloc/pl_check.h) and `place predict --check`:
 // the statistics exactly on hand-made cases, and the command on recorded co-runs beside the constant predictor.
 #include <math.h>
 

@@ -1,4 +1,4 @@
-// test_place_classes.cpp - sharing classes and important placements (placement/pl_classes.c, ibench place classes).
+// test_place_classes.cpp - sharing classes and important placements (placement/machine/pl_classes.c, ibench place classes).
 #include <gtest/gtest.h>
 #include <gmp.h>
 #include <hwloc.h>

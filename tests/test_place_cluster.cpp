@@ -1,4 +1,4 @@
-// Thread clustering (placement/pl_cluster.h, pl_trace.h): synthetic traces with a known grouping (seeded, several
+// Thread clustering (placement/cluster/pl_cluster.h, pl_trace.h): synthetic traces with a known grouping (seeded, several
 // seeds, tids renamed: the same clusters and chips), the paper's similarity arithmetic, the global-line rule,
 // saturation, the filter and its per-thread limit, 1-in-N sampling with jitter, the chip assignment on hand-made
 // cases, the adjusted Rand index by hand, the trace reader, and a sweep over sampling rate and noise (a table).

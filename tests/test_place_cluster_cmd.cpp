@@ -1,4 +1,4 @@
-// `ibench place cluster` (cli/cmd_place_cluster.c): the soft source end to end on this machine (the shipped
+// `ibench place cluster` (cli/place/cluster/cmd_place_cluster.c): the soft source end to end on this machine (the shipped
 // ibench-share's groups recovered, --apply pins each group onto one CPU, read back from /proc), perf without a PMU
 // (exit 77 with the event named), a trace with --profile (the data_sharing characteristic place map then reads), and
 // bad input.

@@ -1,4 +1,4 @@
-// Fleet and arrivals files (placement/pl_fleet.h), `ibench place colocate` (exact decisions on a small fleet of the
+// Fleet and arrivals files (placement/coloc/pl_fleet.h), `ibench place colocate` (exact decisions on a small fleet of the
 // profiles recorded here) and `place simulate --fleet/--arrivals/--policy both/--plot` through the binary.
 #include <gtest/gtest.h>
 #include <jansson.h>

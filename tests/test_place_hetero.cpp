@@ -1,4 +1,4 @@
-// Heterogeneous cores (placement/pl_hetero.h): the Hungarian solver against brute force on seeded random matrices
+// Heterogeneous cores (placement/coloc/pl_hetero.h): the Hungarian solver against brute force on seeded random matrices
 // (square and rectangular), its tie-break against the lexicographically first optimum, a case greedy gets wrong, the
 // model's costs on hand-made profiles (exact numbers), 16 applications on 16 cores in time, and `ibench place hetero`
 // through the binary.

@@ -1,4 +1,4 @@
-// test_place_machine.cpp - placement/pl_machine: a topology as the placement engine sees it (levels as PU
+// test_place_machine.cpp - placement/machine/pl_machine: a topology as the placement engine sees it (levels as PU
 // partitions, merges, default concerns, crossing levels refused), NUMA distances from hwloc XML and from a JSON
 // file, and `ibench place topo` through the binary.
 #include <gtest/gtest.h>

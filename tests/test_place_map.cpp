@@ -1,4 +1,4 @@
-// The characteristics heuristic (placement/pl_map.h): seed 000's Table 4 from the fixture of section 5's five
+// The characteristics heuristic (placement/mapping/pl_map.h): seed 000's Table 4 from the fixture of section 5's five
 // applications, every branch of Algorithm 1, the infeasible-branch rule, the levels, the co-runner's PUs, the CLI.
 #include <gtest/gtest.h>
 

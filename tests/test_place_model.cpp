@@ -1,4 +1,4 @@
-// The placement model (placement/pl_model.h, seed 002 §4-5): the strict CSV of performance vectors, k-means++ and
+// The placement model (placement/mapping/pl_model.h, seed 002 §4-5): the strict CSV of performance vectors, k-means++ and
 // the silhouette, k auto on a synthetic corpus of 7 clusters, leave-one-out prediction with the iterative method
 // (Algorithm 1), its rules for a measurement outside every interval, packing on a synthetic topology, the model
 // file, and `ibench place model` / `ibench place pack` through the binary.

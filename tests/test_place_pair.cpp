@@ -1,4 +1,4 @@
-// The co-location check on profiles (placement/pl_coloc.h) on hand-made profiles: safety both ways, the deciding
+// The co-location check on profiles (placement/coloc/pl_coloc.h) on hand-made profiles: safety both ways, the deciding
 // resource, additive pressure, the unknown rule, the margin, the fit's monotonicity (a co-runner that causes nothing
 // never ranks below one that causes something), shape warnings; `ibench place pair` and `place predict` through
 // the binary.

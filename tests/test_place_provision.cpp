@@ -1,4 +1,4 @@
-// Provisioning advice (placement/pl_provision.h): the ranking on hand-made profiles (exact order; a skipped SoI never
+// Provisioning advice (placement/coloc/pl_provision.h): the ranking on hand-made profiles (exact order; a skipped SoI never
 // ranked; ties by name), the catalogue's strict reader, the advice's order; `ibench place provision` through the
 // binary.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// test_place_score.cpp - the NUMA locality score (placement/pl_numa.h, seed 001 Eq. 1): exact values, the paper's
+// test_place_score.cpp - the NUMA locality score (placement/machine/pl_numa.h, seed 001 Eq. 1): exact values, the paper's
 // range on a 4-node ring with hop distances, the hop rule, the numa_maps parser on recorded lines, the per-thread CPU
 // sampler on a fixture /proc tree whose files change between samples, and `ibench place score` through the binary:
 // offline table and JSON, the exit-2 cases, and a live child process on this machine.

@@ -1,4 +1,4 @@
-// The fleet simulator (placement/pl_sim.h): determinism, speed, the truth model on hand-made profiles (exact
+// The fleet simulator (placement/coloc/pl_sim.h): determinism, speed, the truth model on hand-made profiles (exact
 // numbers), policy choices on tiny fleets (exact), and interference against least-loaded over 5 seeds.
 #include <gtest/gtest.h>
 
