@@ -32,6 +32,12 @@ int place_parse_refuse(const char *arg, bool *established)
     return 0;
 }
 
+int place_refuse_distances(const char *cmd, const struct place_opts *o)
+{
+    return o->distances ? cli_fail(IB_EXIT_USAGE, cmd, "--distances has no use here (ibench place score takes it)")
+                        : 0;
+}
+
 int place_common_opt(struct place_opts *o, int code, const char *arg)
 {
     switch (code) {

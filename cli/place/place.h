@@ -38,6 +38,9 @@ extern const char place_common_help[];
 
 /* Records a shared option (code from getopt_long, its optarg). 0, or -EINVAL when code is not a shared option. */
 int place_common_opt(struct place_opts *o, int code, const char *arg);
+/* A command that reads no NUMA distances refuses --distances (never ignored in silence): 0, or the exit code after
+ * one line. */
+int place_refuse_distances(const char *cmd, const struct place_opts *o);
 /* --refuse established|uncertain (pl_coloc_opts.established): 0, or -EINVAL for anything else (the caller says so). */
 int place_parse_refuse(const char *arg, bool *established);
 

@@ -379,8 +379,8 @@ int cmd_place_cluster(int argc, char **argv)
     }
     if (optind < argc)
         return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
-    if (po.distances) /* never ignored in silence */
-        return cli_fail(IB_EXIT_USAGE, CMD, "--distances has no use here (ibench place score takes it)");
+    if (place_refuse_distances(CMD, &po))
+        return IB_EXIT_USAGE;
     if (!!trace == !!pid)
         return cli_fail(IB_EXIT_USAGE, CMD, "one of --trace FILE and --pid P is needed");
     if (pid && !source)

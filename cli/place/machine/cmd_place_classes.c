@@ -193,8 +193,8 @@ int cmd_place_classes(int argc, char **argv)
         return cli_fail(IB_EXIT_USAGE, "place classes", "--threads N is required");
     if (bwfile && co.all)
         return cli_fail(IB_EXIT_USAGE, "place classes", "--bandwidth applies to the important placements, not --all");
-    if (o.distances) /* never ignored in silence */
-        return cli_fail(IB_EXIT_USAGE, "place classes", "--distances has no use here (ibench place score takes it)");
+    if (place_refuse_distances("place classes", &o))
+        return IB_EXIT_USAGE;
     if (limit_given && !co.all)
         return cli_fail(IB_EXIT_USAGE, "place classes", "--limit applies to --all (the important placements are few)");
     struct pl_machine m;

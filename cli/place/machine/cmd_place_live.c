@@ -31,8 +31,8 @@ static int live_only(const char *cmd, const struct place_opts *o)
     if (o->topology && strcmp(o->topology, "live"))
         return cli_fail(IB_EXIT_USAGE, cmd, "--topology %s: a running process is on this machine; only live applies",
                         o->topology);
-    if (o->distances)
-        return cli_fail(IB_EXIT_USAGE, cmd, "--distances has no use here (ibench place score takes it)");
+    if (place_refuse_distances(cmd, o))
+        return IB_EXIT_USAGE;
     return 0;
 }
 

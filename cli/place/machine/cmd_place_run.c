@@ -128,8 +128,8 @@ static int parse(int argc, char **argv, struct run_args *a)
                                             "with --dry-run", a->po.topology);
     if (a->po.json && !a->dry_run)
         return cli_fail(IB_EXIT_USAGE, CMD, "--json goes with --dry-run (stdout is the command's when it runs)");
-    if (a->po.distances)
-        return cli_fail(IB_EXIT_USAGE, CMD, "--distances has no use here (ibench place score takes it)");
+    if (place_refuse_distances(CMD, &a->po))
+        return IB_EXIT_USAGE;
     return 0;
 }
 

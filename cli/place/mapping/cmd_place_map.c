@@ -206,8 +206,8 @@ int cmd_place_map(int argc, char **argv)
     }
     if (optind < argc)
         return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
-    if (po.distances) /* never ignored in silence */
-        return cli_fail(IB_EXIT_USAGE, CMD, "--distances has no use here (ibench place score takes it)");
+    if (place_refuse_distances(CMD, &po))
+        return IB_EXIT_USAGE;
     if (!targ || !corun)
         return cli_fail(IB_EXIT_USAGE, CMD, "--target and --corunner are both required");
     char why[512] = "";

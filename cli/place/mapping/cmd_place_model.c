@@ -599,8 +599,8 @@ int cmd_place_pack(int argc, char **argv)
         return cli_fail(IB_EXIT_USAGE, PACK, "--model, --goal and --threads are required");
     if (!cluster == !measured)
         return cli_fail(IB_EXIT_USAGE, PACK, "one of --cluster C or --measured FILE.csv is required");
-    if (po.distances) /* never ignored in silence */
-        return cli_fail(IB_EXIT_USAGE, PACK, "--distances has no use here (ibench place score takes it)");
+    if (place_refuse_distances(PACK, &po))
+        return IB_EXIT_USAGE;
     char why[512];
     struct pl_model m;
     int e = pl_model_load(model, &m, why, sizeof why);
