@@ -291,6 +291,8 @@ static int get_num(struct rd *r, json_t *o, const char *at, const char *key, int
         snprintf(e, sizeof(e), "a number");
     else if (isinf(hi))
         snprintf(e, sizeof(e), "a number %s %g", lo_open ? ">" : ">=", lo);
+    else if (isinf(lo))
+        snprintf(e, sizeof(e), "a number <= %g", hi);
     else
         snprintf(e, sizeof(e), "a number in %c%g, %g]", lo_open ? '(' : '[', lo, hi);
     if (!json_is_number(v))
@@ -564,7 +566,9 @@ static int read_caused(struct rd *r, json_t *e, const char *at, struct profile_c
         for (size_t i = 0; i < c->nrounds; i++)
             TRY(elem_num(r, a, g, i, -INFINITY, 0, &c->rounds[i]));
     }
-    TRY(get_num(r, d, f, "cpu_lost_pct", OPT, -100, 100, 0, &c->cpu_lost_pct));
+    /* at most all of its CPU time lost; a gain has no bound: an I/O-bound SoI using 2 % of a CPU alone may use 7 %
+     * beside the target (-250) */
+    TRY(get_num(r, d, f, "cpu_lost_pct", OPT, -INFINITY, 100, 0, &c->cpu_lost_pct));
     TRY(get_num(r, d, f, "cpu_lost_se", OPT, 0, INFINITY, 0, &c->cpu_lost_se));
     TRY(get_bool(r, d, f, "unthrottled", OPT, &c->unthrottled));
     if ((rc = get_obj(r, d, f, "occupancy", OPT, &o)) < 0)

@@ -66,7 +66,8 @@ struct profile_caused {
     int distinguishable;    /* 1: |value| > 2 se; 0: within 2 se of 0; -1: unknown (1.0/1.1) */
     double alone, beside;   /* median work rates alone / beside the target, in unit (per basis) */
     double cpu_lost_pct;    /* share of its CPU time the SoI lost beside the target (time taken by the target's
-                             * softirqs and wake-ups, not resource pressure); NAN: absent */
+                             * softirqs and wake-ups, not resource pressure); <= 100, a gain
+                             * is negative and unbounded; NAN: absent */
     double cpu_lost_se;
     int unthrottled;        /* 1: a rate-capped SoI ran without its cap while caused was measured; -1 absent */
     double *rounds;         /* per-round caused values, %; nrounds of them (0 in 1.0/1.1) */

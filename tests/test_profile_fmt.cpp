@@ -704,6 +704,35 @@ TEST(ProfileFmt, WriteRefusesAnInvalidStruct)
     profile_free(&a);
 }
 
+// cpu_lost_pct is at most 100 and has no lower bound: a SoI that gained CPU beside the target (-259.9, as an
+// I/O-bound disk SoI read once) is written, passes the schema and reads back; 100.5 is refused naming the field.
+TEST(ProfileFmt, CpuLostIsAtMost100AndAGainIsUnbounded)
+{
+    TempDir dir("profile_fmt");
+    struct profile a, b;
+    fill_full(&a);
+    a.sois[0].caused.cpu_lost_pct = -259.9;
+    const std::string f = dir.path() + "/gain.json";
+    char why[512] = "";
+    ASSERT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
+    Proc schema;
+    ASSERT_TRUE(schema.start_cmd({"/usr/bin/python3", IBENCH_SCHEMA_CHECK, f}, {}));
+    ASSERT_TRUE(schema.finish(60));
+    EXPECT_EQ(schema.exit_code(), 0) << schema.err;
+    ASSERT_EQ(profile_read(f.c_str(), &b, why, sizeof(why)), 0) << why;
+    EXPECT_DOUBLE_EQ(b.sois[0].caused.cpu_lost_pct, -259.9);
+    profile_free(&b);
+    a.sois[0].caused.cpu_lost_pct = 100.5;
+    const std::string g = dir.path() + "/over.json";
+    EXPECT_EQ(profile_write(g.c_str(), &a, why, sizeof(why)), -EINVAL);
+    EXPECT_NE(std::string(why).find("caused_detail.cpu_lost_pct: a number <= 100 expected, got 100.5"),
+              std::string::npos)
+        << why;
+    struct stat st;
+    EXPECT_NE(stat(g.c_str(), &st), 0) << "nothing written";
+    profile_free(&a);
+}
+
 // show on a 1.2 profile: a negative caused within 2 se of 0 prints clamped to 0, with its se, marked n.d.; the caused
 // section shows the CPU lost and the occupancy; a caused that could not be measured prints "-".
 TEST(ProfileFmt, ShowOf12ClampsAndMarksCaused)

@@ -706,6 +706,21 @@ TEST(ProfileMethod, CpuLostIsNotCaused)
     caused_free(c);
 }
 
+// An I/O-bound SoI can get more CPU beside the target than alone (its waits shorten): the loss is negative and
+// unbounded below, and is reported as measured, not clamped to -100.
+TEST(ProfileMethod, CpuGainedBesideTheTargetIsANegativeLoss)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(9);
+    f.cpu_lost = -2.6; // 3.6 times its CPU share alone
+    f.soi_noise = 0.01;
+    struct profile_caused c = caused(f, pp);
+    EXPECT_NEAR(c.cpu_lost_pct, -260, 1);
+    EXPECT_NEAR(c.value, 0, 2);
+    caused_free(c);
+}
+
 TEST(ProfileMethod, CausedMoreRoundsWhenNoisyWithinTheBudget)
 {
     struct prof_params pp;
