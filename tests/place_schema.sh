@@ -56,6 +56,18 @@ mc="$here/fixtures/profile-memcached.json"
 run pair pair "$mc" "$mc"
 run pair-three pair "$mc" "$mc" "$mc" --unknown optimistic --margin 0
 run predict predict "$mc" --beside "$mc" --beside "$mc"
+# the worst pair: tolerates nothing, causes everything, a wide margin: headroom -150 is still valid output
+worst="$out/worst.json"
+/usr/bin/python3 - "$mc" "$worst" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for s in d["sois"]:
+    if s.get("status") == "measured":
+        s["tolerated"], s["tolerated_bracket"], s["caused"] = 0.0, [0.0, 0.0], 100.0
+        s["caused_detail"]["value"] = 100.0
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+run pair-worst pair "$worst" "$worst" --margin 50
 records="$here/fixtures/corun"
 run predict-check predict --check "$records/xz-dram.json" "$records/other-machine.json" --profiles "$here/../docs/data/corun"
 run predict-fit predict --check "$records"/*.json --profiles "$here/../docs/data/corun" --fit
