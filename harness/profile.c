@@ -731,6 +731,14 @@ static int wanted(const char *list, const char *name)
     return 0;
 }
 
+int profile_uses_llc_size(const char *sois)
+{
+    for (unsigned i = 0; i < soi_count(); i++)
+        if (soi_at(i)->scope == TOPO_SCOPE_LLC && wanted(sois, soi_at(i)->name))
+            return 1;
+    return 0;
+}
+
 static double spread_pct(const double *v, unsigned n, double med)
 {
     double lo = INFINITY, hi = -INFINITY;

@@ -62,6 +62,10 @@ struct profile_opts {
 int profile_run(struct machine *m, const struct profile_opts *o, const atomic_int *stop, struct profile **out,
                 int *bad_input, char *why, size_t len);
 
+/* 1 when a profile of these SoIs (--sois: comma-separated names, NULL: all) sizes an SoI by the cached LLC size
+ * (an SoI of scope TOPO_SCOPE_LLC), so the CLI checks that size first; 0: it would spend seconds for nothing. */
+int profile_uses_llc_size(const char *sois);
+
 /* The reach verdict from a probe's effect (%, beside the SoI at 100 % vs at 0 %), its standard error and the bar
  * (half the QoS band, %): "does not reach" when effect + 2 se < bar, "reaches" when effect - 2 se > 0, else
  * "undecided" (also for non-finite figures). */

@@ -477,6 +477,17 @@ TEST_F(Profile, MeasuredFiguresFollowFromTheirSamples)
     json_decref(d);
 }
 
+// The cached LLC size is re-checked (seconds when it moved) only for a profile that uses it: any SoI of LLC scope.
+TEST(ProfileLlcCheck, OnlyForSoisSizedByTheLlc)
+{
+    EXPECT_EQ(profile_uses_llc_size(nullptr), 1) << "all SoIs: llc-cap among them";
+    EXPECT_EQ(profile_uses_llc_size("llc-cap"), 1);
+    EXPECT_EQ(profile_uses_llc_size("disk-bw,llc-bw"), 1);
+    EXPECT_EQ(profile_uses_llc_size("disk-bw"), 0);
+    EXPECT_EQ(profile_uses_llc_size("disk-bw,disk-write,net-bw,int"), 0);
+    EXPECT_EQ(profile_uses_llc_size("llc"), 0) << "a whole name, not a prefix";
+}
+
 TEST(MetricAdapter, MemcslapOutputGivesKeysPerSecond)
 {
     struct metric m;
