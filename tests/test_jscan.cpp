@@ -3,6 +3,7 @@
 // over random mutations of a Node object; and the extender refuses a malformed part it skips (a 400, not a pass).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -129,6 +130,74 @@ TEST(Jscan, TheExtenderRefusesAMalformedPartItSkips)
     a = ask(x, pod + "\"Nodes\":{\"items\":[" + good + "]},\"Nodes\":{\"items\":[]}}", &st);
     EXPECT_EQ(st, 400) << a;
     pl_extender_free(x);
+}
+
+// A Node's state (name, tenants annotation, allocatable) read from the scanned text decides exactly as the same Node
+// parsed with jansson: random requests of nodes built from usual and unusual parts (escapes, duplicates, wrong
+// types, bad quantities, lists that do not parse), answered by two extenders, one reading every Node through
+// jansson (general_only); their answers must be the same bytes, and both paths must have been taken.
+TEST(Jscan, NodeStateReadFromTheTextDecidesAsJanssonDoes)
+{
+    std::string store = std::string(IBENCH_FIXTURES) + "/extender/store";
+    pl_extender_opts o = {};
+    o.profiles = store.c_str(), o.margin = 5, o.pessimistic = true, o.established = true;
+    pl_extender *fast = nullptr, *slow = nullptr;
+    char why[256];
+    ASSERT_EQ(pl_extender_new(&o, &fast, why, sizeof why), 0) << why;
+    o.general_only = true;
+    ASSERT_EQ(pl_extender_new(&o, &slow, why, sizeof why), 0) << why;
+    const std::vector<std::string> names = {"\"n-%\"", "\"n\\u002d%\"", "\"n\\/%\"", "\"N-%\""};
+    const std::vector<std::string> tenants = { // the annotation's value, as it stands in the text
+        "\"[\\\"xz\\\", \\\"memcached\\\"]\"", "\"[\\\"xz\\\"]\"", "\"[\\\"dram\\\",\\\"llc\\\",\\\"redis\\\"]\"",
+        "\"[]\"", "\"[\\\"nosuch\\\"]\"", "\"[1]\"", "\"[\\\"x\\\\u007a\\\"]\"", "\"{}\"", "\"[\"", "\"\\\"xz\\\"\"",
+        "\" [ \\\"disk\\\" ] \"", "\"[\\\"xz\\\"] x\"", "1", "null", "\"[\\\"xz\\\",]\"", "\"[\\\"x\\u007a\\\"]\""};
+    const std::vector<std::string> extra = { // more of annotations
+        "", ",\"other\":\"1\"", ",\"ibench.io/tenants\":\"[]\"", ",\"ibench.io\\/tenants\":\"[\\\"xz\\\"]\"",
+        ",\"k\":{\"a\":1}", ",\"k\":\"1\",\"k\":\"2\""};
+    const std::vector<std::string> room = { // status.allocatable
+        "{\"cpu\":\"15\",\"memory\":\"60Gi\"}", "", "{\"cpu\":\"abc\"}", "{\"cpu\":15}", "{\"cpu\":\"1\",\"cpu\":\"2\"}",
+        "{\"memory\":\"-3\"}", "{\"cpu\":null}", "{\"CPU\":\"4\"}", "{\"cpu\":\"\\u0031\"}", "{\"cpu\":\"500m\"}",
+        "{\"memory\":\"1e400\",\"cpu\":\"x\"}", "[]", "\"15\""};
+    std::mt19937 rng(30);
+    // the usual part (the first of each list) three times in four, any part else
+    auto pick = [&](const std::vector<std::string> &v) { return v[rng() % 4 ? 0 : rng() % v.size()]; };
+    unsigned same = 0, answered = 0;
+    for (int r = 0; r < 300; r++) {
+        std::string body = "{\"Pod\":{\"metadata\":{\"uid\":\"u\",\"annotations\":{\"ibench.io/profile\":\"" +
+                           std::string(rng() % 2 ? "xz" : "memcached") + "\"}}},\"Nodes\":{\"items\":[";
+        for (int n = 0, nn = 1 + (int)(rng() % 6); n < nn; n++) {
+            std::string nm = pick(names);
+            nm.replace(nm.find('%'), 1, std::to_string(n));
+            std::string ann = rng() % 8 ? "{\"ibench.io/tenants\":" + pick(tenants) + pick(extra) + "}"
+                                        : (rng() % 2 ? "[]" : "{}");
+            std::string rm = pick(room);
+            body += std::string(n ? "," : "") + "{\"metadata\":{\"name\":" + nm + ",\"annotations\":" + ann +
+                    "},\"status\":{" + (rm.empty() ? "" : "\"allocatable\":" + rm + ",") +
+                    "\"images\":[{\"names\":[\"r/x:1\"],\"sizeBytes\":1}]}}";
+        }
+        body += "]}}";
+        for (const char *verb : {PL_EXT_VERB_FILTER, PL_EXT_VERB_PRIORITIZE}) {
+            char *a = nullptr, *b = nullptr;
+            int sa = 0, sb = 0;
+            ASSERT_EQ(pl_extender_handle(fast, verb, body.data(), body.size(), &a, &sa), 0);
+            ASSERT_EQ(pl_extender_handle(slow, verb, body.data(), body.size(), &b, &sb), 0);
+            EXPECT_EQ(sa, sb) << verb << ": " << body;
+            EXPECT_STREQ(a, b) << verb << ": " << body;
+            same += sa == sb && a && b && !strcmp(a, b);
+            answered += sa == 200;
+            free(a), free(b);
+        }
+    }
+    EXPECT_EQ(same, 600u);
+    EXPECT_GT(answered, 200u) << "most requests are decided, not refused as a whole";
+    pl_extender_stats fs, ss;
+    pl_extender_get_stats(fast, &fs);
+    pl_extender_get_stats(slow, &ss);
+    EXPECT_GT(fs.nodes_read[0], 200u) << "the usual nodes were read from the text";
+    EXPECT_GT(fs.nodes_read[1], 200u) << "the unusual ones went to jansson";
+    EXPECT_EQ(ss.nodes_read[0], 0u);
+    pl_extender_free(fast);
+    pl_extender_free(slow);
 }
 
 } // namespace

@@ -73,6 +73,8 @@ struct pl_extender_opts {
     void *clock_ctx;
     bool established;     /* refuse only breaks established beyond the profiles' uncertainty (default true, as place
                            * colocate): an uncertain node passes filter and prioritize ranks it after the others */
+    bool general_only;    /* tests: every Node object's state read through jansson, not from the scanned text (the
+                           * two must decide alike) */
 };
 
 /* What the extender has done so far (the figures of pl_extender_metrics). */
@@ -84,6 +86,7 @@ struct pl_extender_stats {
     unsigned long nodes;         /* nodes in the node state held */
     unsigned long assumed, assumed_total, assumed_confirmed, assumed_expired;
     unsigned long profiles_freed; /* verdicts kept across requests made of a freed profile are void */
+    unsigned long nodes_read[2];  /* Node objects' state read: [0] from the scanned text, [1] parsed (an unusual one) */
 };
 
 /* Opens the store (profiles are read on first use and cached, strictly validated).  0 or -errno with one line. */

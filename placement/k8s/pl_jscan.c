@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 enum { C_ORD = 0, C_QUOTE, C_BSL, C_CTL, C_HIGH };
 
@@ -42,6 +45,8 @@ void jscan_init(struct jscan *s, const char *text, size_t len)
 
 char jscan_peek(struct jscan *s)
 {
+    if (s->p < s->end && (unsigned char)*s->p > ' ') /* most often: no white space */
+        return *s->p;
     while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
         s->p++;
     return s->p < s->end ? *s->p : 0;
@@ -91,6 +96,22 @@ static int string(struct jscan *s)
     const unsigned char *t = classes();
     const char *p = s->p + 1, *end = s->end;
     for (;;) {
+#ifdef __SSE2__
+        /* sixteen bytes at a time while none is a quote, a backslash, a control character or above 0x7f (the
+         * last two at once: below 0x20 as signed bytes) */
+        const __m128i quote = _mm_set1_epi8('"'), bsl = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x20);
+        while (end - p >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bsl)),
+                                     _mm_cmplt_epi8(v, sp));
+            int bits = _mm_movemask_epi8(m);
+            if (bits) {
+                p += __builtin_ctz((unsigned)bits);
+                break;
+            }
+            p += 16;
+        }
+#endif
         /* eight bytes at a time while none is a quote, a backslash, a control character or above 0x7f */
         const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
         while (end - p >= 8) {
@@ -178,7 +199,9 @@ static int number(struct jscan *s)
     char tmp[64];
     size_t n = (size_t)(p - s->p);
     bool fits = true;
-    if (n < sizeof tmp) {
+    if (!real && n <= 18) {
+        /* at most 18 digits: within long long, no need to ask strtoll */
+    } else if (n < sizeof tmp) {
         memcpy(tmp, s->p, n);
         tmp[n] = 0;
         errno = 0;
