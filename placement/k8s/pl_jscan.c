@@ -1,5 +1,6 @@
-/* pl_jscan.c - the validating skip-scanner (pl_jscan.h).  Strings go through a byte-class table, so a run of
- * ordinary characters (most of a Node object: image names, digests) costs one load and one test a byte. */
+/* pl_jscan.c - the validating skip-scanner (pl_jscan.h).  A run of ordinary characters in a string (most of a Node
+ * object: image names, digests) is skipped sixteen bytes at a time (SSE2), else eight (a word's bit tricks); the
+ * byte that stops the run goes through a byte-class table. */
 #include "pl_jscan.h"
 
 #include <errno.h>
