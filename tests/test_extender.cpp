@@ -146,3 +146,36 @@ TEST(Extender, BadRequestsAre400WithOneLine)
 }
 
 } // namespace
+
+namespace {
+
+// A reason cuts a node's name at a byte count ("node %.200s is not in the store"): a cut inside a character must not
+// make the answer invalid UTF-8, hence not JSON (found by scripts/fuzz extender): the cut character's bytes become '?'.
+TEST(Extender, AReasonCutInsideACharacterStaysJson)
+{
+    Ext x;
+    std::string name = "a";
+    for (int i = 0; i < 150; i++)
+        name += "\xc3\xa9"; // é: byte 200 of the name is the first half of one
+    std::string body = "{\"Pod\":{\"metadata\":{\"annotations\":{\"ibench.io/profile\":\"xz\"}}},\"NodeNames\":[\"" +
+                       name + "\"]}";
+    int st = 0;
+    std::string a = x.handle(PL_EXT_VERB_FILTER, body, &st);
+    EXPECT_EQ(st, 200) << a;
+    json_error_t je;
+    json_t *j = json_loads(a.c_str(), 0, &je);
+    EXPECT_NE(j, nullptr) << je.text << ": " << a.substr(0, 300);
+    json_decref(j);
+    EXPECT_NE(a.find("\xc3\xa9? is not in the store"), std::string::npos) << a.substr(0, 600);
+    // a 400 naming the node ("node %.200s: ..."): a one-line Error, the cut byte a '?', not an answer lost to jansson
+    body = "{\"Pod\":{\"metadata\":{\"annotations\":{\"ibench.io/profile\":\"xz\"}}},\"Nodes\":{\"items\":[{"
+           "\"metadata\":{\"name\":\"" + name + "\"},\"status\":{\"allocatable\":{\"cpu\":\"abc\"}}}]}}";
+    char *out = nullptr;
+    ASSERT_EQ(pl_extender_handle(x.x, PL_EXT_VERB_FILTER, body.data(), body.size(), &out, &st), 0);
+    std::string e = out ? out : "";
+    free(out);
+    EXPECT_EQ(st, 400) << e;
+    EXPECT_NE(e.find("\xc3\xa9?: status.allocatable.cpu: 'abc' is not a quantity"), std::string::npos) << e.substr(0, 600);
+}
+
+} // namespace

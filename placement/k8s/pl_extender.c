@@ -493,12 +493,19 @@ static int qty_of(json_t *o, const char *key, double *v, char *bad, size_t len)
     return -1;
 }
 
-/* One line: control characters (a newline in a parser's excerpt of the body, in a node's name) become '?'. */
+/* One line of UTF-8: control characters (a newline in a parser's excerpt of the body, in a node's name) become '?',
+ * and so does each byte of a sequence that is not UTF-8 (a name cut at a byte count inside a character): jansson
+ * takes no string that is not UTF-8. */
 static char *one_line(char *s)
 {
-    for (char *c = s; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            *c = '?';
+    const unsigned char *end = (const unsigned char *)s + strlen(s);
+    for (char *c = s; *c;) {
+        unsigned char ch = (unsigned char)*c;
+        size_t n = ch >= 0x80 ? jscan_utf8_len((const unsigned char *)c, end) : 1;
+        if (ch < 0x20 || ch == 0x7f || !n)
+            *c = '?', n = 1;
+        c += n;
+    }
     return s;
 }
 
@@ -1561,17 +1568,31 @@ static void vc_put(struct pl_extender *x, const struct pl_sim_fleet *f, unsigned
 }
 
 /* ---- the answer, written directly (jansson's tree of a 1000-node answer costs more than the decisions) */
+/* s as a JSON string.  A sequence that is not UTF-8 becomes U+FFFD: a reason cuts a name at a byte count (%.200s),
+ * which may fall inside a character, and the answer must stay JSON. */
 static void put_str(struct buf *b, const char *s)
 {
     put_raw(b, "\"", 1);
+    const unsigned char *end = (const unsigned char *)s + strlen(s);
     for (const char *c = s; *c;) {
-        size_t run = strcspn(c, "\"\\\b\f\n\r\t\x01\x02\x03\x04\x05\x06\x07\x0b\x0e\x0f\x10\x11\x12\x13\x14\x15\x16"
-                                "\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f");
+        size_t run = 0; /* printable ASCII but the quote and the backslash: as it is */
+        while ((unsigned char)c[run] >= 0x20 && (unsigned char)c[run] < 0x80 && c[run] != '"' && c[run] != '\\')
+            run++;
         put_raw(b, c, run);
         c += run;
         if (!*c)
             break;
-        unsigned char ch = (unsigned char)*c++;
+        unsigned char ch = (unsigned char)*c;
+        if (ch >= 0x80) {
+            size_t n = jscan_utf8_len((const unsigned char *)c, end);
+            if (n)
+                put_raw(b, c, n);
+            else
+                put_raw(b, "\xef\xbf\xbd", 3); /* U+FFFD */
+            c += n ? n : 1;
+            continue;
+        }
+        c++;
         switch (ch) {
         case '"': put(b, "\\\""); break;
         case '\\': put(b, "\\\\"); break;

@@ -67,8 +67,7 @@ static int hex4(const char *p, unsigned *v)
     return 0;
 }
 
-/* One UTF-8 sequence starting at a byte >= 0x80: its length, or 0 when it is not well formed. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+size_t jscan_utf8_len(const unsigned char *p, const unsigned char *end)
 {
     unsigned c = p[0], n, cp;
     if (c >= 0xc2 && c <= 0xdf)
@@ -132,7 +131,7 @@ static int string(struct jscan *s)
         case C_QUOTE: s->p = p + 1; return 0;
         case C_CTL: s->p = p; return fail(s, "a control character in a string");
         case C_HIGH: {
-            size_t n = utf8_len((const unsigned char *)p, (const unsigned char *)end);
+            size_t n = jscan_utf8_len((const unsigned char *)p, (const unsigned char *)end);
             if (!n)
                 return s->p = p, fail(s, "a string that is not UTF-8");
             p += n;

@@ -36,6 +36,9 @@ int jscan_element(struct jscan *s, bool *first);
 /* Whether a raw key is `want`, letters compared without regard to case (Go's encoding/json matches keys so);
  * a key with escapes is decoded first.  key points inside its quotes in the text (key[-1] and key[klen] are '"'). */
 bool jscan_key_is(const char *key, size_t klen, const char *want);
+/* One UTF-8 sequence starting at a byte >= 0x80, before end: its length, or 0 when it is not well formed (an
+ * overlong form, a surrogate, past U+10FFFF, cut short). */
+size_t jscan_utf8_len(const unsigned char *p, const unsigned char *end);
 /* After the top-level value: only white space left.  0, or -1 with s->err. */
 int jscan_finish(struct jscan *s);
 
