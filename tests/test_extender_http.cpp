@@ -17,6 +17,7 @@
 #include <regex>
 #include <thread>
 
+#include "extender_proc.h"
 #include "test_support.h"
 
 extern "C" {
@@ -51,79 +52,8 @@ bool one_line_error(const std::string &b)
     return ok;
 }
 
-// `ibench extender ARGS --listen 127.0.0.1:0` as a child; port() once it said where it listens.
-class Extender {
-public:
-    explicit Extender(const std::vector<std::string> &args)
-    {
-        int p[2];
-        if (pipe2(p, O_CLOEXEC) < 0)
-            return;
-        std::vector<std::string> a = {IBENCH_BIN, "extender", "--listen", "127.0.0.1:0"};
-        a.insert(a.end(), args.begin(), args.end());
-        pid_ = fork();
-        if (pid_ == 0) {
-            dup2(p[1], 2);
-            std::vector<char *> av;
-            for (auto &s : a)
-                av.push_back(&s[0]);
-            av.push_back(nullptr);
-            execv(av[0], av.data());
-            _exit(127);
-        }
-        close(p[1]);
-        err_fd_ = p[0];
-        auto t0 = Clock::now();
-        char b[512];
-        while (secs_since(t0) < 5 * ib_test::kHangScale && err_.find('\n') == std::string::npos) {
-            pollfd q{err_fd_, POLLIN, 0};
-            if (poll(&q, 1, 50) <= 0)
-                continue;
-            ssize_t n = read(err_fd_, b, sizeof(b));
-            if (n <= 0)
-                break;
-            err_.append(b, (size_t)n);
-        }
-        size_t k = err_.find("listening on ");
-        size_t c = err_.rfind(':', err_.find('\n'));
-        if (k != std::string::npos && c != std::string::npos)
-            port_ = atoi(err_.c_str() + c + 1);
-    }
-    ~Extender() { stop(); }
-    int port() const { return port_; }
-    pid_t pid() const { return pid_; }
-    const std::string &err() const { return err_; }
-    // SIGTERM, then the exit code (-1 if it did not exit within 5 s: killed).
-    int stop()
-    {
-        if (pid_ <= 0)
-            return rc_;
-        kill(pid_, SIGTERM);
-        auto t0 = Clock::now();
-        int st = 0;
-        while (waitpid(pid_, &st, WNOHANG) == 0) {
-            if (secs_since(t0) > 5 * ib_test::kHangScale) {
-                kill(pid_, SIGKILL);
-                waitpid(pid_, &st, 0);
-                pid_ = 0;
-                return rc_ = -1;
-            }
-            usleep(10000);
-        }
-        pid_ = 0;
-        char b[512];
-        ssize_t n;
-        while ((n = read(err_fd_, b, sizeof(b))) > 0)
-            err_.append(b, (size_t)n);
-        close(err_fd_);
-        return rc_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    }
-
-private:
-    pid_t pid_ = -1;
-    int err_fd_ = -1, port_ = 0, rc_ = -1;
-    std::string err_;
-};
+// `ibench extender --listen 127.0.0.1:0 ARGS` as a child (extender_proc.h); port() once it said where it listens.
+using Extender = ib_test::ExtenderProc;
 
 // A shell command's output (stdout and stderr) and exit code.
 std::string sh(const std::string &cmd, int *rc)

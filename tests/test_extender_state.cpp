@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 
+#include "extender_proc.h"
 #include "test_support.h"
 
 extern "C" {
@@ -541,65 +542,7 @@ TEST(ExtenderMetrics, PrometheusTextWithRefusalsByResource)
 
 // ---- over loopback HTTP: the command as deployed
 
-// `ibench extender --listen 127.0.0.1:0 ARGS...`, its port read from its first line on stderr; SIGTERM at the end.
-class Server {
-public:
-    explicit Server(std::vector<std::string> a)
-    {
-        int p[2];
-        if (pipe2(p, O_CLOEXEC) < 0)
-            return;
-        a.insert(a.begin(), {IBENCH_BIN, "extender", "--listen", "127.0.0.1:0"});
-        pid_ = fork();
-        if (pid_ == 0) {
-            dup2(p[1], 2);
-            std::vector<char *> av;
-            for (auto &s : a)
-                av.push_back(&s[0]);
-            av.push_back(nullptr);
-            execv(av[0], av.data());
-            _exit(127);
-        }
-        close(p[1]);
-        fd_ = p[0];
-        std::string err;
-        char b[256];
-        for (int i = 0; i < 100 * ib_test::kHangScale && err.find('\n') == std::string::npos; i++) {
-            pollfd q{fd_, POLLIN, 0};
-            if (poll(&q, 1, 50) <= 0)
-                continue;
-            ssize_t n = read(fd_, b, sizeof b);
-            if (n <= 0)
-                break;
-            err.append(b, (size_t)n);
-        }
-        size_t c = err.rfind(':', err.find('\n'));
-        if (err.find("listening on ") != std::string::npos && c != std::string::npos)
-            port_ = atoi(err.c_str() + c + 1);
-    }
-    ~Server()
-    {
-        if (pid_ > 0) {
-            kill(pid_, SIGTERM);
-            int st;
-            waitpid(pid_, &st, 0);
-        }
-        if (fd_ >= 0)
-            close(fd_);
-    }
-    int port() const { return port_; }
-    std::string post(const char *verb, const std::string &body, int *status)
-    {
-        std::string r = ib_test::http(port_, "POST", std::string("/") + verb, body);
-        *status = r.rfind("HTTP/1.1 ", 0) == 0 ? atoi(r.c_str() + 9) : -1;
-        size_t p = r.find("\r\n\r\n");
-        return p == std::string::npos ? "" : r.substr(p + 4);
-    }
-
-private:
-    pid_t pid_ = -1;
-    int fd_ = -1, port_ = 0;
-};
+using Server = ib_test::ExtenderProc;
 
 TEST(ExtenderLoopback, LateProfileSeenWithinTheDocumentedTime)
 {
