@@ -120,8 +120,12 @@ int cg_kill(const char *cg)
             break;
         nap_ms(5);
     }
-    if (frz && n > 0)
+    /* thawed whatever happened above: a member frozen by child_pause (v1) acts on no signal until then, and none
+     * may be left paused (v2's cgroup.kill reaches frozen members, the thaw is for one that raced it) */
+    if (exists(cg, "freezer.state"))
         write_file(cg, "freezer.state", "THAWED");
+    if (v2)
+        write_file(cg, "cgroup.freeze", "0");
     return n;
 }
 

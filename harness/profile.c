@@ -847,6 +847,7 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
             CPU_SET(c, &mine);
     }
     int pinned = CPU_COUNT(&mine) > 0 && sched_setaffinity(0, sizeof(mine), &mine) == 0;
+    struct pin_saved pin = {0}; /* a --pid service's affinity, put back as it was on every exit */
     if (o->target_cmd && !batch(o)) { /* a service: start it once */
         out_progress("profile", "starting the target");
         if ((rc = child_spawn(o->target_cmd, o->tcpus, o->ntcpus, 0, 0, &r.svc, why, len)) < 0)
@@ -856,7 +857,7 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
         nanosleep(&ts, NULL);
         if ((rc = target_alive(&r, why, len)) < 0)
             goto out;
-    } else if (o->pid > 0 && o->ntcpus && (rc = pid_pin(o->pid, o->tcpus, o->ntcpus, why, len)) < 0) {
+    } else if (o->pid > 0 && o->ntcpus && (rc = pid_pin(o->pid, o->tcpus, o->ntcpus, &pin, why, len)) < 0) {
         goto out;
     }
     unsigned nb = o->baselines > PROF_MAX_SAMPLES ? PROF_MAX_SAMPLES : o->baselines;
@@ -966,6 +967,10 @@ out:
         child_stop(&r.svc, 2000);
     if (pinned)
         sched_setaffinity(0, sizeof(old), &old);
+    char pw[256];
+    int urc = pid_unpin(&pin, pw, sizeof(pw)); /* -ESRCH: the service is gone, nothing to put back */
+    if (urc < 0 && urc != -ESRCH && rc == 0)
+        rc = ib_why(why, len, urc, "%s", pw); /* a service left pinned is a failure, though all was measured */
     if (rc < 0) {
         profile_free(p);
         free(p);

@@ -170,6 +170,18 @@ int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, i
         cg_drop(c);
         return ib_why(why, len, -e, "pipe: %s", strerror(e));
     }
+    /* closed by the child's exec (or exit): child_spawn returns only then, so that a child is never paused (frozen)
+     * while it is still a copy of ibench, holding ibench's descriptors (the watchdog's socket, a caller's pipe) */
+    int xfd[2];
+    if (pipe2(xfd, O_CLOEXEC) < 0) {
+        int e = errno;
+        if (capture) {
+            close(pfd[0]);
+            close(pfd[1]);
+        }
+        cg_drop(c);
+        return ib_why(why, len, -e, "pipe: %s", strerror(e));
+    }
     pid_t parent = getpid();
     /* fork rather than posix_spawn: the child pins itself and makes its own group before exec */
     pid_t pid = fork();
@@ -179,10 +191,13 @@ int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, i
             close(pfd[0]);
             close(pfd[1]);
         }
+        close(xfd[0]);
+        close(xfd[1]);
         cg_drop(c);
         return ib_why(why, len, -e, "fork: %s", strerror(e));
     }
     if (pid == 0) {
+        close(xfd[0]);
         setpgid(0, 0);
         /* in its cgroup before exec, so that nothing it starts is outside it */
         if (c->cg[0])
@@ -223,6 +238,11 @@ int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, i
     setpgid(pid, pid); /* both sides, so no race with an early signal */
     if (c->cg[0])
         cg_add(c->cg, pid);
+    close(xfd[1]);
+    char b;
+    while (read(xfd[0], &b, 1) < 0 && errno == EINTR)
+        ; /* end-of-file: exec'd, or exited before it (the status says so when it is reaped) */
+    close(xfd[0]);
     c->pid = pid;
     c->slot = slot_take(c);
     c->t0_ns = clk_mono_ns();
@@ -392,13 +412,160 @@ int pid_check(pid_t pid, char *why, size_t len)
     return 0;
 }
 
-int pid_pin(pid_t pid, const int *cpus, unsigned ncpus, char *why, size_t len)
+/* /proc/<pid>/stat field 22, the start time in clock ticks; 0 when unreadable */
+static unsigned long long start_time(pid_t pid)
 {
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* comm may hold spaces: count fields after it (field 3 is the first) */
+    if (!p)
+        return 0;
+    p++;
+    for (int field = 2; field < 21 && p; field++)
+        p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static void mask_from_set(uint64_t *m, const cpu_set_t *set)
+{
+    memset(m, 0, PIN_MASK_WORDS * sizeof(*m));
+    for (int c = 0; c < PIN_MASK_WORDS * 64 && c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, set))
+            m[c / 64] |= 1ULL << (c % 64);
+}
+
+static void set_from_mask(cpu_set_t *set, const uint64_t *m)
+{
+    CPU_ZERO(set);
+    for (int c = 0; c < PIN_MASK_WORDS * 64 && c < CPU_SETSIZE; c++)
+        if (m[c / 64] >> (c % 64) & 1)
+            CPU_SET(c, set);
+}
+
+static int saved_add(struct pin_saved *s, pid_t tid, const uint64_t *mask)
+{
+    pid_t *nt = realloc(s->tid, (s->n + 1) * sizeof(*nt));
+    if (!nt)
+        return -ENOMEM;
+    s->tid = nt;
+    uint64_t(*nm)[PIN_MASK_WORDS] = realloc(s->mask, (s->n + 1) * sizeof(*nm));
+    if (!nm)
+        return -ENOMEM;
+    s->mask = nm;
+    s->tid[s->n] = tid;
+    memcpy(s->mask[s->n], mask, sizeof(*nm));
+    s->n++;
+    return 0;
+}
+
+void pin_saved_free(struct pin_saved *s)
+{
+    free(s->tid);
+    free(s->mask);
+    *s = (struct pin_saved){0};
+}
+
+int pin_saved_entry(const struct pin_saved *s, unsigned i, char *out, size_t len)
+{
+    if (i >= s->n)
+        return -EINVAL;
+    int w = snprintf(out, len, "%d/%d %llu ", (int)s->pid, (int)s->tid[i], s->start);
+    for (int k = PIN_MASK_WORDS; k-- > 0 && w > 0 && (size_t)w < len;)
+        w += snprintf(out + w, len - (size_t)w, "%016llx", (unsigned long long)s->mask[i][k]);
+    return w > 0 && (size_t)w < len ? 0 : -ENAMETOOLONG;
+}
+
+int pin_saved_parse(struct pin_saved *s, const char *entry)
+{
+    int pid = 0, tid = 0;
+    unsigned long long start = 0;
+    int used = 0;
+    if (sscanf(entry, "%d/%d %llu %n", &pid, &tid, &start, &used) != 3 || pid <= 0 || tid <= 0 ||
+        (s->pid && s->pid != pid) || strlen(entry + used) != PIN_MASK_WORDS * 16)
+        return -EINVAL;
+    uint64_t m[PIN_MASK_WORDS];
+    for (int k = 0; k < PIN_MASK_WORDS; k++) {
+        char word[17];
+        memcpy(word, entry + used + (PIN_MASK_WORDS - 1 - k) * 16, 16);
+        word[16] = 0;
+        char *end;
+        m[k] = strtoull(word, &end, 16);
+        if (*end)
+            return -EINVAL;
+    }
+    s->pid = pid;
+    s->start = start;
+    return saved_add(s, tid, m);
+}
+
+int pin_restore(const struct pin_saved *s, char *why, size_t len)
+{
+    if (!s->pid || !s->n)
+        return 0;
+    if (!s->start || start_time(s->pid) != s->start) /* gone, or its pid now another process's */
+        return ib_why(why, len, -ESRCH, "pid %d is gone", (int)s->pid);
     char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)s->pid);
     DIR *d = opendir(path);
     if (!d)
         return ib_why(why, len, -errno, "%s: %s", path, strerror(errno));
+    /* a thread started since the pin inherited the pinned set: it gets the main thread's (else the first saved) */
+    const uint64_t *fallback = s->mask[0];
+    for (unsigned i = 0; i < s->n; i++)
+        if (s->tid[i] == s->pid)
+            fallback = s->mask[i];
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        pid_t tid = (pid_t)atoi(e->d_name);
+        const uint64_t *m = fallback;
+        for (unsigned i = 0; i < s->n; i++)
+            if (s->tid[i] == tid)
+                m = s->mask[i];
+        cpu_set_t set;
+        set_from_mask(&set, m);
+        if (sched_setaffinity(tid, sizeof(set), &set) < 0 && errno != ESRCH && rc == 0)
+            rc = ib_why(why, len, -errno, "cannot put back the affinity of thread %d of %d: %s", (int)tid,
+                        (int)s->pid, strerror(errno));
+    }
+    closedir(d);
+    return rc;
+}
+
+int pid_unpin(struct pin_saved *saved, char *why, size_t len)
+{
+    if (!saved || !saved->pid)
+        return 0;
+    int rc = pin_restore(saved, why, len);
+    char key[32];
+    snprintf(key, sizeof(key), "%d/", (int)saved->pid);
+    watchdog_note('A', 0, key);
+    pin_saved_free(saved);
+    return rc;
+}
+
+int pid_pin(pid_t pid, const int *cpus, unsigned ncpus, struct pin_saved *saved, char *why, size_t len)
+{
+    struct pin_saved *s = saved;
+    *s = (struct pin_saved){.pid = pid, .start = start_time(pid)};
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d) {
+        int e = errno;
+        *s = (struct pin_saved){0};
+        return ib_why(why, len, -e, "%s: %s", path, strerror(e));
+    }
     cpu_set_t set;
     CPU_ZERO(&set);
     for (unsigned i = 0; i < ncpus; i++)
@@ -409,6 +576,24 @@ int pid_pin(pid_t pid, const int *cpus, unsigned ncpus, char *why, size_t len)
         if (e->d_name[0] == '.')
             continue;
         pid_t tid = (pid_t)atoi(e->d_name);
+        cpu_set_t was;
+        if (sched_getaffinity(tid, sizeof(was), &was) < 0) {
+            if (errno == ESRCH)
+                continue;
+            rc = ib_why(why, len, -errno, "cannot read the affinity of thread %d of %d: %s", (int)tid, (int)pid,
+                        strerror(errno));
+            break;
+        }
+        uint64_t m[PIN_MASK_WORDS];
+        mask_from_set(m, &was);
+        if (saved_add(s, tid, m) < 0) {
+            rc = ib_why(why, len, -ENOMEM, "out of memory");
+            break;
+        }
+        /* told to the watchdog before the change, so that a SIGKILL right after it is undone too */
+        char entry[64 + PIN_MASK_WORDS * 16];
+        if (pin_saved_entry(s, s->n - 1, entry, sizeof(entry)) == 0)
+            watchdog_note('A', 1, entry);
         if (sched_setaffinity(tid, sizeof(set), &set) < 0 && errno != ESRCH) {
             rc = ib_why(why, len, -errno, "cannot pin thread %d of %d: %s", (int)tid, (int)pid, strerror(errno));
             break;
@@ -418,6 +603,13 @@ int pid_pin(pid_t pid, const int *cpus, unsigned ncpus, char *why, size_t len)
     closedir(d);
     if (rc == 0 && n == 0)
         rc = ib_why(why, len, -ESRCH, "--pid %d has no threads left", (int)pid);
+    if (rc < 0) { /* put back what was pinned */
+        pin_restore(s, NULL, 0);
+        char key[32];
+        snprintf(key, sizeof(key), "%d/", (int)pid);
+        watchdog_note('A', 0, key);
+        pin_saved_free(s);
+    }
     return rc;
 }
 

@@ -65,8 +65,32 @@ int child_run(const char *cmd, const int *cpus, unsigned ncpus, unsigned timeout
 
 /* An existing process: 0 if pid names a live process we may signal, else -ESRCH / -EPERM with why. */
 int pid_check(pid_t pid, char *why, size_t len);
-/* Pin every thread of pid to cpus (sched_setaffinity on /proc/pid/task/<tid>). 0 or -errno with why. */
-int pid_pin(pid_t pid, const int *cpus, unsigned ncpus, char *why, size_t len);
+/* The CPU affinity of each thread of a process ibench did not start, as pid_pin found it, so that it is put back:
+ * by pid_unpin on every exit path, and by the watchdog (watchdog.h) when ibench dies first. */
+#define PIN_MASK_WORDS 16 /* 1024 CPUs, as CPU_SETSIZE */
+struct pin_saved {
+    pid_t pid;                /* 0: nothing saved */
+    unsigned long long start; /* the process's start time (/proc/pid/stat field 22): a reused pid is not touched */
+    unsigned n;
+    pid_t *tid;
+    uint64_t (*mask)[PIN_MASK_WORDS];
+};
+
+/* Pin every thread of pid to cpus (sched_setaffinity on /proc/pid/task/<tid>), each thread's affinity saved into
+ * *saved first and told to the watchdog. 0 or -errno with why; on failure the threads pinned so
+ * far are put back. */
+int pid_pin(pid_t pid, const int *cpus, unsigned ncpus, struct pin_saved *saved, char *why, size_t len);
+/* Puts every thread of saved->pid back as pid_pin found it (a thread started since gets the main thread's saved
+ * affinity), tells the watchdog, frees *saved. 0, -ESRCH when the process is gone (or its pid reused: then nothing is
+ * touched), -errno with why. A no-op on an empty *saved. */
+int pid_unpin(struct pin_saved *saved, char *why, size_t len);
+/* pid_unpin without freeing or telling the watchdog (the watchdog's own restore). */
+int pin_restore(const struct pin_saved *s, char *why, size_t len);
+/* One saved thread as the watchdog's entry: "<pid>/<tid> <start> <hex mask>" (pin_saved_parse reads it back). */
+int pin_saved_entry(const struct pin_saved *s, unsigned i, char *out, size_t len);
+/* Adds the thread of one such entry to *s (s->pid 0 or the entry's). 0 or -EINVAL / -ENOMEM. */
+int pin_saved_parse(struct pin_saved *s, const char *entry);
+void pin_saved_free(struct pin_saved *s);
 
 /* Resident memory (bytes) of every process in process group pgid (pgid > 0), or of process -pgid alone (pgid < 0),
  * from /proc; 0 when none is found. */

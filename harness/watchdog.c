@@ -4,10 +4,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -15,15 +21,22 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calib.h"
 #include "cgroup.h"
 #include "fsguard.h"
 #include "ib_err.h"
+#include "target.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int wd_fd = -1;    /* ibench's end of the socket */
 static pid_t wd_pid = -1;
 
-/* A message: '+' or '-', the kind ('C' cgroup, 'D' directory), the path; one datagram each (SOCK_SEQPACKET). */
+/* A message: '+' or '-', the kind ('C' cgroup, 'D' directory, 'A' a thread's CPU affinity to put back), the path or
+ * entry; one datagram each (SOCK_SEQPACKET). "=" alone: ibench ends cleanly. */
 #define MSG_MAX 4200
 
 struct list {
@@ -56,8 +69,95 @@ static void list_del(struct list *l, const char *s)
         }
 }
 
-/* The watchdog itself: reads until end-of-file, then cleans up what is still listed. Never returns. */
-static void watch(int fd)
+/* Where the watchdog says what it cleaned up after an ibench that died, and what it could not: the system log
+ * (LOG_USER, tag "ibench-watch") and one line each appended to $IBENCH_WATCHDOG_LOG, else <cache dir>/watchdog.log
+ * (calib_dir). Chosen before the fork: the watchdog reads no environment of its own. */
+static char log_path[4200];
+
+static void wd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void wd_log(const char *fmt, ...)
+{
+    char line[4600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    syslog(LOG_WARNING, "%s", line);
+    if (!log_path[0])
+        return;
+    char dir[sizeof(log_path)];
+    snprintf(dir, sizeof(dir), "%s", log_path);
+    for (char *c = dir + 1; *c; c++) /* its directories, made private, as the calibration cache makes them */
+        if (*c == '/') {
+            *c = 0;
+            mkdir(dir, 0700);
+            *c = '/';
+        }
+    int fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    char stamp[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime_r(&now, &tm));
+    dprintf(fd, "%s ibench-watch[%d]: %s\n", stamp, (int)getpid(), line);
+    close(fd);
+}
+
+/* '-A<pid>/' ends every affinity entry of that process */
+static void list_del_prefix(struct list *l, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    for (size_t i = l->n; i-- > 0;)
+        if (!strncmp(l->v[i], prefix, n)) {
+            free(l->v[i]);
+            l->v[i] = l->v[--l->n];
+        }
+}
+
+/* Puts back the affinities listed ("<pid>/<tid> <start> <hex mask>", pid_pin_note) of each process: returns how
+ * many processes could not be restored. */
+static int restore_affinities(struct list *aff, pid_t ibench)
+{
+    int failed = 0;
+    while (aff->n) {
+        struct pin_saved s = {0};
+        pid_t pid = (pid_t)atoi(aff->v[0]);
+        char prefix[32];
+        snprintf(prefix, sizeof(prefix), "%d/", (int)pid);
+        for (size_t i = 0; i < aff->n; i++)
+            if (!strncmp(aff->v[i], prefix, strlen(prefix)))
+                pin_saved_parse(&s, aff->v[i]);
+        char why[256] = "";
+        int rc = pin_restore(&s, why, sizeof(why));
+        if (rc < 0 && rc != -ESRCH) {
+            failed++;
+            wd_log("ibench %d died; could not restore the CPU affinity of pid %d: %s", (int)ibench, (int)pid, why);
+        } else if (rc == 0) {
+            wd_log("ibench %d died; restored the CPU affinity of pid %d (%u threads)", (int)ibench, (int)pid, s.n);
+        }
+        pin_saved_free(&s);
+        list_del_prefix(aff, prefix);
+    }
+    return failed;
+}
+
+/* 1 when ibench is gone: its pidfd readable, or (no pidfd) the watchdog reparented */
+static int ibench_gone(int pidfd, pid_t ibench)
+{
+    if (pidfd >= 0) {
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        return poll(&p, 1, 0) > 0;
+    }
+    return getppid() != ibench;
+}
+
+/* The watchdog itself: reads ibench's messages until it ends, then cleans up what is still listed. ibench's end is
+ * seen on either of two signs, whichever comes first: end-of-file on the socket (every holder of ibench's end
+ * closed it) or ibench's process gone (its pidfd, else a changed parent). The second is needed because a child
+ * forked by ibench holds that end until it execs, and one frozen by the freezer before its exec would hold it for
+ * ever. Never returns. */
+static void watch(int fd, pid_t ibench)
 {
     /* only the socket (as fd 3): it must hold nothing of ibench's open (a pipe ibench's caller waits on, a lock) */
     if (fd != 3) {
@@ -86,30 +186,62 @@ static void watch(int fd)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     prctl(PR_SET_NAME, "ibench-watch");
-    struct list cgs = {0}, dirs = {0};
+    openlog("ibench-watch", LOG_PID | LOG_NDELAY, LOG_USER);
+    int pidfd = (int)syscall(SYS_pidfd_open, ibench, 0); /* -1 before Linux 5.3: the parent is polled instead */
+    struct list cgs = {0}, dirs = {0}, aff = {0};
+    int clean_end = 0;
     char buf[MSG_MAX + 1];
     for (;;) {
-        ssize_t n = recv(fd, buf, MSG_MAX, 0);
-        if (n < 0 && errno == EINTR)
+        struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+        int pr = poll(p, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 250);
+        if (pr < 0 && errno != EINTR)
+            break;
+        /* what ibench said before it ended is still queued: read it all before cleaning up */
+        int gone = ibench_gone(pidfd, ibench);
+        ssize_t n = recv(fd, buf, MSG_MAX, MSG_DONTWAIT);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+            if (gone)
+                break;
             continue;
+        }
         if (n <= 0)
             break;
         buf[n] = 0;
+        if (n == 1 && buf[0] == '=') { /* a clean end: what is still listed is cleaned up all the same */
+            clean_end = 1;
+            continue;
+        }
         if (n < 3 || (buf[0] != '+' && buf[0] != '-'))
             continue;
-        struct list *l = buf[1] == 'C' ? &cgs : buf[1] == 'D' ? &dirs : NULL;
+        struct list *l = buf[1] == 'C' ? &cgs : buf[1] == 'D' ? &dirs : buf[1] == 'A' ? &aff : NULL;
         if (!l)
             continue;
         if (buf[0] == '+')
             list_add(l, buf + 2);
+        else if (l == &aff)
+            list_del_prefix(l, buf + 2);
         else
             list_del(l, buf + 2);
     }
-    /* the processes first: they may be writing in the directories */
-    for (size_t i = 0; i < cgs.n; i++)
-        cg_remove(cgs.v[i]);
-    for (size_t i = 0; i < dirs.n; i++)
-        fs_remove_private_dir(dirs.v[i]);
+    /* the processes first: they may be writing in the directories. Each cgroup is thawed before anything waits on
+     * it (a frozen process acts on no signal, SIGKILL included, in a v1 freezer); cg_remove is bounded. */
+    for (size_t i = 0; i < cgs.n; i++) {
+        cg_freeze(cgs.v[i], 0);
+        int rc = cg_remove(cgs.v[i]);
+        if (rc < 0)
+            wd_log("ibench %d ended; could not remove cgroup %s: %s (its processes: %s/cgroup.procs)", (int)ibench,
+                   cgs.v[i], strerror(-rc), cgs.v[i]);
+        else if (!clean_end)
+            wd_log("ibench %d died; killed and removed cgroup %s", (int)ibench, cgs.v[i]);
+    }
+    restore_affinities(&aff, ibench);
+    for (size_t i = 0; i < dirs.n; i++) {
+        int rc = fs_remove_private_dir(dirs.v[i]);
+        if (rc < 0 && rc != -ENOENT)
+            wd_log("ibench %d ended; could not remove %s: %s", (int)ibench, dirs.v[i], strerror(-rc));
+        else if (!clean_end)
+            wd_log("ibench %d died; removed %s", (int)ibench, dirs.v[i]);
+    }
     _exit(0);
 }
 
@@ -131,6 +263,12 @@ int watchdog_start(char *why, size_t len)
         pthread_mutex_unlock(&mu);
         return ib_why(why, len, -e, "watchdog: socketpair: %s", strerror(e));
     }
+    const char *lp = getenv("IBENCH_WATCHDOG_LOG");
+    char cd[4096];
+    snprintf(log_path, sizeof(log_path), "%s", lp && *lp ? lp : "");
+    if (!log_path[0] && snprintf(log_path, sizeof(log_path), "%s/watchdog.log", calib_dir(cd, sizeof(cd))) < 0)
+        log_path[0] = 0;
+    pid_t ibench = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -140,7 +278,7 @@ int watchdog_start(char *why, size_t len)
         return ib_why(why, len, -e, "watchdog: fork: %s", strerror(e));
     }
     if (pid == 0)
-        watch(sv[1]); /* closes sv[0] with the rest */
+        watch(sv[1], ibench); /* closes sv[0] with the rest */
     close(sv[1]);
     wd_fd = sv[0];
     wd_pid = pid;
@@ -153,8 +291,10 @@ void watchdog_stop(void)
 {
     fs_set_dir_hook(NULL);
     pthread_mutex_lock(&mu);
-    if (wd_fd >= 0)
+    if (wd_fd >= 0) {
+        send(wd_fd, "=", 1, MSG_NOSIGNAL); /* a clean end, even while a child forked before its exec holds the socket */
         close(wd_fd);
+    }
     wd_fd = -1;
     pid_t pid = wd_pid;
     wd_pid = -1;

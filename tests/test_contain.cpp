@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -97,7 +99,205 @@ std::vector<cg_root> usable_roots()
     return v;
 }
 
+// The usable hierarchies with a freezer (v1 freezer, v2): where a child can be paused.
+std::vector<cg_root> freezable_roots()
+{
+    std::vector<cg_root> freezable;
+    for (auto &r : usable_roots()) {
+        char probe[CG_PATH_MAX], why[256];
+        if (cg_make(&r, probe, sizeof probe, why, sizeof why) != 0)
+            continue;
+        bool ok = access((std::string(probe) + "/freezer.state").c_str(), F_OK) == 0 ||
+                  access((std::string(probe) + "/cgroup.freeze").c_str(), F_OK) == 0;
+        rmdir(probe);
+        if (ok)
+            freezable.push_back(r);
+    }
+    return freezable;
+}
+
+// The CPU affinity of every thread of pid, by tid.
+std::map<pid_t, std::vector<int>> affinities(pid_t pid)
+{
+    std::map<pid_t, std::vector<int>> m;
+    for (const std::string &t : ib_test::dir_entries("/proc/" + std::to_string(pid) + "/task")) {
+        pid_t tid = (pid_t)atoi(t.c_str());
+        cpu_set_t set;
+        if (tid <= 0 || sched_getaffinity(tid, sizeof set, &set) != 0)
+            continue;
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set))
+                m[tid].push_back(c);
+    }
+    return m;
+}
+
+bool set_affinity(pid_t tid, std::initializer_list<int> cpus)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus)
+        CPU_SET(c, &set);
+    return sched_setaffinity(tid, sizeof set, &set) == 0;
+}
+
 } // namespace
+
+// A paused child is thawed before anything waits on it when ibench is SIGKILLed, in every freezer this machine
+// has; and the watchdog acts on ibench's death even while a copy of ibench (a fork that has not exec'd yet) holds
+// its socket, frozen in the same cgroup. Before the fix the watchdog waited for end-of-file for ever and the
+// cgroup stayed FROZEN.
+TEST(Contain, WatchdogThawsWhatIbenchPausedAfterASigkill)
+{
+    std::vector<cg_root> freezable = freezable_roots();
+    if (freezable.empty())
+        GTEST_SKIP() << "no cgroup hierarchy with a freezer here (not root, or a v1 pids hierarchy only)";
+    for (auto &r : freezable) {
+        int pfd[2];
+        ASSERT_EQ(pipe(pfd), 0);
+        pid_t ib = fork();
+        if (ib == 0) {
+            close(pfd[0]);
+            char why[512];
+            if (watchdog_start(why, sizeof why) != 0)
+                _exit(1);
+            child_containment_set(&r);
+            child c;
+            if (child_spawn("exec sleep 307", nullptr, 0, 0, 0, &c, why, sizeof why) != 0)
+                _exit(1);
+            pid_t copy = fork(); // holds the watchdog's socket as a child between fork and exec does
+            if (copy == 0) {
+                for (;;)
+                    pause();
+            }
+            if (copy < 0 || cg_add(c.cg, copy) != 0 || child_pause(&c, 1, nullptr, why, sizeof why) != 0)
+                _exit(1);
+            pid_t w = watchdog_pid();
+            if (write(pfd[1], &w, sizeof w) != (ssize_t)sizeof w || write(pfd[1], &c.pid, sizeof c.pid) < 0 ||
+                write(pfd[1], &copy, sizeof copy) < 0 || write(pfd[1], c.cg, sizeof c.cg) < 0)
+                _exit(1);
+            raise(SIGKILL);
+        }
+        close(pfd[1]);
+        pid_t w = -1, kid = -1, copy = -1;
+        char cg[CG_PATH_MAX] = "";
+        ASSERT_EQ(read(pfd[0], &w, sizeof w), (ssize_t)sizeof w) << r.dir;
+        ASSERT_EQ(read(pfd[0], &kid, sizeof kid), (ssize_t)sizeof kid);
+        ASSERT_EQ(read(pfd[0], &copy, sizeof copy), (ssize_t)sizeof copy);
+        ASSERT_EQ(read(pfd[0], cg, sizeof cg), (ssize_t)sizeof cg);
+        close(pfd[0]);
+        int st;
+        waitpid(ib, &st, 0);
+        ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        EXPECT_TRUE(gone_within(kid, 2000)) << "the frozen child outlived a SIGKILLed ibench by 2 s (" << r.dir << ")";
+        EXPECT_TRUE(gone_within(copy, 2000)) << "the frozen copy of ibench outlived it by 2 s (" << r.dir << ")";
+        EXPECT_TRUE(gone_within(w, 2000)) << "the watchdog still waits (" << r.dir << ")";
+        struct stat sb;
+        EXPECT_NE(stat(cg, &sb), 0) << cg << " left";
+        for (pid_t p : {kid, copy}) { // a failure must not leave them frozen either
+            cg_freeze(cg, 0);
+            kill(p, SIGKILL);
+        }
+        cg_remove(cg);
+        kill(w, SIGKILL);
+    }
+    child_containment_set(nullptr);
+}
+
+// child_spawn returns once the child has exec'd: a child paused right after it is never a copy of ibench holding
+// ibench's descriptors. Before the fix /proc/<pid>/exe was often still this test binary.
+TEST(Contain, SpawnReturnsAfterExec)
+{
+    child_containment_set(nullptr);
+    char self[4096] = "";
+    ASSERT_GT(readlink("/proc/self/exe", self, sizeof self - 1), 0);
+    int still_us = 0;
+    for (int i = 0; i < 30; i++) {
+        child c;
+        char why[256];
+        ASSERT_EQ(child_spawn("exec sleep 308", nullptr, 0, 0, 0, &c, why, sizeof why), 0) << why;
+        char exe[4096] = "";
+        ssize_t n = readlink(("/proc/" + std::to_string(c.pid) + "/exe").c_str(), exe, sizeof exe - 1);
+        still_us += n > 0 && !strcmp(exe, self);
+        child_stop(&c, 0);
+    }
+    EXPECT_EQ(still_us, 0) << "child_spawn returned before the exec " << still_us << " times of 30";
+}
+
+// A process ibench did not start gets its threads' affinities back: from pid_unpin on the way out (a thread started
+// since the pin takes the main thread's), and from the watchdog when ibench is SIGKILLed while it is pinned.
+TEST(Contain, PinnedProcessIsPutBack)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        GTEST_SKIP() << "one CPU: a pin changes nothing to put back";
+    pid_t svc = ib_test::spawn_two_thread_spinner(30);
+    ASSERT_GT(svc, 0);
+    auto before = affinities(svc);
+    ASSERT_EQ(before.size(), 2u);
+    for (auto &t : before) // two different sets, so that putting back the wrong one shows
+        ASSERT_TRUE(t.first == svc ? set_affinity(t.first, {0, 1}) : set_affinity(t.first, {1}));
+    before = affinities(svc);
+
+    // the entry the watchdog is told reads back exactly
+    struct pin_saved s = {};
+    char why[512] = "";
+    int cpu0[] = {0};
+    ASSERT_EQ(pid_pin(svc, cpu0, 1, &s, why, sizeof why), 0) << why;
+    for (auto &t : affinities(svc))
+        EXPECT_EQ(t.second, std::vector<int>{0}) << "thread " << t.first << " not pinned";
+    struct pin_saved back = {};
+    for (unsigned i = 0; i < s.n; i++) {
+        char entry[512];
+        ASSERT_EQ(pin_saved_entry(&s, i, entry, sizeof entry), 0);
+        ASSERT_EQ(pin_saved_parse(&back, entry), 0) << entry;
+    }
+    ASSERT_EQ(back.n, s.n);
+    EXPECT_EQ(back.pid, svc);
+    EXPECT_EQ(back.start, s.start);
+    EXPECT_EQ(memcmp(back.mask, s.mask, s.n * sizeof(*s.mask)), 0);
+    EXPECT_EQ(pin_saved_parse(&back, "12/13 5 xyz"), -EINVAL);
+    pin_saved_free(&back);
+    ASSERT_EQ(pid_unpin(&s, why, sizeof why), 0) << why;
+    EXPECT_EQ(affinities(svc), before) << "pid_unpin did not put every thread back";
+    EXPECT_EQ(s.pid, 0) << "saved state not released";
+
+    // a thread unknown to the save (as one started after the pin) gets the main thread's set
+    ASSERT_EQ(pid_pin(svc, cpu0, 1, &s, why, sizeof why), 0) << why;
+    for (unsigned i = 0; i < s.n; i++)
+        if (s.tid[i] != svc)
+            s.tid[i] = 1; // no thread of svc
+    ASSERT_EQ(pid_unpin(&s, why, sizeof why), 0) << why;
+    for (auto &t : affinities(svc))
+        EXPECT_EQ(t.second, (std::vector<int>{0, 1})) << "thread " << t.first;
+    for (auto &t : before)
+        ASSERT_TRUE(t.first == svc ? set_affinity(t.first, {0, 1}) : set_affinity(t.first, {1}));
+
+    // ibench SIGKILLed while the process is pinned: the watchdog puts it back
+    int pfd[2];
+    ASSERT_EQ(pipe(pfd), 0);
+    pid_t ib = fork();
+    if (ib == 0) {
+        close(pfd[0]);
+        struct pin_saved k = {};
+        if (watchdog_start(why, sizeof why) != 0 || pid_pin(svc, cpu0, 1, &k, why, sizeof why) != 0)
+            _exit(1);
+        pid_t w = watchdog_pid();
+        if (write(pfd[1], &w, sizeof w) != (ssize_t)sizeof w)
+            _exit(1);
+        raise(SIGKILL);
+    }
+    close(pfd[1]);
+    pid_t w = -1;
+    ASSERT_EQ(read(pfd[0], &w, sizeof w), (ssize_t)sizeof w);
+    close(pfd[0]);
+    int st;
+    waitpid(ib, &st, 0);
+    EXPECT_TRUE(gone_within(w, 2000)) << "the watchdog outlived its cleanup";
+    EXPECT_EQ(affinities(svc), before) << "the watchdog did not put the pinned process back";
+    kill(svc, SIGKILL);
+    waitpid(svc, &st, 0);
+    EXPECT_EQ(pid_pin(svc, cpu0, 1, &s, why, sizeof why), -ENOENT) << why;
+}
 
 // A daemon the target starts (setsid: out of its process group) dies when the child is stopped: its cgroup is
 // killed whole, in each kind of hierarchy this machine has. Before the fix the daemon outlived child_run.
@@ -186,17 +386,7 @@ long cpu_ticks(pid_t pid)
 // spinning daemon kept running while "paused".
 TEST(Contain, PauseFreezesAProcessThatLeftTheGroup)
 {
-    std::vector<cg_root> freezable;
-    for (auto &r : usable_roots()) {
-        char probe[CG_PATH_MAX], why[256];
-        if (cg_make(&r, probe, sizeof probe, why, sizeof why) != 0)
-            continue;
-        bool ok = access((std::string(probe) + "/freezer.state").c_str(), F_OK) == 0 ||
-                  access((std::string(probe) + "/cgroup.freeze").c_str(), F_OK) == 0;
-        rmdir(probe);
-        if (ok)
-            freezable.push_back(r);
-    }
+    std::vector<cg_root> freezable = freezable_roots();
     if (freezable.empty())
         GTEST_SKIP() << "no cgroup hierarchy with a freezer here (not root, or a v1 pids hierarchy only)";
     ib_test::TempDir t("pause");
