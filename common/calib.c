@@ -50,10 +50,11 @@ int calib_fingerprint(const struct topo *t, const struct cpu_info *ci, const str
     topo_cache_info(t, 1, false, -1, &c1);
     topo_cache_info(t, 2, false, -1, &c2);
     topo_cache_info(t, topo_llc_level(t), false, -1, &c3);
-    snprintf(desc, sizeof(desc), "%s|%s|%u.%u.%u|pus=%u|cores=%u|l1=%llu|l2=%llu|llc=%llu|mem=%llu|f=%d",
-             ci->vendor, ci->model, ci->family, ci->model_id, ci->stepping, topo_npus(t), topo_ncores(t),
-             (unsigned long long)c1.size, (unsigned long long)c2.size, (unsigned long long)c3.size,
-             (unsigned long long)(m->mem_total >> 30), CALIB_FORMAT);
+    /* The machine only: a file format here would make one machine's old profiles and records another machine's. */
+    snprintf(desc, sizeof(desc), "%s|%s|%u.%u.%u|packages=%u|numa=%u|cores=%u|pus=%u|l1=%llu|l2=%llu|llc=%llu|mem=%llu",
+             ci->vendor, ci->model, ci->family, ci->model_id, ci->stepping, topo_npackages(t), topo_nnuma(t),
+             topo_ncores(t), topo_npus(t), (unsigned long long)c1.size, (unsigned long long)c2.size,
+             (unsigned long long)c3.size, (unsigned long long)(m->mem_total >> 30));
     int n = snprintf(out, len, "%s-%02x-%02x-%ucpu-%016llx", !strncmp(ci->vendor, "Authentic", 9) ? "amd"
                                                              : !strncmp(ci->vendor, "Genuine", 7) ? "intel"
                                                                                                    : "cpu",
@@ -359,7 +360,9 @@ static void load_doc(struct calib *c, json_t *doc)
     }
 }
 
-/* Reads c's file into c (which holds nothing yet) when its format and fingerprint are ours. */
+/* Reads c's file into c (which holds nothing yet) when its format and fingerprint are ours.  The format is checked
+ * on its own: the fingerprint does not change with it, so a file of another format has the same name and is
+ * refused here (measured again), never read as this one. */
 static void read_file(struct calib *c)
 {
     json_error_t jerr;

@@ -28,8 +28,12 @@ extern "C" {
 
 /* 2: DRAM bandwidth with the triad kernel; 3: chunked as the SoIs stream; 4: full CPU lists and I/O-path kinds
  * (3 cut CPU lists to 63 and net targets to 40 characters, so one set could read another's entry: not read);
- * 5: cache sizes are the median knee of repeated, checked sweeps, with their spread and each sweep's summary. */
+ * 5: cache sizes are the median knee of repeated, checked sweeps, with their spread and each sweep's summary.
+ * Overridable at compile time so that a test can build this code at the next format and see the fingerprint hold
+ * and the older file refused. */
+#ifndef CALIB_FORMAT
 #define CALIB_FORMAT 5
+#endif
 #define CALIB_MAX_SWEEP 160
 #define CALIB_MAX_SWEEPS 8  /* sweeps per calibration, retries included */
 #define CALIB_MIN_SWEEPS 3  /* consistent sweeps wanted before a median is trusted */
@@ -97,12 +101,17 @@ struct calib {
 
 const char *calib_level_name(enum calib_level l);
 
-/* Fingerprint: CPU model/family/model/stepping, PU count, cache sizes, memory total, calib format. */
+/* The machine's fingerprint, "<vendor>-<family>-<model>-<N>cpu-<hash>": the hash covers the CPU vendor, brand,
+ * family/model/stepping, the kernel's view of the topology (packages, NUMA nodes, cores, PUs), hwloc's L1d, L2 and
+ * LLC sizes and the memory total in GiB.  It names the machine and nothing else, no file format: profiles and
+ * co-run records carry it, and one machine's must match across any format bump.  The cache file keeps its own
+ * "format" field, checked apart from it (calib_open).  -ENAMETOOLONG when out is too short. */
 int calib_fingerprint(const struct topo *t, const struct cpu_info *ci, const struct mlim *m, char *out,
                       size_t len);
 /* Directory of the cache (created on save). */
 const char *calib_dir(char *buf, size_t len);
-/* Initialise c for fingerprint fp and load its cache file if present (absent, stale format or garbage: empty, 0).
+/* Initialise c for fingerprint fp and load its cache file if present and both its "format" is CALIB_FORMAT and its
+ * "fingerprint" is fp (absent, another format, another machine or garbage: empty, 0; measured again on need).
  * A cache directory owned by another user, or writable by group or others, is not read: c->nocache is set, with
  * the reason in c->nocache_why, and 0 is returned (the caller measures without a cache and says so). */
 int calib_open(struct calib *c, const char *fp, char *why, size_t len);

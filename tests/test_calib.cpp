@@ -488,6 +488,158 @@ TEST(Calib, FingerprintNamesTheMachineAndChangesWithIt)
     EXPECT_EQ(calib_fingerprint(t.t, &ci, &m, c, 8), -ENAMETOOLONG);
 }
 
+// Machines of the same PU count, CPU and caches, told apart by the kernel's view of their topology alone: packages,
+// NUMA nodes, cores per package, SMT; and by their memory.
+TEST(Calib, FingerprintTellsTopologiesAndMemoryApart)
+{
+    struct cpu_info ci;
+    memset(&ci, 0, sizeof ci);
+    snprintf(ci.vendor, sizeof ci.vendor, "AuthenticAMD");
+    snprintf(ci.model, sizeof ci.model, "AMD EPYC");
+    ci.family = 0x19;
+    ci.model_id = 0x11;
+    ci.stepping = 1;
+    struct mlim m;
+    memset(&m, 0, sizeof m);
+    m.mem_total = 16 * GiB;
+    const char *const specs[] = {
+        "pack:1 core:2 pu:1",          // one socket, two cores
+        "pack:2 core:1 pu:1",          // two sockets, one NUMA node
+        "pack:1 core:1 pu:2",          // one core, two SMT threads
+        "pack:2 numa:1 core:1 pu:1",   // two sockets, a NUMA node each ...
+        "pack:1 numa:2 core:1 pu:1",   // ... and one socket split in two NUMA nodes
+    };
+    std::vector<std::string> fps;
+    for (const char *spec : specs) {
+        Topo t(spec);
+        ASSERT_NE(t.t, nullptr) << spec;
+        ASSERT_EQ(topo_npus(t.t), 2u) << spec;
+        char fp[96];
+        ASSERT_EQ(calib_fingerprint(t.t, &ci, &m, fp, sizeof fp), 0) << spec;
+        EXPECT_EQ(std::string(fp).rfind("amd-19-11-2cpu-", 0), 0u) << spec << ": " << fp;
+        for (size_t i = 0; i < fps.size(); i++)
+            EXPECT_NE(fps[i], fp) << spec << " reads as " << specs[i];
+        fps.push_back(fp);
+    }
+    // the same topology loaded again: the same machine
+    Topo again(specs[1]);
+    ASSERT_NE(again.t, nullptr);
+    char fp[96];
+    ASSERT_EQ(calib_fingerprint(again.t, &ci, &m, fp, sizeof fp), 0);
+    EXPECT_EQ(fps[1], fp);
+    // more memory: another machine; a few MiB more, the same GiB: the same one
+    m.mem_total = 17 * GiB;
+    ASSERT_EQ(calib_fingerprint(again.t, &ci, &m, fp, sizeof fp), 0);
+    EXPECT_NE(fps[1], fp);
+    m.mem_total = 16 * GiB + 5 * MiB;
+    ASSERT_EQ(calib_fingerprint(again.t, &ci, &m, fp, sizeof fp), 0);
+    EXPECT_EQ(fps[1], fp);
+}
+
+// ---- a format bump -------------------------------------------------------------------------------------------
+// calib_fp_next (tests/calib_fp_probe.c) is common/calib.c built at CALIB_FORMAT + 1, as the next bump builds it.
+// The fingerprint must not move with the format (profiles and co-run records carry it: one machine's must match
+// across a bump), while the cache file, which keeps its name, must be refused by the other format and measured again.
+
+namespace {
+
+std::string next_probe(const std::string &args)
+{
+    int rc = -1;
+    std::string out = ib_test::sh(std::string(IBENCH_CALIB_FP_NEXT) + " " + args, &rc);
+    EXPECT_EQ(rc, 0) << args << ": " << out;
+    while (!out.empty() && out.back() == '\n')
+        out.pop_back();
+    return out;
+}
+
+struct FpCase {
+    const char *topo, *vendor, *brand;
+    unsigned family, model, stepping, mem_gib;
+};
+
+const FpCase kFpCases[] = {
+    {"pack:2 l3:1(size=8MiB) l2:4(size=1MiB) l1:1(size=32KiB) core:1 pu:2", "AuthenticAMD", "AMD EPYC", 0x19, 0x11, 1,
+     24},
+    {"pack:1 core:2 pu:1", "GenuineIntel", "Intel Xeon", 6, 0x55, 4, 16},
+    {"pack:1 numa:2 l3:1(size=16MiB) core:4 pu:2", "AuthenticAMD", "AMD EPYC 7763", 0x19, 0x01, 1, 256},
+};
+
+std::string fp_here(const FpCase &k)
+{
+    Topo t(k.topo);
+    if (!t.t)
+        return "";
+    struct cpu_info ci;
+    memset(&ci, 0, sizeof ci);
+    snprintf(ci.vendor, sizeof ci.vendor, "%s", k.vendor);
+    snprintf(ci.model, sizeof ci.model, "%s", k.brand);
+    ci.family = k.family;
+    ci.model_id = k.model;
+    ci.stepping = k.stepping;
+    struct mlim m;
+    memset(&m, 0, sizeof m);
+    m.mem_total = (uint64_t)k.mem_gib * GiB;
+    char fp[96];
+    EXPECT_EQ(calib_fingerprint(t.t, &ci, &m, fp, sizeof fp), 0);
+    return fp;
+}
+
+std::string fp_next(const FpCase &k)
+{
+    return next_probe("fingerprint '" + std::string(k.topo) + "' '" + k.vendor + "' '" + k.brand + "' " +
+                      std::to_string(k.family) + " " + std::to_string(k.model) + " " + std::to_string(k.stepping) +
+                      " " + std::to_string(k.mem_gib));
+}
+
+}  // namespace
+
+TEST(CalibFormatBump, FingerprintIsTheSame)
+{
+    ASSERT_EQ(next_probe("format"), std::to_string(CALIB_FORMAT + 1)) << "the probe is not at the next format";
+    for (const FpCase &k : kFpCases) {
+        std::string here = fp_here(k);
+        ASSERT_FALSE(here.empty()) << k.topo;
+        EXPECT_EQ(fp_next(k), here) << k.topo;
+    }
+}
+
+TEST(CalibFormatBump, TheOtherFormatsCacheIsRefused)
+{
+    CacheDir dir;
+    const std::string fp = fp_here(kFpCases[0]);
+    ASSERT_FALSE(fp.empty());
+    ASSERT_EQ(fp_next(kFpCases[0]), fp);  // one file name for both formats
+    char why[256] = "";
+
+    // this format's file: read here, refused by the next format
+    struct calib c;
+    ASSERT_EQ(calib_open(&c, fp.c_str(), why, sizeof why), 0) << why;
+    fill(c);
+    ASSERT_EQ(calib_save(&c, why, sizeof why), 0) << why;
+    struct calib d;
+    ASSERT_EQ(calib_open(&d, fp.c_str(), why, sizeof why), 0) << why;
+    EXPECT_EQ(d.have_caches, 1);
+    EXPECT_EQ(d.nbw, 3u);
+    EXPECT_EQ(next_probe("open " + fp), "caches 0 entries 0");
+
+    // the next format saves over it (it merges nothing from a file it refuses) ...
+    next_probe("save " + fp);
+    json_t *doc = load(c.path);
+    ASSERT_NE(doc, nullptr);
+    EXPECT_EQ(json_integer_value(json_object_get(doc, "format")), CALIB_FORMAT + 1);
+    EXPECT_EQ(json_string_value(json_object_get(doc, "fingerprint")) ?: std::string(), fp);
+    EXPECT_EQ(json_array_size(json_object_get(doc, "bandwidth")), 1u);
+    json_decref(doc);
+    EXPECT_EQ(next_probe("open " + fp), "caches 0 entries 1");
+
+    // ... and this format refuses that file: nothing read, measured again on need
+    ASSERT_EQ(calib_open(&d, fp.c_str(), why, sizeof why), 0) << why;
+    EXPECT_EQ(d.have_caches, 0);
+    EXPECT_EQ(d.nbw, 0u);
+    EXPECT_EQ(d.measured[CALIB_LLC], 0u);
+}
+
 // ---- bandwidth working sets and look-ups ----------------------------------------------------------------------------
 
 namespace {

@@ -144,7 +144,7 @@ static void warn(json_t *arr, const char *fmt, ...)
 }
 
 /* A profile measured on another machine is applied here with a warning: its figures are that machine's.  On this
- * machine (--topology live) the fingerprints are compared (calib_fingerprint: CPU model, PUs, caches, memory); a
+ * machine (--topology live) the fingerprints are compared (calib_fingerprint: CPU, topology, caches, memory); a
  * synthetic or XML topology has no fingerprint to compare, so its PU count is compared with the profile's CPUs. */
 static void check_origin(json_t *arr, const struct pl_map_chars *c, const struct place_origin *o,
                          const struct pl_machine *m, const struct pl_hier *h)
