@@ -254,21 +254,6 @@ __attribute__((optimize("O3"))) void stream_triad(double *restrict a, const doub
         a[i] = b[i] + 3.0 * c[i];
 }
 
-double stream_triad_bps(double *a, const double *b, const double *c, size_t n, unsigned reps)
-{
-    double best = 0;
-    stream_triad(a, b, c, n); /* warm */
-    for (unsigned r = 0; r < reps; r++) {
-        uint64_t t0 = clk_mono_ns();
-        stream_triad(a, b, c, n);
-        uint64_t dt = clk_mono_ns() - t0;
-        double bps = 24.0 * (double)n / ((double)dt / 1e9);
-        if (bps > best) /* STREAM reports the best of its repeats */
-            best = bps;
-    }
-    return best;
-}
-
 size_t stream_span(size_t ws, enum stream_op op)
 {
     return op == STREAM_TRIAD ? (ws / 3) & ~(size_t)4095 : ws & ~(size_t)255;

@@ -44,8 +44,6 @@ uint64_t stream_pass(void *buf, size_t bytes, enum stream_op op);
 const char *stream_isa(void);
 int stream_force_isa(const char *isa); /* NULL: auto. -EINVAL unknown, -ENOTSUP not present */
 
-/* STREAM triad a[i] = b[i] + s*c[i] over n doubles: returns bytes/s counted as STREAM does (24 B per element). */
-double stream_triad_bps(double *a, const double *b, const double *c, size_t n, unsigned reps);
 /* One triad pass over n doubles of three arrays (the mem-bw kernel). */
 void stream_triad(double *a, const double *b, const double *c, size_t n);
 /* The streaming SoIs' and calibration's common step: `op` over [pos, pos+len) of a working set of ws bytes.

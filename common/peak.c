@@ -80,8 +80,11 @@ void peak_store(struct calib *c, const char *kind, const int *cpus, unsigned n, 
     calib_bw_store(c, &e);
 }
 
-int peak_need(struct calib *c, const struct topo *t, const char *kind, const int *cpus, unsigned n, peak_kernel_fn k,
-              int cached, const atomic_int *stop, double *ops, double *old, char *why, size_t len)
+/* Cached rate if `cached` and one is there, else measure now and store.  *old gets the cached rate seen before
+ * (0 if none). */
+static int peak_need(struct calib *c, const struct topo *t, const char *kind, const int *cpus, unsigned n,
+                     peak_kernel_fn k, int cached, const atomic_int *stop, double *ops, double *old, char *why,
+                     size_t len)
 {
     const struct calib_bw *e = calib_bw_find(c, kind, cpus, n);
     *old = e ? e->bps : 0;

@@ -34,11 +34,6 @@ int peak_measure(const struct topo *t, const int *cpus, unsigned n, peak_kernel_
 /* Store a measured rate for kind on cpus in c (replacing an older one), marking c for saving.  A kind or CPU list
  * too long for its key is not stored (measured again next time, never found under a cut key). */
 void peak_store(struct calib *c, const char *kind, const int *cpus, unsigned n, double ops, double spread);
-/* Cached rate if `cached` and one is there, else measure now and store.  *old gets the cached rate seen before
- * (0 if none). */
-int peak_need(struct calib *c, const struct topo *t, const char *kind, const int *cpus, unsigned n, peak_kernel_fn k,
-              int cached, const atomic_int *stop, double *ops, double *old, char *why, size_t len);
-
 /* Peak of a rate SoI whose threads each measure themselves: one thread per env->cpus[i] (bound when env's topology
  * is this machine), all running at once. Each calls window(arg, tid, ns, &rate) once to warm up (50 ms, discarded),
  * then PEAK_REPS times for window_ns, in step with the others (a barrier between windows); rate is that thread's
@@ -48,7 +43,7 @@ typedef int (*peak_window_fn)(void *arg, unsigned tid, uint64_t window_ns, doubl
 int peak_threads(const struct soi_env *env, unsigned n, peak_window_fn window, void *arg, uint64_t window_ns,
                  double *peak, double *spread, char *why, size_t len);
 
-/* As peak_need for such SoIs: the cached rate of `kind` on env->cpus when env->cached_capacity and one is there,
+/* A rate SoI's peak: the cached rate of `kind` on env->cpus when env->cached_capacity and one is there,
  * else peak_threads now and store it. *old gets the cached rate seen before (0 if none). */
 int peak_need_threads(const struct soi_env *env, const char *kind, unsigned n, peak_window_fn window, void *arg,
                       uint64_t window_ns, double *peak, double *old, char *why, size_t len);

@@ -71,7 +71,9 @@ void *kit_map_local(const struct topo *t, int cpu, size_t bytes, int hugepages)
 
 #define FP_QUANTUM_NS 100000.0 /* aim for ~100 us per step() */
 
-int fpset_init(struct fpset *f, const struct topo *topo, const int *cpus, unsigned n, const size_t *max_slots,
+static void fpset_free(struct fpset *f);
+
+static int fpset_init(struct fpset *f, const struct topo *topo, const int *cpus, unsigned n, const size_t *max_slots,
                size_t stride, size_t skew, unsigned nchains, int hugepages, size_t sweep_bytes)
 {
     memset(f, 0, sizeof(*f));
@@ -107,7 +109,8 @@ int fpset_init(struct fpset *f, const struct topo *topo, const int *cpus, unsign
     return 0;
 }
 
-int fpset_resize(struct fpset *f, unsigned i, size_t nslots)
+/* Rebuild thread i's chase over nslots (0: idle). */
+static int fpset_resize(struct fpset *f, unsigned i, size_t nslots)
 {
     struct fpthread *th = &f->t[i];
     if (nslots > th->max_slots)
@@ -120,7 +123,8 @@ int fpset_resize(struct fpset *f, unsigned i, size_t nslots)
     return chase_build(&th->ch, th->buf, nslots, f->stride, f->skew, chains, th->seed++);
 }
 
-uint64_t fpset_step(struct fpset *f, unsigned i)
+/* One quantum on thread i; returns the number of accesses made. */
+static uint64_t fpset_step(struct fpset *f, unsigned i)
 {
     struct fpthread *th = &f->t[i];
     if (th->nslots == 0)
@@ -156,7 +160,8 @@ uint64_t fpset_step(struct fpset *f, unsigned i)
     return q * th->ch.nchains;
 }
 
-uint64_t fpset_covered(const struct fpset *f, unsigned i)
+/* Distinct slots touched by thread i since the last reset (each chain covers its own segment of the cycle). */
+static uint64_t fpset_covered(const struct fpset *f, unsigned i)
 {
     const struct fpthread *th = &f->t[i];
     if (th->nslots == 0)
@@ -170,19 +175,20 @@ uint64_t fpset_covered(const struct fpset *f, unsigned i)
     return covered;
 }
 
-double fpset_load_ns(const struct fpset *f, unsigned i)
+/* Mean ns per dependent load on thread i since the last reset (chase time / steps per chain); 0 if none. */
+static double fpset_load_ns(const struct fpset *f, unsigned i)
 {
     const struct fpthread *th = &f->t[i];
     return th->steps_done ? (double)th->chase_ns / (double)th->steps_done : 0;
 }
 
-void fpset_reset_meter(struct fpset *f)
+static void fpset_reset_meter(struct fpset *f)
 {
     for (unsigned i = 0; i < f->n; i++)
         f->t[i].steps_done = f->t[i].chase_ns = 0;
 }
 
-void fpset_free(struct fpset *f)
+static void fpset_free(struct fpset *f)
 {
     if (!f->t)
         return;
@@ -197,7 +203,9 @@ void fpset_free(struct fpset *f)
 
 /* ---- strset --------------------------------------------------------------------------------------------- */
 
-int strset_init(struct strset *s, const struct topo *topo, const int *cpus, unsigned n, size_t ws, size_t chunk,
+static void strset_free(struct strset *s);
+
+static int strset_init(struct strset *s, const struct topo *topo, const int *cpus, unsigned n, size_t ws, size_t chunk,
                 enum stream_op op)
 {
     memset(s, 0, sizeof(*s));
@@ -222,13 +230,14 @@ int strset_init(struct strset *s, const struct topo *topo, const int *cpus, unsi
     return 0;
 }
 
-uint64_t strset_step(struct strset *s, unsigned i)
+/* Stream one chunk on thread i; returns bytes moved. */
+static uint64_t strset_step(struct strset *s, unsigned i)
 {
     struct strthread *t = &s->t[i];
     return stream_step(t->buf, t->ws, &t->pos, t->chunk, s->op);
 }
 
-void strset_free(struct strset *s)
+static void strset_free(struct strset *s)
 {
     if (!s->t)
         return;
@@ -251,7 +260,9 @@ const char *kit_rate_units(struct soi *s, const char *unit, double old, char *bu
     return buf;
 }
 
-int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char *why, size_t len)
+/* The shared prepare of the three streaming SoIs: measure (or look up) the bandwidth of `kind` ("l2", "llc",
+ * "dram") on env->cpus, size buffers, and fill s->capacity/unit/capacity_src. */
+static int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char *why, size_t len)
 {
     const struct soi_env *env = s->env;
     double bps, cached = 0;

@@ -46,20 +46,6 @@ struct fpset {
     unsigned nchains;
 };
 
-/* max_slots[i] per thread; stride/skew as chase_build; hugepages for the chase buffers; sweep_bytes 0 = none. */
-int fpset_init(struct fpset *f, const struct topo *topo, const int *cpus, unsigned n, const size_t *max_slots,
-               size_t stride, size_t skew, unsigned nchains, int hugepages, size_t sweep_bytes);
-/* Rebuild thread i's chase over nslots (0: idle). */
-int fpset_resize(struct fpset *f, unsigned i, size_t nslots);
-/* One quantum on thread i; returns the number of accesses made. */
-uint64_t fpset_step(struct fpset *f, unsigned i);
-/* Mean ns per dependent load on thread i since the last reset (chase time / steps per chain); 0 if none. */
-double fpset_load_ns(const struct fpset *f, unsigned i);
-/* Distinct slots touched by thread i since the last reset (each chain covers its own segment of the cycle). */
-uint64_t fpset_covered(const struct fpset *f, unsigned i);
-void fpset_reset_meter(struct fpset *f);
-void fpset_free(struct fpset *f);
-
 struct strthread {
     void *buf;
     size_t ws;      /* working set */
@@ -73,16 +59,6 @@ struct strset {
     enum stream_op op;
 };
 
-/* One streaming buffer of ws bytes per thread, streamed `chunk` bytes per step (calib_bw_chunk()). */
-int strset_init(struct strset *s, const struct topo *topo, const int *cpus, unsigned n, size_t ws, size_t chunk,
-                enum stream_op op);
-/* Stream one chunk on thread i; returns bytes moved. */
-uint64_t strset_step(struct strset *s, unsigned i);
-void strset_free(struct strset *s);
-
-/* The shared prepare of the three streaming SoIs: measure (or look up) the bandwidth of `kind` ("l2", "llc",
- * "dram") on env->cpus, size buffers, and fill s->capacity/unit/capacity_src. */
-int kit_stream_prepare(struct soi *s, struct strset *set, const char *kind, char *why, size_t len);
 /* A rate SoI's units: s->unit and s->secondary_unit both `unit`.  Returns buf holding "; cached <old>" when a cached
  * figure old > 0 was there but the capacity was measured anew (the tail of capacity_src), else "". */
 const char *kit_rate_units(struct soi *s, const char *unit, double old, char *buf, size_t len);

@@ -211,7 +211,6 @@ int val_open(struct val_ctx **out, struct machine *m, const struct val_opts *o, 
 
 int val_soi_cpu(const struct val_ctx *c) { return c->soi_cpu; }
 int val_probe_cpu(const struct val_ctx *c) { return c->other_cpu; }
-const struct val_meter *val_real_meter(struct val_ctx *c) { return &c->meter; }
 
 void val_close(struct val_ctx *c)
 {

@@ -273,8 +273,6 @@ struct val_ctx; /* validate.c */
 int val_open(struct val_ctx **out, struct machine *m, const struct val_opts *o, char *why, size_t len);
 int val_soi_cpu(const struct val_ctx *c);
 int val_probe_cpu(const struct val_ctx *c);
-/* The real meter over c (beside_run on c's open SoI and probes). */
-const struct val_meter *val_real_meter(struct val_ctx *c);
 void val_close(struct val_ctx *c);
 
 /* Validate one SoI: self-meter ramp, probe ramp and verdict. 0, or -EINTR (out says how far it got). */
