@@ -1,5 +1,5 @@
 /* cmd_extender.c - `ibench extender`: the Kubernetes scheduler extender, pl_extender (placement/) served over HTTP by
- * ext_server (libmicrohttpd).  docs/extender.md. */
+ * http_server (libmicrohttpd).  docs/extender.md. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <arpa/inet.h>
@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "ext_server.h"
+#include "http_server.h"
 #include "ib_err.h"
 #include "netsink.h"
 #include "parse.h"
@@ -63,7 +63,7 @@ static void extender_usage(void)
            "or SIGTERM, then stops cleanly. Exit 0 after a clean stop, 2 on bad options, 1 when it cannot listen\n"
            "(the reason is printed), 77 when TLS is asked of a libmicrohttpd without it.\n",
            PL_EXT_PORT, PL_EXT_MISS_TTL_MS / 1000.0, PL_EXT_ASSUME_TTL_S, PL_COLOC_MARGIN, PL_EXT_MAX_BODY,
-           EXT_DEFAULT_BODY_MEMORY, EXT_DEFAULT_CONNS, EXT_DEFAULT_PER_ADDRESS, EXT_DEFAULT_TIMEOUT_S);
+           HTTP_DEFAULT_BODY_MEMORY, HTTP_DEFAULT_CONNS, HTTP_DEFAULT_PER_ADDRESS, HTTP_DEFAULT_TIMEOUT_S);
 }
 
 /* A PEM file, whole, NUL-terminated (at most MAX_PEM). */
@@ -257,11 +257,11 @@ int cmd_extender(int argc, char **argv)
     struct pl_extender_opts xo = {.profiles = ".", .margin = PL_COLOC_MARGIN, .pessimistic = true,
                                   .assume_ttl_s = PL_EXT_ASSUME_TTL_S, .established = true};
     unsigned long assume = PL_EXT_ASSUME_TTL_S;
-    unsigned long threads = 2, timeout = EXT_DEFAULT_TIMEOUT_S, conns = EXT_DEFAULT_CONNS,
-                  per_addr = EXT_DEFAULT_PER_ADDRESS;
-    uint64_t max_body = PL_EXT_MAX_BODY, body_mem = EXT_DEFAULT_BODY_MEMORY;
+    unsigned long threads = 2, timeout = HTTP_DEFAULT_TIMEOUT_S, conns = HTTP_DEFAULT_CONNS,
+                  per_addr = HTTP_DEFAULT_PER_ADDRESS;
+    uint64_t max_body = PL_EXT_MAX_BODY, body_mem = HTTP_DEFAULT_BODY_MEMORY;
     bool body_mem_set = false, per_addr_set = false;
-    enum ext_log_level level = EXT_LOG_ERROR;
+    enum http_log_level level = HTTP_LOG_ERROR;
     static const char *const levels[] = {"off", "error", "info", "debug"};
     int c;
     optind = 0;
@@ -320,7 +320,7 @@ int cmd_extender(int argc, char **argv)
                 i++;
             if (i == 4)
                 return cli_fail(IB_EXIT_USAGE, CMD, "--log-level '%s': off, error, info or debug expected", optarg);
-            level = (enum ext_log_level)i;
+            level = (enum http_log_level)i;
             break;
         }
         case OPT_TIMEOUT:
@@ -377,15 +377,15 @@ int cmd_extender(int argc, char **argv)
         free(cpem), free(kpem);
         return cli_fail(cli_exit_for(rc, 0), CMD, "%s", why);
     }
-    struct ext_server_opts so = {.addr = (struct sockaddr *)&sa, .addrlen = salen, .threads = (unsigned)threads,
+    struct http_server_opts so = {.addr = (struct sockaddr *)&sa, .addrlen = salen, .threads = (unsigned)threads,
                                  .max_conns = (unsigned)conns, .per_address = (unsigned)per_addr,
                                  .max_body = (size_t)max_body, .body_memory = (size_t)body_mem,
                                  .timeout_s = (unsigned)timeout, .tls_cert = cpem, .tls_key = kpem, .handler = handle,
                                  .ctx = x, .ready = ready, .metrics = metrics, .log_fields = log_fields,
                                  .log_level = level};
-    struct ext_server *s = NULL;
+    struct http_server *s = NULL;
     cli_signals_install();
-    rc = ext_server_start(&so, &s, why, sizeof(why));
+    rc = http_server_start(&so, &s, why, sizeof(why));
     if (rc < 0) {
         cli_signals_restore();
         pl_extender_free(x);
@@ -400,13 +400,13 @@ int cmd_extender(int argc, char **argv)
     } else {
         inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, host, sizeof(host));
     }
-    fprintf(stderr, "ibench %s: listening on %s://%s:%d\n", CMD, cert ? "https" : "http", host, ext_server_port(s));
+    fprintf(stderr, "ibench %s: listening on %s://%s:%d\n", CMD, cert ? "https" : "http", host, http_server_port(s));
     fflush(stderr);
     while (!atomic_load(&cli_stop)) {
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    ext_server_stop(s);
+    http_server_stop(s);
     cli_signals_restore();
     pl_extender_free(x);
     free(cpem), free(kpem);

@@ -1,7 +1,7 @@
 /* fuzz_extender.c - libFuzzer target for the scheduler extender's request parser (pl_extender_handle, placement/).
  *
  * The first byte picks the verb (even: filter, odd: prioritize), the rest is the request body, as the HTTP server
- * (cli/ext_server.c) hands it over: not NUL-terminated.  The store is a small fixture made once: the recorded
+ * (cli/http_server.c) hands it over: not NUL-terminated.  The store is a small fixture made once: the recorded
  * profiles of docs/data/corun (IBENCH_CORUN) copied into a temporary directory, and two nodes/NAME.json.  Rules
  * checked on every input: no crash, leak, hang or out-of-bounds read; 0 with an answer that is JSON, status 200 or
  * 400, and a 400's answer {"Error": "one line"}.  -ENOMEM is a finding too: libFuzzer's inputs are a few KB, and

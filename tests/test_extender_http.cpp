@@ -2,7 +2,7 @@
 // slow clients, concurrency, signals, TLS, options.  Two kinds of server:
 // - the command itself (ExtenderCli): a child `ibench extender --listen 127.0.0.1:0`, the port read from its stderr;
 //   its decisions are placement/k8s/pl_extender.c's (ExtenderRealLib and the goldens check them over HTTP);
-// - the HTTP layer in process (ExtenderServer): ext_server with a fake handler that answers 200 with what it got,
+// - the HTTP layer in process (ExtenderServer): http_server with a fake handler that answers 200 with what it got,
 //   for the paths that need a 200 (whole bodies delivered, concurrency).
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -21,7 +21,7 @@
 #include "test_support.h"
 
 extern "C" {
-#include "ext_server.h"
+#include "http_server.h"
 }
 
 namespace {
@@ -92,16 +92,16 @@ unsigned long long fnv(const std::string &s)
     return h;
 }
 
-// ext_server in process on 127.0.0.1 (a free port) with the fake handler.
+// http_server in process on 127.0.0.1 (a free port) with the fake handler.
 class InProc {
 public:
     InProc(size_t max_body, unsigned timeout_s, unsigned threads = 2,
-           const std::function<void(ext_server_opts &)> &tweak = nullptr)
+           const std::function<void(http_server_opts &)> &tweak = nullptr)
     {
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ext_server_opts o{};
+        http_server_opts o{};
         o.addr = (sockaddr *)&a;
         o.addrlen = sizeof(a);
         o.threads = threads;
@@ -111,16 +111,16 @@ public:
         if (tweak)
             tweak(o);
         char why[256] = "";
-        rc_ = ext_server_start(&o, &s_, why, sizeof(why));
+        rc_ = http_server_start(&o, &s_, why, sizeof(why));
         why_ = why;
     }
-    ~InProc() { ext_server_stop(s_); }
-    int port() const { return s_ ? ext_server_port(s_) : 0; }
+    ~InProc() { http_server_stop(s_); }
+    int port() const { return s_ ? http_server_port(s_) : 0; }
     int rc_;
     std::string why_;
 
 private:
-    ext_server *s_ = nullptr;
+    http_server *s_ = nullptr;
 };
 
 TEST(ExtenderCli, RoutesHealthz404And405)
@@ -407,7 +407,7 @@ TEST(ExtenderServer, SixtyFourConcurrentConnections)
 {
     // from one address, so the per-address limit is raised to them all: else the 33rd connection would evict the
     // oldest idle one, a keep-alive connection between two of its requests
-    InProc s(4u << 20, 10, 2, [](ext_server_opts &o) { o.per_address = 64; });
+    InProc s(4u << 20, 10, 2, [](http_server_opts &o) { o.per_address = 64; });
     ASSERT_EQ(s.rc_, 0) << s.why_;
     std::atomic<int> good{0};
     std::vector<std::thread> th;
@@ -708,7 +708,7 @@ TEST(ExtenderStall, SixtyFourIdleSocketsDoNotDelayAHealthyClient)
 // the idle socket evicted for it is the oldest (least recently used), not a random one.
 TEST(ExtenderStall, EightSlotsHeldByIdleSocketsEvictOldestFirst)
 {
-    InProc s(1u << 20, 10, 2, [](ext_server_opts &o) { o.max_conns = 8, o.per_address = 8; });
+    InProc s(1u << 20, 10, 2, [](http_server_opts &o) { o.max_conns = 8, o.per_address = 8; });
     ASSERT_EQ(s.rc_, 0) << s.why_;
     std::vector<int> idle;
     for (int i = 0; i < 8; i++) {
@@ -733,7 +733,7 @@ TEST(ExtenderStall, EightSlotsHeldByIdleSocketsEvictOldestFirst)
 // at most per_address; the rest of its connections are refused at once, and another address is served meanwhile.
 TEST(ExtenderStall, PerAddressLimitHoldsOneAddressBack)
 {
-    InProc s(1u << 20, 5, 2, [](ext_server_opts &o) { o.max_conns = 64, o.per_address = 8; });
+    InProc s(1u << 20, 5, 2, [](http_server_opts &o) { o.max_conns = 64, o.per_address = 8; });
     ASSERT_EQ(s.rc_, 0) << s.why_;
     std::vector<int> busy;
     for (int i = 0; i < 20; i++) {
@@ -760,7 +760,7 @@ TEST(ExtenderStall, PerAddressLimitHoldsOneAddressBack)
 // refused (503 or closed: MHD 0.9 cannot answer mid-body), and the memory is given back when they end.
 TEST(ExtenderStall, BodyMemoryBoundsBodiesOfAllConnections)
 {
-    InProc s(1u << 20, 5, 2, [](ext_server_opts &o) { o.body_memory = 2u << 20; });
+    InProc s(1u << 20, 5, 2, [](http_server_opts &o) { o.body_memory = 2u << 20; });
     ASSERT_EQ(s.rc_, 0) << s.why_;
     g_calls = 0;
     std::string head = "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(1u << 20) + "\r\n\r\n";
@@ -996,8 +996,8 @@ TEST(ExtenderObserve, ErrorLevelLogsFailuresAndLinesStayWhole)
     FILE *log = tmpfile();
     ASSERT_NE(log, nullptr);
     {
-        InProc s(1u << 20, 5, 2, [&](ext_server_opts &o) {
-            o.handler = failing_handler, o.log = log, o.log_level = EXT_LOG_ERROR;
+        InProc s(1u << 20, 5, 2, [&](http_server_opts &o) {
+            o.handler = failing_handler, o.log = log, o.log_level = HTTP_LOG_ERROR;
         });
         ASSERT_EQ(s.rc_, 0) << s.why_;
         std::string r = http(s.port(), "POST", "/filter", "{}");
@@ -1006,7 +1006,7 @@ TEST(ExtenderObserve, ErrorLevelLogsFailuresAndLinesStayWhole)
         EXPECT_EQ(status_of(http(s.port(), "GET", "/healthz")), 200); // not logged at error
     }
     {
-        InProc s(1u << 20, 5, 2, [&](ext_server_opts &o) { o.log = log, o.log_level = EXT_LOG_INFO; });
+        InProc s(1u << 20, 5, 2, [&](http_server_opts &o) { o.log = log, o.log_level = HTTP_LOG_INFO; });
         ASSERT_EQ(s.rc_, 0) << s.why_;
         std::vector<std::thread> th;
         for (int i = 0; i < 32; i++)

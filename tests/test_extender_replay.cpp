@@ -17,7 +17,7 @@
 #include "test_support.h"
 
 extern "C" {
-#include "ext_server.h"
+#include "http_server.h"
 #include "pl_coloc.h"
 #include "pl_extender.h"
 #include "pl_sim.h"
@@ -187,17 +187,17 @@ void replay(uint64_t seed, bool over_http)
     pl_extender_opts eo = {}; // the policy's: unknowns optimistic; no assumed tenants (the fleet is the truth)
     eo.margin = PL_COLOC_MARGIN, eo.pessimistic = false, eo.lookup = lookup, eo.established = false;
     ASSERT_EQ(pl_extender_new(&eo, &g_ext, why, sizeof why), 0) << why;
-    ext_server *srv = nullptr;
+    http_server *srv = nullptr;
     g_http_port = 0;
     if (over_http) { /* the command's server, in process, on a free loopback port */
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ext_server_opts so{};
+        http_server_opts so{};
         so.addr = (const sockaddr *)&a, so.addrlen = sizeof a, so.threads = 2, so.max_body = PL_EXT_MAX_BODY;
         so.timeout_s = 10, so.handler = handle, so.ctx = g_ext;
-        ASSERT_EQ(ext_server_start(&so, &srv, why, sizeof why), 0) << why;
-        g_http_port = ext_server_port(srv);
+        ASSERT_EQ(http_server_start(&so, &srv, why, sizeof why), 0) << why;
+        g_http_port = http_server_port(srv);
     }
     g_decisions = g_agree = g_learned = g_placed = 0;
     pl_sim_policy pol = {"replay", replay_choose};
@@ -218,7 +218,7 @@ void replay(uint64_t seed, bool over_http)
     pl_sim_scenario_free(&s2);
     pl_sim_result_free(&r);
     if (srv)
-        ext_server_stop(srv);
+        http_server_stop(srv);
     g_http_port = 0;
     pl_extender_free(g_ext);
     pl_sim_scenario_free(&s);

@@ -2,7 +2,7 @@
  * POSTs an ExtenderArgs (k8s.io/kube-scheduler/extender/v1) to `filter` and `prioritize`; the answer is an
  * ExtenderFilterResult or a HostPriorityList.  The decisions are place colocate's (pl_coloc_check on the node's
  * tenants plus the pod, the same margin and unknown rule): one library, two front ends.  No I/O but reading the
- * store; no HTTP (cli/ext_server.c serves this over libmicrohttpd).
+ * store; no HTTP (cli/http_server.c serves this over libmicrohttpd).
  *
  * Where the inputs come from:
  * - the pod's profile: the annotation PL_EXT_ANN_PROFILE names a profile of the store (DIR/NAME.json); a pod

@@ -1,4 +1,4 @@
-/* ext_server.c - the extender's HTTP server over libmicrohttpd (ext_server.h, docs/extender.md).
+/* http_server.c - ibench's HTTP server over libmicrohttpd (http_server.h, docs/extender.md).
  *
  * Rules, each against a client that could hurt the server or starve kube-scheduler:
  * - routes: POST /filter and /prioritize go to the handler; GET (or HEAD) /healthz answers 200 "ok" (alive),
@@ -22,7 +22,7 @@
  *   per-IP limit only refuses, so we count addresses ourselves;
  * - we bind the socket ourselves (not MHD) so that a port in use is reported with its errno, and port 0 works. */
 #define _GNU_SOURCE
-#include "ext_server.h"
+#include "http_server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -60,8 +60,8 @@ struct slot {
     double idle_since;
 };
 
-struct ext_server {
-    struct ext_server_opts o;
+struct http_server {
+    struct http_server_opts o;
     struct MHD_Daemon *d;
     int fd;
     int port;
@@ -111,7 +111,7 @@ static double since(const struct timespec *t0)
 
 static void on_log(void *cls, const char *fmt, va_list ap)
 {
-    struct ext_server *s = cls;
+    struct http_server *s = cls;
     if (atomic_load(&s->started)) /* a client's failure while serving: not ours to print */
         return;
     vsnprintf(s->log, sizeof(s->log), fmt, ap);
@@ -119,7 +119,7 @@ static void on_log(void *cls, const char *fmt, va_list ap)
 }
 
 /* ---- the log: one JSON object a line; a line is written by one call, so lines of threads do not interleave */
-static void log_line(struct ext_server *s, json_t *line, const char *level)
+static void log_line(struct http_server *s, json_t *line, const char *level)
 {
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
@@ -141,9 +141,9 @@ static void log_line(struct ext_server *s, json_t *line, const char *level)
     json_decref(head);
 }
 
-static void log_conn(struct ext_server *s, const char *event, const char *peer)
+static void log_conn(struct http_server *s, const char *event, const char *peer)
 {
-    if (s->o.log_level < EXT_LOG_DEBUG)
+    if (s->o.log_level < HTTP_LOG_DEBUG)
         return;
     json_t *l = json_pack("{s:s,s:s}", "event", event, "peer", peer);
     log_line(s, l, "debug");
@@ -164,7 +164,7 @@ static void addr_of(const struct sockaddr *a, int *fam, unsigned char ip[16], ch
 }
 
 /* The connection idle the longest among the live ones (of one address when fam is set); NULL when all are busy. */
-static struct slot *oldest_idle(struct ext_server *s, int fam, const unsigned char *ip)
+static struct slot *oldest_idle(struct http_server *s, int fam, const unsigned char *ip)
 {
     struct slot *v = NULL;
     for (unsigned i = 0; i < s->nslot; i++) {
@@ -180,7 +180,7 @@ static struct slot *oldest_idle(struct ext_server *s, int fam, const unsigned ch
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *a, socklen_t alen)
 {
     (void)alen;
-    struct ext_server *s = cls;
+    struct http_server *s = cls;
     int fam;
     unsigned char ip[16];
     char peer[INET6_ADDRSTRLEN];
@@ -222,7 +222,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *a, socklen_t 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
-    struct ext_server *s = cls;
+    struct http_server *s = cls;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *fi = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         const union MHD_ConnectionInfo *ai = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -300,7 +300,7 @@ static enum MHD_Result answer_owned(struct MHD_Connection *c, struct req *q, uns
 #define E503 "{\"Error\": \"server busy: the request bodies arriving fill its body memory; retry\"}\n"
 
 /* The Prometheus text of the server, then the hook's. */
-static char *metrics_text(struct ext_server *s)
+static char *metrics_text(struct http_server *s)
 {
     char *b = NULL;
     size_t n = 0;
@@ -375,7 +375,7 @@ static char *metrics_text(struct ext_server *s)
 }
 
 /* A GET route: /healthz, /readyz, /metrics. */
-static enum MHD_Result answer_get(struct ext_server *s, struct MHD_Connection *c, struct req *q, enum route r)
+static enum MHD_Result answer_get(struct http_server *s, struct MHD_Connection *c, struct req *q, enum route r)
 {
     if (r == R_HEALTHZ)
         return answer_const(c, q, MHD_HTTP_OK, "ok\n", TEXT, NULL);
@@ -400,7 +400,7 @@ static enum MHD_Result answer_get(struct ext_server *s, struct MHD_Connection *c
 }
 
 /* The first call for a request: route it; a handler route waits for its body. */
-static enum MHD_Result first_call(struct ext_server *s, struct MHD_Connection *c, const char *url, const char *method,
+static enum MHD_Result first_call(struct http_server *s, struct MHD_Connection *c, const char *url, const char *method,
                                   void **con_cls)
 {
     enum route r = R_OTHER;
@@ -447,7 +447,7 @@ static enum MHD_Result first_call(struct ext_server *s, struct MHD_Connection *c
 
 /* Stops taking a body: its buffer is given back; the answer is queued now if MHD lets us, else the connection is
  * closed (MHD 0.9 queues no answer while a body is arriving). */
-static enum MHD_Result cut_off(struct ext_server *s, struct MHD_Connection *c, struct req *q, unsigned status,
+static enum MHD_Result cut_off(struct http_server *s, struct MHD_Connection *c, struct req *q, unsigned status,
                                const char *body)
 {
     q->answered = 1;
@@ -462,7 +462,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
     (void)version;
-    struct ext_server *s = cls;
+    struct http_server *s = cls;
     struct req *q = *con_cls;
     if (!q)
         return first_call(s, c, url, method, con_cls);
@@ -514,7 +514,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         free(out);
         return answer_const(c, q, MHD_HTTP_INTERNAL_SERVER_ERROR, E500, JSON, NULL);
     }
-    if (s->o.log_fields && s->o.log_level >= (status >= 500 ? EXT_LOG_ERROR : EXT_LOG_INFO) &&
+    if (s->o.log_fields && s->o.log_level >= (status >= 500 ? HTTP_LOG_ERROR : HTTP_LOG_INFO) &&
         (q->fields = json_object()))
         s->o.log_fields(s->o.ctx, q->verb, q->buf ? q->buf : "", q->len, out, q->fields);
     /* the body is decided: its buffer goes back to the body memory now, not when the answer is sent */
@@ -528,7 +528,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
     (void)c;
-    struct ext_server *s = cls;
+    struct http_server *s = cls;
     struct req *q = *con_cls;
     if (!q)
         return;
@@ -552,7 +552,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     atomic_fetch_add(&s->hist[q->route][k], 1);
     atomic_fetch_add(&s->sum_ns[q->route], (unsigned long long)(dur * 1e9));
     bool err = !done || q->status >= 500;
-    if (s->o.log_level >= (err ? EXT_LOG_ERROR : EXT_LOG_INFO)) {
+    if (s->o.log_level >= (err ? HTTP_LOG_ERROR : HTTP_LOG_INFO)) {
         static const char *const end[] = {"ok", "error", "timeout", "shutdown", "read error", "client gone"};
         json_t *l = json_pack("{s:s,s:i,s:f,s:I,s:I,s:s}", "verb", route_name[q->route], "status", (int)q->status,
                               "duration_ms", dur * 1e3, "bytes_in", (json_int_t)q->len, "bytes_out",
@@ -571,25 +571,25 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     *con_cls = NULL;
 }
 
-int ext_server_start(const struct ext_server_opts *o, struct ext_server **out, char *why, size_t len)
+int http_server_start(const struct http_server_opts *o, struct http_server **out, char *why, size_t len)
 {
     *out = NULL;
     if (!o->handler || !o->addr || o->threads < 1 || !o->max_body || !o->timeout_s || !o->tls_cert != !o->tls_key)
         return ib_why(why, len, -EINVAL, "bad server options");
     if (o->tls_cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
         return ib_why(why, len, -ENOTSUP, "this libmicrohttpd was built without TLS");
-    struct ext_server *s = calloc(1, sizeof(*s));
+    struct http_server *s = calloc(1, sizeof(*s));
     if (!s)
         return ib_why(why, len, -ENOMEM, "out of memory");
     s->o = *o;
     if (!s->o.max_conns)
-        s->o.max_conns = EXT_DEFAULT_CONNS;
+        s->o.max_conns = HTTP_DEFAULT_CONNS;
     if (!s->o.per_address)
-        s->o.per_address = EXT_DEFAULT_PER_ADDRESS;
+        s->o.per_address = HTTP_DEFAULT_PER_ADDRESS;
     if (s->o.per_address > s->o.max_conns)
         s->o.per_address = s->o.max_conns;
     if (!s->o.body_memory)
-        s->o.body_memory = EXT_DEFAULT_BODY_MEMORY;
+        s->o.body_memory = HTTP_DEFAULT_BODY_MEMORY;
     if (s->o.body_memory < s->o.max_body) /* one body of the largest size must fit */
         s->o.body_memory = s->o.max_body;
     /* libmicrohttpd's own limit leaves room for the evicted connections still closing, and splits it among the
@@ -657,9 +657,9 @@ int ext_server_start(const struct ext_server_opts *o, struct ext_server **out, c
     return 0;
 }
 
-int ext_server_port(const struct ext_server *s) { return s->port; }
+int http_server_port(const struct http_server *s) { return s->port; }
 
-void ext_server_stop(struct ext_server *s)
+void http_server_stop(struct http_server *s)
 {
     if (!s)
         return;
