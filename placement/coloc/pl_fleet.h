@@ -33,21 +33,6 @@ int pl_fleet_add(struct pl_fleet *fl, const char *profile_path, unsigned cpus, d
                  unsigned work_s, unsigned *idx, char *why, size_t len);
 void pl_fleet_free(struct pl_fleet *fl);
 
-/* Whether machine mi of f takes application a, and why: the rule place colocate prints and the scheduler extender
- * filters by (one library, two front ends).  In order: no room (CPU, memory or the group limit); fits (the policy is
- * not interference, or the machine has no tenant); else pl_coloc_check of its tenants plus a with o: safe (fit set)
- * or unsafe (the deciding resources; also a group that cannot be judged). */
-/* uncertain: shared, not refused (pl_coloc_opts.established), ranked after every safe and empty machine */
-enum pl_verdict_kind { PL_V_NO_ROOM, PL_V_FITS, PL_V_SAFE, PL_V_UNSAFE, PL_V_UNCERTAIN };
-struct pl_verdict {
-    enum pl_verdict_kind kind;
-    char why[512];
-    double fit; /* safe or uncertain: pl_coloc_result.fit; else NAN */
-};
-void pl_fleet_verdict(const struct pl_sim_fleet *f, unsigned mi, unsigned a, bool interference,
-                      const struct pl_coloc_opts *o, struct pl_verdict *v);
-const char *pl_verdict_name(enum pl_verdict_kind k);
-
 #ifdef __cplusplus
 }
 #endif

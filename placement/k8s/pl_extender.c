@@ -20,7 +20,7 @@
  *   what can be compared); it is dropped unconfirmed after assume_ttl_s (kube-scheduler chose another node, or the
  *   pod left).  Both errors are on the safe side but one: another scheduler's pod of the same profile landing there
  *   confirms it early.
- * - The verdict is pl_fleet_verdict with the interference rule, the margin, the unknown rule and the refusal rule
+ * - The verdict is pl_verdict_of with the interference rule, the margin, the unknown rule and the refusal rule
  *   of the options: place colocate's.  filter keeps "fits" (no tenant), "safe" and "uncertain" nodes (a negative
  *   headroom not established beyond the profiles' uncertainty: pl_coloc.h); the others go to FailedNodes with the
  *   verdict's reason, which names the resource, the figures and their se.
@@ -58,8 +58,8 @@
 
 #include "ib_err.h"
 #include "pl_coloc.h"
-#include "pl_fleet.h"
 #include "pl_jscan.h"
+#include "pl_verdict.h"
 #include "profile_fmt.h"
 
 /* ---- the profile cache */
@@ -1955,7 +1955,7 @@ int pl_extender_handle(struct pl_extender *x, const char *verb, const char *body
             /* filter answers an unsafe node with its reason: the check in full, once; prioritize wants a verdict
              * and a fit, no text: terse (it stops at the first broken resource) */
             if (!vc_get(x, &f, i, a, filter, h, &uv[nuv])) {
-                pl_fleet_verdict(&f, i, a, true, filter ? &co : &terse, &uv[nuv]);
+                pl_verdict_of(&f, i, a, true, filter ? &co : &terse, &uv[nuv]);
                 vc_put(x, &f, i, a, filter, h, &uv[nuv]);
             }
             nodes[i].v = nuv++;

@@ -15,6 +15,7 @@
 #include "pl_coloc.h"
 #include "pl_fleet.h"
 #include "pl_sim.h"
+#include "pl_verdict.h"
 #include "place.h"
 #include "render.h"
 
@@ -67,12 +68,12 @@ static int parse_app(const char *arg, char **file, unsigned *cpus, double *gib)
     return 0;
 }
 
-/* Why machine mi does or does not take app a (pl_fleet_verdict): {"machine", "verdict", "why", "fit"?}. */
+/* Why machine mi does or does not take app a (pl_verdict_of): {"machine", "verdict", "why", "fit"?}. */
 static json_t *machine_reason(const struct pl_sim_fleet *f, unsigned mi, unsigned a, bool interference,
                               const struct pl_coloc_opts *o)
 {
     struct pl_verdict v;
-    pl_fleet_verdict(f, mi, a, interference, o, &v);
+    pl_verdict_of(f, mi, a, interference, o, &v);
     json_t *j = json_pack("{s:s,s:s,s:s}", "machine", f->m[mi].name, "verdict", pl_verdict_name(v.kind), "why", v.why);
     if (v.kind == PL_V_SAFE || v.kind == PL_V_UNCERTAIN)
         json_object_set_new(j, "fit", json_real(v.fit));
