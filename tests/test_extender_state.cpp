@@ -246,6 +246,137 @@ TEST(ExtenderCache, AReplacedProfileChangesTheVerdictsKept)
     EXPECT_EQ(x.ask(PL_EXT_VERB_PRIORITIZE, req), fresh.ask(PL_EXT_VERB_PRIORITIZE, req));
 }
 
+// A node state directory written the way an atomic writer does it (each file renamed into place, so the directory
+// changes), n nodes: node i has tenants lists[i % lists.size()].
+void publish_nodes(const std::string &dir, unsigned n, const std::vector<std::string> &lists)
+{
+    for (unsigned i = 0; i < n; i++) {
+        std::string f = dir + "/n" + std::to_string(i) + ".json";
+        write(f + ".tmp", "{\"annotations\": {\"" PL_EXT_ANN_TENANTS "\": \"" + lists[i % lists.size()] +
+                              "\"}, \"status\": {\"allocatable\": {\"cpu\": \"15\", \"memory\": \"60Gi\"}}}");
+        ASSERT_EQ(rename((f + ".tmp").c_str(), f.c_str()), 0);
+    }
+}
+
+std::vector<std::string> node_names(unsigned n)
+{
+    std::vector<std::string> v;
+    for (unsigned i = 0; i < n; i++)
+        v.push_back("n" + std::to_string(i));
+    return v;
+}
+
+TEST(ExtenderVerdicts, KeptAcrossRequestsOneForEachDistinctNodeState)
+{
+    // the benchmark's shape: nodes of every sorted list of 4 tenants of 6 profiles (126 lists), twice over.  A request
+    // makes one verdict a list; the next finds every one of them and makes none
+    ib_test::TempDir d("ext_vk"), nd("ext_vk_nodes");
+    const char *prof[] = {"xz", "dram", "disk", "llc", "redis", "memcached"};
+    for (const char *p : prof)
+        copy_profile(p, d.path() + "/" + p + ".json");
+    std::vector<std::string> lists;
+    for (unsigned a = 0; a < 6; a++)
+        for (unsigned b = a; b < 6; b++)
+            for (unsigned c = b; c < 6; c++)
+                for (unsigned e = c; e < 6; e++)
+                    lists.push_back(std::string("[\\\"") + prof[a] + "\\\", \\\"" + prof[b] + "\\\", \\\"" + prof[c] +
+                                    "\\\", \\\"" + prof[e] + "\\\"]");
+    ASSERT_EQ(lists.size(), 126u);
+    publish_nodes(nd.path(), 252, lists);
+    g_now = 0;
+    Ext x(d.path(), 0, 0, nd.path().c_str());
+    const std::string req = args_names("memcached", node_names(252));
+    const std::string first = x.ask(PL_EXT_VERB_FILTER, req);
+    pl_extender_stats s = x.stats();
+    EXPECT_EQ(s.verdict_misses, 126ul);
+    EXPECT_EQ(s.verdict_hits, 0ul);
+    EXPECT_EQ(x.ask(PL_EXT_VERB_FILTER, req), first);
+    s = x.stats();
+    EXPECT_EQ(s.verdict_misses, 126ul) << "a verdict kept was made again";
+    EXPECT_EQ(s.verdict_hits, 126ul);
+    Ext fresh(d.path(), 0, 0, nd.path().c_str());
+    EXPECT_EQ(fresh.ask(PL_EXT_VERB_FILTER, req), first);
+}
+
+TEST(ExtenderVerdicts, AChangedTenantListGivesTheNewVerdict)
+{
+    // one tenant of the same room either way: only the tenant's identity tells the two verdicts apart
+    ib_test::TempDir d("ext_vt"), nd("ext_vt_nodes");
+    for (const char *p : {"xz", "dram", "disk"})
+        copy_profile(p, d.path() + "/" + p + ".json");
+    publish_nodes(nd.path(), 4, {"[\\\"dram\\\"]"});
+    g_now = 0;
+    Ext x(d.path(), 0, 0, nd.path().c_str());
+    const std::string req = args_names("xz", node_names(4));
+    const std::string before = x.ask(PL_EXT_VERB_FILTER, req), pbefore = x.ask(PL_EXT_VERB_PRIORITIZE, req);
+    EXPECT_EQ(x.ask(PL_EXT_VERB_FILTER, req), before);
+    publish_nodes(nd.path(), 4, {"[\\\"disk\\\"]"});
+    g_now += PL_EXT_STORE_CHECK_MS / 1000.0 + 0.1;
+    const std::string after = x.ask(PL_EXT_VERB_FILTER, req);
+    EXPECT_EQ(x.stats().profiles_freed, 0ul) << "no profile changed: only the key can tell the lists apart";
+    Ext fresh(d.path(), 0, 0, nd.path().c_str());
+    EXPECT_EQ(after, fresh.ask(PL_EXT_VERB_FILTER, req));
+    EXPECT_NE(after, before) << "dram and disk as the tenant should not decide alike: the test would show nothing";
+    EXPECT_EQ(x.ask(PL_EXT_VERB_PRIORITIZE, req), fresh.ask(PL_EXT_VERB_PRIORITIZE, req));
+    publish_nodes(nd.path(), 4, {"[\\\"dram\\\"]"}); // and back: the first verdict again
+    g_now += PL_EXT_STORE_CHECK_MS / 1000.0 + 0.1;
+    EXPECT_EQ(x.ask(PL_EXT_VERB_FILTER, req), before);
+    EXPECT_EQ(x.ask(PL_EXT_VERB_PRIORITIZE, req), pbefore);
+}
+
+TEST(ExtenderVerdicts, AReloadedPodProfileGivesTheNewVerdict)
+{
+    // the pod's own profile replaced in the store (a tenant's: AReplacedProfileChangesTheVerdictsKept), names only
+    ib_test::TempDir d("ext_vp"), nd("ext_vp_nodes");
+    for (const char *p : {"dram", "disk", "llc"})
+        copy_profile(p, d.path() + "/" + p + ".json");
+    copy_profile("xz", d.path() + "/pod.json");
+    publish_nodes(nd.path(), 6, {"[\\\"dram\\\"]", "[\\\"disk\\\", \\\"llc\\\"]", "[\\\"llc\\\"]"});
+    g_now = 0;
+    Ext x(d.path(), 0, 0, nd.path().c_str());
+    const std::string req = args_names("pod", node_names(6));
+    const std::string before = x.ask(PL_EXT_VERB_FILTER, req);
+    EXPECT_EQ(x.ask(PL_EXT_VERB_FILTER, req), before);
+    unsigned long misses = x.stats().verdict_misses;
+    copy_profile("dram", d.path() + "/pod.json.tmp");
+    ASSERT_EQ(rename((d.path() + "/pod.json.tmp").c_str(), (d.path() + "/pod.json").c_str()), 0);
+    g_now += PL_EXT_STORE_CHECK_MS / 1000.0 + 0.1;
+    const std::string after = x.ask(PL_EXT_VERB_FILTER, req);
+    EXPECT_EQ(x.stats().verdict_misses, misses + 3) << "a verdict made of the old profile was used";
+    Ext fresh(d.path(), 0, 0, nd.path().c_str());
+    EXPECT_EQ(after, fresh.ask(PL_EXT_VERB_FILTER, req));
+    EXPECT_NE(after, before) << "xz and dram as the pod should not decide alike: the test would show nothing";
+    EXPECT_EQ(x.ask(PL_EXT_VERB_PRIORITIZE, req), fresh.ask(PL_EXT_VERB_PRIORITIZE, req));
+}
+
+TEST(ExtenderVerdicts, BoundedAndRightPastWhatTheyHold)
+{
+    // more distinct tenant lists than the verdicts kept (2048): each answer still the one a fresh extender gives
+    ib_test::TempDir d("ext_vb"), nd("ext_vb_nodes");
+    const char *prof[] = {"xz", "dram", "disk", "llc", "redis", "memcached"};
+    for (const char *p : prof)
+        copy_profile(p, d.path() + "/" + p + ".json");
+    std::vector<std::string> lists;
+    for (unsigned i = 0; i < 2600; i++) { // 2600 distinct lists of 5 tenants (i's digits in base 6)
+        std::string l = "[";
+        unsigned k = i;
+        for (unsigned t = 0; t < 5; t++, k /= 6)
+            l += std::string(t ? ", " : "") + "\\\"" + prof[k % 6] + "\\\"";
+        lists.push_back(l + "]");
+    }
+    publish_nodes(nd.path(), 2600, lists);
+    g_now = 0;
+    Ext x(d.path(), 0, 0, nd.path().c_str());
+    const std::string req = args_names("memcached", node_names(2600));
+    const std::string first = x.ask(PL_EXT_VERB_FILTER, req);
+    EXPECT_EQ(x.ask(PL_EXT_VERB_FILTER, req), first);
+    pl_extender_stats s = x.stats();
+    EXPECT_GT(s.verdict_misses, 2600ul) << "as many made as asked for: nothing was let go";
+    Ext fresh(d.path(), 0, 0, nd.path().c_str());
+    EXPECT_EQ(fresh.ask(PL_EXT_VERB_FILTER, req), first);
+    EXPECT_EQ(x.ask(PL_EXT_VERB_PRIORITIZE, req), fresh.ask(PL_EXT_VERB_PRIORITIZE, req));
+}
+
 TEST(ExtenderCache, ConcurrentRequestsWhileEvictingAndReloading)
 {
     // a cache of 1 entry, 4 threads asking for pods of 3 profiles beside tenants of the others, while the store

@@ -77,6 +77,7 @@ void pl_extender_get_stats(struct pl_extender *x, struct pl_extender_stats *s)
     s->nodes_read[0] = atomic_load(&x->fig.nodes_read[0]), s->nodes_read[1] = atomic_load(&x->fig.nodes_read[1]);
     s->nodes = ext_nodes_count(&x->nodes);
     ext_assumed_stats(&x->assumed, s);
+    ext_verdicts_stats(&x->verdicts, s);
 }
 
 static void family(struct ext_buf *b, const char *name, const char *type, const char *help)

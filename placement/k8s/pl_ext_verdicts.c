@@ -1,14 +1,20 @@
-/* pl_ext_verdicts.c - verdicts kept across requests (pl_ext_verdicts.h): VC_SLOTS slots, the latest verdict made
- * takes its slot. */
+/* pl_ext_verdicts.c - verdicts kept across requests (pl_ext_verdicts.h).  VC_SETS sets of VC_WAYS entries: a key
+ * goes to the set its hash names, and a new verdict takes the set's least recently used entry.  The hash mixes every
+ * bit of the key (the room, the pod, the tenants' addresses) into the set's index: profiles are large allocations,
+ * page-aligned, so their addresses' low bits are all alike and a key hashed without mixing lands in a few sets. */
 #include "pl_ext_verdicts.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define VC_SLOTS 2048
+#include "pl_extender.h"
+
+#define VC_WAYS 4
+#define VC_SETS 512 /* a power of two: 2048 verdicts, enough for the distinct tenant lists of a large cluster */
+
 struct vcent {
-    uint64_t h, gen;
-    bool used, filter;
+    uint64_t h, gen, used; /* used: when last found or made (0: empty) */
+    bool filter;
     unsigned nt, pod_cpus;
     double pod_mem, room[4];
     const struct profile *pod, *t[PL_SIM_MAX_TENANTS];
@@ -17,8 +23,9 @@ struct vcent {
 
 void ext_verdicts_init(struct ext_verdicts *v)
 {
+    memset(v, 0, sizeof *v);
     pthread_mutex_init(&v->mu, NULL);
-    v->vc = calloc(VC_SLOTS, sizeof *v->vc);
+    v->vc = calloc(VC_SETS * VC_WAYS, sizeof *v->vc);
 }
 
 void ext_verdicts_fini(struct ext_verdicts *v)
@@ -27,8 +34,26 @@ void ext_verdicts_fini(struct ext_verdicts *v)
     free(v->vc);
 }
 
-static bool vc_same(const struct vcent *e, const struct pl_sim_fleet *f, unsigned i, unsigned a, bool filter,
-                    uint64_t h, uint64_t gen)
+static uint64_t mix(uint64_t h) /* MurmurHash3's finaliser: every input bit moves every output bit */
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
+}
+
+static uint64_t key_hash(const struct pl_sim_fleet *f, unsigned a, bool filter, uint64_t h)
+{
+    h = mix(h ^ (uintptr_t)f->app[a].p);
+    h = mix(h ^ ((uint64_t)f->app[a].cpus << 1 | filter));
+    uint64_t mem;
+    memcpy(&mem, &f->app[a].mem, sizeof mem);
+    return mix(h ^ mem);
+}
+
+static bool same(const struct vcent *e, const struct pl_sim_fleet *f, unsigned i, unsigned a, bool filter,
+                 uint64_t h, uint64_t gen)
 {
     const struct pl_sim_machine *m = &f->m[i];
     const double room[4] = {m->cpus, m->mem, m->cpu_used, m->mem_used};
@@ -42,24 +67,22 @@ static bool vc_same(const struct vcent *e, const struct pl_sim_fleet *f, unsigne
     return true;
 }
 
-static uint64_t vc_hash(const struct pl_sim_fleet *f, unsigned a, bool filter, uint64_t h)
-{
-    h = (h ^ (uintptr_t)f->app[a].p) * 1099511628211ull;
-    h = (h ^ f->app[a].cpus) * 1099511628211ull;
-    return (h ^ (uint64_t)filter) * 1099511628211ull;
-}
-
 bool ext_verdict_get(struct ext_verdicts *v, const struct pl_sim_fleet *f, unsigned i, unsigned a, bool filter,
                      uint64_t h, uint64_t gen, struct pl_verdict *out)
 {
     if (!v->vc)
         return false;
-    h = vc_hash(f, a, filter, h);
+    h = key_hash(f, a, filter, h);
+    bool hit = false;
     pthread_mutex_lock(&v->mu);
-    const struct vcent *e = &v->vc[h % VC_SLOTS];
-    bool hit = vc_same(e, f, i, a, filter, h, gen);
-    if (hit)
-        *out = e->v;
+    struct vcent *set = &v->vc[(h & (VC_SETS - 1)) * VC_WAYS];
+    for (unsigned w = 0; w < VC_WAYS && !hit; w++)
+        if (same(&set[w], f, i, a, filter, h, gen)) {
+            *out = set[w].v;
+            set[w].used = ++v->clock;
+            hit = true;
+        }
+    hit ? v->hits++ : v->misses++;
     pthread_mutex_unlock(&v->mu);
     return hit;
 }
@@ -70,14 +93,24 @@ void ext_verdict_put(struct ext_verdicts *v, const struct pl_sim_fleet *f, unsig
     const struct pl_sim_machine *m = &f->m[i];
     if (!v->vc)
         return;
-    h = vc_hash(f, a, filter, h);
+    h = key_hash(f, a, filter, h);
     pthread_mutex_lock(&v->mu);
-    struct vcent *e = &v->vc[h % VC_SLOTS]; /* the slot's last verdict makes way */
-    e->used = true, e->h = h, e->gen = gen, e->filter = filter, e->nt = m->ntenants;
+    struct vcent *set = &v->vc[(h & (VC_SETS - 1)) * VC_WAYS], *e = &set[0];
+    for (unsigned w = 1; w < VC_WAYS; w++) /* an empty entry, a void one, else the least recently used */
+        if (e->used && (!set[w].used || set[w].gen != gen || (e->gen == gen && set[w].used < e->used)))
+            e = &set[w];
+    e->used = ++v->clock, e->h = h, e->gen = gen, e->filter = filter, e->nt = m->ntenants;
     e->pod = f->app[a].p, e->pod_cpus = f->app[a].cpus, e->pod_mem = f->app[a].mem;
     e->room[0] = m->cpus, e->room[1] = m->mem, e->room[2] = m->cpu_used, e->room[3] = m->mem_used;
     for (unsigned t = 0; t < m->ntenants; t++)
         e->t[t] = f->app[m->tenant[t]].p;
     e->v = *in;
+    pthread_mutex_unlock(&v->mu);
+}
+
+void ext_verdicts_stats(struct ext_verdicts *v, struct pl_extender_stats *s)
+{
+    pthread_mutex_lock(&v->mu);
+    s->verdict_hits = v->hits, s->verdict_misses = v->misses;
     pthread_mutex_unlock(&v->mu);
 }

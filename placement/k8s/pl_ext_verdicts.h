@@ -1,7 +1,8 @@
 /* pl_ext_verdicts.h - verdicts kept across requests: the same pod profile beside the same tenants on the same room
  * gets the same verdict (a Deployment's replicas, prioritize after filter...).  Keyed by the profiles' addresses,
  * valid while no cached profile has been freed since it was made (gen: ext_cache_freed), so an address that comes
- * back for another profile never meets an old verdict.  Bounded; thread-safe (one mutex). */
+ * back for another profile never meets an old verdict.  A changed tenant list or room is another key.  Bounded;
+ * thread-safe (one mutex). */
 #ifndef IB_PL_EXT_VERDICTS_H
 #define IB_PL_EXT_VERDICTS_H
 #include <pthread.h>
@@ -13,9 +14,13 @@
 
 struct vcent;
 
+struct pl_extender_stats;
+
 struct ext_verdicts {
     pthread_mutex_t mu;
     struct vcent *vc; /* NULL: nothing kept (out of memory at start), nothing else lost */
+    uint64_t clock;   /* +1 at each use: the least recently used entry of a set makes way */
+    unsigned long hits, misses;
 };
 
 void ext_verdicts_init(struct ext_verdicts *v);
@@ -27,5 +32,7 @@ bool ext_verdict_get(struct ext_verdicts *v, const struct pl_sim_fleet *f, unsig
 /* Keeps it. */
 void ext_verdict_put(struct ext_verdicts *v, const struct pl_sim_fleet *f, unsigned i, unsigned a, bool filter,
                      uint64_t h, uint64_t gen, const struct pl_verdict *in);
+/* verdict_hits and verdict_misses into s. */
+void ext_verdicts_stats(struct ext_verdicts *v, struct pl_extender_stats *s);
 
 #endif

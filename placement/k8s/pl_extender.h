@@ -87,6 +87,7 @@ struct pl_extender_stats {
     unsigned long assumed, assumed_total, assumed_confirmed, assumed_expired;
     unsigned long profiles_freed; /* verdicts kept across requests made of a freed profile are void */
     unsigned long nodes_read[2];  /* Node objects' state read: [0] from the scanned text, [1] parsed (an unusual one) */
+    unsigned long verdict_hits, verdict_misses; /* verdicts kept across requests: found, not found (then made) */
 };
 
 /* Opens the store (profiles are read on first use and cached, strictly validated).  0 or -errno with one line. */
