@@ -188,17 +188,24 @@ static int choose_least_loaded(const struct pl_sim_fleet *f, unsigned a, int exc
     return best;
 }
 
-bool pl_sim_safe_before(const struct pl_sim_fleet *f, unsigned i, double fit_i, unsigned j, double fit_j)
+bool pl_sim_machine_safe_before(const struct pl_sim_machine *a, const char *name_a, double fit_a,
+                                const struct pl_sim_machine *b, const char *name_b, double fit_b)
 {
-    const struct pl_sim_machine *a = &f->m[i], *b = &f->m[j];
     bool sa = a->ntenants > 0, sb = b->ntenants > 0;
     if (sa != sb)
         return sa;
     if (sa && free_cpu(a) != free_cpu(b))
         return free_cpu(a) < free_cpu(b); /* the fullest safe machine: pack */
-    if (sa && fit_i != fit_j)
-        return fit_i > fit_j;
-    return less_loaded(a, b);
+    if (sa && fit_a != fit_b)
+        return fit_a > fit_b;
+    if (free_cpu(a) != free_cpu(b)) /* less loaded, then name (less_loaded's order) */
+        return free_cpu(a) > free_cpu(b);
+    return strncmp(name_a, name_b, sizeof a->name - 1) < 0;
+}
+
+bool pl_sim_safe_before(const struct pl_sim_fleet *f, unsigned i, double fit_i, unsigned j, double fit_j)
+{
+    return pl_sim_machine_safe_before(&f->m[i], f->m[i].name, fit_i, &f->m[j], f->m[j].name, fit_j);
 }
 
 /* Among machines where CPU and memory fit, those where pl_coloc_check(tenants + app) is safe (margin

@@ -100,6 +100,10 @@ int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned app, int exclude, 
  * machine i (its group's fit fit_i; any value when empty) comes before machine j.  Shared before empty, the fullest
  * (least free CPU) first, the better fit, then less loaded and name. */
 bool pl_sim_safe_before(const struct pl_sim_fleet *f, unsigned i, double fit_i, unsigned j, double fit_j);
+/* The same order on two machines held apart from their names (the extender's nodes share one machine a distinct
+ * state): names compared on their first sizeof(m->name) - 1 bytes, as a machine holds its name. */
+bool pl_sim_machine_safe_before(const struct pl_sim_machine *a, const char *name_a, double fit_a,
+                                const struct pl_sim_machine *b, const char *name_b, double fit_b);
 
 /* Sensitivity curve of one SoI at an intensity (%): points sorted by intensity, repeated intensities averaged,
  * every point capped at 1.0, 1.0 at 0, linear between points, flat beyond the last.  No curve: 1.0. */

@@ -43,10 +43,24 @@ struct ext_fast {
 /* One candidate node of a request. */
 struct ext_node {
     const char *name;
-    const struct ninfo *ni; /* its state: &own (Nodes form) or the snapshot's (names); NULL: not in the store */
-    struct ninfo own;
-    char *fail;             /* non-NULL: fails before any verdict (its state or a tenant cannot be judged) */
-    unsigned v;             /* its verdict: an index into uv */
+    const char *json;       /* name as a JSON string (the node state's); NULL: written from name */
+    size_t jlen;
+    const struct ninfo *ni; /* its state: the request's (Nodes form) or the snapshot's (names); NULL: not there */
+    char *fail;             /* non-NULL: fails before any verdict (its state cannot be judged) */
+    char *owned;            /* a name copied out of the request (names only, not in the node state) */
+    unsigned g;             /* its group */
+    unsigned v;             /* its verdict: an index into uv; 0 when it fails before any */
+};
+
+/* The nodes of one state (the same tenants, the same room: ninfo_same_state), one machine of the fleet: a cluster's
+ * nodes repeat a few tenant lists (the DaemonSet writes them sorted), so a node is a lookup of its group. */
+struct ext_group {
+    const struct ninfo *ni; /* the state, its first node's */
+    char *fail;             /* non-NULL: its nodes fail with this (a tenant cannot be judged, too many tenants) */
+    bool relook;            /* a node joining it looks its tenants up again, as the first did (the profile cache
+                             * counts each lookup a request makes beyond what it memoises: ext_seen) */
+    bool extended;          /* one node's own: its group's tenants plus its assumed ones */
+    unsigned v;             /* its verdict's index into uv; 0: not made yet */
 };
 
 /* The profiles a request has looked up, by name: a request names a handful of profiles thousands of times. */
@@ -60,11 +74,13 @@ struct ext_req {
     bool filter;
     double now;
     /* read (pl_ext_reader.c) */
-    json_t *doc;           /* the ExtenderArgs but its Nodes object */
-    json_t *pod, *jnames;  /* in doc */
+    json_t *doc;           /* the ExtenderArgs but its Nodes object and a NodeNames array */
+    json_t *pod, *jnames;  /* in doc (jnames: NodeNames when it was not scanned) */
     struct ext_fast fa;
+    struct span names;     /* NodeNames, scanned (p NULL: none, or in doc) */
     bool fast, by_name;    /* Nodes scanned; node names only */
     struct ext_node *nodes;
+    struct ninfo *own;     /* Nodes form: each node's state */
     unsigned nn;
     struct strtab rnames;  /* the tenant names of the request's Node objects */
     struct nsnap *snap;    /* names only: the node state it is decided on */
@@ -76,11 +92,13 @@ struct ext_req {
     /* decided (pl_ext_decide.c) */
     struct ext_pins pn;
     struct ext_seen sn;
-    struct pl_sim_fleet f; /* one machine a node; apps: every node's tenants, then the pod (a) */
+    struct ext_group *gr;  /* group g is machine g of f */
+    unsigned ng, gcap;
+    struct pl_sim_fleet f; /* apps: every group's tenants, then the pod (a) */
     unsigned cap_apps, a;
     struct pl_verdict *uv; /* the distinct verdicts; uv[0] that of every node failing before any */
     unsigned nuv;
-    unsigned *order, nok;  /* the nodes filter keeps: in node order, then prioritize's */
+    unsigned *order, nok;  /* the nodes filter keeps, in node order; ext_rank puts prioritize's first ones first */
     /* answered */
     char *out;
     int status;
@@ -94,8 +112,10 @@ int ext_read_pod(struct pl_extender *x, struct ext_req *r);
 int ext_fleet(struct pl_extender *x, struct ext_req *r);
 /* Each node's verdict, and the nodes filter keeps in r->order. */
 int ext_decide(struct pl_extender *x, struct ext_req *r);
-/* prioritize's order of the kept nodes. */
+/* prioritize's order: its first PL_EXT_MAX_PRIORITY kept nodes (the ones scored) first in r->order. */
 void ext_rank(struct ext_req *r);
+/* Why node n fails before any verdict; NULL when it does not. */
+const char *ext_node_fail(const struct ext_req *r, const struct ext_node *n);
 /* The top node takes the pod as an assumed tenant. */
 int ext_assume_top(struct pl_extender *x, struct ext_req *r);
 /* pl_ext_writer.c: the answers. */

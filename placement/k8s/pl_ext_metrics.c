@@ -104,36 +104,47 @@ int pl_extender_metrics(struct pl_extender *x, char **text)
            "unusual one, through jansson).");
     ext_put(&b, "ibench_extender_nodes_read_total{path=\"scanned\"} %lu\n", s.nodes_read[0]);
     ext_put(&b, "ibench_extender_nodes_read_total{path=\"parsed\"} %lu\n", s.nodes_read[1]);
-    static const struct {
-        const char *name, *type, *help;
-        size_t off;
-    } one[] = {
-        {"cache_hits_total", "counter", "Profile lookups answered by the cache.",
-         offsetof(struct pl_extender_stats, hits)},
-        {"cache_misses_total", "counter", "Profile lookups that read the store.",
-         offsetof(struct pl_extender_stats, misses)},
-        {"cache_evictions_total", "counter", "Profiles dropped from the full cache, least recently used.",
-         offsetof(struct pl_extender_stats, evictions)},
-        {"cache_expired_total", "counter", "Absences (not in the store) forgotten after their time.",
-         offsetof(struct pl_extender_stats, expired)},
-        {"cache_entries", "gauge", "Profiles and absences cached now.", offsetof(struct pl_extender_stats, entries)},
-        {"cache_capacity", "gauge", "Entries the cache holds at most.", offsetof(struct pl_extender_stats, capacity)},
-        {"store_reloads_total", "counter", "Store changes seen (profile cache emptied, node state read again).",
-         offsetof(struct pl_extender_stats, reloads)},
-        {"store_nodes", "gauge", "Nodes in the node state held.", offsetof(struct pl_extender_stats, nodes)},
-        {"assumed_tenants", "gauge", "Pods recommended and not yet listed by their node.",
-         offsetof(struct pl_extender_stats, assumed)},
-        {"assumed_total", "counter", "Pods taken as assumed tenants of prioritize's top node.",
-         offsetof(struct pl_extender_stats, assumed_total)},
-        {"assumed_confirmed_total", "counter", "Assumed tenants dropped because their node lists them.",
-         offsetof(struct pl_extender_stats, assumed_confirmed)},
-        {"assumed_expired_total", "counter", "Assumed tenants dropped unconfirmed after their time.",
-         offsetof(struct pl_extender_stats, assumed_expired)},
-    };
-    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
-        family(&b, one[i].name, one[i].type, one[i].help);
-        ext_put(&b, "ibench_extender_%s %lu\n", one[i].name, *(const unsigned long *)((const char *)&s + one[i].off));
-    }
+    /* the rest, one sample each: the text as it is served */
+    ext_put(&b,
+            "# HELP ibench_extender_cache_hits_total Profile lookups answered by the cache.\n"
+            "# TYPE ibench_extender_cache_hits_total counter\n"
+            "ibench_extender_cache_hits_total %lu\n"
+            "# HELP ibench_extender_cache_misses_total Profile lookups that read the store.\n"
+            "# TYPE ibench_extender_cache_misses_total counter\n"
+            "ibench_extender_cache_misses_total %lu\n"
+            "# HELP ibench_extender_cache_evictions_total Profiles dropped from the full cache, least recently used.\n"
+            "# TYPE ibench_extender_cache_evictions_total counter\n"
+            "ibench_extender_cache_evictions_total %lu\n"
+            "# HELP ibench_extender_cache_expired_total Absences (not in the store) forgotten after their time.\n"
+            "# TYPE ibench_extender_cache_expired_total counter\n"
+            "ibench_extender_cache_expired_total %lu\n"
+            "# HELP ibench_extender_cache_entries Profiles and absences cached now.\n"
+            "# TYPE ibench_extender_cache_entries gauge\n"
+            "ibench_extender_cache_entries %lu\n"
+            "# HELP ibench_extender_cache_capacity Entries the cache holds at most.\n"
+            "# TYPE ibench_extender_cache_capacity gauge\n"
+            "ibench_extender_cache_capacity %lu\n"
+            "# HELP ibench_extender_store_reloads_total Store changes seen (profile cache emptied, node state read "
+            "again).\n"
+            "# TYPE ibench_extender_store_reloads_total counter\n"
+            "ibench_extender_store_reloads_total %lu\n"
+            "# HELP ibench_extender_store_nodes Nodes in the node state held.\n"
+            "# TYPE ibench_extender_store_nodes gauge\n"
+            "ibench_extender_store_nodes %lu\n"
+            "# HELP ibench_extender_assumed_tenants Pods recommended and not yet listed by their node.\n"
+            "# TYPE ibench_extender_assumed_tenants gauge\n"
+            "ibench_extender_assumed_tenants %lu\n"
+            "# HELP ibench_extender_assumed_total Pods taken as assumed tenants of prioritize's top node.\n"
+            "# TYPE ibench_extender_assumed_total counter\n"
+            "ibench_extender_assumed_total %lu\n"
+            "# HELP ibench_extender_assumed_confirmed_total Assumed tenants dropped because their node lists them.\n"
+            "# TYPE ibench_extender_assumed_confirmed_total counter\n"
+            "ibench_extender_assumed_confirmed_total %lu\n"
+            "# HELP ibench_extender_assumed_expired_total Assumed tenants dropped unconfirmed after their time.\n"
+            "# TYPE ibench_extender_assumed_expired_total counter\n"
+            "ibench_extender_assumed_expired_total %lu\n",
+            s.hits, s.misses, s.evictions, s.expired, s.entries, s.capacity, s.reloads, s.nodes, s.assumed,
+            s.assumed_total, s.assumed_confirmed, s.assumed_expired);
     int st;
     return ext_answer_buf(&b, text, &st);
 }

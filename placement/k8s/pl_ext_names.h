@@ -7,6 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* MurmurHash3's finaliser: every input bit moves every output bit.  A table indexed by a hash's low bits needs it
+ * when the hash is of addresses: profiles are large allocations, their addresses' low bits all alike. */
+static inline uint64_t ext_mix(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
+}
+
 /* FNV-1a of a NUL-terminated string, and of n bytes. */
 uint64_t ext_hash(const char *s);
 uint64_t ext_hash_n(const char *s, size_t n);

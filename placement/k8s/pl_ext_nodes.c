@@ -41,8 +41,7 @@ static void snap_free(struct nsnap *s)
         return;
     for (unsigned i = 0; i < s->n; i++)
         ninfo_clear(&s->node[i]);
-    free(s->node);
-    free(s->b);
+    free(s->node), free(s->b);
     strtab_free(&s->names);
     free(s);
 }
@@ -79,13 +78,13 @@ struct nsnap *ext_nodes_get(struct ext_nodes *n)
     return s;
 }
 
-const struct ninfo *nsnap_find(const struct nsnap *s, const char *name)
+const struct ninfo *nsnap_find(const struct nsnap *s, const char *name, size_t len)
 {
     if (!s || !s->nb)
         return NULL;
-    uint64_t h = ext_hash(name);
+    uint64_t h = ext_hash_n(name, len);
     for (const struct ninfo *ni = s->b[h & (s->nb - 1)]; ni; ni = ni->hnext)
-        if (ni->h == h && !strcmp(ni->name, name))
+        if (ni->h == h && ni->jlen == len + 2 && !memcmp(ni->name, name, len)) /* jlen: the name and its quotes */
             return ni;
     return NULL;
 }
@@ -156,10 +155,14 @@ static int snap_load(const char *dir, struct nsnap **out, char *why, size_t len)
             ninfo_clear(ni);
             continue;
         }
-        ni->h = ext_hash(name);
+        ni->h = ext_hash(name), ni->sh = ninfo_state_hash(ni);
         s->n++;
-        if (fr < 0)
+        int jl = fr < 0 ? -1 : asprintf(&ni->json, "\"%s\"", name); /* a good name needs no escape */
+        if (jl < 0) {
+            ni->json = NULL;
             rc = ib_why(why, len, -ENOMEM, "out of memory");
+        }
+        ni->jlen = jl < 0 ? 0 : (size_t)jl;
     }
     closedir(d);
     for (s->nb = 16; s->nb < 2 * s->n; s->nb *= 2)

@@ -57,8 +57,8 @@ void ext_nodes_check(struct ext_nodes *n, struct ext_cache *cache, double now, b
 /* The snapshot held now, referenced (NULL: none yet), and its release. */
 struct nsnap *ext_nodes_get(struct ext_nodes *n);
 void ext_nodes_put(struct ext_nodes *n, struct nsnap *s);
-/* The node name of s; NULL when it has none. */
-const struct ninfo *nsnap_find(const struct nsnap *s, const char *name);
+/* The node name (len bytes) of s; NULL when it has none. */
+const struct ninfo *nsnap_find(const struct nsnap *s, const char *name, size_t len);
 /* Nodes in the snapshot held now. */
 unsigned long ext_nodes_count(struct ext_nodes *n);
 /* Whether the store is loaded (pl_extender_ready). */

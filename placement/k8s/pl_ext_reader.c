@@ -19,91 +19,121 @@
 /* A stage's answer given (0 from the writer) or its failure. */
 static int answered(int rc) { return rc < 0 ? rc : 1; }
 
-static int fast_node(struct jscan *s, struct nspans *it)
+/* Walks the members of the object at s->p ('{'): on() is called with s->p at each member's value and either consumes
+ * it (1) or leaves it to be skipped, checked as jscan_value(s, depth) checks it (0); below 0: an error, passed on.
+ * 0 after the closing '}'. */
+typedef int (*member_fn)(void *ctx, struct jscan *s, const char *key, size_t klen);
+
+static int walk(struct jscan *s, int depth, member_fn on, void *ctx)
 {
-    it->object = true;
-    it->raw.p = s->p;
     bool first = true;
     const char *k;
     size_t kl;
     int r;
     s->p++; /* '{' */
     while ((r = jscan_member(s, &first, &k, &kl)) == 1) {
-        bool md = jscan_key_is(k, kl, "metadata"), st = !md && jscan_key_is(k, kl, "status");
-        if ((md || st) && jscan_peek(s) == '{') {
-            s->p++;
-            bool f2 = true;
-            while ((r = jscan_member(s, &f2, &k, &kl)) == 1) {
-                struct span *want = md && jscan_key_is(k, kl, "name")          ? &it->name
-                                    : md && jscan_key_is(k, kl, "annotations") ? &it->annotations
-                                    : st && jscan_key_is(k, kl, "allocatable") ? &it->allocatable
-                                                                               : NULL;
-                const char *v = s->p;
-                if (jscan_value(s, 3) < 0)
-                    return -1;
-                if (want)
-                    want->p = v, want->n = (size_t)(s->p - v);
-            }
-            if (r < 0)
-                return -1;
-        } else if (jscan_value(s, 2) < 0) {
+        int c = on(ctx, s, k, kl);
+        if (c < 0)
+            return c;
+        if (c == 0 && jscan_value(s, depth) < 0)
             return -1;
-        }
     }
-    if (r < 0)
+    return r;
+}
+
+/* The value at s->p kept as *sp, checked as jscan_value(s, depth) checks it. */
+static int keep(struct jscan *s, int depth, struct span *sp)
+{
+    const char *v = s->p;
+    if (jscan_value(s, depth) < 0)
+        return -1;
+    sp->p = v, sp->n = (size_t)(s->p - v);
+    return 1;
+}
+
+struct node_part {
+    struct nspans *it;
+    bool md; /* in metadata, else in status */
+};
+
+static int node_part(void *ctx, struct jscan *s, const char *k, size_t kl)
+{
+    struct node_part *w = ctx;
+    struct span *want = w->md && jscan_key_is(k, kl, "name")           ? &w->it->name
+                        : w->md && jscan_key_is(k, kl, "annotations")  ? &w->it->annotations
+                        : !w->md && jscan_key_is(k, kl, "allocatable") ? &w->it->allocatable
+                                                                       : NULL;
+    return want ? keep(s, 3, want) : 0;
+}
+
+static int node_member(void *ctx, struct jscan *s, const char *k, size_t kl)
+{
+    struct node_part w = {.it = ctx, .md = jscan_key_is(k, kl, "metadata")};
+    if ((!w.md && !jscan_key_is(k, kl, "status")) || jscan_peek(s) != '{')
+        return 0;
+    return walk(s, 3, node_part, &w) < 0 ? -1 : 1;
+}
+
+/* One Node object: the spans of metadata.name, metadata.annotations and status.allocatable. */
+static int fast_node(struct jscan *s, struct nspans *it)
+{
+    it->object = true;
+    it->raw.p = s->p;
+    if (walk(s, 2, node_member, it) < 0)
         return -1;
     it->raw.n = (size_t)(s->p - it->raw.p);
     return 0;
+}
+
+/* Nodes.items: each item's spans. */
+static int items(struct jscan *s, struct ext_fast *fa)
+{
+    fa->items = true;
+    s->p++; /* '[' */
+    bool first = true;
+    int r;
+    while ((r = jscan_element(s, &first)) == 1) {
+        if (fa->n == fa->cap) {
+            unsigned nc = fa->cap ? 2 * fa->cap : 64;
+            struct nspans *ni = realloc(fa->it, nc * sizeof *ni);
+            if (!ni)
+                return -ENOMEM;
+            fa->it = ni, fa->cap = nc;
+        }
+        struct nspans *it = &fa->it[fa->n++];
+        memset(it, 0, sizeof *it);
+        if (jscan_peek(s) == '{' ? fast_node(s, it) < 0 : jscan_value(s, 2) < 0)
+            return -1;
+    }
+    return r < 0 ? -1 : 1;
+}
+
+static int nodes_member(void *ctx, struct jscan *s, const char *k, size_t kl)
+{
+    struct ext_fast *fa = ctx;
+    if (jscan_key_is(k, kl, "items") && jscan_peek(s) == '[')
+        return items(s, fa);
+    struct span *want = jscan_key_is(k, kl, "kind") ? &fa->kind : jscan_key_is(k, kl, "apiVersion") ? &fa->api
+                                                                                                    : NULL;
+    return want && !want->p ? keep(s, 1, want) : 0; /* the first of each */
 }
 
 /* The Nodes object: its items' spans, kind and apiVersion. */
 static int fast_nodes(struct jscan *s, struct ext_fast *fa)
 {
     fa->raw.p = s->p;
-    bool first = true;
-    const char *k;
-    size_t kl;
-    int r;
-    s->p++; /* '{' */
-    while ((r = jscan_member(s, &first, &k, &kl)) == 1) {
-        if (jscan_key_is(k, kl, "items") && jscan_peek(s) == '[') {
-            fa->items = true;
-            s->p++;
-            bool f2 = true;
-            while ((r = jscan_element(s, &f2)) == 1) {
-                if (fa->n == fa->cap) {
-                    unsigned nc = fa->cap ? 2 * fa->cap : 64;
-                    struct nspans *ni = realloc(fa->it, nc * sizeof *ni);
-                    if (!ni)
-                        return -ENOMEM;
-                    fa->it = ni, fa->cap = nc;
-                }
-                struct nspans *it = &fa->it[fa->n++];
-                memset(it, 0, sizeof *it);
-                if (jscan_peek(s) == '{' ? fast_node(s, it) < 0 : jscan_value(s, 2) < 0)
-                    return -1;
-            }
-            if (r < 0)
-                return -1;
-            continue;
-        }
-        struct span *want = jscan_key_is(k, kl, "kind") ? &fa->kind : jscan_key_is(k, kl, "apiVersion") ? &fa->api
-                                                                                                        : NULL;
-        const char *v = s->p;
-        if (jscan_value(s, 1) < 0)
-            return -1;
-        if (want && !want->p)
-            want->p = v, want->n = (size_t)(s->p - v);
-    }
+    int r = walk(s, 1, nodes_member, fa);
     if (r < 0)
-        return -1;
+        return r;
     fa->raw.n = (size_t)(s->p - fa->raw.p);
     return 0;
 }
 
-/* The ExtenderArgs: a Nodes object is scanned (fa), everything else goes to jansson (*doc, duplicates refused).
- * 0; 1 with a one-line reason in why (not JSON: a 400); -ENOMEM. */
-static int parse_request(const char *body, size_t len, json_t **doc, struct ext_fast *fa, char *why, size_t wlen)
+/* The ExtenderArgs: a Nodes object is scanned (fa), and a NodeNames array when it is the only member of that name
+ * (several are jansson's to choose from or refuse, as before); everything else goes to jansson (*doc, duplicates
+ * refused).  0; 1 with a one-line reason in why (not JSON: a 400); -ENOMEM. */
+static int parse_request(const char *body, size_t len, json_t **doc, struct ext_fast *fa, struct span *names,
+                         size_t *count, char *why, size_t wlen)
 {
     json_error_t je;
     struct jscan s;
@@ -125,8 +155,32 @@ static int parse_request(const char *body, size_t len, json_t **doc, struct ext_
     const char *k;
     size_t kl;
     int r;
+    unsigned nnames = 0;
+    struct span held = {0}; /* the NodeNames member held out of rest */
     s.p++;
     while ((r = jscan_member(&s, &first, &k, &kl)) == 1) {
+        bool is_names = jscan_key_is(k, kl, "NodeNames");
+        if (is_names && nnames++ == 0 && jscan_peek(&s) == '[') { /* scanned as jscan_value would, counted */
+            held.p = k - 1;
+            names->p = s.p++;
+            bool f2 = true;
+            *count = 0;
+            while ((r = jscan_element(&s, &f2)) == 1 && (r = jscan_value(&s, 2)) == 0)
+                ++*count;
+            if (r != 0) {
+                r = -1;
+                break;
+            }
+            names->n = (size_t)(s.p - names->p), held.n = (size_t)(s.p - held.p);
+            continue;
+        }
+        if (is_names && held.p) { /* another one: both are jansson's */
+            if (rn > 1)
+                rest[rn++] = ',';
+            memcpy(rest + rn, held.p, held.n);
+            rn += held.n;
+            held.p = NULL, names->p = NULL, names->n = 0;
+        }
         if (jscan_key_is(k, kl, "Nodes") && jscan_peek(&s) == '{') {
             if (fa->raw.p) {
                 free(rest);
@@ -166,54 +220,85 @@ static int parse_request(const char *body, size_t len, json_t **doc, struct ext_
     return 0;
 }
 
-static int set_fail(struct ext_node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int set_fail(struct ext_node *n, const char *fmt, ...)
-{
-    free(n->fail);
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vasprintf(&n->fail, fmt, ap);
-    va_end(ap);
-    if (k < 0) {
-        n->fail = NULL;
-        return -ENOMEM;
-    }
-    return 0;
-}
-
-/* Node i's state: from its Node object (scanned, else parsed) or from the node state by its name. */
-static int read_node(struct pl_extender *x, struct ext_req *r, unsigned i)
+/* Node i's state from its Node object: scanned, else parsed. */
+static int read_object(struct pl_extender *x, struct ext_req *r, unsigned i)
 {
     struct ext_node *n = &r->nodes[i];
-    if (r->fast) {
-        int fr = x->o.general_only ? 1 : ninfo_scan(&r->fa.it[i], &n->own, &r->rnames);
-        if (fr < 0)
-            return fr;
-        atomic_fetch_add(&x->fig.nodes_read[fr ? 1 : 0], 1);
-        char why[300];
-        if (fr && (fr = ninfo_parse(&r->fa.it[i], i, &n->own, &r->rnames, why, sizeof why)) != 0)
-            return fr < 0 ? fr : answered(ext_bad_request(&r->out, &r->status, "%s", why));
-        n->name = n->own.name;
-        n->ni = &n->own;
-    } else {
-        json_t *e = json_array_get(r->jnames, i);
-        if (!json_is_string(e))
-            return answered(ext_bad_request(&r->out, &r->status, "NodeNames[%u]: a string expected", i));
-        n->name = json_string_value(e);
-        n->ni = nsnap_find(r->snap, n->name); /* the snapshot holds good names only */
-        if (!n->ni && set_fail(n, "node %.200s is not in the store (nodes/%.200s.json): its tenants cannot be judged",
-                               n->name, n->name) < 0)
+    struct ninfo *own = &r->own[i];
+    int fr = x->o.general_only ? 1 : ninfo_scan(&r->fa.it[i], own, &r->rnames);
+    if (fr < 0)
+        return fr;
+    atomic_fetch_add(&x->fig.nodes_read[fr ? 1 : 0], 1);
+    char why[300];
+    if (fr && (fr = ninfo_parse(&r->fa.it[i], i, own, &r->rnames, why, sizeof why)) != 0)
+        return fr < 0 ? fr : answered(ext_bad_request(&r->out, &r->status, "%s", why));
+    own->h = ext_hash(own->name), own->sh = ninfo_state_hash(own);
+    n->name = own->name;
+    n->ni = own;
+    return own->fail ? ext_set_text(&n->fail, "%s", own->fail) : 0;
+}
+
+/* Node i by its name (len bytes; owned: a copy the node keeps): its state is the node state's. */
+static int named(struct ext_req *r, unsigned i, const char *name, size_t len, char *owned)
+{
+    struct ext_node *n = &r->nodes[i];
+    n->ni = nsnap_find(r->snap, name, len); /* the snapshot holds good names only */
+    if (n->ni) {
+        free(owned);
+        n->name = n->ni->name, n->json = n->ni->json, n->jlen = n->ni->jlen;
+        return 0;
+    }
+    if (!owned && !(owned = strndup(name, len)))
+        return -ENOMEM;
+    n->name = n->owned = owned;
+    return ext_set_text(&n->fail, "node %.200s is not in the store (nodes/%.200s.json): its tenants cannot be judged",
+                        n->name, n->name);
+}
+
+/* The node names: scanned (an element without an escape is looked up as it stands), else jansson's array. */
+static int read_names(struct ext_req *r)
+{
+    struct jscan s;
+    bool first = true;
+    if (r->names.p) {
+        jscan_init(&s, r->names.p, r->names.n);
+        s.p++; /* '[' */
+    }
+    for (unsigned i = 0; i < r->nn; i++) {
+        const char *v = NULL;
+        size_t vn = 0;
+        if (r->names.p) {
+            if (jscan_element(&s, &first) != 1 || (v = s.p, jscan_value(&s, 1) < 0))
+                return -EINVAL; /* checked whole when the body was read: not reached */
+            vn = (size_t)(s.p - v);
+        }
+        int rc;
+        if (v && *v == '"' && !memchr(v, '\\', vn)) {
+            rc = named(r, i, v + 1, vn - 2, NULL);
+        } else {
+            json_error_t je;
+            json_t *e = v ? json_loadb(v, vn, JSON_DECODE_ANY, &je) : json_incref(json_array_get(r->jnames, i));
+            bool str = json_is_string(e);
+            char *name = str ? strdup(json_string_value(e)) : NULL;
+            json_decref(e);
+            if (!str)
+                return answered(ext_bad_request(&r->out, &r->status, "NodeNames[%u]: a string expected", i));
+            rc = name ? named(r, i, name, strlen(name), name) : -ENOMEM;
+        }
+        if (rc)
+            return rc;
+        struct ext_node *n = &r->nodes[i];
+        if (n->ni && n->ni->fail && ext_set_text(&n->fail, "%s", n->ni->fail) < 0)
             return -ENOMEM;
     }
-    if (n->ni && n->ni->fail && set_fail(n, "%s", n->ni->fail) < 0)
-        return -ENOMEM;
     return 0;
 }
 
 int ext_read_request(struct pl_extender *x, struct ext_req *r, const char *body, size_t len)
 {
     char perr[300];
-    int pr = parse_request(body, len, &r->doc, &r->fa, perr, sizeof perr);
+    size_t nnames = 0;
+    int pr = parse_request(body, len, &r->doc, &r->fa, &r->names, &nnames, perr, sizeof perr);
     if (pr)
         return pr < 0 ? pr : answered(ext_bad_request(&r->out, &r->status, "%s", perr));
     ext_nodes_check(&x->nodes, x->o.lookup ? NULL : &x->cache, r->now, false);
@@ -222,26 +307,31 @@ int ext_read_request(struct pl_extender *x, struct ext_req *r, const char *body,
     r->jnames = ext_ci_get(r->doc, "NodeNames");
     r->fast = r->fa.raw.p != NULL;
     r->by_name = !r->fast;
+    bool have_names = r->names.p || json_is_array(r->jnames);
     /* a Nodes member left to jansson is not an object: no NodeList */
     bool no_list = r->fast ? !r->fa.items : jnodes && !json_is_null(jnodes);
     const char *bad = !json_is_object(r->doc)          ? "an ExtenderArgs object expected"
                       : !json_is_object(r->pod)        ? "no Pod in the request (an ExtenderArgs needs one)"
                       : no_list                        ? "Nodes: a NodeList with items expected"
-                      : r->by_name && !json_is_array(r->jnames) ? "neither Nodes.items nor NodeNames in the request"
+                      : r->by_name && !have_names ? "neither Nodes.items nor NodeNames in the request"
                                                                 : NULL;
     if (bad)
         return answered(ext_bad_request(&r->out, &r->status, "%s", bad));
-    size_t nlist = r->fast ? r->fa.n : json_array_size(r->jnames);
+    size_t nlist = r->fast ? r->fa.n : r->names.p ? nnames : json_array_size(r->jnames);
     if (nlist > PL_EXT_MAX_NODES)
         return answered(ext_bad_request(&r->out, &r->status, "%zu nodes: at most %u in one request", nlist,
                                         PL_EXT_MAX_NODES));
     r->nn = (unsigned)nlist;
     if (!(r->nodes = calloc(r->nn ? r->nn : 1, sizeof *r->nodes)))
         return -ENOMEM;
-    if (r->by_name)
+    if (r->by_name) {
         r->snap = ext_nodes_get(&x->nodes);
+        return read_names(r);
+    }
+    if (!(r->own = calloc(r->nn ? r->nn : 1, sizeof *r->own)))
+        return -ENOMEM;
     for (unsigned i = 0; i < r->nn; i++) {
-        int rc = read_node(x, r, i);
+        int rc = read_object(x, r, i);
         if (rc)
             return rc;
     }

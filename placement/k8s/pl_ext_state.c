@@ -99,11 +99,23 @@ int ext_qty_of(json_t *o, const char *key, double *v, char *bad, size_t len)
 
 void ninfo_clear(struct ninfo *ni)
 {
-    free(ni->ten);
-    free(ni->fail);
-    free(ni->badq);
-    free(ni->name);
+    free(ni->json), free(ni->ten), free(ni->fail), free(ni->badq), free(ni->name);
     memset(ni, 0, sizeof *ni);
+}
+
+uint64_t ninfo_state_hash(const struct ninfo *ni)
+{
+    uint64_t h = ext_hash_n((const char *)&ni->cpu, sizeof ni->cpu);
+    h = (h ^ ext_hash_n((const char *)&ni->mem, sizeof ni->mem)) * 1099511628211ull;
+    for (unsigned k = 0; k < ni->nten; k++)
+        h = (h ^ (uintptr_t)ni->ten[k]) * 1099511628211ull;
+    return ext_mix(h ^ ni->nten);
+}
+
+bool ninfo_same_state(const struct ninfo *a, const struct ninfo *b)
+{
+    return a->nten == b->nten && a->cpu == b->cpu && a->mem == b->mem &&
+           (!a->nten || !memcmp(a->ten, b->ten, a->nten * sizeof *a->ten));
 }
 
 int ninfo_from_json(json_t *obj, struct ninfo *ni, struct strtab *st)

@@ -24,7 +24,10 @@ struct nspans {
 
 struct ninfo {
     char *name;
-    uint64_t h;
+    uint64_t h;       /* ext_hash(name) */
+    char *json;       /* the node state's: name as a JSON string, quoted (answers copy it); NULL: not made */
+    size_t jlen;
+    uint64_t sh;      /* ninfo_state_hash */
     const char **ten; /* the tenants annotation's elements, interned (one pointer a distinct name); NULL: not a
                        * string */
     unsigned nten;    /* 0: none (no annotation, or an empty list) */
@@ -36,6 +39,9 @@ struct ninfo {
 };
 
 void ninfo_clear(struct ninfo *ni);
+/* What the decisions read of a node, hashed and compared: its tenants (interned: by pointer) and its room. */
+uint64_t ninfo_state_hash(const struct ninfo *ni);
+bool ninfo_same_state(const struct ninfo *a, const struct ninfo *b);
 /* ni from a node object (a Node, or the node state's NAME.json), its tenant names interned in st (ni->name is the
  * caller's).  0 or -ENOMEM. */
 int ninfo_from_json(json_t *obj, struct ninfo *ni, struct strtab *st);

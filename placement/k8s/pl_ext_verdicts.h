@@ -19,6 +19,7 @@ struct pl_extender_stats;
 struct ext_verdicts {
     pthread_mutex_t mu;
     struct vcent *vc; /* NULL: nothing kept (out of memory at start), nothing else lost */
+    uint64_t *tag;    /* each entry's hash, apart: a set's four are one cache line */
     uint64_t clock;   /* +1 at each use: the least recently used entry of a set makes way */
     unsigned long hits, misses;
 };

@@ -39,6 +39,20 @@ void ext_put(struct ext_buf *b, const char *fmt, ...)
     }
 }
 
+void ext_reserve(struct ext_buf *b, size_t n)
+{
+    if (b->oom || b->n + n + 1 <= b->cap)
+        return;
+    char *ns = realloc(b->s, b->n + n + 1);
+    if (!ns) {
+        b->oom = true;
+        return;
+    }
+    if (!b->s)
+        ns[0] = 0;
+    b->s = ns, b->cap = b->n + n + 1;
+}
+
 void ext_put_raw(struct ext_buf *b, const char *s, size_t n)
 {
     if (b->oom)
@@ -108,6 +122,20 @@ char *ext_one_line(char *s)
     return s;
 }
 
+int ext_set_text(char **s, const char *fmt, ...)
+{
+    free(*s);
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vasprintf(s, fmt, ap);
+    va_end(ap);
+    if (k < 0) {
+        *s = NULL;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
 int ext_answer_buf(struct ext_buf *b, char **out, int *status)
 {
     if (b->oom || !b->s) {
@@ -142,28 +170,62 @@ int ext_bad_request(char **out, int *st, const char *fmt, ...)
 /* ---- the answers */
 #define NO_PROFILE_NOTE "the pod has no " PL_EXT_ANN_PROFILE " annotation: every node passes unchanged"
 
+/* A node's name as a JSON string: the node state's made once, else escaped now. */
+static void put_name(struct ext_buf *b, const struct ext_node *n)
+{
+    if (n->json)
+        ext_put_raw(b, n->json, n->jlen);
+    else
+        ext_put_str(b, n->name);
+}
+
+/* prioritize's answer: every node with its score (NULL: 0). */
+static int host_scores(struct ext_req *r, const int *score)
+{
+    static const char *const sc[] = {",\"Score\":0}", ",\"Score\":1}", ",\"Score\":2}", ",\"Score\":3}",
+                                     ",\"Score\":4}", ",\"Score\":5}", ",\"Score\":6}", ",\"Score\":7}",
+                                     ",\"Score\":8}", ",\"Score\":9}", ",\"Score\":10}"};
+    _Static_assert(sizeof sc / sizeof sc[0] == PL_EXT_MAX_PRIORITY + 1, "a score's text for each score");
+    struct ext_buf b = {0};
+    ext_put_raw(&b, "[", 1);
+    for (unsigned i = 0; i < r->nn; i++) {
+        static const char host[] = ",{\"Host\":";
+        ext_put_raw(&b, host + !i, sizeof host - 1 - !i);
+        put_name(&b, &r->nodes[i]);
+        const char *t = sc[score ? score[i] : 0];
+        ext_put_raw(&b, t, strlen(t));
+    }
+    ext_put_raw(&b, "]", 1);
+    return ext_answer_buf(&b, &r->out, &r->status);
+}
+
 int ext_answer_no_profile(struct ext_req *r)
 {
-    if (r->filter && r->fast) { /* the Nodes as they came */
-        struct ext_buf b = {0};
-        ext_put_raw(&b, "{\"Nodes\":", 9);
-        ext_put_raw(&b, r->fa.raw.p, r->fa.raw.n);
-        ext_put(&b, ",\"FailedNodes\":{},\"Error\":\"\",\"Note\":\"" NO_PROFILE_NOTE "\"}");
-        return ext_answer_buf(&b, &r->out, &r->status);
-    }
-    json_t *doc;
-    if (r->filter) {
-        doc = json_object();
+    if (!r->filter)
+        return host_scores(r, NULL);
+    if (r->by_name && !r->names.p) { /* NodeNames as jansson read it */
+        json_t *doc = json_object();
         json_object_set(doc, "NodeNames", r->jnames);
         json_object_set_new(doc, "FailedNodes", json_object());
         json_object_set_new(doc, "Error", json_string(""));
         json_object_set_new(doc, "Note", json_string(NO_PROFILE_NOTE));
-    } else {
-        doc = json_array();
-        for (unsigned i = 0; i < r->nn; i++)
-            json_array_append_new(doc, json_pack("{s:s,s:i}", "Host", r->nodes[i].name, "Score", 0));
+        return ext_answer_json(doc, 200, &r->out, &r->status);
     }
-    return ext_answer_json(doc, 200, &r->out, &r->status);
+    struct ext_buf b = {0}; /* the nodes as they came: Node objects as sent, names as jansson writes them */
+    if (r->fast) {
+        ext_put_raw(&b, "{\"Nodes\":", 9);
+        ext_put_raw(&b, r->fa.raw.p, r->fa.raw.n);
+    } else {
+        ext_put_raw(&b, "{\"NodeNames\":[", 14);
+        for (unsigned i = 0; i < r->nn; i++) {
+            if (i)
+                ext_put_raw(&b, ",", 1);
+            put_name(&b, &r->nodes[i]);
+        }
+        ext_put_raw(&b, "]", 1);
+    }
+    ext_put(&b, ",\"FailedNodes\":{},\"Error\":\"\",\"Note\":\"" NO_PROFILE_NOTE "\"}");
+    return ext_answer_buf(&b, &r->out, &r->status);
 }
 
 int ext_answer_no_store(struct ext_req *r, char *msg)
@@ -204,15 +266,19 @@ static int refusals(const struct ext_req *r, char **uwhy)
 static void kept_nodes(const struct ext_req *r, struct ext_buf *b)
 {
     if (r->by_name) {
-        ext_put(b, "{\"NodeNames\":[");
+        ext_put_raw(b, "{\"NodeNames\":[", 14);
         for (unsigned k = 0; k < r->nok; k++) {
             if (k)
                 ext_put_raw(b, ",", 1);
-            ext_put_str(b, r->nodes[r->order[k]].name);
+            put_name(b, &r->nodes[r->order[k]]);
         }
-        ext_put(b, "]");
+        ext_put_raw(b, "]", 1);
         return;
     }
+    size_t all = 64 + r->fa.kind.n + r->fa.api.n;
+    for (unsigned k = 0; k < r->nok; k++)
+        all += r->fa.it[r->order[k]].raw.n + 1;
+    ext_reserve(b, all);
     ext_put_raw(b, "{\"Nodes\":{\"items\":[", 19);
     for (unsigned k = 0; k < r->nok; k++) {
         if (k)
@@ -240,15 +306,16 @@ static int failed_nodes(struct pl_extender *x, const struct ext_req *r, char **u
     unsigned w = 0;
     for (unsigned i = 0; i < r->nn; i++) {
         const struct ext_node *n = &r->nodes[i];
-        if (!n->fail && kept(r->uv[n->v].kind))
+        const char *fail = ext_node_fail(r, n);
+        if (!fail && kept(r->uv[n->v].kind))
             continue;
         if (w++)
             ext_put_raw(b, ",", 1);
-        ext_put_str(b, n->name);
+        put_name(b, n);
         ext_put_raw(b, ":", 1);
-        if (n->fail) {
+        if (fail) {
             char *msg = NULL;
-            if (asprintf(&msg, "ibench: cannot judge: %.500s", n->fail) < 0) {
+            if (asprintf(&msg, "ibench: cannot judge: %.500s", fail) < 0) {
                 free(vcount);
                 return -ENOMEM;
             }
@@ -297,18 +364,9 @@ int ext_answer_prioritize(struct ext_req *r)
     int *score = calloc(r->nn ? r->nn : 1, sizeof *score);
     if (!score)
         return -ENOMEM;
-    for (unsigned k = 0; k < r->nok; k++)
-        score[r->order[k]] = k < PL_EXT_MAX_PRIORITY ? PL_EXT_MAX_PRIORITY - (int)k : 0;
-    struct ext_buf b = {0};
-    ext_put(&b, "[");
-    for (unsigned i = 0; i < r->nn; i++) {
-        static const char host[] = ",{\"Host\":";
-        ext_put_raw(&b, host + !i, sizeof host - 1 - !i);
-        ext_put_str(&b, r->nodes[i].name);
-        char sc[32];
-        ext_put_raw(&b, sc, (size_t)snprintf(sc, sizeof sc, ",\"Score\":%d}", score[i]));
-    }
-    ext_put(&b, "]");
+    for (unsigned k = 0; k < r->nok && k < PL_EXT_MAX_PRIORITY; k++)
+        score[r->order[k]] = PL_EXT_MAX_PRIORITY - (int)k;
+    int rc = host_scores(r, score);
     free(score);
-    return ext_answer_buf(&b, &r->out, &r->status);
+    return rc;
 }

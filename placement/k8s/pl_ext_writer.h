@@ -15,10 +15,15 @@ struct ext_buf {
 
 void ext_put(struct ext_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ext_put_raw(struct ext_buf *b, const char *s, size_t n);
+/* Room for n bytes more at once (a large answer is not copied as it grows). */
+void ext_reserve(struct ext_buf *b, size_t n);
 /* s as a JSON string; a sequence that is not UTF-8 becomes U+FFFD (a reason may cut a name inside a character). */
 void ext_put_str(struct ext_buf *b, const char *s);
 /* s made one line of UTF-8 in place: control characters and each byte of a sequence that is not UTF-8 become '?'. */
 char *ext_one_line(char *s);
+
+/* *s (freed first) made the formatted text: 0, or -ENOMEM with *s NULL. */
+int ext_set_text(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The answer: b's text (200), or -ENOMEM (b freed). */
 int ext_answer_buf(struct ext_buf *b, char **out, int *status);

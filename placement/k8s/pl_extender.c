@@ -77,9 +77,15 @@ bool pl_extender_ready(struct pl_extender *x, char *why, size_t len)
 void ext_req_free(struct ext_req *r)
 {
     for (unsigned i = 0; r->nodes && i < r->nn; i++) {
-        ninfo_clear(&r->nodes[i].own);
+        if (r->own)
+            ninfo_clear(&r->own[i]);
         free(r->nodes[i].fail);
+        free(r->nodes[i].owned);
     }
+    for (unsigned g = 0; g < r->ng; g++)
+        free(r->gr[g].fail);
+    free(r->gr);
+    free(r->own);
     free(r->nodes);
     free(r->fa.it);
     free(r->uv);

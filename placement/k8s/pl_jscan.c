@@ -248,21 +248,31 @@ int jscan_open(struct jscan *s, char bracket)
     return 0;
 }
 
-int jscan_member(struct jscan *s, bool *first, const char **key, size_t *klen)
+/* The next member or element of a container: 0 at its closing bracket (consumed), 1 with s->p at the item (past
+ * its comma), -1 on an error. */
+static int next_item(struct jscan *s, bool *first, char close, const char *err)
 {
     char c = jscan_peek(s);
-    if (c == '}') {
+    if (c == close) {
         s->p++;
         return 0;
     }
     if (!*first) {
         if (c != ',')
-            return fail(s, "',' or '}' expected");
+            return fail(s, err);
         s->p++;
-        c = jscan_peek(s);
+        jscan_peek(s);
     }
     *first = false;
-    if (c != '"')
+    return 1;
+}
+
+int jscan_member(struct jscan *s, bool *first, const char **key, size_t *klen)
+{
+    int r = next_item(s, first, '}', "',' or '}' expected");
+    if (r <= 0)
+        return r;
+    if (jscan_peek(s) != '"')
         return fail(s, "a key expected");
     const char *k = s->p + 1;
     if (string(s) < 0)
@@ -277,19 +287,7 @@ int jscan_member(struct jscan *s, bool *first, const char **key, size_t *klen)
 
 int jscan_element(struct jscan *s, bool *first)
 {
-    char c = jscan_peek(s);
-    if (c == ']') {
-        s->p++;
-        return 0;
-    }
-    if (!*first) {
-        if (c != ',')
-            return fail(s, "',' or ']' expected");
-        s->p++;
-        jscan_peek(s);
-    }
-    *first = false;
-    return 1;
+    return next_item(s, first, ']', "',' or ']' expected");
 }
 
 int jscan_value(struct jscan *s, int depth)
