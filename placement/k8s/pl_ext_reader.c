@@ -381,3 +381,92 @@ int ext_read_pod(struct pl_extender *x, struct ext_req *r)
     }
     return 0;
 }
+
+/* ---- the log line's fields */
+
+/* The value of the first member named key (letters without case) of the object that is the span in, checked up to
+ * that value.  false when in is not an object, has no such member, or is not JSON before it. */
+static bool find(struct span in, const char *key, struct span *out)
+{
+    struct jscan s;
+    jscan_init(&s, in.p, in.n);
+    if (!in.p || jscan_peek(&s) != '{')
+        return false;
+    bool first = true;
+    const char *k;
+    size_t kl;
+    s.p++;
+    while (jscan_member(&s, &first, &k, &kl) == 1) {
+        const char *v = s.p;
+        if (jscan_value(&s, 1) < 0)
+            return false;
+        if (jscan_key_is(k, kl, key)) {
+            out->p = v, out->n = (size_t)(s.p - v);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The elements of the array (or members of the object) that is the span in; with score, only those whose "Score"
+ * is above 0.  -1 when in is neither, or is not JSON. */
+static long count(struct span in, bool score)
+{
+    struct jscan s;
+    jscan_init(&s, in.p, in.n);
+    char c = in.p ? jscan_peek(&s) : 0;
+    if (c != '[' && c != '{')
+        return -1;
+    bool first = true;
+    const char *k;
+    size_t kl;
+    long n = 0;
+    int r;
+    s.p++;
+    while ((r = c == '{' ? jscan_member(&s, &first, &k, &kl) : jscan_element(&s, &first)) == 1) {
+        struct span v = {s.p, 0}, sc;
+        if (jscan_value(&s, 1) < 0)
+            return -1;
+        v.n = (size_t)(s.p - v.p);
+        n += !score || (find(v, "Score", &sc) && strtol(sc.p, NULL, 10) > 0);
+    }
+    return r == 0 ? n : -1;
+}
+
+/* The text of the string that is the span in, escapes kept, cut to len - 1 bytes; false when it is not a string. */
+static bool text(struct span in, char *b, size_t len)
+{
+    if (!in.p || in.n < 2 || in.p[0] != '"')
+        return false;
+    snprintf(b, len, "%.*s", (int)(in.n - 2 < len ? in.n - 2 : len - 1), in.p + 1);
+    return true;
+}
+
+void pl_extender_log_fields(const char *verb, const char *body, size_t len, const char *answer,
+                            struct pl_extender_logf *lf)
+{
+    memset(lf, 0, sizeof *lf);
+    const struct span req = {body, len}, ans = {answer, strlen(answer)};
+    struct span pod, md, v, items;
+    char ns[128] = "", name[256] = "";
+    if (find(req, "Pod", &pod) && find(pod, "metadata", &md) && find(md, "name", &v) && text(v, name, sizeof name)) {
+        if (find(md, "namespace", &v))
+            text(v, ns, sizeof ns);
+        lf->has_pod = true;
+        snprintf(lf->pod, sizeof lf->pod, "%s%s%s", ns, ns[0] ? "/" : "", name);
+    }
+    bool nodes = find(req, "Nodes", &v) && v.p[0] == '{';
+    lf->nodes_in = nodes && find(v, "items", &items) ? count(items, false) : -1;
+    if (lf->nodes_in < 0)
+        lf->nodes_in = find(req, "NodeNames", &v) ? count(v, false) : -1;
+    if (strcmp(verb, PL_EXT_VERB_FILTER)) {
+        lf->nodes_out = count(ans, true); /* scored above 0 */
+        return;
+    }
+    if (find(ans, "Nodes", &v) && v.p[0] == '{')
+        lf->nodes_out = find(v, "items", &items) ? count(items, false) : -1;
+    else
+        lf->nodes_out = find(ans, "NodeNames", &v) ? count(v, false) : -1;
+    if (find(ans, "Error", &v))
+        text(v, lf->error, sizeof lf->error);
+}

@@ -109,6 +109,18 @@ void pl_extender_get_stats(struct pl_extender *x, struct pl_extender_stats *s);
  * verb, refusals by resource, the cache, store reloads, assumed tenants.  0 with *text malloc'd, or -ENOMEM. */
 int pl_extender_metrics(struct pl_extender *x, char **text);
 
+/* What a request's log line says of it, read from the request and its answer by the scanner (no tree; reading stops
+ * at the first thing that is not JSON).  Strings are their text in the JSON, escapes kept, cut to the field. */
+struct pl_extender_logf {
+    bool has_pod;
+    char pod[400];   /* "namespace/name" (or "name") of the pod's metadata */
+    long nodes_in;   /* Nodes.items or NodeNames; -1: not read */
+    long nodes_out;  /* filter: the nodes kept; prioritize: the nodes scored above 0; -1: not read */
+    char error[256]; /* filter's answer's Error, when not empty */
+};
+void pl_extender_log_fields(const char *verb, const char *body, size_t len, const char *answer,
+                            struct pl_extender_logf *lf);
+
 /* Whether the store is loaded: its directory was read and the node state with it (a node state directory that does
  * not exist is an empty one).  false with the reason in why. */
 bool pl_extender_ready(struct pl_extender *x, char *why, size_t len);
