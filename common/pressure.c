@@ -14,33 +14,9 @@
 #include <unistd.h>
 
 #include "ib_err.h"
+#include "readfile.h"
 
 const char *const ib_psi_name[IB_PSI_N] = {"cpu", "io", "memory"};
-
-/* Read a small procfs file whole into buf (NUL-terminated). 0 or -errno. */
-static int read_small(const char *path, char *buf, size_t n)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    size_t got = 0;
-    while (got + 1 < n) {
-        ssize_t r = read(fd, buf + got, n - 1 - got);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            close(fd);
-            return -e;
-        }
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
-    buf[got] = '\0';
-    close(fd);
-    return 0;
-}
 
 /* The total= of the line starting with `kind` ("some"/"full"); -ENOENT when there is no such line. */
 static int psi_line(const char *text, const char *kind, uint64_t *total)
@@ -134,12 +110,12 @@ int ib_pressure_read(struct ib_pressure_snap *s, const char *root, char *why, si
         snprintf(path, sizeof(path), "%s/pressure/%s", root, ib_psi_name[r]);
         bool hf;
         /* absent (old kernel, psi=0) or unreadable: the source is absent, which every reader shows as such */
-        if (read_small(path, buf, sizeof(buf)) == 0 &&
+        if (ib_read_small(path, buf, sizeof(buf)) == 0 &&
             ib_psi_parse(buf, &s->psi_some_us[r], &s->psi_full_us[r], &hf, NULL, 0) == 0)
             s->psi_have[r] = true;
     }
     snprintf(path, sizeof(path), "%s/stat", root);
-    int rc = read_small(path, buf, sizeof(buf));
+    int rc = ib_read_small(path, buf, sizeof(buf));
     if (rc)
         return ib_why(why, len, rc, "cannot read %s: %s", path, strerror(-rc));
     s->stat_have = ib_stat_parse(buf, &s->steal_ticks, &s->total_ticks, NULL, 0) == 0;
@@ -197,7 +173,7 @@ int ib_sched_thread(pid_t tid, struct ib_sched *s, char *why, size_t len)
     else
         snprintf(path, sizeof(path), "/proc/thread-self/schedstat");
     memset(s, 0, sizeof(*s));
-    int rc = read_small(path, buf, sizeof(buf));
+    int rc = ib_read_small(path, buf, sizeof(buf));
     if (rc)
         return ib_why(why, len, rc, "cannot read %s: %s", path, strerror(-rc));
     rc = ib_schedstat_parse(buf, &s->run_ns, &s->wait_ns, why, len);
@@ -225,7 +201,7 @@ int ib_sched_process(pid_t pid, struct ib_sched *s, char *why, size_t len)
         snprintf(path, sizeof(path), "%s/%s/schedstat", dir, de->d_name);
         uint64_t r = 0, w = 0;
         /* a thread that exits between readdir and read is simply not counted */
-        if (read_small(path, buf, sizeof(buf)) != 0 || ib_schedstat_parse(buf, &r, &w, NULL, 0) != 0)
+        if (ib_read_small(path, buf, sizeof(buf)) != 0 || ib_schedstat_parse(buf, &r, &w, NULL, 0) != 0)
             continue;
         s->run_ns += r;
         s->wait_ns += w;

@@ -15,6 +15,7 @@
 #include "ib_err.h"
 #include "pl_numa.h"
 #include "pl_proc.h"
+#include "readfile.h"
 
 /* ---- --mem ------------------------------------------------------------------------------------------------------- */
 
@@ -315,20 +316,14 @@ int pl_cgroup2_locate(const char *mountinfo, const char *proc_cgroup, char *moun
     return ib_why(why, len, -ENOENT, "the process has no cgroup v2 group (no 0:: line)");
 }
 
-static int read_small(const char *path, char *buf, size_t cap)
+/* A cgroup control file's words, without the line's end. */
+static int read_ctl(const char *path, char *buf, size_t cap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = read(fd, buf, cap - 1);
-    int e = n < 0 ? -errno : 0;
-    close(fd);
-    if (e)
-        return e;
-    buf[n] = 0;
+    int rc = ib_read_small(path, buf, cap);
+    size_t n = rc ? 0 : strlen(buf);
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
         buf[--n] = 0;
-    return 0;
+    return rc;
 }
 
 static bool has_word(const char *list, const char *w)
@@ -344,7 +339,7 @@ int pl_cpuset_usable(const char *dir, char *why, size_t len)
 {
     char path[PATH_MAX], ctl[512];
     snprintf(path, sizeof path, "%s/cgroup.controllers", dir);
-    int rc = read_small(path, ctl, sizeof ctl);
+    int rc = read_ctl(path, ctl, sizeof ctl);
     if (rc < 0)
         return ib_why(why, len, -ENOENT, "%s is not a cgroup v2 group (%s: %s)", dir, path, strerror(-rc));
     if (!has_word(ctl, "cpuset"))
@@ -379,7 +374,7 @@ int pl_cpuset_make(const char *dir, const char *name, const char *cpus, const ch
     if (rc < 0)
         return rc;
     snprintf(path, sizeof path, "%s/cgroup.subtree_control", dir);
-    if (read_small(path, ctl, sizeof ctl) == 0 && !has_word(ctl, "cpuset") && (rc = write_file(path, "+cpuset")) < 0)
+    if (read_ctl(path, ctl, sizeof ctl) == 0 && !has_word(ctl, "cpuset") && (rc = write_file(path, "+cpuset")) < 0)
         return ib_why(why, len, rc, "%s: +cpuset refused: %s%s", path, strerror(-rc),
                       rc == -EBUSY ? " (the group has processes of its own; cgroup v2 enables controllers for the "
                                      "children of a group without any)" : "");

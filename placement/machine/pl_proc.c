@@ -14,31 +14,7 @@
 
 #include "ib_err.h"
 #include "parse.h"
-
-/* The whole of a small /proc file into buf (NUL-terminated).  -errno: -ENOENT/-ESRCH when the task is gone. */
-static int read_small(const char *path, char *buf, size_t len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    size_t got = 0;
-    while (got + 1 < len) {
-        ssize_t r = read(fd, buf + got, len - 1 - got);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = -errno;
-            close(fd);
-            return e;
-        }
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    buf[got] = '\0';
-    return 0;
-}
+#include "readfile.h"
 
 static int gone(int rc)
 {
@@ -74,7 +50,7 @@ static int read_thread(pid_t pid, pid_t tid, struct pl_thread *t, char *why, siz
     t->last_cpu = -1;
 
     snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-    int rc = read_small(path, t->comm, sizeof(t->comm));
+    int rc = ib_read_small(path, t->comm, sizeof(t->comm));
     if (rc < 0)
         return gone(rc) ? 1 : ib_why(why, len, rc, "%s: %s", path, strerror(-rc));
     t->comm[strcspn(t->comm, "\n")] = '\0';
@@ -82,7 +58,7 @@ static int read_thread(pid_t pid, pid_t tid, struct pl_thread *t, char *why, siz
     /* stat: "tid (comm) state ppid ..."; comm may hold spaces and parentheses, so fields count from the last ')':
      * the token after it is field 3, field 39 (processor) is 36 tokens on */
     snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-    rc = read_small(path, buf, sizeof(buf));
+    rc = ib_read_small(path, buf, sizeof(buf));
     if (rc < 0)
         return gone(rc) ? 1 : ib_why(why, len, rc, "%s: %s", path, strerror(-rc));
     char *p = strrchr(buf, ')'), *save = NULL;
@@ -98,7 +74,7 @@ static int read_thread(pid_t pid, pid_t tid, struct pl_thread *t, char *why, siz
     }
 
     snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-    rc = read_small(path, buf, sizeof(buf));
+    rc = ib_read_small(path, buf, sizeof(buf));
     if (rc < 0)
         return gone(rc) ? 1 : ib_why(why, len, rc, "%s: %s", path, strerror(-rc));
     if (status_field(buf, "Cpus_allowed_list", val, sizeof(val)) < 0 ||
@@ -139,7 +115,7 @@ static int check_process(pid_t pid, char *why, size_t len)
     if (pid <= 0)
         return ib_why(why, len, -EINVAL, "bad pid %d: a process id is a positive number", (int)pid);
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    int rc = read_small(path, buf, sizeof(buf));
+    int rc = ib_read_small(path, buf, sizeof(buf));
     if (gone(rc))
         return ib_why(why, len, -ESRCH, "no process %d", (int)pid);
     if (rc < 0)
