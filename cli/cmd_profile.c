@@ -45,8 +45,8 @@ static void profile_usage(void)
            "  --sois LIST          comma-separated SoIs (default: all; those this machine cannot place are skipped\n"
            "                       with the reason)\n"
            "  --target-cpus LIST   where the target (and its load generator) run (default: the first CPU)\n"
-           "  --out FILE           the profile (default NAME.profile.json), written atomically, only on success;\n"
-           "                       --json also prints it on stdout\n"
+           "  --out FILE           the profile (default NAME.profile.json), written atomically once measured,\n"
+           "                       incomplete or not (never after a failure); --json also prints it on stdout\n"
            "  --samples N          samples per side of a point, at most (default 3; a point whose first 2 samples\n"
            "                       lie far beyond QoS stops early unless --no-sequential); --baselines N solo\n"
            "                       samples before and after (default 5)\n"
@@ -59,10 +59,12 @@ static void profile_usage(void)
            "Progress goes to stderr: the phase, the SoI, the point and the time left, a refreshing line on a\n"
            "terminal, else one line per sample (IBENCH_PROGRESS=0: none). A sample that does not finish within\n"
            "--timeout is written as what it is (a QoS break by at least that much, or where the measuring stopped)\n"
-           "and the profile is written incomplete, with what is missing and why. The machine's pressure (PSI,\n"
-           "steal) is recorded per phase. Exit 0 with the profile written; 1 when it is incomplete, or when the\n"
-           "target or its load fails (no profile written); 2 on bad input; 77 when the metric cannot be read here\n"
-           "(ipc without a PMU); 130 on Ctrl-C. Every SoI and child process is stopped on every exit path.\n");
+           "and the profile is written incomplete, with what is missing and why; so is a profile stopped by Ctrl-C\n"
+           "or SIGTERM once a sample has finished. The machine's pressure (PSI, steal) is recorded per phase.\n"
+           "Exit 0 with the profile written; 1 when it is incomplete after a timeout, or when the target or its\n"
+           "load fails (no profile written); 2 on bad input; 77 when the metric cannot be read here (ipc without a\n"
+           "PMU); 130 when interrupted (an incomplete profile written, or none before the first sample finished).\n"
+           "Every SoI and child process is stopped on every exit path.\n");
 }
 
 /* The options that take a number: where it goes, its range, its message. */
@@ -270,6 +272,9 @@ int cmd_profile(int argc, char **argv)
                 if (p->complete) {
                     fprintf(stderr, "ibench profile: wrote %s (ibench show %s prints it)\n", out, out);
                     rc = IB_EXIT_OK;
+                } else if (p->interrupted) { /* what was measured before the stop, kept; the exit says the stop */
+                    rc = cli_fail(IB_EXIT_INTR, "profile", "interrupted; wrote %s, incomplete: %u item%s missing "
+                                  "(ibench show %s lists them)", out, p->nmissing, p->nmissing == 1 ? "" : "s", out);
                 } else { /* written with everything measured, and a run-time failure all the same */
                     rc = cli_fail(IB_EXIT_FAIL, "profile", "wrote %s, incomplete: %u item%s missing, the first: %s%s%s: "
                                   "%s (ibench show %s lists them)", out, p->nmissing, p->nmissing == 1 ? "" : "s",
@@ -281,8 +286,8 @@ int cmd_profile(int argc, char **argv)
             }
             profile_free(p);
             free(p);
-        } else if (prc == -EINTR || atomic_load(&cli_stop)) {
-            rc = cli_fail(IB_EXIT_INTR, "profile", "interrupted; no profile written");
+        } else if (prc == -EINTR || atomic_load(&cli_stop)) { /* a file of nothing would replace what --out held */
+            rc = cli_fail(IB_EXIT_INTR, "profile", "interrupted before the first sample finished; no profile written");
         } else { /* -ENOTSUP: the metric cannot be read here (ipc without counters) */
             rc = cli_fail(cli_exit_for(prc, bad), "profile", "%s; no profile written", why);
         }

@@ -100,8 +100,8 @@ int cmd_show(int argc, char **argv)
     char b1[32], b2[32], b3[32], b4[32];
     printf("profile   %s (%d.%d, %s)\n", STR(p.name), p.major, p.minor, STR(p.created));
     if (!p.complete)
-        printf("INCOMPLETE %u item%s missing (below); exit 1 when it was written\n", p.nmissing,
-               p.nmissing == 1 ? "" : "s");
+        printf("INCOMPLETE %u item%s missing (below); ibench profile exits 1 writing it, 130 when interrupted\n",
+               p.nmissing, p.nmissing == 1 ? "" : "s");
     if (p.command)
         printf("target    %s\n", STR(p.command));
     else if (p.pid > 0)

@@ -35,8 +35,12 @@ struct run {
     const atomic_int *stop;
     struct child svc; /* a service target we started */
     int have_svc;
-    /* the SoI of the moment */
+    /* the SoIs asked for, in order (sois_total of them), and the one of the moment with its environment and CPUs
+     * (the SoI keeps pointers to both from a_open to a_close) */
+    const struct soi_ops **list;
     struct soi *s;
+    struct soi_env env;
+    int cpus[SOI_MAX_THREADS];
     struct engine_bg *eng;
     double x;
     int unthrottled;
@@ -46,7 +50,7 @@ struct run {
     int bad_input; /* an SoI refused the user's input (soi_open's mark): the profile stops, the command exits 2 */
     /* progress: how far, and the time left (an estimate, est_left) */
     int stage;                /* 0 baseline before, 1 the SoIs, 2 baseline after */
-    unsigned sois_total, sois_done, baselines_done;
+    unsigned sois_total, sois_done, baselines_done, nb;
     uint64_t soi_t0;
     double sample_s;          /* summed wall time of the samples that finished */
     unsigned nsamples;
@@ -565,58 +569,39 @@ static void skip(struct profile_soi *e, const char *why)
     e->reason = sdup(why);
 }
 
-/* The pressure over a phase that began at k, into p->phases. */
-static int phase_end(struct prof_meter *pm, const struct prof_phase_mark *k, struct profile *p, const char *phase,
-                     const char *soi, char *why, size_t len)
+/* ---- the SoIs as the method's whole profile takes them (profile_method.h, struct prof_sois) -------------------- */
+
+static const char *a_name(void *ctx, unsigned i)
 {
-    struct ib_pressure pr;
-    struct profile_phase f;
-    prof_phase_end(pm, k, &pr);
-    prof_phase_figures(&pr, &f);
-    return profile_add_phase(p, phase, soi, &f) < 0 ? ib_why(why, len, -ENOMEM, "out of memory") : 0;
+    return ((struct run *)ctx)->list[i]->name;
 }
 
-/* An SoI's tolerated search cut short by a timeout (prof_tolerated): the entry is incomplete with the points measured;
- * *stop is raised when it was a solo sample (nothing after it is comparable). */
-static int cut_short(struct profile *p, struct profile_soi *e, const struct prof_tol_result *t, const char *w,
-                     int *stop)
+static const char *a_resource(void *ctx, unsigned i)
 {
-    e->status = PROFILE_INCOMPLETE;
-    free(e->reason);
-    e->reason = dupf("tolerated cut short at %g %%: %s", t->timeout_at, w);
-    if (t->ncurve && (e->curve = calloc(t->ncurve, sizeof(*e->curve)))) {
-        memcpy(e->curve, t->curve, t->ncurve * sizeof(*e->curve));
-        e->ncurve = t->ncurve;
-    }
-    if (t->timeout == PROF_TO_SOLO)
-        *stop = 1;
-    return !e->reason || (t->ncurve && !e->curve) ? -ENOMEM
-                                                  : profile_add_missing(p, "tolerated", e->soi, t->timeout_at, w);
+    return ((struct run *)ctx)->list[i]->resource;
 }
 
-/* Tolerated and caused for one SoI; e is filled (measured, skipped, or incomplete after a timeout, p->missing says
- * what); -EINTR or a fatal error about the target aborts the profile. The pressure of each phase goes to p. */
-static int profile_soi(struct machine *m, struct run *r, const struct prof_params *pp, struct prof_meter *pm,
-                       const struct soi_ops *ops, double base, struct profile *p, struct profile_soi *e, int *stop,
-                       char *why, size_t len)
+/* SoI i opened on CPUs that share its resource with the target, and its reach checked: 1 measure it, 0 skipped (e
+ * says why), -EINTR, or -errno that stops the profile (an SoI that refused the user's input: r->bad_input). */
+static int a_open(void *ctx, unsigned i, struct profile_soi *e, char *why, size_t len)
 {
+    struct run *r = ctx;
+    const struct soi_ops *ops = r->list[i];
     const struct profile_opts *o = r->o;
-    int cpus[SOI_MAX_THREADS];
+    int *cpus = r->cpus;
     unsigned n = 0;
     char w[768] = "";
-    e->soi = sdup(ops->name);
-    e->resource = sdup(ops->resource);
-    if (soi_cpus(m, o, ops, cpus, &n, w, sizeof(w)) < 0) {
+    r->s = NULL;
+    if (soi_cpus(r->m, o, ops, cpus, &n, w, sizeof(w)) < 0) {
         skip(e, w);
         return 0;
     }
-    struct soi_env env;
-    soi_env_init(&env, ops, m, n, cpus, o->tcpus[0], r->stop);
-    env.cached_capacity = 1;
-    env.dir = o->dir;
+    soi_env_init(&r->env, ops, r->m, n, cpus, o->tcpus[0], r->stop);
+    r->env.cached_capacity = 1;
+    r->env.dir = o->dir;
     out_progress("profile", "%s: opening on CPU %d", ops->name, cpus[0]);
     int bad = 0;
-    int rc = soi_open(ops, &env, &r->s, &bad, w, sizeof(w));
+    int rc = soi_open(ops, &r->env, &r->s, &bad, w, sizeof(w));
     if (rc < 0) {
         r->s = NULL;
         if (rc == -EINTR)
@@ -628,55 +613,24 @@ static int profile_soi(struct machine *m, struct run *r, const struct prof_param
         skip(e, w);
         return 0;
     }
-    for (unsigned i = 0; i < n && i < PROFILE_MAX_CPUS; i++)
-        e->cpus[e->ncpus++] = cpus[i];
+    for (unsigned k = 0; k < n && k < PROFILE_MAX_CPUS; k++)
+        e->cpus[e->ncpus++] = cpus[k];
+    r->ref_cpu = cpus[0];
     e->capacity = r->s->capacity;
     e->capacity_unit = sdup(r->s->unit);
     e->capacity_source = sdup(r->s->capacity_src);
-    if ((rc = reach_check(m, r, e, w, sizeof(w))) <= 0) {
-        if (rc == 0)
-            skip(e, w);
-        goto out;
-    }
-    struct prof_tol_result t;
-    struct prof_phase_mark mk;
-    prof_phase_begin(pm, &mk);
-    rc = prof_tolerated(pp, pm, base, &t, why, len);
-    int prc = phase_end(pm, &mk, p, "tolerated", ops->name, why, len);
-    if (rc == -ETIMEDOUT && t.timeout != PROF_TO_NONE) { /* written as it is, incomplete; the profile goes on */
-        out_progress("profile", "%s: %s", ops->name, why);
-        if ((rc = cut_short(p, e, &t, why, stop)) < 0)
-            rc = ib_why(why, len, rc, "out of memory");
-        goto out;
-    }
-    if (rc == 0)
-        rc = prc;
-    if (rc < 0)
-        goto out;
-    for (unsigned i = 0; i < t.ncurve && rc == 0; i++) /* a bound is not a value: the profile says so */
-        if (t.curve[i].timed_out) {
-            char *tw = dupf("a sample beside the SoI did not finish within %u s: relative performance <= %.3g, a bound "
-                            "(the QoS break counted), not a value", o->timeout_s, t.curve[i].relative);
-            rc = !tw || profile_add_missing(p, "tolerated", ops->name, t.curve[i].intensity, tw) < 0
-                     ? ib_why(why, len, -ENOMEM, "out of memory")
-                     : 0;
-            free(tw);
-        }
-    if (rc < 0)
-        goto out;
-    e->status = PROFILE_MEASURED;
-    e->tolerated = t.tolerated;
-    e->bracket[0] = t.lo;
-    e->bracket[1] = t.hi;
-    if (!(e->curve = calloc(t.ncurve ? t.ncurve : 1, sizeof(*e->curve)))) {
-        rc = ib_why(why, len, -ENOMEM, "out of memory");
-        goto out;
-    }
-    memcpy(e->curve, t.curve, t.ncurve * sizeof(*e->curve));
-    e->ncurve = t.ncurve;
-    struct profile_caused *c = &e->caused;
-    *c = (struct profile_caused){.intensity = pp->caused_level, .occupancy_pct = NAN, .cpu_lost_pct = NAN,
-                                 .cpu_lost_se = NAN, .se = NAN, .value = NAN, .distinguishable = -1};
+    if ((rc = reach_check(r->m, r, e, w, sizeof(w))) == 0)
+        skip(e, w);
+    return rc;
+}
+
+/* Caused of the open SoI: through its reference (soi.h) or its own rate. */
+static int a_caused(void *ctx, const struct prof_params *pp, struct prof_meter *pm, struct profile_caused *c,
+                    char *why, size_t len)
+{
+    struct run *r = ctx;
+    const struct soi_ops *ops = r->s->ops;
+    int rc;
     /* the engine's rate is step units per second: a rate SoI's own unit; the others' secondary figure, unless their
      * self-meter replaces it */
     c->unit = sdup(ops->kind == SOI_RATE         ? r->s->unit
@@ -684,10 +638,7 @@ static int profile_soi(struct machine *m, struct run *r, const struct prof_param
                                              : "step units/s");
     if (ops->occupancy == SOI_OCC_RSS)
         c->occupancy_what = sdup("resident memory");
-    e->have_caused = 1;
-    prof_phase_begin(pm, &mk);
     if (ops->caused_ref) { /* read through a reference the SoI slows (soi.h); its unit is the probe's */
-        r->ref_cpu = cpus[0];
         rc = prof_caused_ref(pp, pm, ops->caused_ref, c, why, len);
         if (rc == 0 && c->ref_probe) {
             free(c->unit);
@@ -698,20 +649,41 @@ static int profile_soi(struct machine *m, struct run *r, const struct prof_param
     } else {
         rc = prof_caused(pp, pm, c, why, len);
     }
-    prc = phase_end(pm, &mk, p, "caused", ops->name, why, len);
-    if (rc == 0)
-        rc = prc;
     /* lifted only where there was a cap: a footprint SoI's touch or read rate (m_hold's unthrottled) */
     c->unthrottled = ops->kind == SOI_FOOTPRINT && r->s->rate_cap > 0;
-out:;
+    return rc;
+}
+
+/* The SoI gone, its threads stopped, and the target's work. */
+static int a_close(void *ctx, char *why, size_t len)
+{
+    struct run *r = ctx;
     char sw[256] = "";
+    int rc = 0;
     work_end(r);
-    if (r->eng && engine_stop(r->eng, sw, sizeof(sw)) < 0 && rc == 0)
+    if (r->eng && engine_stop(r->eng, sw, sizeof(sw)) < 0)
         rc = ib_why(why, len, -EIO, "the SoI failed: %s", sw);
     r->eng = NULL;
     soi_close(r->s);
     r->s = NULL;
     return rc;
+}
+
+/* Where the profile is, for progress (est_left). */
+static void a_stage(void *ctx, int stage, unsigned i)
+{
+    struct run *r = ctx;
+    r->stage = stage;
+    if (stage == 0) {
+        out_progress("profile", "baseline: %u solo samples", r->nb);
+    } else if (stage == 1) {
+        r->sois_done = i;
+        r->soi_t0 = clk_mono_ns();
+    } else {
+        r->sois_done = r->sois_total;
+        r->baselines_done = 0;
+        out_progress("profile", "baseline again: %u solo samples", r->nb);
+    }
 }
 
 /* ---- the whole profile -------------------------------------------------------------------------------------- */
@@ -737,16 +709,6 @@ int profile_uses_llc_size(const char *sois)
         if (soi_at(i)->scope == TOPO_SCOPE_LLC && wanted(sois, soi_at(i)->name))
             return 1;
     return 0;
-}
-
-static double spread_pct(const double *v, unsigned n, double med)
-{
-    double lo = INFINITY, hi = -INFINITY;
-    for (unsigned i = 0; i < n; i++) {
-        lo = fmin(lo, v[i]);
-        hi = fmax(hi, v[i]);
-    }
-    return med > 0 && isfinite(lo) ? 100 * (hi - lo) / med : 0;
 }
 
 /* The profile's description of what was run, and of the machine. */
@@ -860,106 +822,21 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
     } else if (o->pid > 0 && o->ntcpus && (rc = pid_pin(o->pid, o->tcpus, o->ntcpus, &pin, why, len)) < 0) {
         goto out;
     }
-    unsigned nb = o->baselines > PROF_MAX_SAMPLES ? PROF_MAX_SAMPLES : o->baselines;
-    p->before = calloc(nb, sizeof(double));
-    p->after = calloc(nb, sizeof(double));
-    p->sois = calloc(soi_count(), sizeof(*p->sois));
-    if (!p->before || !p->after || !p->sois) {
+    r.nb = o->baselines > PROF_MAX_SAMPLES ? PROF_MAX_SAMPLES : o->baselines;
+    if (!(r.list = calloc(soi_count() ? soi_count() : 1, sizeof(*r.list)))) {
         rc = ib_why(why, len, -ENOMEM, "out of memory");
         goto out;
     }
     for (unsigned i = 0; i < soi_count(); i++)
-        r.sois_total += wanted(o->sois, soi_at(i)->name);
-    /* A sample that times out is written as what it is (docs/profile.md, "A sample that times out"): a solo one
-     * stops the measuring (stop, stop_why), the profile keeps what it has and is marked incomplete. */
-    int stop_all = 0;
-    char stop_why[600] = "";
-    struct prof_phase_mark mk;
-    unsigned got = 0;
-    out_progress("profile", "baseline: %u solo samples", nb);
-    prof_phase_begin(&pm, &mk);
-    rc = prof_baseline(&pp, &pm, nb, p->before, &got, &p->before_median, why, len);
-    p->nbefore = got;
-    int prc = phase_end(&pm, &mk, p, "baseline before", NULL, why, len);
-    if (rc == -ETIMEDOUT) {
-        stop_all = 1;
-        snprintf(stop_why, sizeof(stop_why), "%s", why);
-        rc = profile_add_missing(p, "baseline before", NULL, NAN, why) < 0 ? ib_why(why, len, -ENOMEM, "out of memory")
-                                                                          : 0;
-    } else if (rc == 0) {
-        rc = prc;
-    }
-    if (rc < 0)
-        goto out;
-    pp.noise = prof_noise(p->before, got);
+        if (wanted(o->sois, soi_at(i)->name))
+            r.list[r.sois_total++] = soi_at(i);
     describe(m, o, &pp, p);
-    r.stage = 1;
-    for (unsigned i = 0; rc == 0 && i < soi_count(); i++) {
-        const struct soi_ops *ops = soi_at(i);
-        if (!wanted(o->sois, ops->name))
-            continue;
-        struct profile_soi *e = &p->sois[p->nsois++];
-        profile_soi_init(e);
-        r.soi_t0 = clk_mono_ns();
-        if (stop_all) { /* listed, as every SoI asked for is, and said why it was not measured */
-            e->soi = sdup(ops->name);
-            e->resource = sdup(ops->resource);
-            e->status = PROFILE_INCOMPLETE;
-            e->reason = dupf("not measured: the profile stopped before it (%s)", stop_why);
-            if (!e->soi || !e->resource || !e->reason ||
-                profile_add_missing(p, "tolerated", ops->name, NAN, e->reason) < 0)
-                rc = ib_why(why, len, -ENOMEM, "out of memory");
-            continue;
-        }
-        rc = profile_soi(m, &r, &pp, &pm, ops, p->before_median, p, e, &stop_all, why, len);
-        if (rc == 0 && stop_all)
-            snprintf(stop_why, sizeof(stop_why), "%s: %s", ops->name, e->reason ? e->reason : "");
-        r.sois_done++;
-        if (rc == 0 && atomic_load(stop))
-            rc = -EINTR;
-    }
-    if (rc == 0 && !stop_all) {
-        r.stage = 2;
-        r.baselines_done = 0;
-        out_progress("profile", "baseline again: %u solo samples", nb);
-        prof_phase_begin(&pm, &mk);
-        rc = prof_baseline(&pp, &pm, nb, p->after, &got, &p->after_median, why, len);
-        p->nafter = got;
-        prc = phase_end(&pm, &mk, p, "baseline after", NULL, why, len);
-        if (rc == -ETIMEDOUT)
-            rc = profile_add_missing(p, "baseline after", NULL, NAN, why) < 0 ? ib_why(why, len, -ENOMEM, "out of memory")
-                                                                             : 0;
-        else if (rc == 0)
-            rc = prc;
-    } else if (rc == 0) {
-        rc = profile_add_missing(p, "baseline after", NULL, NAN, "not measured: the profile stopped before it") < 0
-                 ? ib_why(why, len, -ENOMEM, "out of memory")
-                 : 0;
-    }
-    if (rc < 0)
-        goto out;
-    p->timeout_s = o->timeout_s;
-    p->noise_pct = fmax(spread_pct(p->before, p->nbefore, p->before_median),
-                        spread_pct(p->after, p->nafter, p->after_median));
-    if (p->nbefore && p->nafter)
-        p->drift_pct = 100 * (metric_rel(&o->metric, p->after_median, p->before_median) - 1);
-    const char *conf = !p->nbefore ? NULL
-                       : !p->nafter ? "low: no solo baseline after the SoIs to check the drift against (incomplete)"
-                       : fabs(p->drift_pct) > 100 * (1 - o->qos) ? "low: the solo baseline moved by more than the QoS band"
-                       : p->noise_pct > 50 * (1 - o->qos) ? "low: solo samples spread by more than half the QoS band"
-                                                          : "high";
-    if (!p->nbefore)
-        p->noise_pct = NAN; /* nothing measured: no figure rather than a 0 */
-    p->confidence = sdup(conf);
-    for (unsigned i = 0; i < p->nsois; i++) {
-        struct profile_soi *e = &p->sois[i];
-        if (e->status != PROFILE_MEASURED)
-            continue;
-        e->have_confidence = 1;
-        e->confidence.tolerated_pts = e->bracket[1] - e->bracket[0];
-        e->confidence.noise_pct = p->noise_pct;
-        e->confidence.level = sdup(conf);
-    }
+    /* a sample that times out, and a stop, are written as what they are (docs/profile.md, "A sample that times out",
+     * "Interrupted"): the profile keeps what it has and is marked incomplete */
+    struct prof_sois ps = {.ctx = &r, .n = r.sois_total, .name = a_name, .resource = a_resource, .open = a_open,
+                           .caused = a_caused, .close = a_close, .stage = a_stage};
+    rc = prof_profile(&pp, &pm, &ps, r.nb, stop, p, why, len);
+    free(r.list);
 out:
     out_progress_done();
     work_end(&r);

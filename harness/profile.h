@@ -52,13 +52,15 @@ struct profile_opts {
     int no_sequential;      /* every point takes all its samples */
 };
 
-/* Run the whole profile on machine m. On success *out is the profile (release with profile_free and free); it may be
- * incomplete ((*out)->complete 0, (*out)->missing says what and why): a sample ran out of --timeout, and the profile
- * holds everything measured before and after it (docs/profile.md, "A sample that times out"). Returns 0, -EINTR
- * (stopped: nothing to write), or -errno with why (target died, output unparsable, an SoI refused the user's input,
- * ...); on failure *bad_input (may be NULL) is 1 when it was the user's input (cli_exit_for). Every child and SoI is
- * gone on return. Progress (out_progress): the phase, the SoI, the point and the time left, once per sample. The
- * machine's pressure over each phase is in (*out)->phases. */
+/* Run the whole profile on machine m (prof_profile on the real target and SoIs). On success *out is the profile
+ * (release with profile_free and free); it may be incomplete ((*out)->complete 0, (*out)->missing says what and why):
+ * a sample ran out of --timeout, and the profile holds everything measured before and after it (docs/profile.md,
+ * "A sample that times out"); or *stop was raised, and the profile holds everything measured before it and
+ * (*out)->interrupted is 1 (docs/profile.md, "Interrupted": the caller writes it and exits 130). Returns 0, -EINTR
+ * (stopped before the first sample finished: nothing to write), or -errno with why (target died, output unparsable,
+ * an SoI refused the user's input, ...); on failure *bad_input (may be NULL) is 1 when it was the user's input
+ * (cli_exit_for). Every child and SoI is gone on return. Progress (out_progress): the phase, the SoI, the point and
+ * the time left, once per sample. The machine's pressure over each phase is in (*out)->phases. */
 int profile_run(struct machine *m, const struct profile_opts *o, const atomic_int *stop, struct profile **out,
                 int *bad_input, char *why, size_t len);
 

@@ -144,6 +144,8 @@ struct profile {
     char *warning;               /* read: one line the reader wants shown (an SoI of a newer version it does not
                                   * know); NULL: none. Not written. */
     int complete;                /* 1.4: 0 when something is missing (missing[]); older files: 1 */
+    int interrupted;             /* profile_run: 1 when a stop (SIGINT/SIGTERM) cut the measuring short (complete is
+                                  * then 0, missing[] says what in words). Not written, never read: 0 from a file */
     struct profile_missing *missing;
     unsigned nmissing;
     struct profile_phase *phases; /* 1.4: pressure per phase, in measuring order */

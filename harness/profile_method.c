@@ -301,13 +301,13 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
         out->ntimed_out += out->curve[i].timed_out != 0;
     char hw[256] = "";
     int hr = m->soi_hold(m->ctx, 0, 0, hw, sizeof(hw));
-    if (rc == -ETIMEDOUT) {
-        out->timeout = to;
+    if (rc < 0)
         out->timeout_at = x;
-    }
+    if (rc == -ETIMEDOUT)
+        out->timeout = to;
     if (rc < 0)
         return rc;
-    if (hr < 0)
+    if (hr < 0 && hr != -EINTR) /* a stop after the last point leaves the search whole; the adapter stops the SoI */
         return ib_why(why, len, hr, "%s", hw);
     /* The bracket: from the safe end (the highest point that met QoS beyond its noise, every lower one having met
      * it too) to the lowest point that broke QoS beyond its noise, 100 when none did: an uncertain point may lie
@@ -423,7 +423,7 @@ int prof_caused(const struct prof_params *pp, struct prof_meter *m, struct profi
     }
     if (rc < 0)
         return rc;
-    if (hr < 0)
+    if (hr < 0 && hr != -EINTR) /* a stop after the last round leaves the rounds whole */
         return ib_why(why, len, hr, "%s", hw);
     if (out->reason)
         return 0;
@@ -622,4 +622,305 @@ void prof_phase_figures(const struct ib_pressure *pr, struct profile_phase *out)
                                   .memory_some = pr->some_pct[IB_PSI_MEM],
                                   .memory_full = pr->full_pct[IB_PSI_MEM],
                                   .steal = pr->steal_pct};
+}
+
+/* ---- a whole profile (profile_method.h, "a whole profile") ------------------------------------------------------ */
+
+static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *dupf(const char *fmt, ...)
+{
+    char *p = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&p, fmt, ap) < 0)
+        p = NULL;
+    va_end(ap);
+    return p;
+}
+
+static char *sdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static int oom(char *why, size_t len)
+{
+    return ib_why(why, len, -ENOMEM, "out of memory");
+}
+
+static int raised(const atomic_int *stop)
+{
+    return stop && atomic_load(stop);
+}
+
+/* The stop's doing: -EINTR, or any failure while the stop flag is up (a child the same Ctrl-C killed, a service that
+ * went with it); running out of memory is not. */
+static int stopped(int rc, const atomic_int *stop)
+{
+    return rc == -EINTR || (rc < 0 && rc != -ENOMEM && raised(stop));
+}
+
+/* The pressure over a phase that began at k, into p->phases. */
+static int phase_done(struct prof_meter *m, const struct prof_phase_mark *k, struct profile *p, const char *phase,
+                      const char *soi, char *why, size_t len)
+{
+    struct ib_pressure pr;
+    struct profile_phase f;
+    prof_phase_end(m, k, &pr);
+    prof_phase_figures(&pr, &f);
+    return profile_add_phase(p, phase, soi, &f) < 0 ? oom(why, len) : 0;
+}
+
+/* Listed, as every SoI asked for is, with why it was not measured. */
+static int not_measured(struct profile *p, struct profile_soi *e, char *reason)
+{
+    e->status = PROFILE_INCOMPLETE;
+    free(e->reason);
+    e->reason = reason;
+    return !reason ? -ENOMEM : profile_add_missing(p, "tolerated", e->soi, NAN, reason);
+}
+
+/* An SoI's tolerated search cut short (a timeout, prof_tolerated's comment, or a stop): the entry is incomplete with
+ * the points that finished; the point under way is listed. */
+static int cut_short(struct profile *p, struct profile_soi *e, const struct prof_tol_result *t, const char *w)
+{
+    e->status = PROFILE_INCOMPLETE;
+    free(e->reason);
+    e->reason = dupf("tolerated cut short at %g %%: %s", t->timeout_at, w);
+    if (t->ncurve && (e->curve = calloc(t->ncurve, sizeof(*e->curve)))) {
+        memcpy(e->curve, t->curve, t->ncurve * sizeof(*e->curve));
+        e->ncurve = t->ncurve;
+    }
+    return !e->reason || (t->ncurve && !e->curve) ? -ENOMEM
+                                                  : profile_add_missing(p, "tolerated", e->soi, t->timeout_at, w);
+}
+
+/* Caused stopped during its rounds: no figure (a part of its rounds is not the median of them), the reason, listed.
+ * Nothing of a reference is kept: its calibration without rounds reads nothing, and the adapter names its unit only
+ * once caused is measured. */
+static int caused_cut(struct profile *p, const struct profile_soi *e, struct profile_caused *c)
+{
+    free(c->rounds);
+    c->rounds = NULL;
+    c->nrounds = 0;
+    free(c->basis);
+    free(c->ref_probe);
+    free(c->ref_unit);
+    c->basis = c->ref_probe = c->ref_unit = NULL;
+    c->nref = 0;
+    c->value = c->se = c->alone = c->beside = c->cpu_lost_pct = c->cpu_lost_se = c->occupancy_pct = NAN;
+    c->distinguishable = -1;
+    free(c->reason);
+    c->reason = strdup("not measured: " PROF_INTERRUPTED " during its rounds");
+    if (!c->unit) /* the adapter sets it first; a file must have one */
+        c->unit = strdup("-");
+    return !c->reason || !c->unit ? -ENOMEM
+                                  : profile_add_missing(p, "caused", e->soi, c->intensity, c->reason);
+}
+
+/* SoI i: open, tolerated, caused, close; e filled: measured, skipped, or incomplete (p->missing says what). A timeout
+ * of a solo sample, or a stop, raises *halt (a stop *intr too). 0, or -errno that ends the profile. */
+static int one_soi(const struct prof_params *pp, struct prof_meter *m, struct prof_sois *s, unsigned i, double base,
+                   const atomic_int *stop, struct profile *p, struct profile_soi *e, int *halt, int *intr, char *why,
+                   size_t len)
+{
+    struct prof_phase_mark mk;
+    int prc = 0, rc = s->open(s->ctx, i, e, why, len);
+    if (rc <= 0) {
+        if (stopped(rc, stop)) { /* stopped while it was set up (its capacity measured, its reach probed) */
+            *halt = *intr = 1;
+            rc = not_measured(p, e, strdup("not measured: " PROF_INTERRUPTED " while it was set up")) < 0
+                     ? oom(why, len)
+                     : 0;
+        }
+        goto out; /* 0: skipped, e says why */
+    }
+    struct prof_tol_result t;
+    prof_phase_begin(m, &mk);
+    rc = prof_tolerated(pp, m, base, &t, why, len);
+    prc = phase_done(m, &mk, p, "tolerated", e->soi, why, len);
+    if (stopped(rc, stop)) {
+        *halt = *intr = 1;
+        rc = cut_short(p, e, &t, PROF_INTERRUPTED) < 0 ? oom(why, len) : prc;
+        goto out;
+    }
+    if (rc == -ETIMEDOUT && t.timeout != PROF_TO_NONE) { /* written as it is, incomplete; the profile goes on */
+        say(m, "%s", why);
+        *halt |= t.timeout == PROF_TO_SOLO; /* nothing after it is comparable */
+        rc = cut_short(p, e, &t, why) < 0 ? oom(why, len) : prc;
+        goto out;
+    }
+    if (rc == 0)
+        rc = prc;
+    if (rc < 0)
+        goto out;
+    for (unsigned k = 0; k < t.ncurve && rc == 0; k++) /* a bound is not a value: the profile says so */
+        if (t.curve[k].timed_out) {
+            char *tw = dupf("a sample beside the SoI did not finish within %g s: relative performance <= %.3g, a bound "
+                            "(the QoS break counted), not a value", pp->timeout_s, t.curve[k].relative);
+            rc = !tw || profile_add_missing(p, "tolerated", e->soi, t.curve[k].intensity, tw) < 0 ? oom(why, len) : 0;
+            free(tw);
+        }
+    if (rc < 0)
+        goto out;
+    e->status = PROFILE_MEASURED;
+    e->tolerated = t.tolerated;
+    e->bracket[0] = t.lo;
+    e->bracket[1] = t.hi;
+    if (!(e->curve = calloc(t.ncurve ? t.ncurve : 1, sizeof(*e->curve)))) {
+        rc = oom(why, len);
+        goto out;
+    }
+    memcpy(e->curve, t.curve, t.ncurve * sizeof(*e->curve));
+    e->ncurve = t.ncurve;
+    struct profile_caused *c = &e->caused;
+    *c = (struct profile_caused){.intensity = pp->caused_level, .occupancy_pct = NAN, .cpu_lost_pct = NAN,
+                                 .cpu_lost_se = NAN, .se = NAN, .value = NAN, .alone = NAN, .beside = NAN,
+                                 .distinguishable = -1, .unthrottled = -1};
+    e->have_caused = 1;
+    prof_phase_begin(m, &mk);
+    rc = s->caused(s->ctx, pp, m, c, why, len);
+    prc = phase_done(m, &mk, p, "caused", e->soi, why, len);
+    if (stopped(rc, stop)) { /* the tolerated search stands: the entry is measured, its caused missing */
+        *halt = *intr = 1;
+        rc = caused_cut(p, e, c) < 0 ? oom(why, len) : prc;
+    } else if (rc == 0) {
+        rc = prc;
+    }
+out:;
+    char cw[256] = "";
+    int cr = s->close(s->ctx, cw, sizeof(cw));
+    if (rc == 0 && cr < 0 && !*intr && !raised(stop)) /* an SoI that failed as it was stopped: its figures stand */
+        rc = ib_why(why, len, cr, "%s", cw);
+    return rc;
+}
+
+static double spread_pct(const double *v, unsigned n, double med)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (unsigned i = 0; i < n; i++) {
+        lo = fmin(lo, v[i]);
+        hi = fmax(hi, v[i]);
+    }
+    return med > 0 && isfinite(lo) ? 100 * (hi - lo) / med : 0;
+}
+
+/* The baseline's missing part after a stop or a timeout (0 or -ENOMEM). */
+static int baseline_cut(struct profile *p, const char *phase, int intr, unsigned got, unsigned nb, const char *why)
+{
+    char *r = intr ? dupf(PROF_INTERRUPTED " after %u of %u solo samples", got, nb) : sdup(why);
+    int rc = !r ? -ENOMEM : profile_add_missing(p, phase, NULL, NAN, r);
+    free(r);
+    return rc;
+}
+
+int prof_profile(const struct prof_params *pp0, struct prof_meter *m, struct prof_sois *s, unsigned nb,
+                 const atomic_int *stop, struct profile *p, char *why, size_t len)
+{
+    struct prof_params pp = *pp0;
+    nb = nb > PROF_MAX_SAMPLES ? PROF_MAX_SAMPLES : nb;
+    p->before = calloc(nb ? nb : 1, sizeof(double));
+    p->after = calloc(nb ? nb : 1, sizeof(double));
+    p->sois = calloc(s->n ? s->n : 1, sizeof(*p->sois));
+    if (!p->before || !p->after || !p->sois)
+        return oom(why, len);
+    /* halt: nothing more is measured (a solo sample timed out: halt_why; or a stop: intr) */
+    int halt = 0, intr = 0;
+    char halt_why[600] = "";
+    struct prof_phase_mark mk;
+    unsigned got = 0;
+    if (s->stage)
+        s->stage(s->ctx, 0, 0);
+    prof_phase_begin(m, &mk);
+    int rc = prof_baseline(&pp, m, nb, p->before, &got, &p->before_median, why, len);
+    p->nbefore = got;
+    int prc = phase_done(m, &mk, p, "baseline before", NULL, why, len);
+    if (stopped(rc, stop)) {
+        if (!got) /* a file of nothing would only replace what --out held */
+            return ib_why(why, len, -EINTR, "interrupted before the first sample finished: nothing measured");
+        halt = intr = 1;
+        rc = baseline_cut(p, "baseline before", 1, got, nb, NULL) < 0 ? oom(why, len) : prc;
+    } else if (rc == -ETIMEDOUT) {
+        halt = 1;
+        snprintf(halt_why, sizeof(halt_why), "%s", why);
+        rc = baseline_cut(p, "baseline before", 0, got, nb, halt_why) < 0 ? oom(why, len) : 0;
+    } else if (rc == 0) {
+        rc = prc;
+    }
+    if (rc < 0)
+        return rc;
+    pp.noise = prof_noise(p->before, got);
+    for (unsigned i = 0; rc == 0 && i < s->n; i++) {
+        struct profile_soi *e = &p->sois[p->nsois++];
+        profile_soi_init(e);
+        e->soi = sdup(s->name(s->ctx, i));
+        e->resource = sdup(s->resource(s->ctx, i));
+        if (!e->soi || !e->resource) {
+            rc = oom(why, len);
+            break;
+        }
+        if (s->stage)
+            s->stage(s->ctx, 1, i);
+        if (!halt && raised(stop))
+            halt = intr = 1;
+        if (halt) {
+            char *r = intr ? strdup("not measured: " PROF_INTERRUPTED " before it began")
+                           : dupf("not measured: the profile stopped before it (%s)", halt_why);
+            rc = not_measured(p, e, r) < 0 ? oom(why, len) : 0;
+            continue;
+        }
+        rc = one_soi(&pp, m, s, i, p->before_median, stop, p, e, &halt, &intr, why, len);
+        if (rc == 0 && halt && !intr)
+            snprintf(halt_why, sizeof(halt_why), "%s: %s", e->soi, e->reason ? e->reason : "");
+    }
+    if (rc == 0 && !halt && raised(stop))
+        halt = intr = 1;
+    if (rc == 0 && !halt) {
+        if (s->stage)
+            s->stage(s->ctx, 2, 0);
+        prof_phase_begin(m, &mk);
+        rc = prof_baseline(&pp, m, nb, p->after, &got, &p->after_median, why, len);
+        p->nafter = got;
+        prc = phase_done(m, &mk, p, "baseline after", NULL, why, len);
+        if (stopped(rc, stop) || rc == -ETIMEDOUT) {
+            intr = stopped(rc, stop);
+            rc = baseline_cut(p, "baseline after", intr, got, nb, why) < 0 ? oom(why, len) : prc;
+        } else if (rc == 0) {
+            rc = prc;
+        }
+    } else if (rc == 0) {
+        rc = profile_add_missing(p, "baseline after", NULL, NAN,
+                                 intr ? "not measured: " PROF_INTERRUPTED " before it"
+                                      : "not measured: the profile stopped before it") < 0
+                 ? oom(why, len)
+                 : 0;
+    }
+    if (rc < 0)
+        return rc;
+    p->interrupted = intr;
+    p->timeout_s = pp.timeout_s;
+    p->noise_pct = fmax(spread_pct(p->before, p->nbefore, p->before_median),
+                        spread_pct(p->after, p->nafter, p->after_median));
+    if (p->nbefore && p->nafter && p->before_median > 0 && p->after_median > 0)
+        p->drift_pct = 100 * (rel_of(&pp, p->after_median, p->before_median) - 1);
+    const char *conf = !p->nbefore ? NULL
+                       : !p->nafter ? "low: no solo baseline after the SoIs to check the drift against (incomplete)"
+                       : fabs(p->drift_pct) > 100 * (1 - pp.qos) ? "low: the solo baseline moved by more than the QoS band"
+                       : p->noise_pct > 50 * (1 - pp.qos) ? "low: solo samples spread by more than half the QoS band"
+                                                          : "high";
+    if (!p->nbefore)
+        p->noise_pct = NAN; /* nothing measured: no figure rather than a 0 */
+    if (conf && !(p->confidence = strdup(conf)))
+        return oom(why, len);
+    for (unsigned i = 0; i < p->nsois; i++) {
+        struct profile_soi *e = &p->sois[i];
+        if (e->status != PROFILE_MEASURED)
+            continue;
+        e->have_confidence = 1;
+        e->confidence.tolerated_pts = e->bracket[1] - e->bracket[0];
+        e->confidence.noise_pct = p->noise_pct;
+        if (conf && !(e->confidence.level = strdup(conf)))
+            return oom(why, len);
+    }
+    return 0;
 }

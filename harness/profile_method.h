@@ -1,7 +1,8 @@
 /* profile_method.h - the profiling method as library code: the solo baseline, the tolerated search and the caused
- * measurement, taking every measurement through struct prof_meter, so a test can pass a fake target and a fake SoI
- * (with seeded noise and a fake clock) and run the real search in milliseconds. harness/profile.c is the adapter to
- * real targets and SoIs.
+ * measurement, and the whole profile made of them (prof_profile: its order, its timeouts and stops), taking every
+ * measurement through struct prof_meter and every SoI through struct prof_sois, so a test can pass a fake target and
+ * fake SoIs (with seeded noise and a fake clock) and run the real search in milliseconds. harness/profile.c is the
+ * adapter to real targets and SoIs.
  *
  * Tolerated (iBench section V.A): 25, 50, 75, 100 %, then bisection inside the first bracket that broke QoS
  * (bisect_steps steps: 6.25 points with 2). Each point: `samples` solo samples with the SoI at 0 % (the local
@@ -132,12 +133,13 @@ struct prof_tol_result {
     struct profile_point curve[PROF_MAX_POINTS];
     unsigned ncurve;
     enum prof_timeout timeout; /* with -ETIMEDOUT: which; the curve holds the points measured before it */
-    double timeout_at;         /* ... at this intensity */
+    double timeout_at;         /* with -ETIMEDOUT or another error (-EINTR): the intensity being measured */
     unsigned ntimed_out;       /* points recorded as bounds (timed_out) */
 };
 /* A point's verdict: +1 meets QoS, -1 breaks it, 0 uncertain (within PROF_CONFIDENCE_Z standard errors of it). */
 int prof_point_verdict(const struct prof_params *pp, double rel, double se);
-/* The tolerated search with the SoI the meter holds (the SoI is left idle at 0 %). base: the profile's solo median,
+/* The tolerated search with the SoI the meter holds (the SoI is left idle at 0 %; a stop that fails only that last
+ * hold, -EINTR after every point was measured, does not undo the search). base: the profile's solo median,
  * used when a point's local solo median is not a positive number.
  * Timeouts (docs/profile.md, "A sample that times out"): a sample beside the SoI that does not finish within
  * pp->timeout_s ends its point, which is recorded as a bound, timed_out: relative <= (the median wall time of the
@@ -147,7 +149,7 @@ int prof_point_verdict(const struct prof_params *pp, double rel, double se);
 int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double base, struct prof_tol_result *out,
                    char *why, size_t len);
 
-/* Caused at pp->caused_level; fills out's measured members (value, se, distinguishable, alone, beside,
+/* Caused at pp->caused_level (the SoI left idle as prof_tolerated leaves it); fills out's measured members (value, se, distinguishable, alone, beside,
  * cpu_lost_pct/se, unthrottled, rounds (malloc'd), occupancy_pct, basis "cpu-second"); the caller sets intensity,
  * unit and occupancy_what. value NAN with reason when the SoI gave no work rate to compare. */
 int prof_caused(const struct prof_params *pp, struct prof_meter *m, struct profile_caused *out, char *why,
@@ -191,6 +193,47 @@ void prof_phase_begin(struct prof_meter *m, struct prof_phase_mark *k);
 void prof_phase_end(struct prof_meter *m, const struct prof_phase_mark *k, struct ib_pressure *out);
 /* Its figures as the profile keeps them (phase and soi left NULL). */
 void prof_phase_figures(const struct ib_pressure *pr, struct profile_phase *out);
+
+/* ---- a whole profile ---------------------------------------------------------------------------------------------
+ * The SoIs of a profile as its adapter has them (harness/profile.c: real SoIs through the background engine; a test:
+ * fakes). open and close bracket each SoI's measurement: close is called after every open, whatever it returned. */
+struct prof_sois {
+    void *ctx;
+    unsigned n;                                  /* the SoIs asked for, in measuring order */
+    const char *(*name)(void *ctx, unsigned i);
+    const char *(*resource)(void *ctx, unsigned i);
+    /* make SoI i the meter's and describe it in e (cpus, capacity, reach): 1 measure it; 0 it cannot be measured
+     * here (e->status PROFILE_SKIPPED and its reason set); -errno stops the profile (-EINTR: stopped) */
+    int (*open)(void *ctx, unsigned i, struct profile_soi *e, char *why, size_t len);
+    /* caused of the open SoI into c (intensity and NAN figures preset): its unit, then prof_caused or
+     * prof_caused_ref, then what the adapter knows of it (unthrottled, occupancy_what) */
+    int (*caused)(void *ctx, const struct prof_params *pp, struct prof_meter *m, struct profile_caused *c,
+                  char *why, size_t len);
+    /* release the SoI opened last, its threads and the target's work: 0 or -errno */
+    int (*close)(void *ctx, char *why, size_t len);
+    /* optional, for progress: the baseline before (stage 0), SoI i (1), the baseline after (2) begins */
+    void (*stage)(void *ctx, int stage, unsigned i);
+};
+
+/* The reason an interrupted part carries in the profile (docs/profile.md, "Interrupted"). */
+#define PROF_INTERRUPTED "interrupted (SIGINT/SIGTERM)"
+
+/* A whole profile into p (profile_init'd and described by the caller; its before, after and sois are allocated here
+ * and freed by profile_free): nb solo samples, each SoI's tolerated search and caused, nb solo samples again; the
+ * noise from the baseline before (pp is copied), each phase's pressure, the drift, the confidence.
+ * Timeouts (docs/profile.md, "A sample that times out"): written as what they are, p->complete 0 and p->missing saying
+ * what and why; a solo sample that times out ends the measuring.
+ * Stops (docs/profile.md, "Interrupted"): *stop raised (checked before each SoI and before the baseline after),
+ * or a measurement that returns -EINTR, or any error while *stop is raised (a child the same Ctrl-C killed), ends the
+ * measuring the way a solo timeout does: what was measured is kept -- the baseline samples that finished, the points
+ * of a tolerated search that finished (its SoI incomplete, the point under way listed), a measured tolerated whose
+ * caused was cut short (caused NAN, its reason, listed) -- every SoI not reached is listed incomplete "not measured",
+ * the baseline after is listed missing, and p->interrupted is 1.
+ * Returns 0 (complete, or incomplete after a timeout or a stop), -EINTR when stopped before the first sample finished
+ * (nothing measured: nothing to write), or -errno with why (a failure of the target, an SoI's open refusing the
+ * user's input, out of memory; p then holds a part to free, never to write). Every SoI opened is closed. */
+int prof_profile(const struct prof_params *pp, struct prof_meter *m, struct prof_sois *s, unsigned nb,
+                 const atomic_int *stop, struct profile *p, char *why, size_t len);
 
 #ifdef __cplusplus
 }

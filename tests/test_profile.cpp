@@ -2,7 +2,7 @@
 // message and a non-zero exit, no profile file, and no child process left behind; a short real profile of a
 // synthetic target writes a valid v1 profile that show and plot read; metric adapters on recorded output.
 //
-// Children are found by a marker unique to each test in their command line (pgrep -f).
+// Children are found by a marker unique to each test in their command line (/proc/PID/cmdline).
 #include <gtest/gtest.h>
 #include <jansson.h>
 
@@ -54,17 +54,29 @@ protected:
         struct stat st;
         return stat(f.c_str(), &st) == 0;
     }
-    // processes whose command line carries this test's marker
+    // processes whose command line carries this test's marker, read from /proc: a shell pipeline running pgrep would
+    // count its own forked subshells, which carry the marker until they exec
     int leftovers() const
     {
-        std::string cmd = "pgrep -f '" + marker + "' | grep -v \"^$$\\$\" | wc -l";
-        FILE *f = popen(cmd.c_str(), "r");
-        if (!f)
+        DIR *d = opendir("/proc");
+        if (!d)
             return -1;
-        int n = -1;
-        if (fscanf(f, "%d", &n) != 1)
-            n = -1;
-        pclose(f);
+        int n = 0;
+        while (struct dirent *e = readdir(d)) {
+            const int pid = atoi(e->d_name);
+            if (pid <= 0 || pid == getpid())
+                continue;
+            // read(2), not a stream: a process that ends meanwhile is an error to skip, not an exception
+            const int fd = open(("/proc/" + std::to_string(pid) + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+            std::string cmd;
+            char buf[4096];
+            for (ssize_t r; fd >= 0 && (r = read(fd, buf, sizeof buf)) > 0;)
+                cmd.append(buf, (size_t)r);
+            if (fd >= 0)
+                close(fd);
+            n += cmd.find(marker) != std::string::npos;
+        }
+        closedir(d);
         return n;
     }
     // a shell command that carries the marker (a comment keeps the shell, not an exec'd program, in ps)
@@ -322,21 +334,72 @@ TEST_F(Profile, IpcWithoutAPmuSaysSoAndExits77)
     EXPECT_NE(q.err.find("--metric ipc counts a batch --target's run"), std::string::npos) << q.err;
 }
 
-TEST_F(Profile, CtrlCStopsEverythingAndWritesNothing)
+// Ctrl-C before the first sample finished: nothing was measured, so nothing is written (a file of nothing would only
+// replace what --out held), exit 130, and no child is left.
+TEST_F(Profile, CtrlCBeforeTheFirstSampleWritesNothing)
 {
     Proc p;
     ASSERT_TRUE(p.start({"profile", "--name", "t", "--target", target_bin() + " sleep 600 " + marker, "--metric",
-                         "command:" + tagged("sleep 0.2; echo 7"), "--sois", "mem-bw,llc-cap", "--warmup", "0",
-                         "--out", out()},
+                         "command:" + tagged("sleep 30; echo 7"), "--sois", "disk-bw", "--dir", dir.path(),
+                         "--warmup", "0", "--out", out()},
                         env()));
-    // ibench and its watchdog (a fork of it) carry the marker in their arguments: 3 = those and the target
-    ASSERT_TRUE(p.pump_until([&] { return leftovers() >= 3; }, 20)) << "the target never started";
-    p.pump(1500); // inside the baseline or the first SoI
+    // ibench and its watchdog (a fork of it) carry the marker in their arguments, then the target and the first
+    // sample's command: 4 = the first sample under way
+    ASSERT_TRUE(p.pump_until([&] { return leftovers() >= 4; }, 20)) << "the first sample never started";
     kill(p.pid, SIGINT);
     ASSERT_TRUE(p.finish(30)) << p.err;
     EXPECT_EQ(p.exit_code(), 130) << p.err;
-    EXPECT_NE(p.err.find("no profile written"), std::string::npos) << p.err;
+    EXPECT_NE(p.err.find("interrupted before the first sample finished; no profile written"), std::string::npos)
+        << p.err;
     EXPECT_FALSE(exists(out()));
+    EXPECT_EQ(leftovers(), 0) << "a child outlived ibench";
+}
+
+// The acceptance of issue 34, item 3: a profile interrupted at a random point once a sample has finished is written
+// with what was measured, marked incomplete, valid against the schema, and `ibench show` lists its missing parts;
+// exit 130, and no child is left. The point: 0-3 s after the first baseline sample, anywhere in the baselines,
+// disk-bw's search or its caused rounds (these alone take 4 s).
+TEST_F(Profile, CtrlCAtARandomPointWritesWhatWasMeasuredIncomplete)
+{
+    const unsigned seed = (unsigned)time(nullptr) ^ (unsigned)getpid();
+    const int delay_ms = (int)(seed % 3001);
+    SCOPED_TRACE("SIGINT " + std::to_string(delay_ms) + " ms after the first sample (seed " + std::to_string(seed) +
+                 ")");
+    Proc p;
+    // progress as it goes off a terminal (a line per sample): "solo sample 2/2" says the first one finished
+    ASSERT_TRUE(p.start({"profile", "--name", "t", "--target", tagged("sleep 0.05"), "--metric", "runtime", "--sois",
+                         "disk-bw", "--dir", dir.path(), "--samples", "1", "--baselines", "2", "--out", out()},
+                        {"IBENCH_CACHE_DIR=" + dir.path()}));
+    ASSERT_TRUE(p.pump_until([&] { return p.err.find("solo sample 2/2") != std::string::npos; }, 60)) << p.err;
+    const double until = ib_test::now_s() + delay_ms / 1000.0; // pump() returns as soon as a line arrives
+    p.pump_until([&] { return ib_test::now_s() >= until; }, 10);
+    ASSERT_FALSE(p.exited) << "the profile ended before the stop: " << p.err;
+    kill(p.pid, SIGINT);
+    ASSERT_TRUE(p.finish(30)) << p.err;
+    EXPECT_EQ(p.exit_code(), 130) << p.err;
+    EXPECT_NE(p.err.find("interrupted; wrote " + out() + ", incomplete:"), std::string::npos) << p.err;
+    ASSERT_TRUE(exists(out())) << p.err;
+    json_t *d = load_doc(out());
+    ASSERT_NE(d, nullptr);
+    EXPECT_TRUE(json_is_false(json_object_get(d, "complete")));
+    EXPECT_GE(json_array_size(json_object_get(json_object_get(json_object_get(d, "baseline"), "before"), "samples")),
+              1u);
+    json_t *miss = json_object_get(d, "missing");
+    ASSERT_GE(json_array_size(miss), 1u);
+    for (size_t i = 0; i < json_array_size(miss); i++)
+        EXPECT_NE(std::string(json_string_value(json_object_get(json_array_get(miss, i), "reason"))).find("interrupted"),
+                  std::string::npos);
+    json_decref(d);
+    Proc schema;
+    ASSERT_TRUE(schema.start_cmd({"/usr/bin/python3", IBENCH_SCHEMA_CHECK, out()}, {}));
+    ASSERT_TRUE(schema.finish(60));
+    EXPECT_EQ(schema.exit_code(), 0) << schema.err;
+    Proc show;
+    run(show, {"show", out()}, 30);
+    EXPECT_EQ(show.exit_code(), 0) << show.err;
+    EXPECT_NE(show.out.find("INCOMPLETE"), std::string::npos) << show.out;
+    EXPECT_NE(show.out.find("missing (the profile is incomplete):"), std::string::npos) << show.out;
+    EXPECT_NE(show.out.find("interrupted (SIGINT/SIGTERM)"), std::string::npos) << show.out;
     EXPECT_EQ(leftovers(), 0) << "a child outlived ibench";
 }
 
