@@ -45,7 +45,8 @@ static void corun_usage(void)
            "  --out FILE         write the record there (JSON, docs/schema/corun-v1.schema.json), atomically\n"
            "  --json             print the record on stdout instead of the table\n\n"
            "Progress goes to stderr. Exit 0 with the co-run measured; 1 when A or B fails (no record written);\n"
-           "2 on bad input; 77 on a machine with one CPU; 130 on Ctrl-C. Every child is stopped on every path.\n");
+           "2 on bad input; 77 on a machine with one CPU; 130 on Ctrl-C or SIGTERM: the repetitions finished are\n"
+           "written and shown, marked incomplete (none finished: nothing). Every child is stopped on every path.\n");
 }
 
 struct num_opt {
@@ -117,8 +118,11 @@ static void print_table(const struct corun_record *rec)
 {
     print_side("A", &rec->a);
     print_side("B", &rec->b);
-    printf("metric %s (%s, %s is better); B paused by %s\n\n", TTY_TEXT(rec->metric_spec), rec->metric_unit,
+    printf("metric %s (%s, %s is better); B paused by %s\n", TTY_TEXT(rec->metric_spec), rec->metric_unit,
            rec->higher_is_better ? "higher" : "lower", rec->pause);
+    if (!rec->complete)
+        printf("INCOMPLETE: %s\n", rec->reason ? rec->reason : "stopped");
+    printf("\n");
     printf("%4s  %14s  %14s  %9s\n", "rep", "A alone", "A beside B", "relative");
     for (unsigned i = 0; i < rec->r.n; i++)
         printf("%4u  %14.6g  %14.6g  %9.4f\n", i + 1, rec->r.s[i].solo, rec->r.s[i].beside, rec->r.s[i].relative);
@@ -260,9 +264,12 @@ int cmd_corun(int argc, char **argv)
         rec.fingerprint = strdup(m.calib.fingerprint);
         rec.cpu_model = strdup(m.cpu.model);
         rec.machine_cpus = (int)npus;
-        if (crc == -EINTR || atomic_load(&cli_stop))
-            rc = cli_fail(IB_EXIT_INTR, "corun", "interrupted; no record written");
-        else if (crc < 0)
+        /* stopped (corun_run says so for a failure while stopping too): the repetitions finished are kept, marked
+         * incomplete, as a profile's are; none finished, nothing to keep */
+        const int intr = crc == -EINTR;
+        if (intr && rec.r.n == 0)
+            rc = cli_fail(IB_EXIT_INTR, "corun", "interrupted before the first repetition finished; no record written");
+        else if (crc < 0 && !intr)
             rc = cli_fail(cli_exit_for(crc, 0), "corun", "%s; no record written", why);
         else if (out && corun_write(out, &rec, why, sizeof(why)) < 0)
             rc = cli_fail(IB_EXIT_FAIL, "corun", "%s", why);
@@ -277,9 +284,16 @@ int cmd_corun(int argc, char **argv)
             } else {
                 print_table(&rec);
             }
-            if (out)
+            if (intr && out)
+                rc = cli_fail(IB_EXIT_INTR, "corun", "interrupted; wrote %s, incomplete: %u of %u repetitions", out,
+                              rec.r.n, rec.reps_planned);
+            else if (intr)
+                rc = cli_fail(IB_EXIT_INTR, "corun", "interrupted; incomplete: %u of %u repetitions", rec.r.n,
+                              rec.reps_planned);
+            else
+                rc = IB_EXIT_OK;
+            if (!intr && out)
                 fprintf(stderr, "ibench corun: wrote %s\n", out);
-            rc = IB_EXIT_OK;
         }
         cli_signals_restore();
     }

@@ -233,6 +233,8 @@ int corun_run(const struct corun_opts *o, const atomic_int *stop, struct corun_r
     pp.higher_better = o->metric.higher_better; /* the metric's direction, whatever the caller left there */
     if (rc == 0)
         rc = corun_measure(&pp, &m, &rec->r, why, len);
+    if (rc < 0 && rc != -ENOMEM && stop && atomic_load(stop)) /* a failure while stopping is the stop's */
+        rc = ib_why(why, len, -EINTR, "stopped");
     /* the order of stopping: B's load, B, A's service; each thawed first by child_stop */
     if (r.b_load_live)
         child_stop(&r.b_load, 300);
@@ -249,6 +251,11 @@ int corun_run(const struct corun_opts *o, const atomic_int *stop, struct corun_r
     rec->pause = sdup(r.pause_how);
     rec->settle_solo_ms = o->pp.settle_solo_ms;
     rec->settle_beside_ms = o->pp.settle_beside_ms;
+    rec->complete = rc == 0;
+    rec->reps_planned = pp.reps;
+    if (rc == -EINTR && asprintf(&rec->reason, "interrupted (SIGINT/SIGTERM) after %u of %u repetitions", rec->r.n,
+                                 pp.reps) < 0)
+        rec->reason = NULL;
     rec->major = CORUN_MAJOR;
     rec->minor = CORUN_MINOR;
     char when[32];
@@ -280,7 +287,7 @@ void *corun_json(const struct corun_record *rec)
                                                  "beside", rec->r.s[i].beside, "relative", rec->r.s[i].relative));
     char version[16];
     snprintf(version, sizeof(version), "%d.%d", rec->major, rec->minor);
-    return json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s, s:i}, s:o, s:o, s:{s:s, s:s, s:b}, s:s, s:{s:i, s:i},"
+    json_t *d = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s, s:i}, s:o, s:o, s:{s:s, s:s, s:b}, s:s, s:{s:i, s:i},"
                      " s:i, s:o, s:o, s:o, s:o, s:o}",
                      "format", "ibench-corun", "version", version, "tool", rec->tool ? rec->tool : "", "created",
                      rec->created ? rec->created : "", "machine", "fingerprint",
@@ -292,6 +299,13 @@ void *corun_json(const struct corun_record *rec)
                      "samples", samples, "relative", num_or_null(rec->r.relative), "relative_se",
                      num_or_null(rec->r.se), "solo_median", num_or_null(rec->r.solo_median), "beside_median",
                      num_or_null(rec->r.beside_median));
+    if (d && rec->minor >= 1) { /* 1.1: whether every repetition asked for was done, and why not */
+        json_object_set_new(d, "complete", json_boolean(rec->complete));
+        json_object_set_new(d, "reps_planned", json_integer(rec->reps_planned));
+        if (!rec->complete)
+            json_object_set_new(d, "reason", rec->reason ? json_string(rec->reason) : json_null());
+    }
+    return d;
 }
 
 /* Reader helpers: each names the field that is wrong. */
@@ -359,6 +373,33 @@ static int side_parse(json_t *o, const char *key, struct corun_side *s, const ch
         s->cpus[s->ncpus++] = (int)json_integer_value(c);
     }
     return 0;
+}
+
+/* 1.1: complete, reps_planned (every repetition asked for is there in a complete record; fewer in an incomplete
+ * one) and reason (an incomplete record's, none in a complete one). */
+static int read_completeness(json_t *d, struct corun_record *rec, const char *name, char *why, size_t len)
+{
+    json_t *c = json_object_get(d, "complete");
+    if (!json_is_boolean(c))
+        return bad(why, len, name, "complete", "true or false expected");
+    rec->complete = json_is_true(c);
+    double planned;
+    int rc = get_num(d, "reps_planned", 1, CORUN_MAX_REPS, &planned, name, "", why, len);
+    if (rc)
+        return rc;
+    if (planned != floor(planned))
+        return bad(why, len, name, "reps_planned", "a whole number expected");
+    rec->reps_planned = (unsigned)planned;
+    if (rec->complete ? rec->reps_planned != rec->r.n : rec->reps_planned <= rec->r.n)
+        return bad(why, len, name, "reps_planned",
+                   rec->complete ? "the samples' count expected in a complete record"
+                                 : "more than the samples' count expected in an incomplete record");
+    json_t *r = json_object_get(d, "reason");
+    if (rec->complete)
+        return r && !json_is_null(r) ? bad(why, len, name, "reason", "none expected in a complete record") : 0;
+    if (!json_is_string(r) || !*json_string_value(r))
+        return bad(why, len, name, "reason", "a non-empty string expected in an incomplete record");
+    return (rec->reason = strdup(json_string_value(r))) ? 0 : -ENOMEM;
 }
 
 int corun_parse(const char *text, const char *name, struct corun_record *rec, char *why, size_t len)
@@ -429,6 +470,10 @@ int corun_parse(const char *text, const char *name, struct corun_record *rec, ch
         rec->r.n++;
     }
     summarize(NULL, &rec->r);
+    rec->complete = 1;
+    rec->reps_planned = rec->r.n;
+    if (rec->minor >= 1 && (rc = read_completeness(d, rec, name, why, len)))
+        goto out;
 out:
     json_decref(d);
     if (rc)
@@ -518,6 +563,7 @@ void corun_free(struct corun_record *rec)
     free(rec->metric_spec);
     free(rec->metric_unit);
     free(rec->pause);
+    free(rec->reason);
     rec->tool = rec->created = rec->fingerprint = rec->cpu_model = rec->metric_spec = rec->metric_unit = rec->pause =
-        NULL;
+        rec->reason = NULL;
 }

@@ -14,8 +14,10 @@
  * generator in a loop. Each runs in a cgroup of its own where the machine allows (target.h), pinned to its CPUs, and
  * B is paused through the cgroup freezer (child_pause), so a process of B that calls setsid is paused too.
  *
- * Record: JSON, format "ibench-corun" 1.0 (docs/schema/corun-v1.schema.json), with the machine's fingerprint, both
- * commands, the placement and every sample; written atomically; read back strictly. */
+ * Record: JSON, format "ibench-corun" 1.1 (docs/schema/corun-v1.schema.json), with the machine's fingerprint, both
+ * commands, the placement and every sample; written atomically; read back strictly. 1.1 added complete, reps_planned
+ * and reason: a co-run stopped by SIGINT/SIGTERM is written with the repetitions it finished, complete false and why
+ * (docs/corun.md, "Interrupted"); a 1.0 record reads as complete, its reps_planned the repetitions it holds. */
 #ifndef IB_CORUN_H
 #define IB_CORUN_H
 #include <stddef.h>
@@ -30,7 +32,7 @@ extern "C" {
 #define CORUN_MAX_REPS 100
 #define CORUN_MAX_CPUS 64
 #define CORUN_MAJOR 1
-#define CORUN_MINOR 0
+#define CORUN_MINOR 1
 
 struct corun_meter {
     void *ctx;
@@ -82,6 +84,9 @@ struct corun_record {
     int higher_is_better;
     char *pause;           /* "freezer" or "signals" (a process of B that left its group was not paused) */
     unsigned settle_solo_ms, settle_beside_ms;
+    int complete;          /* 1.1: 0 when stopped before every repetition asked for was done (1.0: 1) */
+    unsigned reps_planned; /* 1.1: the repetitions asked for, >= r.n (1.0: r.n) */
+    char *reason;          /* 1.1: why it is incomplete, one line; NULL when complete */
     struct corun_result r;
 };
 
@@ -94,8 +99,10 @@ struct corun_opts {
     void (*progress)(void *ctx, const char *line); /* optional, ctx NULL */
 };
 
-/* Run a co-run on this machine: fills *rec (release with corun_free; the machine fields are the caller's to set).
- * 0, -EINTR (stopped), or -errno with why. Every child is gone on return. */
+/* Run a co-run on this machine: fills *rec (release with corun_free; the machine fields are the caller's to set),
+ * complete or not. 0 (complete), -EINTR (stopped: *stop raised, or a failure while it was, a child the same Ctrl-C
+ * killed; rec holds the repetitions finished, complete 0 and its reason, written by the caller when there is one), or
+ * -errno with why (A or B failed: not to be written). Every child is gone on return. */
 int corun_run(const struct corun_opts *o, const atomic_int *stop, struct corun_record *rec, char *why, size_t len);
 
 /* JSON of a record (a new reference), and its strict reader: 0, or -errno with a one-line why naming the file and

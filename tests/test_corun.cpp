@@ -230,6 +230,63 @@ TEST(CorunRecord, ReaderRefusesWhatIsNotARecordNamingTheField)
     }
 }
 
+// 1.1: a co-run stopped part way is a record of the repetitions it finished, complete false, the repetitions asked for
+// and why; read back as such, and a 1.0 record reads as complete, its repetitions all it asked for.
+TEST(CorunRecord, AnIncompleteRecordSaysSoAndAnOldOneReadsComplete)
+{
+    corun_record rec = sample_record(); // 1.0
+    std::string text = dumps(rec);
+    EXPECT_EQ(std::string::npos, text.find("complete")) << "1.0 has no such field";
+    corun_record back;
+    char why[512] = "";
+    ASSERT_EQ(0, corun_parse(text.c_str(), "old.json", &back, why, sizeof(why))) << why;
+    EXPECT_EQ(1, back.complete);
+    EXPECT_EQ(3u, back.reps_planned);
+    EXPECT_EQ(nullptr, back.reason);
+    corun_free(&back);
+    rec.minor = 1;
+    rec.complete = 0;
+    rec.reps_planned = 50;
+    rec.reason = strdup("interrupted (SIGINT/SIGTERM) after 3 of 50 repetitions");
+    text = dumps(rec);
+    ASSERT_EQ(0, corun_parse(text.c_str(), "new.json", &back, why, sizeof(why))) << why;
+    EXPECT_EQ(0, back.complete);
+    EXPECT_EQ(50u, back.reps_planned);
+    EXPECT_STREQ(rec.reason, back.reason);
+    EXPECT_EQ(3u, back.r.n);
+    corun_free(&back);
+    // refused: each 1.1 rule broken, the field named
+    struct Case {
+        std::string text;
+        const char *word;
+    } cases[] = {
+        {replace(text, "\"complete\": false,", ""), "complete"},
+        {replace(text, "\"reps_planned\": 50,", ""), "reps_planned"},
+        {replace(text, "\"reps_planned\": 50", "\"reps_planned\": 3"), "reps_planned"}, // incomplete: fewer than asked
+        {replace(text, "\"reason\": \"interrupted (SIGINT/SIGTERM) after 3 of 50 repetitions\"", "\"reason\": null"),
+         "reason"},
+        {replace(text, "\"complete\": false", "\"complete\": true"), "reps_planned"}, // complete: all it asked for
+    };
+    for (const auto &c : cases) {
+        corun_record r;
+        EXPECT_EQ(-EINVAL, corun_parse(c.text.c_str(), "bad.json", &r, why, sizeof(why))) << c.word;
+        EXPECT_NE(nullptr, strstr(why, c.word)) << why;
+    }
+    // written (read back first), and valid against docs/schema/corun-v1.schema.json
+    ib_test::TempDir t("corun");
+    const std::string out = t.path() + "/r.json";
+    ASSERT_EQ(0, corun_write(out.c_str(), &rec, why, sizeof(why))) << why;
+    ib_test::Proc v;
+    ASSERT_TRUE(v.start_cmd({"/usr/bin/python3", IBENCH_SCHEMA_CHECK, "--schema", "corun-v1", out}, {}));
+    ASSERT_TRUE(v.finish(30));
+    EXPECT_EQ(0, v.exit_code()) << v.out << v.err;
+    free(rec.reason); // an incomplete record without its reason is not written
+    rec.reason = nullptr;
+    EXPECT_EQ(-EINVAL, corun_write(out.c_str(), &rec, why, sizeof(why)));
+    EXPECT_NE(nullptr, strstr(why, "not written")) << why;
+    corun_free(&rec);
+}
+
 namespace {
 
 void run(ib_test::Proc &p, const std::vector<std::string> &args, double timeout_s = 60)
@@ -288,6 +345,8 @@ TEST(CorunCli, ARealCoRunWritesAValidRecord)
     for (unsigned i = 0; i < rec.r.n; i++) // a sleep of 50 ms takes 50 ms or a little more, whatever is beside it
         EXPECT_GE(rec.r.s[i].solo, 0.05);
     EXPECT_GT(rec.machine_cpus, 0);
+    EXPECT_EQ(1, rec.complete);
+    EXPECT_EQ(3u, rec.reps_planned);
     EXPECT_TRUE(!strcmp(rec.pause, "freezer") || !strcmp(rec.pause, "signals")) << rec.pause;
     corun_free(&rec);
     ib_test::Proc v;
@@ -330,4 +389,70 @@ TEST(CorunCli, AProgramThatFailsEndsTheCoRunWithNoRecord)
         EXPECT_NE(std::string::npos, p.err.find("no record written")) << p.err;
         EXPECT_NE(0, access(out.c_str(), F_OK)) << "a record was written";
     }
+}
+
+// SIGTERM part way through: the repetitions finished are written, marked incomplete (complete false, the repetitions
+// asked for, why), valid against the schema and read back; exit 130 with one line; place predict --check skips the
+// record with a warning and grades the others.
+TEST(CorunCli, SigtermWritesTheRepetitionsSoFarIncomplete)
+{
+    ib_test::TempDir t("corun");
+    ASSERT_FALSE(t.path().empty());
+    const std::string out = t.path() + "/r.json";
+    ib_test::Proc p;
+    ASSERT_TRUE(p.start({"corun", "--a", "sleep 0.2", "--a-metric", "runtime", "--b", "sleep 100", "--reps", "50",
+                         "--settle-solo", "50", "--settle-beside", "50", "--out", out},
+                        {}));
+    // repetition 2 begun: one finished
+    ASSERT_TRUE(p.pump_until([&] { return p.err.find("repetition 2 of 50") != std::string::npos; }, 30)) << p.err;
+    const double until = ib_test::now_s() + 1.0;
+    p.pump_until([&] { return ib_test::now_s() >= until; }, 5);
+    kill(p.pid, SIGTERM);
+    ASSERT_TRUE(p.finish(30)) << p.err;
+    EXPECT_EQ(130, p.exit_code()) << p.err;
+    EXPECT_NE(std::string::npos, p.err.find("interrupted; wrote " + out + ", incomplete: ")) << p.err;
+    EXPECT_NE(std::string::npos, p.err.find(" of 50 repetitions\n")) << p.err;
+    EXPECT_NE(std::string::npos, p.out.find("INCOMPLETE: interrupted (SIGINT/SIGTERM) after")) << p.out;
+    corun_record rec;
+    char why[512] = "";
+    ASSERT_EQ(0, corun_read(out.c_str(), &rec, why, sizeof(why))) << why;
+    EXPECT_EQ(0, rec.complete);
+    EXPECT_EQ(50u, rec.reps_planned);
+    EXPECT_GE(rec.r.n, 1u);
+    EXPECT_LT(rec.r.n, 50u);
+    ASSERT_NE(nullptr, rec.reason);
+    EXPECT_NE(nullptr, strstr(rec.reason, "interrupted")) << rec.reason;
+    corun_free(&rec);
+    ib_test::Proc v;
+    ASSERT_TRUE(v.start_cmd({"/usr/bin/python3", IBENCH_SCHEMA_CHECK, "--schema", "corun-v1", out}, {}));
+    ASSERT_TRUE(v.finish(30));
+    EXPECT_EQ(0, v.exit_code()) << v.out << v.err;
+    const std::string data = std::string(IBENCH_FIXTURES) + "/../../docs/data/corun";
+    ib_test::Proc c;
+    run(c, {"place", "predict", "--check", data + "/records-2026-11-24/disk-dram.json", out, "--profiles", data});
+    EXPECT_EQ(0, c.exit_code()) << c.err;
+    EXPECT_NE(std::string::npos, c.err.find(out + " skipped: an incomplete record (interrupted")) << c.err;
+    EXPECT_NE(std::string::npos, c.out.find("1 records")) << "the complete one graded: " << c.out;
+    ib_test::Proc only;
+    run(only, {"place", "predict", "--check", out, "--profiles", data});
+    EXPECT_EQ(2, only.exit_code()) << only.err;
+    EXPECT_NE(std::string::npos, only.err.find("no complete record to grade: 1 incomplete, skipped")) << only.err;
+}
+
+// Stopped before a repetition finished: nothing measured, nothing written.
+TEST(CorunCli, SigtermBeforeTheFirstRepetitionWritesNothing)
+{
+    ib_test::TempDir t("corun");
+    const std::string out = t.path() + "/r.json";
+    ib_test::Proc p;
+    ASSERT_TRUE(p.start({"corun", "--a", "sleep 5", "--a-metric", "runtime", "--b", "sleep 100", "--reps", "3",
+                         "--settle-solo", "0", "--out", out},
+                        {}));
+    ASSERT_TRUE(p.pump_until([&] { return p.err.find("repetition 1 of 3") != std::string::npos; }, 30)) << p.err;
+    kill(p.pid, SIGTERM);
+    ASSERT_TRUE(p.finish(30)) << p.err;
+    EXPECT_EQ(130, p.exit_code()) << p.err;
+    EXPECT_NE(std::string::npos, p.err.find("interrupted before the first repetition finished; no record written"))
+        << p.err;
+    EXPECT_NE(0, access(out.c_str(), F_OK)) << "a record was written";
 }

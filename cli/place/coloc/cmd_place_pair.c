@@ -392,7 +392,7 @@ static int predict_check(const char *cmd, char **recs, unsigned n, const char *d
     json_t *doc = json_object(), *arr = json_array(), *warn = json_array(), *fits = json_array(),
            *resj = json_array();
     int rc = r && cases && doc ? 0 : cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
-    unsigned m = 0, other_half = 0;
+    unsigned m = 0, other_half = 0, incomplete = 0;
     for (unsigned i = 0; rc == 0 && i < n; i++) {
         struct corun_record rec;
         char why[512];
@@ -402,6 +402,17 @@ static int predict_check(const char *cmd, char **recs, unsigned n, const char *d
         }
         if (half >= 0 && pl_check_half(rec.a.name, rec.b.name) != half) {
             other_half++;
+            corun_free(&rec);
+            continue;
+        }
+        if (!rec.complete) { /* stopped part way (docs/corun.md, "Interrupted"): fewer repetitions than the co-run
+                              * asked for, not the measurement it meant to be; skipped, said */
+            char w[4600];
+            snprintf(w, sizeof w, "%s skipped: an incomplete record (%s)", recs[i], rec.reason ? rec.reason : "");
+            json_array_append_new(warn, json_string(w));
+            if (!json)
+                fprintf(stderr, "ibench %s: warning: %s\n", cmd, TTY_TEXT(w));
+            incomplete++;
             corun_free(&rec);
             continue;
         }
@@ -427,7 +438,9 @@ static int predict_check(const char *cmd, char **recs, unsigned n, const char *d
         }
         corun_free(&rec);
     }
-    if (rc == 0 && m == 0)
+    if (rc == 0 && m == 0 && incomplete)
+        rc = cli_fail(IB_EXIT_USAGE, cmd, "no complete record to grade: %u incomplete, skipped", incomplete);
+    else if (rc == 0 && m == 0)
         rc = cli_fail(IB_EXIT_USAGE, cmd, "no record in half %c (%u in the other)", half ? 'B' : 'A', other_half);
     const struct pl_pred_rule *dflt = pl_pred_rule_find(PL_PRED_DEFAULT);
     if (rc == 0 && fit) {

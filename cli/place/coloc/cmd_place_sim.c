@@ -127,12 +127,20 @@ static int read_records(const char *dir, struct pl_sim_records *out)
     for (unsigned i = 0; rc == 0 && i < nn; i++) {
         char path[4096], why[512];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        int r = corun_read(path, &recs[i], why, sizeof why);
-        if (r < 0)
+        int r = corun_read(path, &recs[n], why, sizeof why);
+        if (r < 0) {
             rc = cli_fail(r == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
-        else
+        } else if (!recs[n].complete) { /* stopped part way (docs/corun.md, "Interrupted"): not the measurement it
+                                         * meant to be; skipped, said, as place predict --check does */
+            fprintf(stderr, "ibench %s: warning: %s skipped: an incomplete record (%s)\n", CMD, TTY_TEXT(path),
+                    recs[n].reason ? TTY_TEXT(recs[n].reason) : "");
+            corun_free(&recs[n]);
+        } else {
             n++;
+        }
     }
+    if (rc == 0 && n == 0)
+        rc = cli_fail(IB_EXIT_USAGE, CMD, "--records %s: no complete co-run record there", dir);
     if (rc == 0) {
         char why[256];
         if (pl_sim_records_make(recs, n, out, why, sizeof why) < 0)
