@@ -503,7 +503,8 @@ static int predict_check(const char *cmd, char **recs, unsigned n, const char *d
         json_object_set_new(doc, "constant", stats_json(&constant));
         json_object_set_new(doc, "default_rule", stats_json(&deflt));
         json_object_set_new(doc, "fit", fit ? fits : json_null());
-        fits = NULL;
+        if (fit) /* else unused, released below */
+            fits = NULL;
         json_object_set_new(doc, "resources", resj);
         resj = NULL;
         json_object_set_new(doc, "warnings", warn);
