@@ -1,6 +1,6 @@
-/* calib_fp_probe.c - the fingerprint and the cache file of common/calib.c as this program was built, for test_calib.
- * tests/CMakeLists.txt links it with its own copy of calib.c compiled at CALIB_FORMAT + 1 (calib_fp_next), as the
- * next format bump would build it, so that test_calib can compare the two builds.
+/* calib_fp_probe.c - the fingerprint and the cache file of common/calib_file.c as this program was built, for
+ * test_calib.  tests/CMakeLists.txt links it with its own copy of calib.c and calib_file.c compiled at CALIB_FORMAT + 1
+ * (calib_fp_next), as the next format bump would build it, so that test_calib can compare the two builds.
  *
  *   calib_fp_probe format                                                    the CALIB_FORMAT it was built at
  *   calib_fp_probe fingerprint TOPOLOGY VENDOR BRAND FAMILY MODEL STEPPING MEM_GIB
