@@ -24,13 +24,15 @@
  * packs beside the first; (c) the sets of the best packing: the family of floor(nodes/k) disjoint k-sets with the
  * highest mean bandwidth, searched exhaustively when there are at most 1e6 families, else skipped and said in (a)'s
  * why.  Rows with the same set merge; each says why it is kept.
+ *
+ * Here: the tree, its shapes, the classes and their representatives; the class of one placement and the listings are
+ * pl_classes_list.c's, bandwidth files pl_classes_parse.c's.
  */
 #define _GNU_SOURCE
 #include "pl_classes.h"
 
 #include <errno.h>
 #include <gmp.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,70 +41,11 @@
 
 #include "ib_err.h"
 #include "output.h"
-
-#define PROGRESS_FIRST 1.0
-#define PROGRESS_EVERY 0.5
-#define PROGRESS_TICKS 4096u
-#define MAX_NODE_SETS 1000000.0
-#define MAX_FAMILIES 1000000.0
-
-struct tnode {
-    unsigned shape;
-    unsigned nch;
-    unsigned *ch;    /* children, logical order */
-    int level;       /* -1 root, 0..nlevels-1 an instance of that level, nlevels a PU */
-    unsigned inst;   /* instance (PU: logical index) */
-    uint64_t nodes;  /* OS mask of the NUMA nodes in the subtree (numa level present) */
-};
-
-struct shape {
-    char *key;
-    unsigned npus;
-    int level;
-    unsigned ngroups;
-    unsigned *gshape;
-    unsigned *gcount;
-};
-
-struct cent {
-    char *key;
-    unsigned n;
-    mpz_t orbit;
-    unsigned nch;       /* nonempty children, group by group, each group's in canonical order */
-    struct cent **ch;
-    unsigned *gn;       /* per group: how many of ch */
-};
-
-struct clist {
-    unsigned n, cap;
-    struct cent **v;
-};
-
-struct ctx {
-    const struct pl_hier *h;
-    unsigned ntn;
-    struct tnode *t;
-    unsigned nshapes, capshapes;
-    struct shape *s;
-    struct clist **memo; /* [shape][n] */
-    const unsigned *chain;
-    unsigned long limit;
-    struct cent **arena;
-    size_t narena, carena;
-    struct cent *empty, *one;
-    int numa; /* level index of numa, or -1 */
-    /* progress */
-    uint64_t made, root_made, ticks;
-    double t0, next, every;
-    bool shown;
-    int err;
-    char *why;
-    size_t len;
-};
+#include "pl_classes_int.h"
 
 /* ---- small helpers ------------------------------------------------------------------------------------------ */
 
-static double mono_now(void)
+double cls_mono_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -111,11 +54,11 @@ static double mono_now(void)
 
 /* Whether a progress line is due: the work has run PROGRESS_FIRST s and the last line was PROGRESS_EVERY s ago.
  * force: read the clock now (each step of the phase is slow); else once per PROGRESS_TICKS calls. */
-static bool progress_due(struct ctx *c, bool force)
+bool cls_progress_due(struct ctx *c, bool force)
 {
     if (!force && ++c->ticks % PROGRESS_TICKS)
         return false;
-    double now = mono_now();
+    double now = cls_mono_now();
     if (now < c->next)
         return false;
     c->next = now + c->every;
@@ -123,7 +66,7 @@ static bool progress_due(struct ctx *c, bool force)
     return true;
 }
 
-static int fail(struct ctx *c, int err, const char *msg)
+int cls_fail(struct ctx *c, int err, const char *msg)
 {
     if (!c->err) {
         c->err = err;
@@ -136,7 +79,7 @@ static char *xstrdup(struct ctx *c, const char *s)
 {
     char *r = strdup(s);
     if (!r)
-        fail(c, -ENOMEM, "out of memory");
+        cls_fail(c, -ENOMEM, "out of memory");
     return r;
 }
 
@@ -146,7 +89,7 @@ static struct cent *cent_new(struct ctx *c)
         size_t nc = c->carena ? c->carena * 2 : 256;
         struct cent **a = realloc(c->arena, nc * sizeof(*a));
         if (!a) {
-            fail(c, -ENOMEM, "out of memory");
+            cls_fail(c, -ENOMEM, "out of memory");
             return NULL;
         }
         c->arena = a;
@@ -154,7 +97,7 @@ static struct cent *cent_new(struct ctx *c)
     }
     struct cent *e = calloc(1, sizeof(*e));
     if (!e) {
-        fail(c, -ENOMEM, "out of memory");
+        cls_fail(c, -ENOMEM, "out of memory");
         return NULL;
     }
     mpz_init_set_ui(e->orbit, 1);
@@ -162,7 +105,7 @@ static struct cent *cent_new(struct ctx *c)
     return e;
 }
 
-static void ctx_free(struct ctx *c)
+void cls_ctx_free(struct ctx *c)
 {
     for (size_t i = 0; i < c->narena; i++) {
         free(c->arena[i]->key);
@@ -219,7 +162,7 @@ static int shape_of(struct ctx *c, unsigned i)
             free(cs);
             free(sh.gshape);
             free(sh.gcount);
-            return fail(c, -ENOMEM, "out of memory");
+            return cls_fail(c, -ENOMEM, "out of memory");
         }
         for (unsigned j = 0; j < t->nch; j++) {
             cs[j] = c->t[t->ch[j]].shape;
@@ -241,7 +184,7 @@ static int shape_of(struct ctx *c, unsigned i)
         if (!sh.key) {
             free(sh.gshape);
             free(sh.gcount);
-            return fail(c, -ENOMEM, "out of memory");
+            return cls_fail(c, -ENOMEM, "out of memory");
         }
         size_t o = 0;
         sh.key[o++] = '(';
@@ -266,7 +209,7 @@ static int shape_of(struct ctx *c, unsigned i)
             free(sh.key);
             free(sh.gshape);
             free(sh.gcount);
-            return fail(c, -ENOMEM, "out of memory");
+            return cls_fail(c, -ENOMEM, "out of memory");
         }
         c->s = ns;
         c->capshapes = nc;
@@ -276,7 +219,7 @@ static int shape_of(struct ctx *c, unsigned i)
     return 0;
 }
 
-static int ctx_init(struct ctx *c, const struct pl_hier *h, char *why, size_t len)
+int cls_ctx_init(struct ctx *c, const struct pl_hier *h, char *why, size_t len)
 {
     memset(c, 0, sizeof(*c));
     c->h = h;
@@ -295,16 +238,16 @@ static int ctx_init(struct ctx *c, const struct pl_hier *h, char *why, size_t le
     c->ntn = n;
     c->t = calloc(n, sizeof(*c->t));
     if (!c->t)
-        return fail(c, -ENOMEM, "out of memory");
+        return cls_fail(c, -ENOMEM, "out of memory");
     c->t[0].level = -1;
     unsigned *cnt = calloc(n, sizeof(*cnt));
     if (!cnt)
-        return fail(c, -ENOMEM, "out of memory");
+        return cls_fail(c, -ENOMEM, "out of memory");
     /* parent of each node: the instance of the level above that holds its first PU */
     unsigned *parent = calloc(n, sizeof(*parent));
     if (!parent) {
         free(cnt);
-        return fail(c, -ENOMEM, "out of memory");
+        return cls_fail(c, -ENOMEM, "out of memory");
     }
     for (unsigned k = 0; k <= h->nlevels; k++) {
         unsigned ninst = k < h->nlevels ? h->lv[k].ninst : h->npus;
@@ -327,7 +270,7 @@ static int ctx_init(struct ctx *c, const struct pl_hier *h, char *why, size_t le
             if (!c->t[i].ch) {
                 free(cnt);
                 free(parent);
-                return fail(c, -ENOMEM, "out of memory");
+                return cls_fail(c, -ENOMEM, "out of memory");
             }
         }
     }
@@ -356,14 +299,14 @@ static int ctx_init(struct ctx *c, const struct pl_hier *h, char *why, size_t le
     c->empty = cent_new(c);
     c->one = cent_new(c);
     if (!c->memo || !c->empty || !c->one)
-        return fail(c, -ENOMEM, "out of memory");
+        return cls_fail(c, -ENOMEM, "out of memory");
     c->empty->key = xstrdup(c, "0");
     c->one->key = xstrdup(c, "1");
     c->one->n = 1;
     return c->err;
 }
 
-static void memo_reset(struct ctx *c)
+void cls_memo_reset(struct ctx *c)
 {
     for (unsigned s = 0; s < c->nshapes; s++) {
         if (c->memo[s])
@@ -377,7 +320,7 @@ static void memo_reset(struct ctx *c)
 /* ---- classes ------------------------------------------------------------------------------------------------ */
 
 /* Canonical order of children's classes: most threads first, then key. */
-static int cent_cmp(const struct cent *a, const struct cent *b)
+int cls_cent_cmp(const struct cent *a, const struct cent *b)
 {
     if (a->n != b->n)
         return a->n > b->n ? -1 : 1;
@@ -385,7 +328,7 @@ static int cent_cmp(const struct cent *a, const struct cent *b)
 }
 
 /* A class from its children (canonical order within each group): key and orbit. */
-static struct cent *cent_make(struct ctx *c, const struct shape *sh, struct cent *const *ch, const unsigned *gn)
+struct cent *cls_cent_make(struct ctx *c, const struct shape *sh, struct cent *const *ch, const unsigned *gn)
 {
     unsigned nch = 0, n = 0;
     for (unsigned g = 0; g < sh->ngroups; g++)
@@ -402,7 +345,7 @@ static struct cent *cent_make(struct ctx *c, const struct shape *sh, struct cent
     e->ch = malloc(nch * sizeof(*e->ch));
     e->gn = malloc(sh->ngroups * sizeof(*e->gn));
     if (!e->ch || !e->gn) {
-        fail(c, -ENOMEM, "out of memory");
+        cls_fail(c, -ENOMEM, "out of memory");
         return NULL;
     }
     memcpy(e->ch, ch, nch * sizeof(*ch));
@@ -419,7 +362,7 @@ static struct cent *cent_make(struct ctx *c, const struct shape *sh, struct cent
             klen += strlen(ch[j]->key) + 1;
         e->key = malloc(klen);
         if (!e->key) {
-            fail(c, -ENOMEM, "out of memory");
+            cls_fail(c, -ENOMEM, "out of memory");
             return NULL;
         }
         size_t o = 0;
@@ -462,7 +405,7 @@ static int list_add(struct ctx *c, struct clist *l, struct cent *e)
         unsigned nc = l->cap ? l->cap * 2 : 8;
         struct cent **v = realloc(l->v, nc * sizeof(*v));
         if (!v)
-            return fail(c, -ENOMEM, "out of memory");
+            return cls_fail(c, -ENOMEM, "out of memory");
         l->v = v;
         l->cap = nc;
     }
@@ -470,7 +413,6 @@ static int list_add(struct ctx *c, struct clist *l, struct cent *e)
     return 0;
 }
 
-static const struct clist *classes(struct ctx *c, unsigned s, unsigned n);
 
 struct gen {
     struct ctx *c;
@@ -524,17 +466,17 @@ static void gen_group(struct gen *gs, unsigned g, unsigned rem)
     if (g == sh->ngroups) {
         if (rem)
             return;
-        struct cent *e = cent_make(c, sh, gs->picks, gs->gn);
+        struct cent *e = cls_cent_make(c, sh, gs->picks, gs->gn);
         c->made++;
         c->root_made += gs->s == c->t[0].shape;
-        if (progress_due(c, false))
+        if (cls_progress_due(c, false))
             out_progress("place classes", "enumerating: %llu classes of the whole machine, %llu of its parts, %.0f s",
                          (unsigned long long)c->root_made, (unsigned long long)(c->made - c->root_made),
-                         mono_now() - c->t0);
+                         cls_mono_now() - c->t0);
         if (e && list_add(c, gs->out, e) == 0 && c->limit && gs->out->n > c->limit) {
             char msg[160];
             snprintf(msg, sizeof(msg), "more than %lu classes", c->limit);
-            fail(c, -E2BIG, msg);
+            cls_fail(c, -E2BIG, msg);
         }
         return;
     }
@@ -553,20 +495,20 @@ static void gen_group(struct gen *gs, unsigned g, unsigned rem)
         unsigned ncand = 0, top = t < cpus ? t : cpus, bottom = t > others ? (unsigned)(t - others) : 1;
         for (unsigned m = top; m >= bottom && m >= 1; m--)
             if (allowed(c, c->s[cs].level, m)) {
-                const struct clist *l = classes(c, cs, m);
+                const struct clist *l = cls_classes(c, cs, m);
                 if (!l)
                     return;
                 ncand += l->n;
             }
         struct cent **cand = ncand ? malloc(ncand * sizeof(*cand)) : NULL;
         if (ncand && !cand) {
-            fail(c, -ENOMEM, "out of memory");
+            cls_fail(c, -ENOMEM, "out of memory");
             return;
         }
         unsigned o = 0;
         for (unsigned m = top; m >= bottom && m >= 1; m--)
             if (allowed(c, c->s[cs].level, m)) {
-                const struct clist *l = classes(c, cs, m);
+                const struct clist *l = cls_classes(c, cs, m);
                 if (l->n) /* cand is NULL when there are none: memcpy(NULL, ...) is undefined even for 0 bytes */
                     memcpy(cand + o, l->v, l->n * sizeof(*cand));
                 o += l->n;
@@ -582,7 +524,7 @@ static int cmp_cent_key(const void *a, const void *b)
 }
 
 /* The classes of n threads in a subtree of shape s, sorted by key (memoised). NULL on error (c->err). */
-static const struct clist *classes(struct ctx *c, unsigned s, unsigned n)
+const struct clist *cls_classes(struct ctx *c, unsigned s, unsigned n)
 {
     const struct shape *sh = &c->s[s];
     static const struct clist none = {0, 0, NULL};
@@ -593,7 +535,7 @@ static const struct clist *classes(struct ctx *c, unsigned s, unsigned n)
     if (!c->memo[s]) {
         c->memo[s] = calloc(sh->npus + 1, sizeof(struct clist));
         if (!c->memo[s]) {
-            fail(c, -ENOMEM, "out of memory");
+            cls_fail(c, -ENOMEM, "out of memory");
             return NULL;
         }
     }
@@ -609,7 +551,7 @@ static const struct clist *classes(struct ctx *c, unsigned s, unsigned n)
         gs.picks = malloc(sh->npus * sizeof(*gs.picks));
         gs.gn = calloc(sh->ngroups, sizeof(*gs.gn));
         if (!gs.picks || !gs.gn)
-            fail(c, -ENOMEM, "out of memory");
+            cls_fail(c, -ENOMEM, "out of memory");
         else
             gen_group(&gs, 0, n);
         free(gs.picks);
@@ -626,8 +568,8 @@ static const struct clist *classes(struct ctx *c, unsigned s, unsigned n)
 
 /* Places class e in node i: PUs appended to out[*cnt].  With `cons`, the NUMA nodes used must be exactly `set`
  * (children are tried in logical order, classes largest first, backtracking).  False when it cannot. */
-static bool realise(const struct ctx *c, unsigned i, const struct cent *e, bool cons, uint64_t set, unsigned *out,
-                    unsigned *cnt)
+bool cls_realise(const struct ctx *c, unsigned i, const struct cent *e, bool cons, uint64_t set, unsigned *out,
+                 unsigned *cnt)
 {
     const struct tnode *t = &c->t[i];
     if (cons && c->numa >= 0 && t->level == c->numa) {
@@ -680,7 +622,7 @@ static bool realise(const struct ctx *c, unsigned i, const struct cent *e, bool 
                 back = x >= t->nch;
                 if (!back) {
                     mark[q] = *cnt;
-                    if (realise(c, t->ch[x], e->ch[j0 + q], cons, set, out, cnt)) {
+                    if (cls_realise(c, t->ch[x], e->ch[j0 + q], cons, set, out, cnt)) {
                         at[q] = x;
                         used[x] = true;
                         q++;
@@ -708,20 +650,20 @@ static bool realise(const struct ctx *c, unsigned i, const struct cent *e, bool 
     return ok;
 }
 
-static int cmp_uint(const void *a, const void *b)
+int cls_cmp_uint(const void *a, const void *b)
 {
     unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
     return x < y ? -1 : x > y;
 }
 
-static int cmp_uint_desc(const void *a, const void *b)
+static int cls_cmp_uint_desc(const void *a, const void *b)
 {
-    return -cmp_uint(a, b);
+    return -cls_cmp_uint(a, b);
 }
 
 /* Fills a pl_class (but id and why) from class e realised with the given node constraint. */
-static int fill_class(struct ctx *c, const struct cent *e, bool cons, uint64_t set, const mpz_t total,
-                      struct pl_class *out)
+int cls_fill_class(struct ctx *c, const struct cent *e, bool cons, uint64_t set, const mpz_t total,
+                   struct pl_class *out)
 {
     const struct pl_hier *h = c->h;
     memset(out, 0, sizeof(*out));
@@ -731,11 +673,11 @@ static int fill_class(struct ctx *c, const struct cent *e, bool cons, uint64_t s
     out->key = strdup(e->key);
     out->orbit = mpz_get_str(NULL, 10, e->orbit);
     if (!out->pus || !out->key || !out->orbit)
-        return fail(c, -ENOMEM, "out of memory");
+        return cls_fail(c, -ENOMEM, "out of memory");
     unsigned cnt = 0;
-    if (!realise(c, 0, e, cons, set, out->pus, &cnt) || cnt != e->n)
-        return fail(c, -EINVAL, "a class cannot be realised on its node set");
-    qsort(out->pus, cnt, sizeof(*out->pus), cmp_uint);
+    if (!cls_realise(c, 0, e, cons, set, out->pus, &cnt) || cnt != e->n)
+        return cls_fail(c, -EINVAL, "a class cannot be realised on its node set");
+    qsort(out->pus, cnt, sizeof(*out->pus), cls_cmp_uint);
     mpq_t q;
     mpq_init(q);
     mpq_set_num(q, e->orbit);
@@ -748,10 +690,10 @@ static int fill_class(struct ctx *c, const struct cent *e, bool cons, uint64_t s
         const struct pl_level *l = &h->lv[k];
         unsigned *per = calloc(l->ninst, sizeof(*per));
         if (!per)
-            return fail(c, -ENOMEM, "out of memory");
+            return cls_fail(c, -ENOMEM, "out of memory");
         for (unsigned j = 0; j < cnt; j++)
             per[l->inst[out->pus[j]]]++;
-        qsort(per, l->ninst, sizeof(*per), cmp_uint_desc);
+        qsort(per, l->ninst, sizeof(*per), cls_cmp_uint_desc);
         unsigned s = 0;
         while (s < l->ninst && per[s])
             s++;
@@ -768,7 +710,7 @@ static int fill_class(struct ctx *c, const struct cent *e, bool cons, uint64_t s
         out->usage[k] = malloc(cap);
         if (!out->usage[k]) {
             free(per);
-            return fail(c, -ENOMEM, "out of memory");
+            return cls_fail(c, -ENOMEM, "out of memory");
         }
         out->usage[k][0] = 0;
         for (unsigned a = 0; a < s;) {
@@ -817,566 +759,4 @@ const struct pl_class *pl_class_find(const struct pl_class_list *l, const struct
         if (!strcmp(l->v[i].key, c->key))
             return &l->v[i];
     return NULL;
-}
-
-/* ---- the class of one placement ----------------------------------------------------------------------------- */
-
-static struct cent *cent_of(struct ctx *c, unsigned i, const bool *on)
-{
-    const struct tnode *t = &c->t[i];
-    if (t->nch == 0)
-        return on[t->inst] ? c->one : c->empty;
-    const struct shape *sh = &c->s[t->shape];
-    struct cent **ch = malloc(t->nch * sizeof(*ch));
-    unsigned *gn = calloc(sh->ngroups, sizeof(*gn));
-    if (!ch || !gn) {
-        free(ch);
-        free(gn);
-        fail(c, -ENOMEM, "out of memory");
-        return NULL;
-    }
-    unsigned o = 0;
-    for (unsigned g = 0; g < sh->ngroups; g++) {
-        unsigned start = o;
-        for (unsigned j = 0; j < t->nch; j++) {
-            if (c->t[t->ch[j]].shape != sh->gshape[g])
-                continue;
-            struct cent *e = cent_of(c, t->ch[j], on);
-            if (!e) {
-                free(ch);
-                free(gn);
-                return NULL;
-            }
-            if (e->n == 0)
-                continue;
-            /* insertion in canonical order */
-            unsigned x = o++;
-            while (x > start && cent_cmp(e, ch[x - 1]) < 0) {
-                ch[x] = ch[x - 1];
-                x--;
-            }
-            ch[x] = e;
-        }
-        gn[g] = o - start;
-    }
-    struct cent *e = cent_make(c, sh, ch, gn);
-    free(ch);
-    free(gn);
-    return e;
-}
-
-int pl_class_of(const struct pl_hier *h, const unsigned *pus, unsigned n, struct pl_class *out, char *why,
-                size_t len)
-{
-    memset(out, 0, sizeof(*out));
-    if (n == 0 || n > h->npus)
-        return ib_why(why, len, -EINVAL, "a placement needs 1 to %u PUs, not %u", h->npus, n);
-    bool *on = calloc(h->npus, sizeof(*on));
-    if (!on)
-        return ib_why(why, len, -ENOMEM, "out of memory");
-    for (unsigned j = 0; j < n; j++) {
-        if (pus[j] >= h->npus || on[pus[j]]) {
-            free(on);
-            return ib_why(why, len, -EINVAL, "PU %u is %s", pus[j], pus[j] >= h->npus ? "not on this machine"
-                                                                                        : "given twice");
-        }
-        on[pus[j]] = true;
-    }
-    struct ctx c;
-    int rc = ctx_init(&c, h, why, len);
-    if (rc == 0) {
-        struct cent *e = cent_of(&c, 0, on);
-        mpz_t total;
-        mpz_init(total);
-        mpz_bin_uiui(total, h->npus, n);
-        if (e)
-            rc = fill_class(&c, e, false, 0, total, out);
-        mpz_clear(total);
-        rc = c.err ? c.err : rc;
-    }
-    free(on);
-    ctx_free(&c);
-    if (rc < 0)
-        pl_class_free(out);
-    return rc;
-}
-
-int pl_class_notation(const struct pl_hier *h, const struct pl_class *c, char *buf, size_t len)
-{
-    if (h->npus > 64)
-        return -E2BIG;
-    if (len < h->npus + 3)
-        return -ENOSPC;
-    buf[0] = '{';
-    for (unsigned p = 0; p < h->npus; p++)
-        buf[1 + p] = '.';
-    for (unsigned j = 0; j < c->nthreads; j++)
-        buf[1 + c->pus[j]] = 'X';
-    buf[1 + h->npus] = '}';
-    buf[2 + h->npus] = 0;
-    return 0;
-}
-
-/* ---- bandwidth files ---------------------------------------------------------------------------------------- */
-
-void pl_bandwidth_free(struct pl_bandwidth *b)
-{
-    if (!b)
-        return;
-    free(b->v);
-    memset(b, 0, sizeof(*b));
-}
-
-int pl_bandwidth_parse(const char *text, struct pl_bandwidth *b, char *why, size_t len)
-{
-    memset(b, 0, sizeof(*b));
-    json_error_t je;
-    json_t *doc = json_loads(text, 0, &je);
-    if (!doc)
-        return ib_why(why, len, -EINVAL, "bandwidth file: not JSON (line %d: %s)", je.line, je.text);
-    int rc = 0;
-    json_t *unit = json_object_get(doc, "unit"), *sets = json_object_get(doc, "sets");
-    if (!json_is_object(doc) || !json_is_array(sets) || json_array_size(sets) == 0) {
-        rc = ib_why(why, len, -EINVAL, "bandwidth file: want {\"unit\": ..., \"sets\": [{\"nodes\": [...], "
-                                       "\"bandwidth\": X}, ...]}");
-        goto out;
-    }
-    if (unit && (!json_is_string(unit) || strlen(json_string_value(unit)) >= sizeof(b->unit))) {
-        rc = ib_why(why, len, -EINVAL, "bandwidth file: \"unit\" must be a short string");
-        goto out;
-    }
-    snprintf(b->unit, sizeof(b->unit), "%s", unit ? json_string_value(unit) : "");
-    b->v = calloc(json_array_size(sets), sizeof(*b->v));
-    if (!b->v) {
-        rc = ib_why(why, len, -ENOMEM, "out of memory");
-        goto out;
-    }
-    size_t i;
-    json_t *s;
-    json_array_foreach(sets, i, s) {
-        json_t *nodes = json_object_get(s, "nodes"), *bw = json_object_get(s, "bandwidth");
-        if (!json_is_array(nodes) || json_array_size(nodes) == 0 || !json_is_number(bw)) {
-            rc = ib_why(why, len, -EINVAL, "bandwidth file: set %zu needs \"nodes\" (a non-empty list) and "
-                                           "\"bandwidth\" (a number)", i);
-            goto out;
-        }
-        double v = json_number_value(bw);
-        if (!(v > 0) || !isfinite(v)) {
-            rc = ib_why(why, len, -EINVAL, "bandwidth file: set %zu: bandwidth %g is not positive", i, v);
-            goto out;
-        }
-        uint64_t m = 0;
-        size_t j;
-        json_t *nd;
-        json_array_foreach(nodes, j, nd) {
-            json_int_t x = json_is_integer(nd) ? json_integer_value(nd) : -1;
-            if (x < 0 || x >= 64 || (m >> x & 1)) {
-                rc = ib_why(why, len, -EINVAL, "bandwidth file: set %zu: node entries must be distinct OS indexes "
-                                               "0-63", i);
-                goto out;
-            }
-            m |= 1ULL << x;
-        }
-        for (unsigned k = 0; k < b->n; k++)
-            if (b->v[k].nodes == m) {
-                rc = ib_why(why, len, -EINVAL, "bandwidth file: set %zu repeats set %u", i, k);
-                goto out;
-            }
-        b->v[b->n].nodes = m;
-        b->v[b->n++].bw = v;
-    }
-out:
-    json_decref(doc);
-    if (rc < 0)
-        pl_bandwidth_free(b);
-    return rc;
-}
-
-int pl_bandwidth_load(const char *path, struct pl_bandwidth *b, char *why, size_t len)
-{
-    memset(b, 0, sizeof(*b));
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return ib_why(why, len, -errno == -ENOENT ? -ENOENT : -EINVAL, "bandwidth file %s: %s", path,
-                      strerror(errno));
-    char *text = NULL;
-    size_t cap = 0, n = 0;
-    int rc = 0;
-    while (!rc) {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            if (cap > (16u << 20)) {
-                rc = ib_why(why, len, -EINVAL, "bandwidth file %s: larger than 16 MiB", path);
-                break;
-            }
-            char *t = realloc(text, cap);
-            if (!t) {
-                rc = ib_why(why, len, -ENOMEM, "out of memory");
-                break;
-            }
-            text = t;
-        }
-        size_t r = fread(text + n, 1, cap - n - 1, f);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    if (!rc && ferror(f))
-        rc = ib_why(why, len, -EINVAL, "bandwidth file %s: read error", path);
-    fclose(f);
-    if (!rc) {
-        text[n] = 0;
-        rc = pl_bandwidth_parse(text, b, why, len);
-    }
-    free(text);
-    return rc;
-}
-
-/* ---- listings ----------------------------------------------------------------------------------------------- */
-
-static int cmp_class(const void *a, const void *b, void *arg)
-{
-    const struct pl_class *x = a, *y = b;
-    unsigned nl = *(const unsigned *)arg;
-    for (unsigned k = 0; k < nl; k++)
-        if (x->score[k] != y->score[k])
-            return x->score[k] < y->score[k] ? -1 : 1;
-    int r = strcmp(x->key, y->key);
-    if (r)
-        return r;
-    if (!isnan(x->bandwidth) && !isnan(y->bandwidth) && x->bandwidth != y->bandwidth)
-        return x->bandwidth > y->bandwidth ? -1 : 1;
-    if (x->nodes != y->nodes) {
-        uint64_t d = x->nodes ^ y->nodes;
-        return (d & -d & x->nodes) ? -1 : 1; /* the set holding the lowest differing node sorts first */
-    }
-    return 0;
-}
-
-struct outv {
-    unsigned n, cap;
-    struct pl_class *v;
-};
-
-static struct pl_class *outv_new(struct ctx *c, struct outv *o)
-{
-    if (o->n == o->cap) {
-        unsigned nc = o->cap ? o->cap * 2 : 16;
-        struct pl_class *v = realloc(o->v, nc * sizeof(*v));
-        if (!v) {
-            fail(c, -ENOMEM, "out of memory");
-            return NULL;
-        }
-        o->v = v;
-        o->cap = nc;
-    }
-    memset(&o->v[o->n], 0, sizeof(o->v[0]));
-    return &o->v[o->n++];
-}
-
-static int set_why(struct ctx *c, struct pl_class *p, const char *w)
-{
-    if (!p->why) {
-        p->why = strdup(w);
-    } else {
-        char *n = NULL;
-        if (asprintf(&n, "%s; %s", p->why, w) < 0)
-            n = NULL;
-        free(p->why);
-        p->why = n;
-    }
-    return p->why ? 0 : fail(c, -ENOMEM, "out of memory");
-}
-
-static void set_str(uint64_t m, char *buf, size_t len)
-{
-    size_t o = 0;
-    o += (size_t)snprintf(buf + o, len - o, "{");
-    for (unsigned i = 0, f = 1; i < 64 && o < len; i++)
-        if (m >> i & 1) {
-            o += (size_t)snprintf(buf + o, len - o, "%s%u", f ? "" : ",", i);
-            f = 0;
-        }
-    if (o < len)
-        snprintf(buf + o, len - o, "}");
-}
-
-struct rset {
-    uint64_t m;
-    double bw;
-};
-
-static int bw_of(struct ctx *c, const struct pl_bandwidth *b, uint64_t m, double *bw)
-{
-    for (unsigned i = 0; i < b->n; i++)
-        if (b->v[i].nodes == m) {
-            *bw = b->v[i].bw;
-            return 0;
-        }
-    char s[256], msg[320];
-    set_str(m, s, sizeof(s));
-    snprintf(msg, sizeof(msg), "the bandwidth file has no set %s", s);
-    return fail(c, -EINVAL, msg);
-}
-
-struct pack {
-    const struct rset *r;
-    unsigned nr, f;
-    unsigned cur[64], best[64];
-    double sum, bestsum;
-    bool found;
-};
-
-static void pack_search(struct pack *p, unsigned start, unsigned depth, uint64_t used)
-{
-    if (depth == p->f) {
-        if (!p->found || p->sum > p->bestsum) {
-            p->found = true;
-            p->bestsum = p->sum;
-            memcpy(p->best, p->cur, sizeof(p->cur));
-        }
-        return;
-    }
-    for (unsigned i = start; i < p->nr; i++) {
-        if (p->r[i].m & used)
-            continue;
-        p->cur[depth] = i;
-        p->sum += p->r[i].bw;
-        pack_search(p, i + 1, depth + 1, used | p->r[i].m);
-        p->sum -= p->r[i].bw;
-    }
-}
-
-/* The interconnect rows of balanced class e (module comment). */
-static int interconnect_rows(struct ctx *c, const struct cent *e, const struct pl_bandwidth *b, const mpz_t total,
-                             struct outv *o)
-{
-    const struct pl_level *nl = &c->h->lv[c->numa];
-    unsigned nn = nl->ninst;
-    /* k: nodes the class uses */
-    struct pl_class probe;
-    if (fill_class(c, e, false, 0, total, &probe) < 0) {
-        pl_class_free(&probe);
-        return c->err;
-    }
-    unsigned k = probe.score[c->numa];
-    pl_class_free(&probe);
-    double nsets = 1;
-    for (unsigned i = 0; i < k; i++)
-        nsets = nsets * (nn - i) / (i + 1);
-    if (nsets > MAX_NODE_SETS)
-        return fail(c, -EINVAL, "too many node sets to score (more than 1e6)");
-    unsigned os[64];
-    for (unsigned i = 0; i < nn; i++) {
-        if (nl->inst_os[i] >= 64)
-            return fail(c, -EINVAL, "a NUMA node's OS index is 64 or more");
-        os[i] = nl->inst_os[i];
-    }
-    qsort(os, nn, sizeof(*os), cmp_uint);
-    struct rset *r = malloc((size_t)nsets * sizeof(*r));
-    unsigned *buf = malloc((e->n ? e->n : 1) * sizeof(*buf));
-    if (!r || !buf) {
-        free(r);
-        free(buf);
-        return fail(c, -ENOMEM, "out of memory");
-    }
-    unsigned nr = 0, idx[64];
-    for (unsigned i = 0; i < k; i++)
-        idx[i] = i;
-    /* k-sets in lexicographic order of their sorted OS indexes */
-    while (true) {
-        uint64_t m = 0;
-        for (unsigned i = 0; i < k; i++)
-            m |= 1ULL << os[idx[i]];
-        unsigned cnt = 0;
-        if (realise(c, 0, e, true, m, buf, &cnt) && cnt == e->n) {
-            r[nr].m = m;
-            if (bw_of(c, b, m, &r[nr].bw) < 0)
-                break;
-            nr++;
-        }
-        int i = (int)k - 1;
-        while (i >= 0 && idx[i] == nn - k + (unsigned)i)
-            i--;
-        if (i < 0)
-            break;
-        idx[i]++;
-        for (unsigned j = (unsigned)i + 1; j < k; j++)
-            idx[j] = idx[j - 1] + 1;
-    }
-    free(buf);
-    if (c->err || nr == 0) {
-        free(r);
-        return c->err;
-    }
-    struct {
-        uint64_t m;
-        char why[160];
-    } keep[66];
-    unsigned nk = 0;
-    unsigned a = 0;
-    for (unsigned i = 1; i < nr; i++)
-        if (r[i].bw > r[a].bw)
-            a = i;
-    keep[nk].m = r[a].m;
-    snprintf(keep[nk++].why, sizeof(keep[0].why), "best %u-node bandwidth", k);
-    int bsel = -1;
-    for (unsigned i = 0; i < nr; i++)
-        if (!(r[i].m & r[a].m) && (bsel < 0 || r[i].bw > r[bsel].bw))
-            bsel = (int)i;
-    if (bsel >= 0) {
-        keep[nk].m = r[bsel].m;
-        snprintf(keep[nk++].why, sizeof(keep[0].why), "beside the best: best %u-node set of the nodes it leaves", k);
-    }
-    unsigned f = nn / k;
-    double fam = 1; /* families of f disjoint k-sets: nn! / ((k!)^f f! (nn-fk)!) */
-    for (unsigned i = 0; i < f; i++) {
-        double w = 1;
-        for (unsigned j = 0; j < k; j++)
-            w = w * (nn - i * k - j) / (j + 1);
-        fam = fam * w / (i + 1);
-    }
-    char skipped[160] = "";
-    if (f >= 2 && fam <= MAX_FAMILIES) {
-        struct pack p = {r, nr, f, {0}, {0}, 0, 0, false};
-        pack_search(&p, 0, 0, 0);
-        for (unsigned i = 0; p.found && i < f; i++) {
-            keep[nk].m = r[p.best[i]].m;
-            snprintf(keep[nk++].why, sizeof(keep[0].why), "best packing: %u disjoint %u-node sets, mean %.4g", f, k,
-                     p.bestsum / f);
-        }
-    } else if (f >= 2) {
-        snprintf(skipped, sizeof(skipped), "packing not searched (%.3g families, more than 1e6)", fam);
-    }
-    free(r);
-    unsigned first = o->n;
-    for (unsigned i = 0; i < nk && !c->err; i++) {
-        struct pl_class *p = NULL;
-        for (unsigned j = first; j < o->n; j++)
-            if (o->v[j].nodes == keep[i].m)
-                p = &o->v[j];
-        if (!p) {
-            p = outv_new(c, o);
-            if (!p || fill_class(c, e, true, keep[i].m, total, p) < 0)
-                break;
-            p->nodes = keep[i].m;
-            bw_of(c, b, keep[i].m, &p->bandwidth);
-        }
-        set_why(c, p, keep[i].why);
-        if (i == 0 && skipped[0])
-            set_why(c, p, skipped);
-    }
-    return c->err;
-}
-
-static unsigned max_inst_pus(const struct pl_level *l)
-{
-    unsigned m = 0;
-    for (unsigned i = 0; i < l->ninst; i++)
-        m = l->inst_npus[i] > m ? l->inst_npus[i] : m;
-    return m;
-}
-
-/* Emits the root classes of the current mode (all, or one chain) into o. */
-static int emit(struct ctx *c, unsigned n, const struct pl_bandwidth *bw, const mpz_t total, struct outv *o)
-{
-    const struct clist *l = classes(c, c->t[0].shape, n);
-    if (!l)
-        return c->err;
-    for (unsigned i = 0; i < l->n && !c->err; i++) {
-        if (c->chain && bw) {
-            interconnect_rows(c, l->v[i], bw, total, o);
-            continue;
-        }
-        struct pl_class *p = outv_new(c, o);
-        if (!p || fill_class(c, l->v[i], false, 0, total, p) < 0)
-            break;
-        if (i % 64 == 63 && progress_due(c, true))
-            out_progress("place classes", "representatives: %u of %u classes, %.0f s", i + 1, l->n,
-                         mono_now() - c->t0);
-        if (c->chain)
-            set_why(c, p, "balanced");
-    }
-    return c->err;
-}
-
-/* Threads-per-used-instance chains t_0 | N, t_1 | t_0, ... with t_k at most the largest instance of level k. */
-static void chains(struct ctx *c, unsigned k, unsigned prev, unsigned n, unsigned *chain,
-                   const struct pl_bandwidth *bw, const mpz_t total, struct outv *o)
-{
-    const struct pl_hier *h = c->h;
-    if (c->err)
-        return;
-    if (k == h->nlevels) {
-        c->chain = chain;
-        memo_reset(c);
-        emit(c, n, bw, total, o);
-        return;
-    }
-    unsigned top = max_inst_pus(&h->lv[k]);
-    for (unsigned t = 1; t <= prev && t <= top; t++)
-        if (prev % t == 0) {
-            chain[k] = t;
-            chains(c, k + 1, t, n, chain, bw, total, o);
-        }
-}
-
-int pl_classes(const struct pl_hier *h, const struct pl_classes_opts *opt, struct pl_class_list *out, char *why,
-               size_t len)
-{
-    memset(out, 0, sizeof(*out));
-    unsigned n = opt->nthreads;
-    if (n == 0 || n > h->npus)
-        return ib_why(why, len, -EINVAL, "the thread count must be 1 to %u (the PUs), not %u", h->npus, n);
-    if (opt->bw && opt->all)
-        return ib_why(why, len, -EINVAL, "a bandwidth file applies to the important placements, not to every class");
-    if (opt->bw && pl_hier_find(h, "numa") < 0)
-        return ib_why(why, len, -EINVAL, "a bandwidth file needs numa among the concerns");
-    struct ctx c;
-    int rc = ctx_init(&c, h, why, len);
-    c.t0 = mono_now();
-    c.next = c.t0 + (opt->progress_after > 0 ? opt->progress_after : PROGRESS_FIRST);
-    c.every = opt->progress_every > 0 ? opt->progress_every : PROGRESS_EVERY;
-    mpz_t total;
-    mpz_init(total);
-    mpz_bin_uiui(total, h->npus, n);
-    struct outv o = {0};
-    if (rc == 0) {
-        if (opt->all) {
-            c.limit = opt->limit;
-            emit(&c, n, NULL, total, &o);
-            if (c.err == -E2BIG)
-                ib_why(why, len, -E2BIG, "more than %lu classes of %u-thread placements: list the important ones "
-                       "(drop --all) or raise --limit", opt->limit, n);
-        } else {
-            unsigned chain[PL_MAX_LEVELS];
-            chains(&c, 0, n, n, chain, opt->bw, total, &o);
-        }
-        rc = c.err;
-    }
-    if (rc == 0) {
-        unsigned nl = h->nlevels;
-        if (o.n > 1000 && progress_due(&c, true))
-            out_progress("place classes", "sorting %u classes, %.0f s", o.n, mono_now() - c.t0);
-        if (o.n) /* o.v is NULL with no class: qsort_r(NULL, 0, ...) is undefined */
-            qsort_r(o.v, o.n, sizeof(*o.v), cmp_class, &nl);
-        for (unsigned i = 0; i < o.n; i++)
-            o.v[i].id = i + 1;
-        out->n = o.n;
-        out->v = o.v;
-        out->total = mpz_get_str(NULL, 10, total);
-        if (!out->total)
-            rc = ib_why(why, len, -ENOMEM, "out of memory");
-    } else {
-        for (unsigned i = 0; i < o.n; i++)
-            pl_class_free(&o.v[i]);
-        free(o.v);
-    }
-    mpz_clear(total);
-    if (c.shown)
-        out_progress_done();
-    ctx_free(&c);
-    if (rc < 0)
-        pl_class_list_free(out);
-    return rc;
 }
