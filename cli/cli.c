@@ -102,41 +102,53 @@ void cli_profile_warn(const char *cmd, const struct profile *p)
         fprintf(stderr, "ibench %s: warning: %s\n", cmd, TTY_TEXT(p->warning));
 }
 
-struct cmd {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-    const char *summary;
+/* The commands that read their arguments themselves (no option table yet): a name, a function, a line of help. */
+#define CLI_CMD_OWN(var, nm, f, sum) static const struct cli_cmd var = {.name = nm, .fn = f, .summary = sum}
+CLI_CMD_OWN(cmd_list_d, "list", cmd_list, "list the SoIs (and one SoI's parameters)");
+CLI_CMD_OWN(cmd_topo_d, "topo", cmd_topo, "the machine: topology, caches claimed vs measured, TLB, memory limits, counters");
+CLI_CMD_OWN(cmd_calibrate_d, "calibrate", cmd_calibrate,
+            "measure capacities (cache knees, L2/LLC/DRAM bandwidth) and cache them");
+CLI_CMD_OWN(cmd_probe_d, "probe", cmd_probe, "independent probes: triad, chase (also beside an SoI), pingpong");
+CLI_CMD_OWN(cmd_sink_d, "sink", cmd_sink, "a TCP sink for net-bw: receives and discards");
+CLI_CMD_OWN(cmd_validate_d, "validate", cmd_validate, "every SoI measured from outside by a probe, and the overlap matrix");
+CLI_CMD_OWN(cmd_profile_d, "profile", cmd_profile,
+            "a target's tolerated and caused interference per SoI, as a versioned profile");
+CLI_CMD_OWN(cmd_corun_d, "corun", cmd_corun,
+            "measure what one program does to another sharing this machine (A beside B vs alone)");
+CLI_CMD_OWN(cmd_show_d, "show", cmd_show, "print a profile as a table");
+CLI_CMD_OWN(cmd_plot_d, "plot", cmd_plot, "chart a profile: tolerated and caused per SoI");
+CLI_CMD_OWN(cmd_place_d, "place", cmd_place,
+            "placement: topology, sharing classes, apply/show/run a placement, NUMA locality score");
+CLI_CMD_OWN(cmd_k8s_d, "k8s", cmd_k8s, "Kubernetes: the annotations and profile ConfigMap the scheduler extender reads");
+CLI_CMD_OWN(cmd_extender_d, "extender", cmd_extender,
+            "the Kubernetes scheduler extender: filter and prioritize over HTTP");
+
+/* The one table of commands (perf's cmd_struct): dispatch, `ibench help`, and the tests that walk every command's
+ * options all read it. */
+static const struct cli_cmd *const commands[] = {
+    &cli_cmd_run,   &cmd_list_d,  &cmd_topo_d, &cmd_calibrate_d, &cmd_probe_d, &cmd_sink_d, &cmd_validate_d,
+    &cmd_profile_d, &cmd_corun_d, &cmd_show_d, &cmd_plot_d,      &cmd_place_d, &cmd_k8s_d,  &cmd_extender_d,
 };
 
-static const struct cmd commands[] = {
-    {"run", cmd_run, "run one SoI at an intensity or through a ramp, self-metered"},
-    {"list", cmd_list, "list the SoIs (and one SoI's parameters)"},
-    {"topo", cmd_topo, "the machine: topology, caches claimed vs measured, TLB, memory limits, counters"},
-    {"calibrate", cmd_calibrate, "measure capacities (cache knees, L2/LLC/DRAM bandwidth) and cache them"},
-    {"probe", cmd_probe, "independent probes: triad, chase (also beside an SoI), pingpong"},
-    {"sink", cmd_sink, "a TCP sink for net-bw: receives and discards"},
-    {"validate", cmd_validate, "every SoI measured from outside by a probe, and the overlap matrix"},
-    {"profile", cmd_profile, "a target's tolerated and caused interference per SoI, as a versioned profile"},
-    {"corun", cmd_corun, "measure what one program does to another sharing this machine (A beside B vs alone)"},
-    {"show", cmd_show, "print a profile as a table"},
-    {"plot", cmd_plot, "chart a profile: tolerated and caused per SoI"},
-    {"place", cmd_place, "placement: topology, sharing classes, apply/show/run a placement, NUMA locality score"},
-    {"k8s", cmd_k8s, "Kubernetes: the annotations and profile ConfigMap the scheduler extender reads"},
-    {"extender", cmd_extender, "the Kubernetes scheduler extender: filter and prioritize over HTTP"},
-};
-
-static void usage(FILE *f)
+const struct cli_cmd *const *cli_commands(unsigned *n)
 {
-    fprintf(f, "usage: ibench <command> [options]\n\n"
-               "ibench quantifies interference between co-located programs: each SoI (source of interference)\n"
-               "presses one shared resource at an intensity 0-100 %% of its measured capacity.\n\ncommands:\n");
-    for (size_t i = 0; i < IB_ARRAY_SIZE(commands); i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "  %-10s %s\n  %-10s %s\n\n", "help", "help for a command: ibench help run", "version",
-            "print the version");
-    fprintf(f, "example: ibench run --soi llc-cap --ramp\n"
-               "exit codes: 0 ok, 1 run-time failure, 2 bad input, 77 cannot run here, 130 interrupted\n");
+    *n = IB_ARRAY_SIZE(commands);
+    return commands;
 }
+
+static const struct cli_cmd top = {
+    .name = "ibench",
+    .usage = "usage: ibench <command> [options]\n\n",
+    .about = "ibench quantifies interference between co-located programs: each SoI (source of interference)\n"
+             "presses one shared resource at an intensity 0-100 % of its measured capacity.\n\ncommands:\n",
+    .more = "  help       help for a command: ibench help run\n"
+            "  version    print the version\n\n"
+            "example: ibench run --soi llc-cap --ramp\n"
+            "exit codes: 0 ok, 1 run-time failure, 2 bad input, 77 cannot run here, 130 interrupted\n",
+    CLI_SUB(commands),
+};
+
+static void usage(FILE *f) { cli_help(f, &top); }
 
 int ibench_main(int argc, char **argv)
 {
@@ -158,25 +170,24 @@ int ibench_main(int argc, char **argv)
             usage(stdout);
             return IB_EXIT_OK;
         }
-        for (size_t i = 0; i < IB_ARRAY_SIZE(commands); i++)
-            if (!strcmp(commands[i].name, argv[2])) {
-                char *av[] = {argv[2], (char *)"--help", NULL};
-                return commands[i].fn(2, av);
-            }
-        return cli_fail(IB_EXIT_USAGE, "help", "unknown command '%s'", argv[2]);
+        const struct cli_cmd *c = cli_sub_find(&top, argv[2]);
+        if (!c)
+            return cli_fail(IB_EXIT_USAGE, "help", "unknown command '%s'", argv[2]);
+        char *av[] = {argv[2], (char *)"--help", NULL};
+        return cli_call(c, 2, av);
     }
     render_progress_install(); /* the lower layers report progress through it; they never print */
-    for (size_t i = 0; i < IB_ARRAY_SIZE(commands); i++)
-        if (!strcmp(commands[i].name, name)) {
-            /* what a killed ibench left in the scratch dir goes; what this one leaves if killed, its watchdog
-             * removes (without a watchdog, the next ibench's sweep does) */
-            fs_remove_stale_dirs(fs_default_dir());
-            char why[256];
-            watchdog_start(why, sizeof(why));
-            int rc = commands[i].fn(argc - 1, argv + 1);
-            watchdog_stop();
-            return rc;
-        }
+    const struct cli_cmd *c = cli_sub_find(&top, name);
+    if (c) {
+        /* what a killed ibench left in the scratch dir goes; what this one leaves if killed, its watchdog removes
+         * (without a watchdog, the next ibench's sweep does) */
+        fs_remove_stale_dirs(fs_default_dir());
+        char why[256];
+        watchdog_start(why, sizeof(why));
+        int rc = cli_call(c, argc - 1, argv + 1);
+        watchdog_stop();
+        return rc;
+    }
     fprintf(stderr, "ibench: unknown command '%s' (ibench --help lists them)\n", name);
     return IB_EXIT_USAGE;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "ib_atomic.h"
+#include "opts.h"
 #include "output.h"
 #include "render.h"
 
@@ -35,6 +36,7 @@ struct run_opts {
     unsigned threads;
     enum out_fmt fmt;
     int have_fmt;
+    int json, csv, table; /* --json, --csv, --table as given (fmt: the one of them) */
     const char *pname[RUN_MAX_PARAMS], *pvalue[RUN_MAX_PARAMS];
     char pbuf[RUN_MAX_PARAMS][128];
     unsigned nparams;
@@ -60,8 +62,10 @@ void cli_free_run(struct run_opts *o);
  * cannot run here (77); any other error a run-time failure (1). */
 int cli_exit_for(int rc, int bad_input);
 
-/* Subcommands: each returns a process exit code (ib_err.h). */
-int cmd_run(int argc, char **argv);
+/* The commands with their option tables (opts.h), in the top table of cli.c. */
+extern const struct cli_cmd cli_cmd_run;
+
+/* The commands that read their arguments themselves: each returns a process exit code (ib_err.h). */
 int cmd_list(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);

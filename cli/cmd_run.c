@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "counters.h"
 #include "engine.h"
 #include "ib_err.h"
+#include "opts.h"
 #include "kernels.h"
 #include "machine.h"
 #include "parse.h"
@@ -23,99 +23,10 @@
 #include "validate.h"
 #include "soi.h"
 
-#define DEF_STEPS 11
-#define DEF_STEP_NS (300 * IB_NS_PER_MS)
-#define DEF_HOLD_NS (2 * IB_NS_PER_S)
 /* --quantum: a step() quantum of the core SoIs is ~20 us; a worker sleeps at most one quantum at once, so the longest
  * bounds how late it parks */
 #define QUANTUM_MIN_NS (20 * IB_NS_PER_US)
 #define QUANTUM_MAX_NS (100 * IB_NS_PER_MS)
-
-static void run_help(FILE *f)
-{
-    fprintf(f,
-            "usage: ibench run --soi NAME (--intensity X | --ramp [--from X] [--to X] [--steps N] [--step-ms D]\n"
-            "                  | --levels LIST [--step-ms D]) [--duration D] [--cpus LIST | --near CPU]\n"
-            "                  [--threads N] [--param NAME=VALUE]... [--max-bytes SIZE] [--json | --csv]\n"
-            "                  [--dir DIR] [--rw read|write|mix] [--bs SIZE] [--qd N] [--device PATH --force]\n"
-            "                  [--target ADDR:PORT] [--quantum D]\n\n"
-            "Runs one SoI and reports, for every step, the requested intensity, the pressure achieved in the\n"
-            "resource's own units, and that pressure as %% of the capacity measured on this machine.\n\n"
-            "  -s, --soi NAME        the SoI (ibench list)\n"
-            "  -i, --intensity X     hold X %% (0-100) for --duration (default 2 s)\n"
-            "  -r, --ramp            ramp --from (0) to --to (100) in --steps (11) steps of --step-ms (300 ms)\n"
-            "      --levels LIST     run these intensities in order, e.g. 0,50,100\n"
-            "  -d, --duration D      hold time: seconds (1.5) or with a unit (500ms, 2s)\n"
-            "      --step-ms D       time per ramp step: milliseconds (300) or with a unit (0.5s)\n"
-            "  -c, --cpus LIST       run the SoI's threads on these CPUs (0-3,5); threads default to one per CPU\n"
-            "  -n, --near CPU        place threads on CPUs that share the SoI's resource with CPU (same core,\n"
-            "                        L2, LLC or node); without SMT a same-core SoI time-shares CPU itself\n"
-            "  -t, --threads N       number of SoI threads (default 1, interconnect 2, or one per --cpus entry)\n"
-            "  -P, --param NAME=V    set an SoI parameter (ibench list --soi NAME shows them)\n"
-            "      --max-bytes SIZE  shorthand for --param max-bytes=SIZE (K/M/G suffixes)\n"
-            "      --cached-capacity SoIs with a measured peak rate (bandwidth, int, fp, simd): scale against the\n"
-            "                        cached peak instead of measuring it now\n"
-            "      --dir DIR         disk SoIs: make their files in a private directory inside DIR (default\n"
-            "                        $TMPDIR or /var/tmp), removed on every exit\n"
-            "      --rw MODE         disk-bw: read (default), write or mix;  --bs SIZE (1M), --qd N (8)\n"
-            "      --device PATH --force  disk-bw: read a raw block device instead (reads only)\n"
-            "      --target ADDR:PORT  net-bw: the ibench sink to send to (default: a sink of its own on\n"
-            "                        127.0.0.1); numeric addresses only, nothing else is contacted\n"
-            "      --quantum D       duty SoIs (int, fp, simd, prefetch): one on/off cycle of the pacer, e.g. 2ms\n"
-            "                        (default: the shortest whose sleep and wake-up cost under 2 %% of a CPU,\n"
-            "                        measured at start; the header shows both)\n"
-            "      --json, --csv     machine-readable output instead of the table\n"
-            "      --plot FILE       also draw the ramp with gnuplot (FILE ends in .png or .svg)\n\n"
-            "Without --cpus/--near the SoI runs on the highest-numbered CPUs; interconnect spreads its threads\n"
-            "as far apart as the machine allows (--near CPU puts its hub on CPU). Cache sizes are measured once and\n"
-            "cached (ibench calibrate refreshes them); peak rates are re-measured at the start of each run,\n"
-            "because they drift on shared hosts. Ctrl-C stops at once, prints the completed steps, and\n"
-            "exits 130. Exit codes: 0 ok, 1 run-time failure, 2 bad input, 77 cannot run here.\n");
-}
-
-enum {
-    O_FROM = 256, O_TO, O_STEPS, O_STEPMS, O_LEVELS, O_JSON, O_CSV, O_TABLE, O_MAXB, O_TOPO, O_CACHED, O_PLOT,
-    O_DIR, O_DEVICE, O_FORCE, O_TARGET, O_RW, O_BS, O_QD, O_QUANTUM,
-};
-
-static const struct option run_long[] = {
-    {"soi", required_argument, 0, 's'},      {"intensity", required_argument, 0, 'i'},
-    {"ramp", no_argument, 0, 'r'},           {"from", required_argument, 0, O_FROM},
-    {"to", required_argument, 0, O_TO},      {"steps", required_argument, 0, O_STEPS},
-    {"step-ms", required_argument, 0, O_STEPMS}, {"levels", required_argument, 0, O_LEVELS},
-    {"duration", required_argument, 0, 'd'}, {"cpus", required_argument, 0, 'c'},
-    {"near", required_argument, 0, 'n'},     {"threads", required_argument, 0, 't'},
-    {"param", required_argument, 0, 'P'},    {"max-bytes", required_argument, 0, O_MAXB},
-    {"json", no_argument, 0, O_JSON},        {"csv", no_argument, 0, O_CSV},
-    {"table", no_argument, 0, O_TABLE},      {"topology", required_argument, 0, O_TOPO},
-    {"cached-capacity", no_argument, 0, O_CACHED}, {"plot", required_argument, 0, O_PLOT},
-    {"dir", required_argument, 0, O_DIR},    {"device", required_argument, 0, O_DEVICE},
-    {"force", no_argument, 0, O_FORCE},      {"target", required_argument, 0, O_TARGET},
-    {"rw", required_argument, 0, O_RW},      {"bs", required_argument, 0, O_BS},
-    {"qd", required_argument, 0, O_QD},      {"quantum", required_argument, 0, O_QUANTUM},
-    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
-};
-
-static int once(int *flag, const char *opt, char *why, size_t len)
-{
-    if (*flag)
-        return ib_why(why, len, -EINVAL, "%s given twice", opt);
-    *flag = 1;
-    return 0;
-}
-
-/* --step-ms: a bare number is milliseconds; anything with a unit goes through parse_duration_ns. */
-static int parse_step_ms(const char *s, uint64_t *ns)
-{
-    double ms;
-    if (parse_double(s, &ms) == 0) {
-        if (!(ms > 0) || ms > 1e9)
-            return -EINVAL;
-        *ns = (uint64_t)(ms * 1e6);
-        return *ns ? 0 : -EINVAL;
-    }
-    return parse_duration_ns(s, 0, ns);
-}
 
 static int add_param(struct run_opts *o, const char *name, size_t nlen, const char *value, char *why, size_t len)
 {
@@ -133,189 +44,72 @@ static int add_param(struct run_opts *o, const char *name, size_t nlen, const ch
     return 0;
 }
 
-int cli_parse_run(int argc, char **argv, struct run_opts *o, char *why, size_t len)
+/* --param NAME=VALUE */
+static int set_param(const struct cli_opt *op, const char *arg, void *opts, char *why, size_t len)
 {
-    memset(o, 0, sizeof(*o));
-    o->from = 0;
-    o->to = 100;
-    o->steps = DEF_STEPS;
-    o->step_ns = DEF_STEP_NS;
-    o->duration_ns = DEF_HOLD_NS;
-    o->threads = 1;
-    o->near = -1;
-    int have_soi = 0, have_cpus = 0, have_levels = 0, have_ramp = 0, rc = 0, c;
-    unsigned long u;
-    optind = 0; /* GNU: full re-initialisation, so tests can parse repeatedly */
-    opterr = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":s:i:rd:c:n:t:P:h", run_long, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            if ((rc = once(&have_soi, "--soi", why, len)) == 0)
-                o->soi = optarg;
-            break;
-        case 'i':
-            if ((rc = once(&o->have_intensity, "--intensity", why, len)) == 0 &&
-                parse_intensity(optarg, &o->intensity) < 0)
-                rc = ib_why(why, len, -EINVAL, "intensity '%s' is not a number from 0 to 100", optarg);
-            break;
-        case 'r':
-            rc = once(&have_ramp, "--ramp", why, len);
-            o->ramp = 1;
-            break;
-        case O_FROM:
-        case O_TO: {
-            double *dst = c == O_FROM ? &o->from : &o->to;
-            int *flag = c == O_FROM ? &o->have_from : &o->have_to;
-            const char *nm = c == O_FROM ? "--from" : "--to";
-            if ((rc = once(flag, nm, why, len)) == 0 && parse_intensity(optarg, dst) < 0)
-                rc = ib_why(why, len, -EINVAL, "%s '%s' is not a number from 0 to 100", nm, optarg);
-            break;
-        }
-        case O_STEPS:
-            if ((rc = once(&o->have_steps, "--steps", why, len)) == 0) {
-                if (parse_uint(optarg, 1, RAMP_MAX_STEPS, &u) < 0)
-                    rc = ib_why(why, len, -EINVAL, "--steps '%s' is not a whole number from 1 to %d", optarg,
-                                RAMP_MAX_STEPS);
-                else
-                    o->steps = (unsigned)u;
-            }
-            break;
-        case O_STEPMS:
-            if ((rc = once(&o->have_step, "--step-ms", why, len)) == 0 && parse_step_ms(optarg, &o->step_ns) < 0)
-                rc = ib_why(why, len, -EINVAL, "--step-ms '%s' is not a positive duration (300, 0.5s)", optarg);
-            break;
-        case O_LEVELS: {
-            size_t n = 0;
-            if ((rc = once(&have_levels, "--levels", why, len)) == 0 &&
-                ramp_parse_list(optarg, &o->levels, &n) < 0)
-                rc = ib_why(why, len, -EINVAL, "--levels '%s' is not a list of intensities 0-100", optarg);
-            o->nlevels = (unsigned)n;
-            break;
-        }
-        case 'd':
-            if ((rc = once(&o->have_duration, "--duration", why, len)) == 0 &&
-                parse_duration_ns(optarg, 0, &o->duration_ns) < 0)
-                rc = ib_why(why, len, -EINVAL, "--duration '%s' is not a positive duration (2, 1.5s, 500ms)",
-                            optarg);
-            break;
-        case 'c':
-            if ((rc = once(&have_cpus, "--cpus", why, len)) == 0 && parse_cpulist(optarg, &o->cpus, &o->ncpus) < 0)
-                rc = ib_why(why, len, -EINVAL, "--cpus '%s' is not a CPU list (0-3,5)", optarg);
-            break;
-        case 'n':
-            if ((rc = once(&o->have_near, "--near", why, len)) == 0) {
-                if (parse_uint(optarg, 0, 1u << 20, &u) < 0)
-                    rc = ib_why(why, len, -EINVAL, "--near '%s' is not a CPU number", optarg);
-                else
-                    o->near = (int)u;
-            }
-            break;
-        case 't':
-            if ((rc = once(&o->have_threads, "--threads", why, len)) == 0) {
-                if (parse_uint(optarg, 1, SOI_MAX_THREADS, &u) < 0)
-                    rc = ib_why(why, len, -EINVAL, "--threads '%s' is not a whole number from 1 to %d", optarg,
-                                SOI_MAX_THREADS);
-                else
-                    o->threads = (unsigned)u;
-            }
-            break;
-        case 'P': {
-            const char *eq = strchr(optarg, '=');
-            rc = eq ? add_param(o, optarg, (size_t)(eq - optarg), eq + 1, why, len)
-                    : ib_why(why, len, -EINVAL, "--param '%s' wants NAME=VALUE", optarg);
-            break;
-        }
-        case O_MAXB:
-            rc = add_param(o, "max-bytes", 9, optarg, why, len);
-            break;
-        case O_DIR:
-            if (o->dir)
-                rc = ib_why(why, len, -EINVAL, "--dir given twice");
-            o->dir = optarg;
-            break;
-        case O_DEVICE:
-            if (o->device)
-                rc = ib_why(why, len, -EINVAL, "--device given twice");
-            o->device = optarg;
-            break;
-        case O_FORCE:
-            o->force = 1;
-            break;
-        case O_TARGET:
-            if (o->target)
-                rc = ib_why(why, len, -EINVAL, "--target given twice");
-            o->target = optarg;
-            break;
-        case O_RW: /* --rw, --bs, --qd: spellings of --param rw=, bs=, qd= (checked by the SoI's option table) */
-            rc = add_param(o, "rw", 2, optarg, why, len);
-            break;
-        case O_BS:
-            rc = add_param(o, "bs", 2, optarg, why, len);
-            break;
-        case O_QD:
-            rc = add_param(o, "qd", 2, optarg, why, len);
-            break;
-        case O_QUANTUM:
-            if (o->quantum_ns)
-                rc = ib_why(why, len, -EINVAL, "--quantum given twice");
-            else if (parse_duration_ns(optarg, 0, &o->quantum_ns) < 0 || o->quantum_ns < QUANTUM_MIN_NS ||
-                     o->quantum_ns > QUANTUM_MAX_NS)
-                rc = ib_why(why, len, -EINVAL, "--quantum '%s' is not a duration from 20us to 100ms", optarg);
-            break;
-        case O_JSON:
-        case O_CSV:
-        case O_TABLE:
-            if (o->have_fmt && o->fmt != (c == O_JSON ? OUT_JSON : c == O_CSV ? OUT_CSV : OUT_TABLE))
-                rc = ib_why(why, len, -EINVAL, "--json, --csv and --table exclude each other");
-            o->have_fmt = 1;
-            o->fmt = c == O_JSON ? OUT_JSON : c == O_CSV ? OUT_CSV : OUT_TABLE;
-            break;
-        case O_TOPO:
-            o->topology = optarg;
-            break;
-        case O_CACHED:
-            o->cached_capacity = 1;
-            break;
-        case O_PLOT:
-            o->plot = optarg;
-            break;
-        case 'h':
-            o->help = 1;
-            break;
-        case ':':
-            rc = ib_why(why, len, -EINVAL, "%s needs a value", argv[optind - 1]);
-            break;
-        default:
-            rc = ib_why(why, len, -EINVAL, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (rc < 0 || o->help)
-        return rc;
-    if (optind < argc)
-        return ib_why(why, len, -EINVAL, "unexpected argument '%s'", argv[optind]);
+    const char *eq = strchr(arg, '=');
+    return eq ? add_param(opts, arg, (size_t)(eq - arg), eq + 1, why, len)
+              : ib_why(why, len, -EINVAL, "--param '%s' wants NAME=VALUE", arg);
+}
+
+/* --max-bytes, --rw, --bs, --qd: spellings of --param NAME=VALUE under the option's own name (the SoI's table checks
+ * the value) */
+static int set_named_param(const struct cli_opt *op, const char *arg, void *opts, char *why, size_t len)
+{
+    return add_param(opts, op->name, strlen(op->name), arg, why, len);
+}
+
+static int set_levels(const struct cli_opt *op, const char *arg, void *opts, char *why, size_t len)
+{
+    struct run_opts *o = opts;
+    size_t n = 0;
+    int rc = ramp_parse_list(arg, &o->levels, &n);
+    o->nlevels = (unsigned)n;
+    return rc < 0 ? -EINVAL : 0;
+}
+
+/* What the options start from, under the table's defaults: threads and the CPU --near not given. */
+static const struct run_opts run_preset = {.threads = 1, .near = -1};
+
+/* The rules between run's options: everything that needs no machine.  0, or -EINVAL with a one-line reason. */
+static int run_rules(struct run_opts *o, char *why, size_t len)
+{
+    if (o->json + o->csv + o->table > 1)
+        return ib_why(why, len, -EINVAL, "--json, --csv and --table exclude each other");
+    o->have_fmt = o->json + o->csv + o->table;
+    o->fmt = o->json ? OUT_JSON : o->csv ? OUT_CSV : OUT_TABLE;
     if (o->device && o->dir)
         return ib_why(why, len, -EINVAL, "--device and --dir exclude each other");
     if (o->device && !o->force)
         return ib_why(why, len, -EINVAL, "--device %s reads a raw block device: add --force if you mean it",
                       o->device);
-    if (!have_soi)
+    if (!o->soi)
         return ib_why(why, len, -EINVAL, "--soi NAME is required (ibench list shows them)");
-    int modes = o->have_intensity + have_ramp + have_levels;
+    int modes = o->have_intensity + o->ramp + !!o->levels;
     if (modes == 0)
         return ib_why(why, len, -EINVAL, "say --intensity X, --ramp or --levels LIST");
     if (modes > 1)
         return ib_why(why, len, -EINVAL, "--intensity, --ramp and --levels exclude each other");
-    if (!have_ramp && (o->have_from || o->have_to || o->have_steps))
+    if (!o->ramp && (o->have_from || o->have_to || o->have_steps))
         return ib_why(why, len, -EINVAL, "--from, --to and --steps go with --ramp");
     if (o->have_intensity && o->have_step)
         return ib_why(why, len, -EINVAL, "--step-ms goes with --ramp or --levels; a hold uses --duration");
     if (!o->have_intensity && o->have_duration)
         return ib_why(why, len, -EINVAL, "--duration goes with --intensity; ramp steps use --step-ms");
-    if (have_cpus && o->have_near)
+    if (o->ncpus && o->have_near)
         return ib_why(why, len, -EINVAL, "--cpus and --near exclude each other");
-    if (have_ramp && o->from == o->to && o->steps > 1)
+    if (o->ramp && o->from == o->to && o->steps > 1)
         return ib_why(why, len, -EINVAL, "--from equals --to: use --intensity for a hold");
     return 0;
+}
+
+int cli_parse_run(int argc, char **argv, struct run_opts *o, char *why, size_t len)
+{
+    *o = run_preset;
+    int first, help;
+    int rc = cli_opts_parse(&cli_cmd_run, argc, argv, o, &first, &help, why, len);
+    o->help = help;
+    return rc < 0 || o->help ? rc : run_rules(o, why, len);
 }
 
 void cli_free_run(struct run_opts *o)
@@ -325,6 +119,8 @@ void cli_free_run(struct run_opts *o)
     o->levels = NULL;
     o->cpus = NULL;
 }
+
+static void run_done(void *o) { cli_free_run(o); }
 
 /* ---- output --------------------------------------------------------------------------------------------- */
 
@@ -503,20 +299,13 @@ static void print_table(const struct soi *s, json_t *doc, json_t *steps)
 
 /* ---- the command ---------------------------------------------------------------------------------------- */
 
-int cmd_run(int argc, char **argv)
+static int cmd_run(void *opts, int argc, char **argv, int first)
 {
-    struct run_opts o;
+    struct run_opts *o = opts;
     char why[512] = "";
-    int rc = cli_parse_run(argc, argv, &o, why, sizeof(why));
-    if (rc < 0) {
-        cli_free_run(&o);
+    int rc = run_rules(o, why, sizeof(why));
+    if (rc < 0)
         return cli_fail(IB_EXIT_USAGE, "run", "%s", why);
-    }
-    if (o.help) {
-        run_help(stdout);
-        cli_free_run(&o);
-        return IB_EXIT_OK;
-    }
     int code = IB_EXIT_OK;
     struct machine m = {0};
     struct ramp_sched sched = {0};
@@ -527,41 +316,41 @@ int cmd_run(int argc, char **argv)
     int cpus[SOI_MAX_THREADS];
     bool time_shared = false;
 
-    if (o.plot && plot_check(o.plot, why, sizeof(why)) < 0) {
+    if (o->plot && plot_check(o->plot, why, sizeof(why)) < 0) {
         code = cli_fail(IB_EXIT_USAGE, "run", "%s", why);
         goto out;
     }
-    const struct soi_ops *ops = soi_find(o.soi);
+    const struct soi_ops *ops = soi_find(o->soi);
     if (!ops) {
-        code = cli_fail(IB_EXIT_USAGE, "run", "unknown SoI '%s' (ibench list shows them)", o.soi);
+        code = cli_fail(IB_EXIT_USAGE, "run", "unknown SoI '%s' (ibench list shows them)", o->soi);
         goto out;
     }
-    if ((o.dir && !(ops->io & SOI_IO_DIR)) || (o.device && !(ops->io & SOI_IO_DEVICE)) ||
-        (o.target && !(ops->io & SOI_IO_TARGET))) {
+    if ((o->dir && !(ops->io & SOI_IO_DIR)) || (o->device && !(ops->io & SOI_IO_DEVICE)) ||
+        (o->target && !(ops->io & SOI_IO_TARGET))) {
         code = cli_fail(IB_EXIT_USAGE, "run", "%s takes no %s", ops->name,
-                        o.dir && !(ops->io & SOI_IO_DIR) ? "--dir" : o.device && !(ops->io & SOI_IO_DEVICE) ? "--device"
+                        o->dir && !(ops->io & SOI_IO_DIR) ? "--dir" : o->device && !(ops->io & SOI_IO_DEVICE) ? "--device"
                                                                                                       : "--target");
         goto out;
     }
-    if (o.quantum_ns && ops->kind != SOI_DUTY) {
+    if (o->quantum_ns && ops->kind != SOI_DUTY) {
         code = cli_fail(IB_EXIT_USAGE, "run", "--quantum paces duty SoIs; %s is a %s SoI", ops->name,
                         soi_kind_name(ops->kind));
         goto out;
     }
     soi_env_init(&env, ops, NULL, 0, NULL, -1, NULL); /* the options, checked before anything is measured */
-    for (unsigned i = 0; i < o.nparams; i++)
-        if (soi_opt_set(&env, o.pname[i], o.pvalue[i], why, sizeof(why)) < 0) {
+    for (unsigned i = 0; i < o->nparams; i++)
+        if (soi_opt_set(&env, o->pname[i], o->pvalue[i], why, sizeof(why)) < 0) {
             code = cli_fail(IB_EXIT_USAGE, "run", "%s", why);
             goto out;
         }
-    if ((rc = machine_open(&m, o.topology, why, sizeof(why))) < 0) {
-        code = cli_fail(o.topology ? IB_EXIT_USAGE : IB_EXIT_FAIL, "run", "%s", why);
+    if ((rc = machine_open(&m, o->topology, why, sizeof(why))) < 0) {
+        code = cli_fail(o->topology ? IB_EXIT_USAGE : IB_EXIT_FAIL, "run", "%s", why);
         goto out;
     }
     cli_calib_note("run", &m);
     /* placement */
     unsigned npus = topo_npus(m.topo), minth = ops->min_threads > 1 ? ops->min_threads : 1;
-    unsigned n = o.have_threads ? o.threads : (o.ncpus ? o.ncpus : minth);
+    unsigned n = o->have_threads ? o->threads : (o->ncpus ? o->ncpus : minth);
     if (n < minth) {
         code = cli_fail(IB_EXIT_USAGE, "run", "%s needs at least %u threads (got %u)", ops->name, minth, n);
         goto out;
@@ -569,25 +358,25 @@ int cmd_run(int argc, char **argv)
     char range[64];
     snprintf(range, sizeof(range), "%d-%d", topo_pu_os(m.topo, 0), topo_pu_os(m.topo, npus - 1));
     rc = 0;
-    if (o.ncpus) {
-        for (unsigned i = 0; i < o.ncpus; i++)
-            if (!topo_cpu_exists(m.topo, o.cpus[i])) {
-                code = cli_fail(IB_EXIT_USAGE, "run", "CPU %d does not exist (this machine has CPUs %s)", o.cpus[i],
+    if (o->ncpus) {
+        for (unsigned i = 0; i < o->ncpus; i++)
+            if (!topo_cpu_exists(m.topo, o->cpus[i])) {
+                code = cli_fail(IB_EXIT_USAGE, "run", "CPU %d does not exist (this machine has CPUs %s)", o->cpus[i],
                                 range);
                 goto out;
             }
         for (unsigned i = 0; i < n; i++)
-            cpus[i] = o.cpus[i % o.ncpus];
-    } else if (o.have_near) {
-        if (!topo_cpu_exists(m.topo, o.near)) {
-            code = cli_fail(IB_EXIT_USAGE, "run", "--near CPU %d does not exist (this machine has CPUs %s)", o.near,
+            cpus[i] = o->cpus[i % o->ncpus];
+    } else if (o->have_near) {
+        if (!topo_cpu_exists(m.topo, o->near)) {
+            code = cli_fail(IB_EXIT_USAGE, "run", "--near CPU %d does not exist (this machine has CPUs %s)", o->near,
                             range);
             goto out;
         }
         if (ops->placement == SOI_PLACE_SPREAD)
-            rc = topo_spread(m.topo, o.near, n, cpus); /* the hub on the target, the rest as far from it as possible */
+            rc = topo_spread(m.topo, o->near, n, cpus); /* the hub on the target, the rest as far from it as possible */
         else
-            rc = topo_near(m.topo, ops->scope, o.near, n, cpus, &time_shared);
+            rc = topo_near(m.topo, ops->scope, o->near, n, cpus, &time_shared);
     } else if (ops->placement == SOI_PLACE_SPREAD) {
         rc = topo_spread(m.topo, -1, n, cpus);
     } else {
@@ -599,12 +388,12 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     /* schedule */
-    if (o.have_intensity)
-        rc = ramp_hold(&sched, o.intensity, o.duration_ns);
-    else if (o.ramp)
-        rc = ramp_linear(&sched, o.from, o.to, o.steps, o.step_ns);
+    if (o->have_intensity)
+        rc = ramp_hold(&sched, o->intensity, o->duration_ns);
+    else if (o->ramp)
+        rc = ramp_linear(&sched, o->from, o->to, o->steps, o->step_ns);
     else
-        rc = ramp_list(&sched, o.levels, o.nlevels, o.step_ns);
+        rc = ramp_list(&sched, o->levels, o->nlevels, o->step_ns);
     if (rc < 0) {
         code = cli_fail(IB_EXIT_USAGE, "run", "cannot build the schedule");
         goto out;
@@ -616,15 +405,15 @@ int cmd_run(int argc, char **argv)
     }
     cli_signals_install();
     struct soi_env checked = env;
-    soi_env_init(&env, ops, &m, n, cpus, o.have_near ? o.near : -1, &cli_stop);
+    soi_env_init(&env, ops, &m, n, cpus, o->have_near ? o->near : -1, &cli_stop);
     env.opts = checked.opts;
-    env.cached_capacity = o.cached_capacity;
-    env.dir = o.dir;
-    env.device = o.device;
-    env.force = o.force;
-    env.target = o.target;
-    env.duty_period_ns = o.quantum_ns;
-    if (ops->scope == TOPO_SCOPE_LLC && !o.cached_capacity) /* a cached LLC size is checked before it is used */
+    env.cached_capacity = o->cached_capacity;
+    env.dir = o->dir;
+    env.device = o->device;
+    env.force = o->force;
+    env.target = o->target;
+    env.duty_period_ns = o->quantum_ns;
+    if (ops->scope == TOPO_SCOPE_LLC && !o->cached_capacity) /* a cached LLC size is checked before it is used */
         cli_calib_recheck("run", &m, cpus[0]);
     if (!m.calib.have_caches && isatty(2))
         fprintf(stderr, "ibench run: measuring this machine's capacities once (cached for later runs)...\n");
@@ -639,7 +428,7 @@ int cmd_run(int argc, char **argv)
     }
     machine_save_calib(&m, why, sizeof(why)); /* keep what was measured, even if the run is interrupted */
 
-    struct run_ctx ctx = {.s = s, .fmt = o.have_fmt ? o.fmt : OUT_TABLE};
+    struct run_ctx ctx = {.s = s, .fmt = o->have_fmt ? o->fmt : OUT_TABLE};
     struct engine_cb cb = {.on_step = on_step, .arg = &ctx};
     unsigned ndone = 0;
     why[0] = 0;
@@ -672,7 +461,7 @@ int cmd_run(int argc, char **argv)
     for (unsigned i = 0; i < n; i++)
         json_array_append_new(jc, json_integer(cpus[i]));
     json_object_set_new(doc, "placement", json_pack("{s:o,s:i,s:o,s:b}", "cpus", jc, "threads", (int)n, "near",
-                                                    o.have_near ? json_integer(o.near) : json_null(),
+                                                    o->have_near ? json_integer(o->near) : json_null(),
                                                     "time_shared", time_shared));
     json_object_set_new(doc, "capacity", json_pack("{s:f,s:s,s:s}", "value", s->capacity, "unit", s->unit,
                                                    "source", s->capacity_src));
@@ -685,7 +474,7 @@ int cmd_run(int argc, char **argv)
         json_t *pc = json_pack("{s:f,s:f,s:f,s:s}", "quantum_s", (double)s->duty_period_ns / 1e9, "wake_cpu_s",
                                (double)s->duty_wake_ns / 1e9, "wake_pct",
                                100.0 * (double)s->duty_wake_ns / (double)s->duty_period_ns, "quantum_from",
-                               o.quantum_ns ? "--quantum" : "the shortest under 2 % of a CPU");
+                               o->quantum_ns ? "--quantum" : "the shortest under 2 % of a CPU");
         double wsum = 0, qlo = INFINITY, qhi = 0;
         unsigned nw = 0;
         for (unsigned i = 0; i < ndone; i++)
@@ -751,13 +540,13 @@ int cmd_run(int argc, char **argv)
         print_table(s, doc, steps);
     }
     fflush(stdout);
-    if (o.plot) {
+    if (o->plot) {
         char pwhy[256] = "";
-        if (plot_run(o.plot, doc, pwhy, sizeof(pwhy)) < 0) {
+        if (plot_run(o->plot, doc, pwhy, sizeof(pwhy)) < 0) {
             cli_fail(IB_EXIT_FAIL, "run", "%s", pwhy);
             code = IB_EXIT_FAIL;
         } else {
-            fprintf(stderr, "ibench run: chart written to %s\n", o.plot);
+            fprintf(stderr, "ibench run: chart written to %s\n", o->plot);
         }
     }
     if (rc == -EINTR)
@@ -776,6 +565,88 @@ out:
     free(res);
     ramp_free(&sched);
     machine_close(&m);
-    cli_free_run(&o);
     return code;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define RO struct run_opts
+static const struct cli_opt run_opts_table[] = {
+    {CLI_STR("soi", "NAME", RO, soi, "the SoI (ibench list)"), .shortopt = 's'},
+    {CLI_PCT("intensity", "X", RO, intensity, 0, 100, "hold X % (0-100) for --duration"), .shortopt = 'i',
+     .have = CLI_HAVE(RO, have_intensity)},
+    {CLI_FLAG("ramp", RO, ramp, "ramp --from to --to in --steps steps of --step-ms"), .shortopt = 'r'},
+    {CLI_PCT("from", "X", RO, from, 0, 100, "the ramp's first intensity"), .def = "0", .have = CLI_HAVE(RO, have_from)},
+    {CLI_PCT("to", "X", RO, to, 0, 100, "the ramp's last intensity"), .def = "100", .have = CLI_HAVE(RO, have_to)},
+    {CLI_UINT("steps", "N", RO, steps, 1, RAMP_MAX_STEPS, "the ramp's steps"), .def = "11",
+     .have = CLI_HAVE(RO, have_steps)},
+    {CLI_CUSTOM("levels", "LIST", RO, levels, set_levels, "run these intensities in order, e.g. 0,50,100"),
+     .what = "a list of intensities 0-100", .sample = "0,100"},
+    {CLI_DURATION("duration", "D", RO, duration_ns, 1, INFINITY, "hold time: seconds (1.5) or with a unit (500ms, 2s)"),
+     .shortopt = 'd', .def = "2s", .have = CLI_HAVE(RO, have_duration),
+     .what = "a positive duration (2, 1.5s, 500ms)"},
+    {CLI_MSEC("step-ms", "D", RO, step_ns, 1, 1e15,
+              "time per ramp step: milliseconds (300) or with a unit (0.5s)"),
+     .def = "300", .have = CLI_HAVE(RO, have_step), .what = "a positive duration (300, 0.5s)"},
+    {CLI_CPUS("cpus", "LIST", RO, cpus, ncpus,
+              "run the SoI's threads on these CPUs (0-3,5); threads default to one per CPU"),
+     .shortopt = 'c'},
+    {CLI_INT("near", "CPU", RO, near, 0, 1 << 20,
+             "place threads on CPUs that share the SoI's resource with CPU (same core,\n"
+             "L2, LLC or node); without SMT a same-core SoI time-shares CPU itself"),
+     .shortopt = 'n', .have = CLI_HAVE(RO, have_near), .what = "a CPU number"},
+    {CLI_UINT("threads", "N", RO, threads, 1, SOI_MAX_THREADS,
+              "number of SoI threads (default 1, interconnect 2, or one per --cpus entry)"),
+     .shortopt = 't', .have = CLI_HAVE(RO, have_threads)},
+    {CLI_CUSTOM("param", "NAME=V", RO, pbuf, set_param, "set an SoI parameter (ibench list --soi NAME shows them)"),
+     .shortopt = 'P', .flags = CLI_OPT_REPEAT, .sample = "chains=4"},
+    {CLI_CUSTOM("max-bytes", "SIZE", RO, pbuf, set_named_param,
+                "shorthand for --param max-bytes=SIZE (K/M/G suffixes)"),
+     .sample = "64M"},
+    {CLI_FLAG("cached-capacity", RO, cached_capacity,
+              "SoIs with a measured peak rate (bandwidth, int, fp, simd): scale against the\n"
+              "cached peak instead of measuring it now")},
+    {CLI_STR("dir", "DIR", RO, dir,
+             "disk SoIs: make their files in a private directory inside DIR (default\n"
+             "$TMPDIR or /var/tmp), removed on every exit")},
+    {CLI_CUSTOM("rw", "MODE", RO, pbuf, set_named_param, "disk-bw: read (default), write or mix"), .sample = "read"},
+    {CLI_CUSTOM("bs", "SIZE", RO, pbuf, set_named_param, "disk-bw: the block size (1M)"), .sample = "1M"},
+    {CLI_CUSTOM("qd", "N", RO, pbuf, set_named_param, "disk-bw: the queue depth (8)"), .sample = "8"},
+    {CLI_STR("device", "PATH", RO, device, "disk-bw: read a raw block device instead (reads only; with --force)")},
+    {CLI_FLAG("force", RO, force, "disk-bw: yes, read the raw --device")},
+    {CLI_STR("target", "ADDR:PORT",  RO, target,
+             "net-bw: the ibench sink to send to (default: a sink of its own on\n"
+             "127.0.0.1); numeric addresses only, nothing else is contacted")},
+    {CLI_DURATION("quantum", "D", RO, quantum_ns, QUANTUM_MIN_NS, QUANTUM_MAX_NS,
+                  "duty SoIs (int, fp, simd, prefetch): one on/off cycle of the pacer, e.g. 2ms\n"
+                  "(default: the shortest whose sleep and wake-up cost under 2 % of a CPU,\n"
+                  "measured at start; the header shows both)")},
+    {CLI_FLAG("json", RO, json, "machine-readable output instead of the table: JSON")},
+    {CLI_FLAG("csv", RO, csv, "machine-readable output instead of the table: CSV, a row per step")},
+    {CLI_FLAG("table", RO, table, "the table (the default)")},
+    {CLI_STR("plot", "FILE", RO, plot, "also draw the ramp with gnuplot (FILE ends in .png or .svg)")},
+    {CLI_STR("topology", "SPEC", RO, topology, "a synthetic or XML topology instead of this machine"),
+     .flags = CLI_OPT_HIDDEN},
+};
+#undef RO
+
+const struct cli_cmd cli_cmd_run = {
+    .name = "run",
+    CLI_RUN(cmd_run, struct run_opts),
+    .preset = &run_preset,
+    .done = run_done,
+    .summary = "run one SoI at an intensity or through a ramp, self-metered",
+    .usage = "usage: ibench run --soi NAME (--intensity X | --ramp [--from X] [--to X] [--steps N] [--step-ms D]\n"
+             "                  | --levels LIST [--step-ms D]) [--duration D] [--cpus LIST | --near CPU]\n"
+             "                  [--threads N] [--param NAME=VALUE]... [--max-bytes SIZE] [--json | --csv]\n"
+             "                  [--dir DIR] [--rw read|write|mix] [--bs SIZE] [--qd N] [--device PATH --force]\n"
+             "                  [--target ADDR:PORT] [--quantum D]\n\n",
+    .about = "Runs one SoI and reports, for every step, the requested intensity, the pressure achieved in the\n"
+             "resource's own units, and that pressure as % of the capacity measured on this machine.\n\n",
+    .more = "\nWithout --cpus/--near the SoI runs on the highest-numbered CPUs; interconnect spreads its threads\n"
+            "as far apart as the machine allows (--near CPU puts its hub on CPU). Cache sizes are measured once and\n"
+            "cached (ibench calibrate refreshes them); peak rates are re-measured at the start of each run,\n"
+            "because they drift on shared hosts. Ctrl-C stops at once, prints the completed steps, and\n"
+            "exits 130. Exit codes: 0 ok, 1 run-time failure, 2 bad input, 77 cannot run here.\n",
+    CLI_OPTS(run_opts_table),
+};
