@@ -235,6 +235,16 @@ def run_point(argv, mark, work, window, rng, sig, allowed, service, log):
         problems.append(f"exit {rc} after {sig.name}, 130 expected: {err[-1] if err else ''}")
     if not ended_first and sig == signal.SIGKILL and rc != -signal.SIGKILL:
         problems.append(f"exit {rc} after SIGKILL")
+    # an interrupt keeps what was measured: when ibench says it wrote its --out, the file is there and readable
+    out = os.path.join(work, "out.json")
+    if not ended_first and sig != signal.SIGKILL and rc == 130 and any("wrote" in l for l in err[-1:]):
+        if not os.path.exists(out):
+            problems.append(f"said it wrote {out}, which is not there: {err[-1]}")
+        elif argv[1] == "profile":
+            show = subprocess.run([argv[0], "show", out], capture_output=True, text=True)
+            if show.returncode != 0 or "missing" not in show.stdout:
+                problems.append(f"ibench show of the interrupted profile: exit {show.returncode}, "
+                                f"{'no' if 'missing' not in show.stdout else 'a'} list of missing parts")
     # what ibench leaves must be gone within 2 s of its end (the watchdog's cleanup included)
     deadline = time.time() + 2.0
     while True:
