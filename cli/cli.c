@@ -104,13 +104,6 @@ void cli_profile_warn(const char *cmd, const struct profile *p)
 
 /* The commands that read their arguments themselves (no option table yet): a name, a function, a line of help. */
 #define CLI_CMD_OWN(var, nm, f, sum) static const struct cli_cmd var = {.name = nm, .fn = f, .summary = sum}
-CLI_CMD_OWN(cmd_list_d, "list", cmd_list, "list the SoIs (and one SoI's parameters)");
-CLI_CMD_OWN(cmd_topo_d, "topo", cmd_topo, "the machine: topology, caches claimed vs measured, TLB, memory limits, counters");
-CLI_CMD_OWN(cmd_calibrate_d, "calibrate", cmd_calibrate,
-            "measure capacities (cache knees, L2/LLC/DRAM bandwidth) and cache them");
-CLI_CMD_OWN(cmd_probe_d, "probe", cmd_probe, "independent probes: triad, chase (also beside an SoI), pingpong");
-CLI_CMD_OWN(cmd_sink_d, "sink", cmd_sink, "a TCP sink for net-bw: receives and discards");
-CLI_CMD_OWN(cmd_validate_d, "validate", cmd_validate, "every SoI measured from outside by a probe, and the overlap matrix");
 CLI_CMD_OWN(cmd_profile_d, "profile", cmd_profile,
             "a target's tolerated and caused interference per SoI, as a versioned profile");
 CLI_CMD_OWN(cmd_corun_d, "corun", cmd_corun,
@@ -119,15 +112,14 @@ CLI_CMD_OWN(cmd_show_d, "show", cmd_show, "print a profile as a table");
 CLI_CMD_OWN(cmd_plot_d, "plot", cmd_plot, "chart a profile: tolerated and caused per SoI");
 CLI_CMD_OWN(cmd_place_d, "place", cmd_place,
             "placement: topology, sharing classes, apply/show/run a placement, NUMA locality score");
-CLI_CMD_OWN(cmd_k8s_d, "k8s", cmd_k8s, "Kubernetes: the annotations and profile ConfigMap the scheduler extender reads");
 CLI_CMD_OWN(cmd_extender_d, "extender", cmd_extender,
             "the Kubernetes scheduler extender: filter and prioritize over HTTP");
 
 /* The one table of commands (perf's cmd_struct): dispatch, `ibench help`, and the tests that walk every command's
  * options all read it. */
 static const struct cli_cmd *const commands[] = {
-    &cli_cmd_run,   &cmd_list_d,  &cmd_topo_d, &cmd_calibrate_d, &cmd_probe_d, &cmd_sink_d, &cmd_validate_d,
-    &cmd_profile_d, &cmd_corun_d, &cmd_show_d, &cmd_plot_d,      &cmd_place_d, &cmd_k8s_d,  &cmd_extender_d,
+    &cli_cmd_run,   &cli_cmd_list, &cli_cmd_topo, &cli_cmd_calibrate, &cli_cmd_probe, &cli_cmd_sink, &cli_cmd_validate,
+    &cmd_profile_d, &cmd_corun_d,  &cmd_show_d,   &cmd_plot_d,        &cmd_place_d,   &cli_cmd_k8s,  &cmd_extender_d,
 };
 
 const struct cli_cmd *const *cli_commands(unsigned *n)

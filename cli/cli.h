@@ -63,21 +63,47 @@ void cli_free_run(struct run_opts *o);
 int cli_exit_for(int rc, int bad_input);
 
 /* The commands with their option tables (opts.h), in the top table of cli.c. */
-extern const struct cli_cmd cli_cmd_run;
+extern const struct cli_cmd cli_cmd_run, cli_cmd_list, cli_cmd_topo, cli_cmd_calibrate, cli_cmd_probe, cli_cmd_sink,
+    cli_cmd_validate, cli_cmd_k8s;
 
 /* The commands that read their arguments themselves: each returns a process exit code (ib_err.h). */
-int cmd_list(int argc, char **argv);
-int cmd_topo(int argc, char **argv);
-int cmd_calibrate(int argc, char **argv);
-int cmd_probe(int argc, char **argv);
-int cmd_sink(int argc, char **argv);
-int cmd_validate(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_corun(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
-int cmd_k8s(int argc, char **argv);
 int cmd_extender(int argc, char **argv);
+
+/* The machine commands, topo (cmd_topo.c) and calibrate (cmd_calibrate.c): one option struct and one table, each
+ * command hiding the options that are the other's (given, they are refused as going with it). */
+struct machine;
+struct machine_opts {
+    int json, csv, no_measure;
+    const char *topology, *dir;
+    int *cpus;
+    unsigned ncpus;
+    int bad_input; /* set by a measure that found the user's input at fault (soi_open's mark) */
+};
+#define MACHINE_OPTS_TABLE(topo_only, calibrate_only)                                                              \
+    {CLI_FLAG("json", struct machine_opts, json, "JSON instead of the table")},                                    \
+        {CLI_FLAG("csv", struct machine_opts, csv, "the caches table alone, as CSV")},                             \
+        {CLI_FLAG("no-measure", struct machine_opts, no_measure, "measure nothing: show what is cached"),          \
+         .flags = (topo_only)},                                                                                    \
+        {CLI_CPUS("cpus", "LIST", struct machine_opts, cpus, ncpus,                                                \
+                  "the CPUs the bandwidths are measured on together (default: every CPU)"),                        \
+         .flags = (calibrate_only)},                                                                               \
+        {CLI_STR("dir", "DIR", struct machine_opts, dir,                                                           \
+                 "also the sequential read and write bandwidth of DIR's filesystem, as disk-bw measures it"),        \
+         .flags = (calibrate_only)},                                                                               \
+        {CLI_STR("topology", "SPEC", struct machine_opts, topology, "a synthetic or XML topology instead of this " \
+                                                                    "machine"),                                    \
+         .flags = CLI_OPT_HIDDEN}
+/* What a machine command measures (0, or -errno with why); o->bad_input marks the user's fault. */
+typedef int (*cli_machine_measure)(const char *cmd, struct machine *m, struct machine_opts *o, char *why, size_t len);
+/* Opens the machine (o->topology), checks o's CPUs, runs measure under the stop signals, saves what the cache
+ * gained and shows the machine (a table, --json or --csv).  The exit code. */
+int cli_machine_cmd(const char *cmd, struct machine_opts *o, cli_machine_measure measure);
+/* A calibration's progress line (calib.h's callback; arg: the command's name). */
+void cli_calib_progress(void *arg, const char *what, double frac);
 
 /* The stop flag raised by SIGINT, SIGTERM, SIGHUP and SIGQUIT (reset with cli_signals_install); a second SIGINT
  * (Ctrl-C twice) also SIGKILLs the children (child_kill_all). cli_signals_restore restores only what

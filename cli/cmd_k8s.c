@@ -3,7 +3,6 @@
  * talks to no cluster. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,30 +24,6 @@
 #define K8S_STORE_DEFAULT "ibench-profiles"
 /* Compact and exact: the doubles read back bit for bit (as profile_write writes them). */
 #define K8S_COMPACT_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
-
-_Static_assert(PL_EXT_NAME_MAX == 248, "the usage below says 248");
-static const char k8s_usage[] =
-    "usage: ibench k8s profile-annotations PROFILE [--name NAME] [--compact | --configmap CM [--namespace NS]] "
-    "[--json]\n"
-    "       ibench k8s node-annotations [--topology live|FILE.xml|synthetic:STRING] [--json]\n"
-    "       ibench k8s tenants-annotation [NAME...] [--json]\n\n"
-    "Prints what the scheduler extender reads (docs/kubernetes.md), one KEY=VALUE line per annotation, ready for\n"
-    "  kubectl annotate --overwrite pod|node X \"$(ibench k8s ...)\"   (quote it: values may hold spaces)\n"
-    "or, with --json, a merge patch {\"metadata\": {\"annotations\": {...}}} for kubectl patch --type merge -p.\n\n"
-    "profile-annotations  " PL_EXT_ANN_PROFILE "=NAME for a pod; NAME defaults to PROFILE's file name without .json\n"
-    "                     (letters, digits, '-', '_', '.', starting with a letter or digit; at most 248:\n"
-    "                     the ConfigMap key NAME.json is at most 253).  The\n"
-    "                     profile is read and validated; its compact JSON, JSON-escaped as kubectl apply's\n"
-    "                     " K8S_LAST_APPLIED " annotation\n"
-    "                     would hold it, must fit Kubernetes' 262144-byte annotation limit, else exit 2.\n"
-    "  --compact          print the compact profile JSON instead (the store's file NAME.json)\n"
-    "  --configmap CM     print a ConfigMap CM holding the profile under the key NAME.json (YAML), for\n"
-    "                     kubectl apply -f -; --namespace NS sets its namespace\n"
-    "node-annotations     " PL_EXT_ANN_MACHINE "={\"fingerprint\",\"cpu_model\",\"cpus\"} of this machine (the\n"
-    "                     fingerprint ibench profile writes into a profile's machine block)\n"
-    "tenants-annotation   " PL_EXT_ANN_TENANTS "=[\"NAME\",...]: the profiles running on a node, in the order given\n"
-    "                     (none: [])\n"
-    "exit codes: 0 ok, 1 run-time failure, 2 bad input\n";
 
 /* Store names: a ConfigMap key (alphanumerics, '-', '_', '.'); the first character alphanumeric, so no name is a
  * hidden file or the mount's own ..data links. */
@@ -98,37 +73,26 @@ static int print_annotation(const char *key, const char *value, int json)
     return IB_EXIT_OK;
 }
 
-static int profile_annotations(int argc, char **argv)
+struct k8s_opts {
+    const char *name, *cm, *ns, *topology;
+    int json, compact;
+};
+
+_Static_assert(PL_EXT_NAME_MAX == 248, "the help below says 248");
+
+static const struct cli_cmd k8s_profile, k8s_node, k8s_tenants; /* defined at the end */
+
+static int profile_annotations(void *opts, int argc, char **argv, int first)
 {
-    const char *cmd = "k8s profile-annotations";
-    const char *name = NULL, *cm = NULL, *ns = NULL;
-    int json = 0, compact = 0;
-    enum { O_NAME = 1, O_CM, O_NS, O_JSON, O_COMPACT, O_HELP };
-    static const struct option lo[] = {{"name", required_argument, 0, O_NAME},
-                                       {"configmap", required_argument, 0, O_CM},
-                                       {"namespace", required_argument, 0, O_NS},
-                                       {"json", no_argument, 0, O_JSON},
-                                       {"compact", no_argument, 0, O_COMPACT},
-                                       {"help", no_argument, 0, O_HELP},
-                                       {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
-        switch (c) {
-        case O_NAME: name = optarg; break;
-        case O_CM: cm = optarg; break;
-        case O_NS: ns = optarg; break;
-        case O_JSON: json = 1; break;
-        case O_COMPACT: compact = 1; break;
-        case O_HELP: fputs(k8s_usage, stdout); return IB_EXIT_OK;
-        default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind >= argc)
+    const char *cmd = k8s_profile.name;
+    const struct k8s_opts *o = opts;
+    const char *name = o->name, *cm = o->cm, *ns = o->ns;
+    int json = o->json, compact = o->compact;
+    if (first >= argc)
         return cli_fail(IB_EXIT_USAGE, cmd, "which profile? (ibench k8s profile-annotations PROFILE)");
-    if (optind + 1 < argc)
-        return cli_fail(IB_EXIT_USAGE, cmd, "unexpected argument '%s'", argv[optind + 1]);
-    const char *path = argv[optind];
+    if (first + 1 < argc)
+        return cli_fail(IB_EXIT_USAGE, cmd, "unexpected argument '%s'", argv[first + 1]);
+    const char *path = argv[first];
     if (compact + !!cm + json > 1)
         return cli_fail(IB_EXIT_USAGE, cmd, "--compact, --configmap and --json each choose the output: one of them");
     if (ns && !cm)
@@ -216,28 +180,12 @@ static int profile_annotations(int argc, char **argv)
     return code;
 }
 
-static int node_annotations(int argc, char **argv)
+static int node_annotations(void *opts, int argc, char **argv, int first)
 {
-    const char *cmd = "k8s node-annotations";
-    const char *spec = NULL;
-    int json = 0;
-    enum { O_TOPO = 1, O_JSON, O_HELP };
-    static const struct option lo[] = {{"topology", required_argument, 0, O_TOPO},
-                                       {"json", no_argument, 0, O_JSON},
-                                       {"help", no_argument, 0, O_HELP},
-                                       {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
-        switch (c) {
-        case O_TOPO: spec = optarg; break;
-        case O_JSON: json = 1; break;
-        case O_HELP: fputs(k8s_usage, stdout); return IB_EXIT_OK;
-        default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, cmd, "unexpected argument '%s'", argv[optind]);
+    const char *cmd = k8s_node.name;
+    const struct k8s_opts *o = opts;
+    const char *spec = o->topology;
+    int json = o->json;
     /* as ibench place takes it: live (this machine), synthetic:STRING (an hwloc synthetic description), FILE.xml */
     if (spec && !strcmp(spec, "live"))
         spec = NULL;
@@ -261,25 +209,12 @@ static int node_annotations(int argc, char **argv)
     return code;
 }
 
-static int tenants_annotation(int argc, char **argv)
+static int tenants_annotation(void *opts, int argc, char **argv, int first)
 {
-    const char *cmd = "k8s tenants-annotation";
-    int json = 0;
-    enum { O_JSON = 1, O_HELP };
-    static const struct option lo[] = {
-        {"json", no_argument, 0, O_JSON}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    /* no '+': names and --json in any order */
-    for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
-        switch (c) {
-        case O_JSON: json = 1; break;
-        case O_HELP: fputs(k8s_usage, stdout); return IB_EXIT_OK;
-        default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
+    const char *cmd = k8s_tenants.name;
+    int json = ((const struct k8s_opts *)opts)->json; /* names and --json in any order */
     json_t *arr = json_array();
-    for (int i = optind; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         if (!name_ok(argv[i])) {
             json_decref(arr);
             return cli_fail(IB_EXIT_USAGE, cmd,
@@ -301,21 +236,76 @@ static int tenants_annotation(int argc, char **argv)
     return code;
 }
 
-int cmd_k8s(int argc, char **argv)
-{
-    if (argc < 2)
-        return cli_fail(IB_EXIT_USAGE, "k8s", "which subcommand? (ibench k8s --help)");
-    const char *sub = argv[1];
-    if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
-        fputs(k8s_usage, stdout);
-        return IB_EXIT_OK;
-    }
-    if (!strcmp(sub, "profile-annotations"))
-        return profile_annotations(argc - 1, argv + 1);
-    if (!strcmp(sub, "node-annotations"))
-        return node_annotations(argc - 1, argv + 1);
-    if (!strcmp(sub, "tenants-annotation"))
-        return tenants_annotation(argc - 1, argv + 1);
-    return cli_fail(IB_EXIT_USAGE, "k8s", "unknown subcommand '%s' (profile-annotations, node-annotations, "
-                                          "tenants-annotation)", sub);
-}
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+static const struct cli_opt profile_table[] = {
+    {CLI_STR("name", "NAME", struct k8s_opts, name, "the profile's store name (default: PROFILE's file name)")},
+    {CLI_FLAG("compact", struct k8s_opts, compact,
+              "print the compact profile JSON instead (the store's file NAME.json)")},
+    {CLI_STR("configmap", "CM", struct k8s_opts, cm,
+             "print a ConfigMap CM holding the profile under the key NAME.json (YAML), for\n"
+             "kubectl apply -f -")},
+    {CLI_STR("namespace", "NS", struct k8s_opts, ns, "with --configmap: its namespace")},
+    {CLI_FLAG("json", struct k8s_opts, json, "the merge patch, with the annotation's size and the limit")},
+};
+
+static const struct cli_opt node_table[] = {
+    {CLI_STR("topology", "SPEC", struct k8s_opts, topology, "live (this machine, the default), FILE.xml or "
+                                                             "synthetic:STRING")},
+    {CLI_FLAG("json", struct k8s_opts, json, "the merge patch")},
+};
+
+static const struct cli_opt tenants_table[] = {
+    {CLI_FLAG("json", struct k8s_opts, json, "the merge patch")},
+};
+
+static const struct cli_cmd k8s_profile = {
+    .name = "k8s profile-annotations",
+    CLI_RUN(profile_annotations, struct k8s_opts),
+    .summary = PL_EXT_ANN_PROFILE "=NAME for a pod; NAME defaults to PROFILE's file name without .json\n"
+               "(letters, digits, '-', '_', '.', starting with a letter or digit; at most 248:\n"
+               "the ConfigMap key NAME.json is at most 253).  The\n"
+               "profile is read and validated; its compact JSON, JSON-escaped as kubectl apply's\n"
+               K8S_LAST_APPLIED " annotation\n"
+               "would hold it, must fit Kubernetes' 262144-byte annotation limit, else exit 2.",
+    CLI_OPTS(profile_table),
+    .args = CLI_ARGS_ANY,
+    .parent = &cli_cmd_k8s,
+};
+
+static const struct cli_cmd k8s_node = {
+    .name = "k8s node-annotations",
+    CLI_RUN(node_annotations, struct k8s_opts),
+    .summary = PL_EXT_ANN_MACHINE "={\"fingerprint\",\"cpu_model\",\"cpus\"} of this machine (the\n"
+               "fingerprint ibench profile writes into a profile's machine block)",
+    CLI_OPTS(node_table),
+    .parent = &cli_cmd_k8s,
+};
+
+static const struct cli_cmd k8s_tenants = {
+    .name = "k8s tenants-annotation",
+    CLI_RUN(tenants_annotation, struct k8s_opts),
+    .summary = PL_EXT_ANN_TENANTS "=[\"NAME\",...]: the profiles running on a node, in the order given\n"
+               "(none: [])",
+    CLI_OPTS(tenants_table),
+    .args = CLI_ARGS_ANY,
+    .parent = &cli_cmd_k8s,
+};
+
+static const struct cli_cmd *const k8s_cmds[] = {&k8s_profile, &k8s_node, &k8s_tenants};
+
+const struct cli_cmd cli_cmd_k8s = {
+    .name = "k8s",
+    .summary = "Kubernetes: the annotations and profile ConfigMap the scheduler extender reads",
+    .usage = "usage: ibench k8s profile-annotations PROFILE [--name NAME] [--compact | --configmap CM [--namespace NS]] "
+             "[--json]\n"
+             "       ibench k8s node-annotations [--topology live|FILE.xml|synthetic:STRING] [--json]\n"
+             "       ibench k8s tenants-annotation [NAME...] [--json]\n\n",
+    .about = "Prints what the scheduler extender reads (docs/kubernetes.md), one KEY=VALUE line per annotation, ready for\n"
+             "  kubectl annotate --overwrite pod|node X \"$(ibench k8s ...)\"   (quote it: values may hold spaces)\n"
+             "or, with --json, a merge patch {\"metadata\": {\"annotations\": {...}}} for kubectl patch --type merge -p.\n\n",
+    .more = "exit codes: 0 ok, 1 run-time failure, 2 bad input\n",
+    .flags = CLI_CMD_HELP_ALL,
+    CLI_SUB(k8s_cmds),
+};

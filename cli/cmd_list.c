@@ -1,5 +1,4 @@
 /* cmd_list.c - `ibench list [--soi NAME] [--json|--csv]`: the registry, and one SoI's parameters. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,32 +42,18 @@ static json_t *soi_json(const struct soi_ops *ops)
                      topo_scope_name(ops->scope), "summary", ops->summary, "params", params);
 }
 
-int cmd_list(int argc, char **argv)
+struct list_opts {
+    const char *soi;
+    int json, csv;
+};
+
+static int cmd_list(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {{"soi", required_argument, 0, 's'}, {"json", no_argument, 0, 'j'},
-                                       {"csv", no_argument, 0, 'v'},       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    enum out_fmt fmt = OUT_TABLE;
-    const char *one = NULL;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:h", lo, NULL)) != -1) {
-        switch (c) {
-        case 's': one = optarg; break;
-        case 'j': fmt = OUT_JSON; break;
-        case 'v': fmt = OUT_CSV; break;
-        case 'h':
-            printf("usage: ibench list [--soi NAME] [--json | --csv]\n\n"
-                   "Lists every SoI: its name, the paper's number, the resource it presses, how intensity maps to\n"
-                   "pressure (footprint, rate or duty), and the scope a --near placement shares with the target.\n"
-                   "With --soi, also that SoI's parameters (set them with ibench run --param NAME=VALUE).\n");
-            return IB_EXIT_OK;
-        default: return cli_fail(IB_EXIT_USAGE, "list", "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, "list", "unexpected argument '%s'", argv[optind]);
+    const struct list_opts *o = opts;
+    if (o->json && o->csv)
+        return cli_fail(IB_EXIT_USAGE, "list", "--json and --csv exclude each other");
+    enum out_fmt fmt = o->json ? OUT_JSON : o->csv ? OUT_CSV : OUT_TABLE;
+    const char *one = o->soi;
     json_t *rows = json_array();
     for (unsigned i = 0; i < soi_count(); i++)
         if (!one || !strcmp(one, soi_at(i)->name))
@@ -105,3 +90,22 @@ int cmd_list(int argc, char **argv)
     json_decref(rows);
     return IB_EXIT_OK;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+static const struct cli_opt list_table[] = {
+    {CLI_STR("soi", "NAME", struct list_opts, soi, "that SoI alone, and its parameters"), .shortopt = 's'},
+    {CLI_FLAG("json", struct list_opts, json, "JSON instead of the table")},
+    {CLI_FLAG("csv", struct list_opts, csv, "CSV instead of the table")},
+};
+
+const struct cli_cmd cli_cmd_list = {
+    .name = "list",
+    CLI_RUN(cmd_list, struct list_opts),
+    .summary = "list the SoIs (and one SoI's parameters)",
+    .usage = "usage: ibench list [--soi NAME] [--json | --csv]\n\n",
+    .about = "Lists every SoI: its name, the paper's number, the resource it presses, how intensity maps to\n"
+             "pressure (footprint, rate or duty), and the scope a --near placement shares with the target.\n"
+             "With --soi, also that SoI's parameters (set them with ibench run --param NAME=VALUE).\n\n",
+    CLI_OPTS(list_table),
+};

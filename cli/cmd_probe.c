@@ -1,7 +1,6 @@
 /* cmd_probe.c - `ibench probe`: independent reference and victim kernels (validation/probes.h), for benchmarks and
  * users. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,34 +15,6 @@
 #include "fsguard.h"
 #include "vprobe.h"
 #include "probes.h"
-
-static void probe_usage(void)
-{
-    printf("usage: ibench probe triad    [--cpu N] [--reps N] [--bytes SIZE] [--json]\n"
-           "       ibench probe chase    [--cpu N] [--reps N] [--bytes SIZE | --sizes LIST] [--json]\n"
-           "       ibench probe pingpong [--cpus A,B] [--reps N] [--json]\n\n"
-           "Independent kernels that share no code with the SoIs, to check them from outside.\n"
-           "  triad     STREAM's a = b + s*c on one CPU, three arrays of SIZE (default 4x the claimed LLC, at least\n"
-           "            32 MiB each), 24 bytes counted per element as STREAM does; best and median pass, bytes/s.\n"
-           "  chase     dependent loads over a random cyclic permutation of SIZE (default 512K) on one CPU; ns per\n"
-           "            load per unit of the probe's own CPU time (time-sharing alone does not count); median and\n"
-           "            best of --reps walks. --sizes 1M,2M,4M,6M,8M,16M walks each size in turn and prints one line\n"
-           "            per size: the latency curve, independent of the calibration's sweep, to check its knees\n"
-           "            against (docs/capacities.md).\n"
-           "  pingpong  one cache line each way between CPU A and CPU B (default: the farthest pair), both\n"
-           "            spinning; ns per round trip, median and best of --reps windows of 20 ms.\n"
-           "--cpu defaults to the lowest-numbered CPU (SoIs default to the highest), --reps to 10.\n\n"
-           "ibench probe chase|PROBE --beside SOI [--soi-cpus LIST] [--level X] [--cycles N] [--step-ms D]\n"
-           "                   [--settle-ms D] [--cached-capacity] [--cpu N] [--bytes SIZE] [--json]\n"
-           "  runs the chase beside SOI in one process: SOI alternates between 0 %% and X %% (default 100) in\n"
-           "  steps of --step-ms (50) for --cycles (20) cycles on --soi-cpus (default: the highest-numbered CPU\n"
-           "  that is not --cpu), while the chase samples back to back (100000 loads each). Samples that start\n"
-           "  --settle-ms (5) into a step and end inside it count for that step. Prints the probe's median with\n"
-           "  the SoI at 0 %% and at X %%, their ratio, and the noise: the same medians over even and odd cycles\n"
-           "  apart. Moments apart, with and without, so the host's slow drift cancels. PROBE may also be a\n"
-           "  validation probe: chase-l1, chase-l2, chase-llc, chase-dram, stream-llc, stream-dram, tlb,\n"
-           "  ops-int, pagecache, disk-rand, disk-seq, net (docs/validation.md).\n");
-}
 
 struct beside_opts {
     const char *soi;
@@ -152,118 +123,46 @@ static int probe_beside(struct machine *m, const char *what, int cpu, uint64_t b
     return IB_EXIT_OK;
 }
 
-static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long reps, uint64_t bytes, int json,
-                      const char *sizes, const struct beside_opts *bo);
+static int probe_main(int argc, char **argv, int first, int cpu, int pair[2], unsigned long reps, uint64_t bytes,
+                      int json, const char *sizes, const struct beside_opts *bo);
 
-int cmd_probe(int argc, char **argv)
+struct probe_opts {
+    int cpu, pair[2], json;
+    unsigned long reps;
+    uint64_t bytes;
+    const char *sizes;
+    struct beside_opts bo;
+};
+
+/* --cpus A,B: pingpong's two CPUs */
+static int set_pair(const struct cli_opt *op, const char *arg, void *opts, char *why, size_t len)
 {
-    static const struct option lo[] = {
-        {"cpu", required_argument, 0, 'c'},   {"cpus", required_argument, 0, 'C'}, {"reps", required_argument, 0, 'r'},
-        {"bytes", required_argument, 0, 'a'}, {"array", required_argument, 0, 'a'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},        {"beside", required_argument, 0, 'B'},
-        {"soi-cpus", required_argument, 0, 'S'}, {"level", required_argument, 0, 'L'},
-        {"cycles", required_argument, 0, 'Y'}, {"step-ms", required_argument, 0, 'T'},
-        {"settle-ms", required_argument, 0, 'E'}, {"cached-capacity", no_argument, 0, 'K'},
-        {"sizes", required_argument, 0, 'Z'},    {0, 0, 0, 0}};
-    struct beside_opts bo = {.level = 100, .cycles = 20, .step_ns = 50 * IB_NS_PER_MS, .settle_ns = 5 * IB_NS_PER_MS};
-    int code;
-    int c, json = 0, cpu = -1, pair[2] = {-1, -1};
-    unsigned long reps = 10, u;
-    uint64_t bytes = 0;
-    const char *sizes = NULL;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            if (parse_uint(optarg, 0, 1u << 20, &u) < 0)
-                return cli_fail(IB_EXIT_USAGE, "probe", "--cpu '%s' is not a CPU number", optarg);
-            cpu = (int)u;
-            break;
-        case 'C': {
-            unsigned long a, b;
-            char extra;
-            if (sscanf(optarg, "%lu,%lu%c", &a, &b, &extra) != 2 || a > (1u << 20) || b > (1u << 20))
-                return cli_fail(IB_EXIT_USAGE, "probe", "--cpus '%s' is not two CPU numbers A,B", optarg);
-            pair[0] = (int)a;
-            pair[1] = (int)b;
-            break;
-        }
-        case 'r':
-            if (parse_uint(optarg, 1, 1000, &reps) < 0)
-                return cli_fail(IB_EXIT_USAGE, "probe", "--reps '%s' is not 1-1000", optarg);
-            break;
-        case 'a':
-            if (parse_size(optarg, &bytes) < 0 || bytes < 4096)
-                return cli_fail(IB_EXIT_USAGE, "probe", "--bytes '%s' is not a size of at least 4K", optarg);
-            break;
-        case 'j': json = 1; break;
-        case 'B': bo.soi = optarg; break;
-        case 'S':
-            free(bo.cpus);
-            bo.cpus = NULL;
-            if (parse_cpulist(optarg, &bo.cpus, &bo.ncpus) < 0 || bo.ncpus == 0)
-                return cli_fail(IB_EXIT_USAGE, "probe", "--soi-cpus '%s' is not a CPU list", optarg);
-            break;
-        case 'L':
-            if (parse_intensity(optarg, &bo.level) < 0 || bo.level <= 0) {
-                free(bo.cpus);
-                return cli_fail(IB_EXIT_USAGE, "probe", "--level '%s' is not an intensity above 0 (to 100)", optarg);
-            }
-            break;
-        case 'Y':
-            if (parse_uint(optarg, 2, 10000, &bo.cycles) < 0) {
-                free(bo.cpus);
-                return cli_fail(IB_EXIT_USAGE, "probe", "--cycles '%s' is not 2-10000", optarg);
-            }
-            break;
-        case 'T':
-        case 'E': {
-            uint64_t ns;
-            char buf[64];
-            snprintf(buf, sizeof(buf), "%s%s", optarg, strpbrk(optarg, "munsh") ? "" : "ms");
-            if (parse_duration_ns(buf, c == 'E', &ns) < 0 || ns > 10 * IB_NS_PER_S) {
-                free(bo.cpus);
-                return cli_fail(IB_EXIT_USAGE, "probe", "--%s '%s' is not a duration up to 10 s",
-                                c == 'T' ? "step-ms" : "settle-ms", optarg);
-            }
-            *(c == 'T' ? &bo.step_ns : &bo.settle_ns) = ns;
-            break;
-        }
-        case 'K': bo.cached = 1; break;
-        case 'Z': sizes = optarg; break;
-        case 'h': free(bo.cpus); probe_usage(); return IB_EXIT_OK;
-        default:
-            free(bo.cpus);
-            return cli_fail(IB_EXIT_USAGE, "probe", "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    code = IB_EXIT_OK;
-    if (optind >= argc) {
-        code = cli_fail(IB_EXIT_USAGE, "probe", "which probe? (triad, chase, pingpong)");
-        goto done;
-    }
-    if ((bo.soi || bo.ncpus) && (!strcmp(argv[optind], "triad") || !strcmp(argv[optind], "pingpong"))) {
-        code = cli_fail(IB_EXIT_USAGE, "probe", "--beside goes with chase or a validation probe (%s, ...)",
+    struct probe_opts *o = opts;
+    unsigned long a, b;
+    char extra;
+    if (sscanf(arg, "%lu,%lu%c", &a, &b, &extra) != 2 || a > (1u << 20) || b > (1u << 20))
+        return -EINVAL;
+    o->pair[0] = (int)a;
+    o->pair[1] = (int)b;
+    return 0;
+}
+
+static int cmd_probe(void *opts, int argc, char **argv, int first)
+{
+    struct probe_opts *o = opts;
+    const struct beside_opts *bo = &o->bo;
+    if (first >= argc)
+        return cli_fail(IB_EXIT_USAGE, "probe", "which probe? (triad, chase, pingpong)");
+    if ((bo->soi || bo->ncpus) && (!strcmp(argv[first], "triad") || !strcmp(argv[first], "pingpong")))
+        return cli_fail(IB_EXIT_USAGE, "probe", "--beside goes with chase or a validation probe (%s, ...)",
                         vprobe_names[0]);
-        goto done;
-    }
-    if (bo.ncpus && !bo.soi) {
-        code = cli_fail(IB_EXIT_USAGE, "probe", "--soi-cpus goes with --beside");
-        goto done;
-    }
-    if (bo.settle_ns >= bo.step_ns) {
-        code = cli_fail(IB_EXIT_USAGE, "probe", "--settle-ms must be shorter than --step-ms");
-        goto done;
-    }
-    if (sizes && (bytes || bo.soi || strcmp(argv[optind], "chase"))) {
-        code = cli_fail(IB_EXIT_USAGE, "probe", "--sizes goes with chase alone (not with --bytes or --beside)");
-        goto done;
-    }
-    code = probe_main(argc, argv, cpu, pair, reps, bytes, json, sizes, bo.soi ? &bo : NULL);
-done:
-    free(bo.cpus);
-    return code;
+    if (bo->ncpus && !bo->soi)
+        return cli_fail(IB_EXIT_USAGE, "probe", "--soi-cpus goes with --beside");
+    if (bo->settle_ns >= bo->step_ns)
+        return cli_fail(IB_EXIT_USAGE, "probe", "--settle-ms must be shorter than --step-ms");
+    if (o->sizes && (o->bytes || bo->soi || strcmp(argv[first], "chase")))
+        return cli_fail(IB_EXIT_USAGE, "probe", "--sizes goes with chase alone (not with --bytes or --beside)");
+    return probe_main(argc, argv, first, o->cpu, o->pair, o->reps, o->bytes, o->json, o->sizes, bo->soi ? bo : NULL);
 }
 
 /* The chase at each size of a comma-separated list, one line (or one JSON row) per size. */
@@ -317,12 +216,12 @@ static int probe_sizes(struct machine *m, int cpu, const char *list, unsigned lo
     return IB_EXIT_OK;
 }
 
-static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long reps, uint64_t bytes, int json,
-                      const char *sizes, const struct beside_opts *bo)
+static int probe_main(int argc, char **argv, int first, int cpu, int pair[2], unsigned long reps, uint64_t bytes,
+                      int json, const char *sizes, const struct beside_opts *bo)
 {
-    if (optind >= argc)
+    if (first >= argc)
         return cli_fail(IB_EXIT_USAGE, "probe", "which probe? (triad, chase, pingpong)");
-    const char *what = argv[optind];
+    const char *what = argv[first];
     int is_vp = 0;
     for (int k = 0; vprobe_names[k]; k++)
         is_vp |= !strcmp(what, vprobe_names[k]);
@@ -331,8 +230,8 @@ static int probe_main(int argc, char **argv, int cpu, int pair[2], unsigned long
                         "chase-l1, chase-llc, stream-dram, pagecache, disk-rand, net, ...)", what);
     if (is_vp && !bo)
         return cli_fail(IB_EXIT_USAGE, "probe", "%s runs beside an SoI: add --beside SOI", what);
-    if (optind + 1 < argc)
-        return cli_fail(IB_EXIT_USAGE, "probe", "unexpected argument '%s'", argv[optind + 1]);
+    if (first + 1 < argc)
+        return cli_fail(IB_EXIT_USAGE, "probe", "unexpected argument '%s'", argv[first + 1]);
     if (!strcmp(what, "triad") && bytes && bytes < IB_MIB)
         return cli_fail(IB_EXIT_USAGE, "probe", "triad arrays must be at least 1M");
     struct machine m;
@@ -426,3 +325,68 @@ out:
     machine_close(&m);
     return code;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define PO struct probe_opts
+static const struct cli_opt probe_table[] = {
+    {CLI_INT("cpu", "N", PO, cpu, 0, 1 << 20, "the probe's CPU (default: the lowest-numbered)"),
+     .what = "a CPU number"},
+    {CLI_CUSTOM("cpus", "A,B", PO, pair, set_pair, "pingpong: the two CPUs (default: the farthest pair)"),
+     .what = "two CPU numbers A,B", .sample = "0,1"},
+    {CLI_ULONG("reps", "N", PO, reps, 1, 1000, "passes (triad), walks (chase) or windows (pingpong)"), .def = "10"},
+    {CLI_SIZE("bytes", "SIZE", PO, bytes, 4096, INFINITY, "triad: each array's size; chase: the walk's"),
+     .what = "a size of at least 4K"},
+    {CLI_SIZE("array", "SIZE", PO, bytes, 4096, INFINITY, NULL), .flags = CLI_OPT_ALIAS,
+     .what = "a size of at least 4K"},
+    {CLI_STR("sizes", "LIST", PO, sizes, "chase: walk each size of the list in turn (1M,2M,4M), a line each")},
+    {CLI_FLAG("json", PO, json, "JSON instead of text")},
+    {CLI_STR("beside", "SOI", PO, bo.soi, "run the chase or a validation probe beside SOI")},
+    {CLI_CPUS("soi-cpus", "LIST", PO, bo.cpus, bo.ncpus,
+              "with --beside: SOI's CPUs (default: the highest-numbered CPU that is not --cpu)")},
+    {CLI_PCT("level", "X", PO, bo.level, 0, 100, "with --beside: SOI's intensity in its on steps"),
+     .flags = CLI_OPT_GT_MIN, .def = "100", .what = "an intensity above 0 (to 100)"},
+    {CLI_ULONG("cycles", "N", PO, bo.cycles, 2, 10000, "with --beside: off/on cycles"), .def = "20"},
+    {CLI_MSEC("step-ms", "D", PO, bo.step_ns, 1, 10 * IB_NS_PER_S,
+              "with --beside: each step, milliseconds or with a unit"),
+     .def = "50", .what = "a duration up to 10 s"},
+    {CLI_MSEC("settle-ms", "D", PO, bo.settle_ns, 0, 10 * IB_NS_PER_S,
+              "with --beside: what counts of a step starts this far into it"),
+     .def = "5", .what = "a duration up to 10 s"},
+    {CLI_FLAG("cached-capacity", PO, bo.cached, "with --beside: SOI scales against its cached peak rate")},
+};
+#undef PO
+
+const struct cli_cmd cli_cmd_probe = {
+    .name = "probe",
+    CLI_RUN(cmd_probe, struct probe_opts),
+    .preset = &(const struct probe_opts){.cpu = -1, .pair = {-1, -1}},
+    .summary = "independent probes: triad, chase (also beside an SoI), pingpong",
+    .usage = "usage: ibench probe triad    [--cpu N] [--reps N] [--bytes SIZE] [--json]\n"
+             "       ibench probe chase    [--cpu N] [--reps N] [--bytes SIZE | --sizes LIST] [--json]\n"
+             "       ibench probe pingpong [--cpus A,B] [--reps N] [--json]\n"
+             "       ibench probe chase|PROBE --beside SOI [--soi-cpus LIST] [--level X] [--cycles N] [--step-ms D]\n"
+             "                   [--settle-ms D] [--cached-capacity] [--cpu N] [--bytes SIZE] [--json]\n\n",
+    .about =
+        "Independent kernels that share no code with the SoIs, to check them from outside.\n"
+        "  triad     STREAM's a = b + s*c on one CPU, three arrays of SIZE (default 4x the claimed LLC, at least\n"
+        "            32 MiB each), 24 bytes counted per element as STREAM does; best and median pass, bytes/s.\n"
+        "  chase     dependent loads over a random cyclic permutation of SIZE (default 512K) on one CPU; ns per\n"
+        "            load per unit of the probe's own CPU time (time-sharing alone does not count); median and\n"
+        "            best of --reps walks. --sizes 1M,2M,4M,6M,8M,16M walks each size in turn and prints one line\n"
+        "            per size: the latency curve, independent of the calibration's sweep, to check its knees\n"
+        "            against (docs/capacities.md).\n"
+        "  pingpong  one cache line each way between CPU A and CPU B (default: the farthest pair), both\n"
+        "            spinning; ns per round trip, median and best of --reps windows of 20 ms.\n"
+        "--cpu defaults to the lowest-numbered CPU (SoIs default to the highest), --reps to 10.\n\n"
+        "With --beside, the chase runs beside SOI in one process: SOI alternates between 0 % and X % (default\n"
+        "100) in steps of --step-ms (50) for --cycles (20) cycles on --soi-cpus (default: the highest-numbered\n"
+        "CPU that is not --cpu), while the chase samples back to back (100000 loads each). Samples that start\n"
+        "--settle-ms (5) into a step and end inside it count for that step. Prints the probe's median with\n"
+        "the SoI at 0 % and at X %, their ratio, and the noise: the same medians over even and odd cycles\n"
+        "apart. Moments apart, with and without, so the host's slow drift cancels. PROBE may also be a\n"
+        "validation probe: chase-l1, chase-l2, chase-llc, chase-dram, stream-llc, stream-dram, tlb,\n"
+        "ops-int, pagecache, disk-rand, disk-seq, net (docs/validation.md).\n\n",
+    CLI_OPTS(probe_table),
+    .args = CLI_ARGS_ANY,
+};

@@ -1,5 +1,4 @@
 /* cmd_sink.c - `ibench sink`: the server net-bw sends to. Receives and discards; binds to loopback by default. */
-#include <getopt.h>
 #include <sys/socket.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,21 +10,6 @@
 #include "netsink.h"
 #include "parse.h"
 
-static void sink_usage(void)
-{
-    printf("usage: ibench sink [--listen ADDR:PORT] [--cpu N] [--json] [--quiet]\n\n"
-           "A TCP server for net-bw: it answers net-bw's handshake and then reads and discards what it is sent.\n"
-           "  --listen ADDR:PORT  where to listen (default 127.0.0.1:%d, loopback only); numeric addresses,\n"
-           "                      [::1]:PORT for IPv6, port 0 picks a free one\n"
-           "  --cpu N             run its threads on CPU N\n"
-           "  --quiet             no line per closed connection\n"
-           "  --json              at exit, print the totals as JSON on stdout\n"
-           "It prints \"ibench sink: listening on ADDR:PORT\" on stderr once ready and runs until SIGINT or\n"
-           "SIGTERM, then prints the bytes and connections it served. Exit 2 on a bad address, 1 when it cannot\n"
-           "listen (port in use).\n",
-           SINK_DEFAULT_PORT);
-}
-
 static void report_closed(void *arg, uint64_t bytes, double secs)
 {
     (void)arg;
@@ -33,34 +17,18 @@ static void report_closed(void *arg, uint64_t bytes, double secs)
             secs > 0 ? (double)bytes / secs : 0);
 }
 
-int cmd_sink(int argc, char **argv)
+_Static_assert(SINK_DEFAULT_PORT == 5301, "the default of --listen below says 5301");
+
+struct sink_opts {
+    const char *listen;
+    int cpu, json, quiet;
+};
+
+static int cmd_sink(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {{"listen", required_argument, 0, 'l'}, {"cpu", required_argument, 0, 'c'},
-                                       {"json", no_argument, 0, 'j'},         {"quiet", no_argument, 0, 'q'},
-                                       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    char deflt[32];
-    snprintf(deflt, sizeof(deflt), "127.0.0.1:%d", SINK_DEFAULT_PORT);
-    const char *addr = deflt;
-    int c, json = 0, quiet = 0, cpu = -1;
-    unsigned long u;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'l': addr = optarg; break;
-        case 'c':
-            if (parse_uint(optarg, 0, 1u << 20, &u) < 0)
-                return cli_fail(IB_EXIT_USAGE, "sink", "--cpu '%s' is not a CPU number", optarg);
-            cpu = (int)u;
-            break;
-        case 'j': json = 1; break;
-        case 'q': quiet = 1; break;
-        case 'h': sink_usage(); return IB_EXIT_OK;
-        default: return cli_fail(IB_EXIT_USAGE, "sink", "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, "sink", "unexpected argument '%s'", argv[optind]);
+    const struct sink_opts *o = opts;
+    const char *addr = o->listen;
+    int cpu = o->cpu, json = o->json, quiet = o->quiet;
     struct sockaddr_storage sa;
     unsigned salen;
     char why[256] = "";
@@ -96,3 +64,28 @@ int cmd_sink(int argc, char **argv)
             st.connections);
     return IB_EXIT_OK;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+static const struct cli_opt sink_table[] = {
+    {CLI_STR("listen", "ADDR:PORT", struct sink_opts, listen,
+             "where to listen (loopback only by default); numeric addresses,\n"
+             "[::1]:PORT for IPv6, port 0 picks a free one"),
+     .def = "127.0.0.1:5301"},
+    {CLI_INT("cpu", "N", struct sink_opts, cpu, 0, 1 << 20, "run its threads on CPU N"), .what = "a CPU number"},
+    {CLI_FLAG("quiet", struct sink_opts, quiet, "no line per closed connection")},
+    {CLI_FLAG("json", struct sink_opts, json, "at exit, print the totals as JSON on stdout")},
+};
+
+const struct cli_cmd cli_cmd_sink = {
+    .name = "sink",
+    CLI_RUN(cmd_sink, struct sink_opts),
+    .preset = &(const struct sink_opts){.cpu = -1},
+    .summary = "a TCP sink for net-bw: receives and discards",
+    .usage = "usage: ibench sink [--listen ADDR:PORT] [--cpu N] [--json] [--quiet]\n\n",
+    .about = "A TCP server for net-bw: it answers net-bw's handshake and then reads and discards what it is sent.\n",
+    .more = "It prints \"ibench sink: listening on ADDR:PORT\" on stderr once ready and runs until SIGINT or\n"
+            "SIGTERM, then prints the bytes and connections it served. Exit 2 on a bad address, 1 when it cannot\n"
+            "listen (port in use).\n",
+    CLI_OPTS(sink_table),
+};

@@ -1,6 +1,6 @@
-/* cmd_topo.c - `ibench topo` and `ibench calibrate`: the machine, claimed vs measured, with sources. */
+/* cmd_topo.c - `ibench topo`: the machine, claimed vs measured, with sources; and what it shares with `ibench
+ * calibrate` (cmd_calibrate.c): opening the machine, and showing it after measuring. */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@
 #include "parse.h"
 #include "soi.h"
 
-static void progress(void *arg, const char *what, double frac)
+void cli_calib_progress(void *arg, const char *what, double frac)
 {
     out_progress((const char *)arg, "%s %3.0f %%", what, frac * 100.0);
 }
@@ -247,156 +247,34 @@ static void print_machine(json_t *doc, const struct machine *m)
     printf("\ncalibration cache: %s\n", m->calib.path);
 }
 
-static int machine_cmd(int argc, char **argv, int calibrate)
+int cli_machine_cmd(const char *cmd, struct machine_opts *o, cli_machine_measure measure)
 {
-    const char *cmd = calibrate ? "calibrate" : "topo";
-    static const struct option lo[] = {{"json", no_argument, 0, 'j'},      {"cpus", required_argument, 0, 'c'},
-                                       {"csv", no_argument, 0, 'v'},
-                                       {"no-measure", no_argument, 0, 'n'}, {"topology", required_argument, 0, 'T'},
-                                       {"dir", required_argument, 0, 'd'},
-                                       {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
-    int json = 0, measure = 1, c;
-    const char *dir = NULL;
-    int *cpus = NULL;
-    unsigned ncpus = 0;
-    const char *spec = NULL;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-        case 'v':
-            if (json && json != (c == 'j' ? 1 : 2)) {
-                free(cpus);
-                return cli_fail(IB_EXIT_USAGE, cmd, "--json and --csv exclude each other");
-            }
-            json = c == 'j' ? 1 : 2;
-            break;
-        case 'n': measure = 0; break;
-        case 'T': spec = optarg; break;
-        case 'd': dir = optarg; break;
-        case 'c':
-            free(cpus);
-            cpus = NULL;
-            if (parse_cpulist(optarg, &cpus, &ncpus) < 0)
-                return cli_fail(IB_EXIT_USAGE, cmd, "--cpus '%s' is not a CPU list", optarg);
-            break;
-        case 'h':
-            if (calibrate)
-                printf("usage: ibench calibrate [--cpus LIST] [--dir DIR] [--json | --csv]\n\n"
-                       "Measures what the SoIs scale against and caches it for this machine (keyed by a hardware\n"
-                       "fingerprint): the effective size of L1d, L2 and LLC (the median knee of repeated, checked\n"
-                       "pointer-chase latency sweeps, next to what hwloc claims) and the streaming bandwidth of L2\n"
-                       "and LLC (vector reads) and DRAM (STREAM triad), with the bandwidth SoIs' own stepping, on one\n"
-                       "CPU and on all of --cpus (default: every CPU). Takes about 10 s. With --dir, also the\n"
-                       "sequential read and write bandwidth of DIR's filesystem as disk-bw measures it (1 MiB blocks,\n"
-                       "QD 8, O_DIRECT io_uring, a 512 MiB file in a private directory, removed after), which disk-bw\n"
-                       "--cached-capacity uses.\n"
-                       "Cache file: $IBENCH_CACHE_DIR, else $XDG_CACHE_HOME/ibench, else ~/.cache/ibench.\n");
-            else
-                printf("usage: ibench topo [--json | --csv] [--no-measure]\n\n"
-                       "Shows the machine: packages, NUMA nodes, cores, PUs, SMT; caches claimed by hwloc next to\n"
-                       "the sizes measured by a latency sweep (measured now if not cached, unless --no-measure);\n"
-                       "TLB geometry from cpuid; memory, cgroup limit and the margin SoIs leave; hardware counters;\n"
-                       "and any cached bandwidth measurements. --csv prints the caches table only.\n");
-            free(cpus);
-            return IB_EXIT_OK;
-        default:
-            free(cpus);
-            return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) {
-        free(cpus);
-        return cli_fail(IB_EXIT_USAGE, cmd, "unexpected argument '%s'", argv[optind]);
-    }
-    if (!calibrate && ncpus) {
-        free(cpus);
-        return cli_fail(IB_EXIT_USAGE, cmd, "--cpus goes with ibench calibrate");
-    }
-    if (calibrate && !measure) {
-        free(cpus);
-        return cli_fail(IB_EXIT_USAGE, cmd, "--no-measure goes with ibench topo");
-    }
-    if (!calibrate && dir) {
-        free(cpus);
-        return cli_fail(IB_EXIT_USAGE, cmd, "--dir goes with ibench calibrate");
-    }
+    if (o->json && o->csv)
+        return cli_fail(IB_EXIT_USAGE, cmd, "--json and --csv exclude each other");
     struct machine m;
     char why[512] = "";
-    int rc = machine_open(&m, spec, why, sizeof(why));
-    if (rc < 0) {
-        free(cpus);
-        return cli_fail(spec ? IB_EXIT_USAGE : IB_EXIT_FAIL, cmd, "%s", why);
-    }
+    int rc = machine_open(&m, o->topology, why, sizeof(why));
+    if (rc < 0)
+        return cli_fail(o->topology ? IB_EXIT_USAGE : IB_EXIT_FAIL, cmd, "%s", why);
     cli_calib_note(cmd, &m);
     int code = IB_EXIT_OK;
-    for (unsigned i = 0; i < ncpus; i++)
-        if (!topo_cpu_exists(m.topo, cpus[i])) {
-            code = cli_fail(IB_EXIT_USAGE, cmd, "CPU %d does not exist", cpus[i]);
+    for (unsigned i = 0; i < o->ncpus; i++)
+        if (!topo_cpu_exists(m.topo, o->cpus[i])) {
+            code = cli_fail(IB_EXIT_USAGE, cmd, "CPU %d does not exist", o->cpus[i]);
             goto out;
         }
-    if (!topo_is_this_machine(m.topo))
-        measure = 0;
     cli_signals_install();
-    int last = topo_pu_os(m.topo, topo_npus(m.topo) - 1);
-    if (calibrate || (measure && !m.calib.have_caches)) {
-        /* no calib_reset: the sweep forgets the memory bandwidths it invalidates; the peak rates and I/O paths stay */
-        rc = calib_measure_caches(&m.calib, m.topo, last, &cli_stop, progress, (void *)cmd, why, sizeof(why));
-        if (rc < 0) {
-            code = cli_fail(cli_exit_for(rc, 0), cmd, "%s", why);
-            goto out;
-        }
-    }
-    if (calibrate) {
-        int all[1024];
-        unsigned nall = ncpus;
-        if (ncpus)
-            memcpy(all, cpus, ncpus * sizeof(int));
-        else
-            for (unsigned i = 0; i < topo_npus(m.topo) && i < 1024; i++)
-                all[nall++] = topo_pu_os(m.topo, i);
-        static const char *const kinds[] = {"l2", "llc", "dram"};
-        int passes = nall > 1 || all[0] != last ? 2 : 1; /* --cpus naming one other CPU is measured there too */
-        for (int k = 0; k < 3; k++)
-            for (int pass = 0; pass < passes; pass++) {
-                double bps;
-                out_progress(cmd, "%s bandwidth on %s", kinds[k], pass ? "all CPUs" : "one CPU");
-                rc = calib_measure_bw(&m.calib, m.topo, &m.mlim, kinds[k], pass ? all : &last, pass ? nall : 1,
-                                      &cli_stop, &bps, why, sizeof(why));
-                if (rc < 0) {
-                    code = cli_fail(cli_exit_for(rc, 0), cmd, "%s", why);
-                    goto out;
-                }
-            }
-    }
-    if (calibrate && dir) { /* the disk-bw peaks of DIR's filesystem, read and write, through the SoI itself */
-        const struct soi_ops *ops = soi_find("disk-bw");
-        static const char *const rws[] = {"read", "write"}; /* as `run --soi disk-bw --rw` spells them */
-        for (int rw = 0; ops && rw < 2; rw++) {
-            out_progress(cmd, "sequential %s bandwidth of %s", rws[rw], dir);
-            struct soi_env env;
-            soi_env_init(&env, ops, &m, 1, &last, -1, &cli_stop);
-            env.dir = dir;
-            struct soi *s = NULL;
-            int bad = 0;
-            if ((rc = soi_opt_set(&env, "rw", rws[rw], why, sizeof(why))) >= 0)
-                rc = soi_open(ops, &env, &s, &bad, why, sizeof(why));
-            if (rc < 0) {
-                out_progress_done();
-                code = cli_fail(cli_exit_for(rc, bad), cmd, "%s", why);
-                goto out;
-            }
-            soi_close(s);
-        }
+    if ((rc = measure(cmd, &m, o, why, sizeof(why))) < 0) {
+        code = cli_fail(cli_exit_for(rc, o->bad_input), cmd, "%s", why);
+        goto out;
     }
     out_progress_done();
     if ((rc = machine_save_calib(&m, why, sizeof(why))) < 0)
         fprintf(stderr, "ibench %s: warning: %s\n", cmd, why);
     json_t *doc = machine_doc(&m);
-    if (json == 1) {
+    if (o->json) {
         out_json(stdout, doc);
-    } else if (json == 2) { /* the caches table, one row per level: the part that is a table */
+    } else if (o->csv) { /* the caches table, one row per level: the part that is a table */
         static const struct out_col cc[] = {
             {"level", "", OUT_K_STR, 0, NULL},       {"claimed", "", OUT_K_INT, 0, NULL},
             {"ways", "", OUT_K_INT, 0, NULL},        {"line", "", OUT_K_INT, 0, NULL},
@@ -410,11 +288,41 @@ static int machine_cmd(int argc, char **argv, int calibrate)
     }
     json_decref(doc);
 out:
+    out_progress_done();
     cli_signals_restore();
     machine_close(&m);
-    free(cpus);
     return code;
 }
 
-int cmd_topo(int argc, char **argv) { return machine_cmd(argc, argv, 0); }
-int cmd_calibrate(int argc, char **argv) { return machine_cmd(argc, argv, 1); }
+/* topo measures the caches when none are cached, unless --no-measure or the topology is not this machine's */
+static int topo_measure(const char *cmd, struct machine *m, struct machine_opts *o, char *why, size_t len)
+{
+    if (o->no_measure || m->calib.have_caches || !topo_is_this_machine(m->topo))
+        return 0;
+    int last = topo_pu_os(m->topo, topo_npus(m->topo) - 1);
+    return calib_measure_caches(&m->calib, m->topo, last, &cli_stop, cli_calib_progress, (void *)cmd, why, len);
+}
+
+static int cmd_topo(void *opts, int argc, char **argv, int first)
+{
+    struct machine_opts *o = opts;
+    if (o->ncpus || o->dir)
+        return cli_fail(IB_EXIT_USAGE, "topo", "%s goes with ibench calibrate", o->ncpus ? "--cpus" : "--dir");
+    return cli_machine_cmd("topo", o, topo_measure);
+}
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+static const struct cli_opt topo_table[] = {MACHINE_OPTS_TABLE(0, CLI_OPT_HIDDEN)};
+
+const struct cli_cmd cli_cmd_topo = {
+    .name = "topo",
+    CLI_RUN(cmd_topo, struct machine_opts),
+    .summary = "the machine: topology, caches claimed vs measured, TLB, memory limits, counters",
+    .usage = "usage: ibench topo [--json | --csv] [--no-measure]\n\n",
+    .about = "Shows the machine: packages, NUMA nodes, cores, PUs, SMT; caches claimed by hwloc next to\n"
+             "the sizes measured by a latency sweep (measured now if not cached, unless --no-measure);\n"
+             "TLB geometry from cpuid; memory, cgroup limit and the margin SoIs leave; hardware counters;\n"
+             "and any cached bandwidth measurements. --csv prints the caches table only.\n\n",
+    CLI_OPTS(topo_table),
+};

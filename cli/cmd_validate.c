@@ -2,7 +2,6 @@
  * rendered as a table, as JSON (--json) and as charts (--plot). The method is docs/validation.md. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,24 +17,21 @@
 #include "plot.h"
 #include "validate.h"
 
-static void validate_usage(void)
+static void validate_about(FILE *f)
 {
-    printf("usage: ibench validate [--soi NAME|all] [--quick] [--budget S] [--no-overlap] [--json] [--plot DIR]\n"
-           "                       [--dir DIR]\n\n"
-           "Measures every SoI from outside (docs/validation.md): its self-meter alone, 0-100 %%; then its probe on\n"
-           "a CPU that shares the SoI's resource while the SoI cycles through 0, 25, 50, 75 and 100 %%: per level\n"
-           "the share of its solo rate the probe lost, with its standard error over the cycles, a fit, monotonicity\n"
-           "and a verdict (pass, FAIL or skipped, with the reason). Steps start at 60 ms (400 ms for I/O); while\n"
-           "the effect is within the noise the ramp looks longer (4x longer steps up to ~1 s, then more cycles)\n"
-           "within --budget S seconds per SoI (default 100; --quick: the first round only), and says how long it\n"
-           "looked. Then the overlap matrix (every SoI at 100 %% against every probe) and the catalogue's claims.\n"
-           "--quick: fewer cycles, shorter I/O cells, mem-cap left out; under 4 min here. --plot DIR: charts (PNG,\n"
-           "SVG). --dir: where disk SoIs and probes make their files (default $TMPDIR or /var/tmp).\n"
-           "A verdict is BUSY, not pass or FAIL, when the SoI's threads waited more than %.0f %% of their runnable\n"
-           "time for a CPU (their run-queue delay; the wait column): the machine, not the SoI, decided the figures.\n"
-           "Exit 0 when every verdict is pass, skipped or undecidable, 1 when some verdict is FAIL, 77 when none is\n"
-           "FAIL but some is BUSY (not judged here: run again on an idle machine), 2 on bad input, 130 on Ctrl-C.\n",
-           IB_BUSY_WAIT_PCT);
+    fprintf(f,
+            "Measures every SoI from outside (docs/validation.md): its self-meter alone, 0-100 %%; then its probe on\n"
+            "a CPU that shares the SoI's resource while the SoI cycles through 0, 25, 50, 75 and 100 %%: per level\n"
+            "the share of its solo rate the probe lost, with its standard error over the cycles, a fit, monotonicity\n"
+            "and a verdict (pass, FAIL or skipped, with the reason). Steps start at 60 ms (400 ms for I/O); while\n"
+            "the effect is within the noise the ramp looks longer (4x longer steps up to ~1 s, then more cycles)\n"
+            "within --budget S seconds per SoI (default 100; --quick: the first round only), and says how long it\n"
+            "looked. Then the overlap matrix (every SoI at 100 %% against every probe) and the catalogue's claims.\n"
+            "--quick: fewer cycles, shorter I/O cells, mem-cap left out; under 4 min here. --plot DIR: charts (PNG,\n"
+            "SVG). --dir: where disk SoIs and probes make their files (default $TMPDIR or /var/tmp).\n"
+            "A verdict is BUSY, not pass or FAIL, when the SoI's threads waited more than %.0f %% of their runnable\n"
+            "time for a CPU (their run-queue delay; the wait column): the machine, not the SoI, decided the figures.\n\n",
+            IB_BUSY_WAIT_PCT);
 }
 
 /* a number, or null when there is none (jansson takes no NAN or infinity) */
@@ -253,35 +249,18 @@ static void plots(const char *dir, json_t *sois, json_t *ov)
     fprintf(stderr, "ibench validate: charts written to %s\n", dir);
 }
 
-int cmd_validate(int argc, char **argv)
+struct validate_opts {
+    const char *soi, *plot;
+    int json, no_overlap;
+    struct val_opts vo;
+};
+
+static int cmd_validate(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {
-        {"soi", required_argument, 0, 's'}, {"quick", no_argument, 0, 'q'},      {"json", no_argument, 0, 'j'},
-        {"plot", required_argument, 0, 'p'}, {"no-overlap", no_argument, 0, 'n'}, {"dir", required_argument, 0, 'd'},
-        {"budget", required_argument, 0, 'b'}, {"help", no_argument, 0, 'h'},     {0, 0, 0, 0}};
-    struct val_opts o = {.budget_s = -1, .stop = &cli_stop};
-    const char *soi = NULL, *plotdir = NULL;
-    int json = 0, overlap = 1, c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 's': soi = optarg; break;
-        case 'q': o.quick = 1; break;
-        case 'j': json = 1; break;
-        case 'p': plotdir = optarg; break;
-        case 'n': overlap = 0; break;
-        case 'd': o.dir = optarg; break;
-        case 'b':
-            if (parse_double(optarg, &o.budget_s) < 0 || !(o.budget_s >= 0 && o.budget_s <= 86400))
-                return cli_fail(IB_EXIT_USAGE, "validate", "--budget %s: seconds, 0 to 86400", optarg);
-            break;
-        case 'h': validate_usage(); return IB_EXIT_OK;
-        default: return cli_fail(IB_EXIT_USAGE, "validate", "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, "validate", "unexpected argument '%s'", argv[optind]);
+    const struct validate_opts *vopt = opts;
+    struct val_opts o = vopt->vo;
+    const char *soi = vopt->soi, *plotdir = vopt->plot;
+    int json = vopt->json, overlap = !vopt->no_overlap;
     const struct soi_ops *only = soi && strcmp(soi, "all") ? soi_find(soi) : NULL;
     if (soi && strcmp(soi, "all") && !only)
         return cli_fail(IB_EXIT_USAGE, "validate", "unknown SoI '%s' (ibench list shows them)", soi);
@@ -367,3 +346,32 @@ int cmd_validate(int argc, char **argv)
                 "machine\n", busy, busy == 1 ? "" : "s", IB_BUSY_WAIT_PCT);
     return intr ? IB_EXIT_INTR : failed ? IB_EXIT_FAIL : busy ? IB_EXIT_SKIP : IB_EXIT_OK;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define VO struct validate_opts
+static const struct cli_opt validate_table[] = {
+    {CLI_STR("soi", "NAME|all", VO, soi, "one SoI, or all of them (the default)")},
+    {CLI_FLAG("quick", VO, vo.quick, "fewer cycles, shorter I/O cells, mem-cap left out")},
+    {CLI_DOUBLE("budget", "S", VO, vo.budget_s, 0, 86400,
+                "seconds per SoI a ramp may look longer while its effect is within the noise\n"
+                "(default 100; with --quick, the first round only)")},
+    {CLI_FLAG("no-overlap", VO, no_overlap, "no overlap matrix")},
+    {CLI_FLAG("json", VO, json, "JSON instead of the table")},
+    {CLI_STR("plot", "DIR", VO, plot, "charts (PNG and SVG) into DIR")},
+    {CLI_STR("dir", "DIR", VO, vo.dir, "where disk SoIs and probes make their files (default $TMPDIR or /var/tmp)")},
+};
+#undef VO
+
+const struct cli_cmd cli_cmd_validate = {
+    .name = "validate",
+    CLI_RUN(cmd_validate, struct validate_opts),
+    .preset = &(const struct validate_opts){.vo = {.budget_s = -1, .stop = &cli_stop}},
+    .summary = "every SoI measured from outside by a probe, and the overlap matrix",
+    .usage = "usage: ibench validate [--soi NAME|all] [--quick] [--budget S] [--no-overlap] [--json] [--plot DIR]\n"
+             "                       [--dir DIR]\n\n",
+    .about_fn = validate_about,
+    .more = "\nExit 0 when every verdict is pass, skipped or undecidable, 1 when some verdict is FAIL, 77 when none is\n"
+            "FAIL but some is BUSY (not judged here: run again on an idle machine), 2 on bad input, 130 on Ctrl-C.\n",
+    CLI_OPTS(validate_table),
+};
