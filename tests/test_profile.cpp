@@ -355,9 +355,8 @@ TEST_F(Profile, CtrlCBeforeTheFirstSampleWritesNothing)
     EXPECT_EQ(leftovers(), 0) << "a child outlived ibench";
 }
 
-// The acceptance of issue 34, item 3: a profile interrupted at a random point once a sample has finished is written
-// with what was measured, marked incomplete, valid against the schema, and `ibench show` lists its missing parts;
-// exit 130, and no child is left. The point: 0-3 s after the first baseline sample, anywhere in the baselines,
+// A profile interrupted at a random point once a sample has finished is written with what was measured, marked
+// incomplete, valid against the schema, and `ibench show` lists its missing parts; exit 130, and no child is left. The point: 0-3 s after the first baseline sample, anywhere in the baselines,
 // disk-bw's search or its caused rounds (these alone take 4 s).
 TEST_F(Profile, CtrlCAtARandomPointWritesWhatWasMeasuredIncomplete)
 {
