@@ -110,8 +110,6 @@ CLI_CMD_OWN(cmd_corun_d, "corun", cmd_corun,
             "measure what one program does to another sharing this machine (A beside B vs alone)");
 CLI_CMD_OWN(cmd_show_d, "show", cmd_show, "print a profile as a table");
 CLI_CMD_OWN(cmd_plot_d, "plot", cmd_plot, "chart a profile: tolerated and caused per SoI");
-CLI_CMD_OWN(cmd_place_d, "place", cmd_place,
-            "placement: topology, sharing classes, apply/show/run a placement, NUMA locality score");
 CLI_CMD_OWN(cmd_extender_d, "extender", cmd_extender,
             "the Kubernetes scheduler extender: filter and prioritize over HTTP");
 
@@ -119,7 +117,7 @@ CLI_CMD_OWN(cmd_extender_d, "extender", cmd_extender,
  * options all read it. */
 static const struct cli_cmd *const commands[] = {
     &cli_cmd_run,   &cli_cmd_list, &cli_cmd_topo, &cli_cmd_calibrate, &cli_cmd_probe, &cli_cmd_sink, &cli_cmd_validate,
-    &cmd_profile_d, &cmd_corun_d,  &cmd_show_d,   &cmd_plot_d,        &cmd_place_d,   &cli_cmd_k8s,  &cmd_extender_d,
+    &cmd_profile_d, &cmd_corun_d,  &cmd_show_d,   &cmd_plot_d,        &cli_cmd_place, &cli_cmd_k8s,  &cmd_extender_d,
 };
 
 const struct cli_cmd *const *cli_commands(unsigned *n)

@@ -556,7 +556,7 @@ TEST_F(ScoreCli, BadInputExitsTwoWithOneLine)
         const char *says;
     } cases[] = {
         {{}, "give --pid P, or --cpu-usage LIST and --memory LIST"},
-        {{"--pid"}, "missing value '--pid'"},
+        {{"--pid"}, "--pid needs a value"},
         {{"--pid", "abc"}, "--pid 'abc' is not a process id"},
         {{"--pid", "2147483647"}, "no process 2147483647"},
         {{"--pid", "1", "--topology", kFourNodes}, "--topology must be live"},

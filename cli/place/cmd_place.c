@@ -2,7 +2,6 @@
  * `ibench place topo` (what the placement engine sees of a topology).  docs/placement.md. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,41 +11,39 @@
 #include "ib_err.h"
 #include "parse.h"
 #include "place.h"
+#include "pl_coloc.h"
 #include "pl_proc.h"
 
-const char place_common_help[] =
-    "  --topology SPEC    live (this machine, the default), an hwloc XML file (lstopo --of xml), or\n"
-    "                     synthetic:STRING, an hwloc synthetic description such as\n"
-    "                     synthetic:'pack:2 l2:2(size=4MiB) core:2 pu:1'\n"
-    "  --distances FILE   NUMA distances as a JSON matrix (default: the topology's)\n"
-    "  --concerns LIST    the shared levels that matter, coarse or fine in any order, from\n"
-    "                     package,die,numa,l3,l2,l1,core (default: every level with more than one instance\n"
-    "                     and more than one PU per instance; levels with the same instances merge)\n"
-    "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n";
+const char place_help_topology[] = "live (this machine, the default), an hwloc XML file (lstopo --of xml), or\n"
+                                   "synthetic:STRING, an hwloc synthetic description such as\n"
+                                   "synthetic:'pack:2 l2:2(size=4MiB) core:2 pu:1'";
+const char place_help_distances[] = "NUMA distances as a JSON matrix (default: the topology's)";
+const char place_help_concerns[] = "the shared levels that matter, coarse or fine in any order, from\n"
+                                   "package,die,numa,l3,l2,l1,core (default: every level with more than one instance\n"
+                                   "and more than one PU per instance; levels with the same instances merge)";
+const char place_help_json[] = "JSON (docs/schema/placement-v1.schema.json) instead of a table";
 
-int place_parse_refuse(const char *arg, bool *established)
+const char place_help_margin[] = "points kept free under every measured tolerance below 100";
+const char place_help_unknown[] =
+    "what a skipped SoI, an unmeasurable caused figure or a resource missing from a\n"
+    "profile counts as: pessimistic (caused 100, tolerated 0, a caused figure\n"
+    "within 2 se of 0 as value + 2 se) or optimistic (caused 0, tolerated 100)";
+const char place_help_refuse[] = "established: refuse only a break beyond the profiles' uncertainty;\n"
+                                 "uncertain: refuse every negative headroom, as before (docs/placement.md)";
+const char *const place_unknown_modes[] = {"pessimistic", "optimistic", NULL};
+const char *const place_refuse_rules[] = {"established", "uncertain", NULL};
+
+void place_coloc_opts(const struct place_coloc_args *a, struct pl_coloc_opts *o)
 {
-    if (strcmp(arg, "established") && strcmp(arg, "uncertain"))
-        return -EINVAL;
-    *established = !strcmp(arg, "established");
-    return 0;
+    o->margin = a->margin;
+    o->pessimistic = !strcmp(a->unknown, "pessimistic");
+    o->established = !strcmp(a->refuse, "established");
 }
 
 int place_refuse_distances(const char *cmd, const struct place_opts *o)
 {
     return o->distances ? cli_fail(IB_EXIT_USAGE, cmd, "--distances has no use here (ibench place score takes it)")
                         : 0;
-}
-
-int place_common_opt(struct place_opts *o, int code, const char *arg)
-{
-    switch (code) {
-    case PLACE_OPT_TOPOLOGY: o->topology = arg; return 0;
-    case PLACE_OPT_DISTANCES: o->distances = arg; return 0;
-    case PLACE_OPT_CONCERNS: o->concerns = arg; return 0;
-    case PLACE_OPT_JSON: o->json = 1; return 0;
-    default: return -EINVAL;
-    }
 }
 
 int place_open(const char *cmd, const struct place_opts *o, struct pl_machine *m, struct pl_hier *h)
@@ -190,26 +187,13 @@ static void print_topo(const struct pl_machine *m, const struct pl_hier *all, co
     }
 }
 
-int cmd_place_topo(int argc, char **argv)
+struct topo_opts {
+    struct place_opts po;
+};
+
+static int cmd_place_topo(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {PLACE_COMMON_OPTIONS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    struct place_opts o = {0};
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        if (c == 'h') {
-            printf("usage: ibench place topo [--topology SPEC] [--distances FILE] [--concerns LIST] [--json]\n\n"
-                   "What the placement engine sees of a topology: every shared level with its instances, PUs\n"
-                   "per instance and size, the concerns placement commands use, and the NUMA distances.\n\n%s",
-                   place_common_help);
-            return IB_EXIT_OK;
-        }
-        if (place_common_opt(&o, c, optarg) < 0)
-            return cli_fail(IB_EXIT_USAGE, "place topo", "unknown option or missing value '%s'", argv[optind - 1]);
-    }
-    if (optind != argc)
-        return cli_fail(IB_EXIT_USAGE, "place topo", "unexpected argument '%s'", argv[optind]);
+    const struct place_opts o = ((const struct topo_opts *)opts)->po;
     struct pl_machine m;
     struct pl_hier conc;
     int rc = place_open("topo", &o, &m, &conc);
@@ -239,53 +223,35 @@ int cmd_place_topo(int argc, char **argv)
 
 /* ---- the table --------------------------------------------------------------------------------------------------- */
 
-struct place_cmd {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-    const char *summary;
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+static const struct cli_opt topo_table[] = {PLACE_COMMON_OPTS(struct topo_opts)};
+
+const struct cli_cmd cli_cmd_place_topo = {
+    .name = "place topo",
+    CLI_RUN(cmd_place_topo, struct topo_opts),
+    .summary = "what placement sees of a topology: levels, counts, sizes, distances",
+    .usage = "usage: ibench place topo [--topology SPEC] [--distances FILE] [--concerns LIST] [--json]\n\n",
+    .about = "What the placement engine sees of a topology: every shared level with its instances, PUs\n"
+             "per instance and size, the concerns placement commands use, and the NUMA distances.\n\n",
+    CLI_OPTS(topo_table),
 };
 
-static const struct place_cmd place_cmds[] = {
-    {"topo", cmd_place_topo, "what placement sees of a topology: levels, counts, sizes, distances"},
-    {"classes", cmd_place_classes, "the sharing classes of N-thread placements, or the important ones"},
-    {"apply", cmd_place_apply, "pin every thread of a live process to a CPU list or a class's representative"},
-    {"run", cmd_place_run, "run a command on a placement from its first instruction, memory bound too (numactl)"},
-    {"show", cmd_place_show, "where each thread of a live process runs and may run, and its class"},
-    {"score", cmd_place_score, "the NUMA locality score (CPU-memory locality) of a process or of given usage"},
-    {"pair", cmd_place_pair, "may these applications share a machine: per-resource safety both ways, on profiles"},
-    {"predict", cmd_place_predict, "an application's relative performance beside others, by the simulator's truth"},
-    {"colocate", cmd_place_colocate, "place a stream of applications on a fleet with tenants, each with its reason"},
-    {"provision", cmd_place_provision, "the resources a profile presses and tolerates least, and machine types to relieve"},
-    {"simulate", cmd_place_simulate, "a fleet simulator: co-location policies on profiles against a ground truth"},
-    {"map", cmd_place_map, "seed 000's heuristic: share or spread a target's threads over LLC and memory path"},
-    {"atom", cmd_place_atom, "AToM: learn a live process's best sharing class by competition, and pin it there"},
-    {"hetero", cmd_place_hetero, "assign a mix to heterogeneous cores from per-core-type profiles, exactly"},
-    {"model", cmd_place_model, "the placement model: cluster performance vectors, predict by the iterative method"},
-    {"pack", cmd_place_pack, "how many containers of a workload fit a machine under a performance goal"},
-    {"cluster", cmd_place_cluster, "seed 003: cluster a process's threads by the data they share, and onto chips"},
+static const struct cli_cmd *const place_cmds[] = {
+    &cli_cmd_place_topo,     &cli_cmd_place_classes,  &cli_cmd_place_apply,  &cli_cmd_place_run,
+    &cli_cmd_place_show,     &cli_cmd_place_score,    &cli_cmd_place_pair,   &cli_cmd_place_predict,
+    &cli_cmd_place_colocate, &cli_cmd_place_provision, &cli_cmd_place_simulate, &cli_cmd_place_map,
+    &cli_cmd_place_atom,     &cli_cmd_place_hetero,   &cli_cmd_place_model,  &cli_cmd_place_pack,
+    &cli_cmd_place_cluster,
 };
 
-static void place_usage(FILE *f)
-{
-    fprintf(f, "usage: ibench place <command> [options]\n\nThe placement engine: which placements of threads on a "
-               "machine really differ, and how local a process's memory is.\n\ncommands:\n");
-    for (size_t i = 0; i < IB_ARRAY_SIZE(place_cmds); i++)
-        fprintf(f, "  %-8s %s\n", place_cmds[i].name, place_cmds[i].summary);
-    fprintf(f, "\nibench place <command> --help for its options; docs/placement.md for the methods.\n");
-}
-
-int cmd_place(int argc, char **argv)
-{
-    if (argc < 2) {
-        place_usage(stderr);
-        return IB_EXIT_USAGE;
-    }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-        place_usage(stdout);
-        return IB_EXIT_OK;
-    }
-    for (size_t i = 0; i < IB_ARRAY_SIZE(place_cmds); i++)
-        if (!strcmp(place_cmds[i].name, argv[1]))
-            return place_cmds[i].fn(argc - 1, argv + 1);
-    return cli_fail(IB_EXIT_USAGE, "place", "unknown command '%s' (ibench place --help lists them)", argv[1]);
-}
+const struct cli_cmd cli_cmd_place = {
+    .name = "place",
+    .summary = "placement: topology, sharing classes, apply/show/run a placement, NUMA locality score",
+    .usage = "usage: ibench place <command> [options]\n\n",
+    .about = "The placement engine: which placements of threads on a machine really differ, and how local a "
+             "process's memory is.\n\ncommands:\n",
+    .more = "\nibench place <command> --help for its options; docs/placement.md for the methods.\n",
+    CLI_SUB(place_cmds),
+};

@@ -1,7 +1,6 @@
 /* place.h - `ibench place ...`: the subcommands and the options they share (docs/placement.md). */
 #ifndef IB_CLI_PLACE_H
 #define IB_CLI_PLACE_H
-#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
 
@@ -10,6 +9,7 @@
 #include <sys/types.h>
 
 #include "metric.h"
+#include "opts.h"
 #include "pl_bind.h"
 #include "pl_machine.h"
 #include "pl_proc.h"
@@ -26,23 +26,39 @@ struct place_opts {
     int json;              /* --json */
 };
 
-/* Long-option codes of the shared options: a command's getopt table lists PLACE_COMMON_OPTIONS and hands any code
- * >= PLACE_OPT_BASE to place_common_opt. */
-enum { PLACE_OPT_BASE = 0x1000, PLACE_OPT_TOPOLOGY = PLACE_OPT_BASE, PLACE_OPT_DISTANCES, PLACE_OPT_CONCERNS,
-       PLACE_OPT_JSON };
-#define PLACE_COMMON_OPTIONS                                                                                        \
-    {"topology", required_argument, 0, PLACE_OPT_TOPOLOGY}, {"distances", required_argument, 0, PLACE_OPT_DISTANCES}, \
-        {"concerns", required_argument, 0, PLACE_OPT_CONCERNS}, {"json", no_argument, 0, PLACE_OPT_JSON}
-/* The help lines of the shared options, for a command's --help. */
-extern const char place_common_help[];
+/* The help of the shared options (cmd_place.c), and their table entries over a struct place_opts po in the
+ * command's option struct st: PLACE_COMMON_OPTS all four, or each with a help of the command's own. */
+extern const char place_help_topology[], place_help_distances[], place_help_concerns[], place_help_json[];
+#define PLACE_OPT_TOPOLOGY(st, h) {CLI_STR("topology", "SPEC", st, po.topology, h)}
+#define PLACE_OPT_DISTANCES(st, h) {CLI_STR("distances", "FILE", st, po.distances, h)}
+#define PLACE_OPT_CONCERNS(st, h) {CLI_STR("concerns", "LIST", st, po.concerns, h)}
+#define PLACE_OPT_JSON(st) {CLI_FLAG("json", st, po.json, place_help_json)}
+/* --distances where it has no use: taken, to be refused by place_refuse_distances, and left out of the help */
+#define PLACE_OPT_NO_DISTANCES(st) {CLI_STR("distances", "FILE", st, po.distances, NULL), .flags = CLI_OPT_HIDDEN}
+#define PLACE_COMMON_OPTS(st)                                                                                      \
+    PLACE_OPT_TOPOLOGY(st, place_help_topology), PLACE_OPT_DISTANCES(st, place_help_distances),                    \
+        PLACE_OPT_CONCERNS(st, place_help_concerns), PLACE_OPT_JSON(st)
 
-/* Records a shared option (code from getopt_long, its optarg). 0, or -EINVAL when code is not a shared option. */
-int place_common_opt(struct place_opts *o, int code, const char *arg);
 /* A command that reads no NUMA distances refuses --distances (never ignored in silence): 0, or the exit code after
  * one line. */
 int place_refuse_distances(const char *cmd, const struct place_opts *o);
-/* --refuse established|uncertain (pl_coloc_opts.established): 0, or -EINVAL for anything else (the caller says so). */
-int place_parse_refuse(const char *arg, bool *established);
+/* The co-location check's options (place pair, place colocate): --margin, --unknown, --refuse, over a struct
+ * place_coloc_args ck in the command's option struct st (the defaults: pl_coloc.h's), and what they make of the
+ * library's struct pl_coloc_opts. */
+struct place_coloc_args {
+    double margin;
+    const char *unknown, *refuse;
+};
+struct pl_coloc_opts;
+void place_coloc_opts(const struct place_coloc_args *a, struct pl_coloc_opts *o);
+extern const char place_help_margin[], place_help_unknown[], place_help_refuse[];
+extern const char *const place_unknown_modes[], *const place_refuse_rules[];
+#define PLACE_COLOC_OPTS(st)                                                                                       \
+    {CLI_DOUBLE("margin", "M", st, ck.margin, 0, 100, place_help_margin), .def = CLI_STR_OF(PL_COLOC_MARGIN),      \
+     .what = "a number of points in 0-100"},                                                                       \
+        {CLI_CHOICE("unknown", "MODE", st, ck.unknown, place_unknown_modes, place_help_unknown),                   \
+         .def = "pessimistic"},                                                                                    \
+        {CLI_CHOICE("refuse", "RULE", st, ck.refuse, place_refuse_rules, place_help_refuse), .def = "established"}
 
 /* Loads the machine and its hierarchy for o->concerns (h may be NULL when the command needs none).  On failure
  * prints one line as "ibench place CMD: ..." and returns the exit code (2 for bad input); 0 on success. */
@@ -80,8 +96,11 @@ struct place_mem {
     long not_moved, page_size;
     char score_why[256], err_why[512], process_policy[160], cpuset_path[PATH_MAX], cpuset_why[512];
 };
-/* The help lines of --mem and --no-cpuset. */
-extern const char place_mem_help[];
+/* --mem and --no-cpuset (place_mem.c): their entries over the command's option struct st, fields mem (const char *)
+ * and no_cpuset (int). */
+extern const char place_help_mem[], place_help_no_cpuset[];
+#define PLACE_MEM_OPTS(st)                                                                                         \
+    {CLI_STR("mem", "MODE", st, mem, place_help_mem)}, {CLI_FLAG("no-cpuset", st, no_cpuset, place_help_no_cpuset)}
 /* --mem (arg, NULL: local) resolved for cpus[n] on m; 0, or the exit code after one line (2: bad input). */
 int place_mem_plan(const char *cmd, const char *arg, const struct pl_machine *m, const int *cpus, unsigned n,
                    struct place_mem *pm);
@@ -122,25 +141,11 @@ int place_map_load(const char *arg, struct pl_map_chars *c, struct place_origin 
 /* PUs (logical indexes of h) as a CPU list of their OS indexes, ascending ("0,2,4-5") into buf; NULL: no memory. */
 char *place_pus_cpulist(const struct pl_hier *h, const unsigned *pus, unsigned n, char *buf, size_t len);
 
-/* The subcommands (argv[0] is the subcommand's name); each returns an exit code. */
-int cmd_place(int argc, char **argv);
-int cmd_place_topo(int argc, char **argv);
-int cmd_place_classes(int argc, char **argv);
-int cmd_place_apply(int argc, char **argv);
-int cmd_place_show(int argc, char **argv);
-int cmd_place_score(int argc, char **argv);
-int cmd_place_pair(int argc, char **argv);
-int cmd_place_predict(int argc, char **argv);
-int cmd_place_colocate(int argc, char **argv);
-int cmd_place_provision(int argc, char **argv);
-int cmd_place_simulate(int argc, char **argv);
-int cmd_place_map(int argc, char **argv);
-int cmd_place_atom(int argc, char **argv);
-int cmd_place_hetero(int argc, char **argv);
-int cmd_place_cluster(int argc, char **argv);
-int cmd_place_model(int argc, char **argv);
-int cmd_place_pack(int argc, char **argv);
-int cmd_place_run(int argc, char **argv);
+/* The subcommands, in the table of cmd_place.c (opts.h): each its options, help and function. */
+extern const struct cli_cmd cli_cmd_place_topo, cli_cmd_place_classes, cli_cmd_place_apply, cli_cmd_place_show,
+    cli_cmd_place_score, cli_cmd_place_pair, cli_cmd_place_predict, cli_cmd_place_colocate, cli_cmd_place_provision,
+    cli_cmd_place_simulate, cli_cmd_place_map, cli_cmd_place_atom, cli_cmd_place_hetero, cli_cmd_place_cluster,
+    cli_cmd_place_model, cli_cmd_place_pack, cli_cmd_place_run;
 
 #ifdef __cplusplus
 }

@@ -18,14 +18,14 @@
 #include "pl_proc.h"
 #include "place.h"
 
-const char place_mem_help[] =
-    "  --mem MODE         where the process's memory goes (default local):\n"
-    "                       local       bound to the NUMA nodes of the chosen CPUs\n"
-    "                       interleave  interleaved over those nodes (interleave:NODES: over NODES)\n"
-    "                       NODES       bound to these nodes, e.g. 0 or 0,2-3 (as numactl --membind)\n"
-    "                       none        memory left alone (threads only)\n"
-    "  --no-cpuset        do not make a cgroup v2 cpuset (made by default where the machine has the\n"
-    "                     controller and ibench may use it; otherwise the output says why it was skipped)\n";
+const char place_help_mem[] = "where the process's memory goes (default local):\n"
+                              "  local       bound to the NUMA nodes of the chosen CPUs\n"
+                              "  interleave  interleaved over those nodes (interleave:NODES: over NODES)\n"
+                              "  NODES       bound to these nodes, e.g. 0 or 0,2-3 (as numactl --membind)\n"
+                              "  none        memory left alone (threads only)";
+const char place_help_no_cpuset[] =
+    "do not make a cgroup v2 cpuset (made by default where the machine has the\n"
+    "controller and ibench may use it; otherwise the output says why it was skipped)";
 
 int place_mem_plan(const char *cmd, const char *arg, const struct pl_machine *m, const int *cpus, unsigned n,
                    struct place_mem *pm)

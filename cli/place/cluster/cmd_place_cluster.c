@@ -4,7 +4,6 @@
  * placement/cluster/pl_cluster.h; the sources pl_trace.h, pl_src_perf.h, pl_src_soft.h.  docs/placement.md, "Thread
  * clustering". */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,47 +24,6 @@
 #include "topo.h"
 
 #define CMD "place cluster"
-
-enum { OPT_TRACE = 1, OPT_PID, OPT_SOURCE, OPT_SECONDS, OPT_CHIPS, OPT_THRESHOLD, OPT_ENTRIES, OPT_BITS, OPT_REGION,
-       OPT_SAMPLE, OPT_SEED, OPT_APPLY, OPT_PROFILE, OPT_MEM, OPT_NO_CPUSET, OPT_TRIGGER, OPT_REMOTE_SHARE, OPT_ROUNDS };
-
-static int usage(void)
-{
-    printf("usage: ibench place cluster (--trace FILE | --pid P --source perf|soft [--seconds S])\n"
-           "                            (--chips N | --topology SPEC) [--threshold T] [--entries E] [--bits B]\n"
-           "                            [--region BYTES] [--sample N] [--seed S] [--trigger F] [--remote-share F]\n"
-           "                            [--apply [--rounds N] [--mem MODE] [--no-cpuset]] [--profile FILE] [--json]\n\n"
-           "Seed 003's thread clustering: phase 1 activates it when the remote share is above the trigger; per-thread\n"
-           "shMaps of the sampled remote cache accesses; the paper's one pass (threads in tid order, each compared\n"
-           "with the known clusters' representatives: dot product, lines in more than half of the threads left\n"
-           "out); then each cluster onto one chip, and with --apply the threads (and their memory) moved there,\n"
-           "repeated while phase 1 stays triggered.\n\n"
-           "  --trace FILE       'tid address [source]' lines (docs/placement.md; scripts/perf2trace converts perf)\n"
-           "  --pid P            a live process, sampled for --seconds (default 5) by --source:\n"
-           "                     perf (PEBS load latency / AMD IBS; exit 77 where the PMU has neither) or soft\n"
-           "                     (P is ibench-share, which reports its own sampled accesses)\n"
-           "  --chips N          N chips: the instances of the topology's coarsest level when it has N, else the\n"
-           "                     PUs in logical order cut into N runs\n"
-           "  --topology SPEC    the chips are the instances of its coarsest level (default: this machine)\n"
-           "  --threshold T      similarity threshold (default 40000 for 8-bit counters, scaled with --bits)\n"
-           "  --entries E, --bits B, --region BYTES, --sample N, --seed S\n"
-           "                     shMap entries (256), counter width (8), region size (the cache line size hwloc\n"
-           "                     reports), temporal sampling 1 in N (1), the jitter's seed (1)\n"
-           "  --trigger F        phase 1: cluster only when the remote share is above F (default 0.20; 0 clusters\n"
-           "                     whenever anything is remote)\n"
-           "  --remote-share F   a measured remote stall share (0-1) for phase 1, instead of the samples' share of\n"
-           "                     remote accesses among those whose source is known\n"
-           "  --apply            pin each thread of P to the CPUs of its chip (checked: /proc/P/task/*/status),\n"
-           "                     and move its memory to the chips' NUMA nodes (--mem, as place apply)\n"
-           "  --rounds N         with --apply: sample, cluster and pin again, up to N rounds (default 1), while\n"
-           "                     phase 1 stays triggered (seed 003's repeat loop); memory follows each move\n"
-           "%s"
-           "  --profile FILE     write the measured data sharing (Algorithm 1's: the share of all sampled accesses\n"
-           "                     on lines two or more threads touch) into FILE's characteristics (profile 1.3)\n"
-           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n",
-           place_mem_help);
-    return IB_EXIT_OK;
-}
 
 /* The chips: per chip, its CPUs (OS indexes, ascending). */
 struct chips {
@@ -267,118 +225,47 @@ static int round_migrate(void *ctx, unsigned round, const struct pl_cluster_resu
     return 0;
 }
 
-int cmd_place_cluster(int argc, char **argv)
+struct cluster_args {
+    struct place_opts po;
+    struct pl_cluster_opts co;
+    const char *trace, *source, *profile, *mem;
+    unsigned long pid, chips, rounds;
+    double seconds;
+    int apply, no_cpuset, have_seconds, have_remote;
+};
+
+/* --region: bytes, a power of two */
+static int set_region(const struct cli_opt *op, const char *arg, void *opts, char *why, size_t len)
 {
-    static const struct option lo[] = {{"trace", required_argument, 0, OPT_TRACE},
-                                       {"pid", required_argument, 0, OPT_PID},
-                                       {"source", required_argument, 0, OPT_SOURCE},
-                                       {"seconds", required_argument, 0, OPT_SECONDS},
-                                       {"chips", required_argument, 0, OPT_CHIPS},
-                                       {"threshold", required_argument, 0, OPT_THRESHOLD},
-                                       {"entries", required_argument, 0, OPT_ENTRIES},
-                                       {"bits", required_argument, 0, OPT_BITS},
-                                       {"region", required_argument, 0, OPT_REGION},
-                                       {"sample", required_argument, 0, OPT_SAMPLE},
-                                       {"seed", required_argument, 0, OPT_SEED},
-                                       {"apply", no_argument, 0, OPT_APPLY},
-                                       {"profile", required_argument, 0, OPT_PROFILE},
-                                       {"mem", required_argument, 0, OPT_MEM},
-                                       {"no-cpuset", no_argument, 0, OPT_NO_CPUSET},
-                                       {"trigger", required_argument, 0, OPT_TRIGGER},
-                                       {"remote-share", required_argument, 0, OPT_REMOTE_SHARE},
-                                       {"rounds", required_argument, 0, OPT_ROUNDS},
-                                       PLACE_COMMON_OPTIONS,
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    struct place_opts po = {0};
-    struct pl_cluster_opts co = {0};
-    co.seed = 1;
-    const char *trace = NULL, *source = NULL, *profile = NULL, *mem = NULL;
-    bool no_cpuset = false;
-    unsigned long pid = 0, chips_n = 0, v, rounds_max = 0;
-    double seconds = 5;
-    bool apply = false, seconds_given = false;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': return usage();
-        case OPT_TRACE: trace = optarg; break;
-        case OPT_PID:
-            if (parse_uint(optarg, 1, 4194304, &pid) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--pid '%s': a process id expected", optarg);
-            break;
-        case OPT_SOURCE:
-            if (strcmp(optarg, "perf") && strcmp(optarg, "soft"))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--source '%s': perf or soft expected", optarg);
-            source = optarg;
-            break;
-        case OPT_SECONDS:
-            if (parse_double(optarg, &seconds) < 0 || !(seconds > 0 && seconds <= 86400))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--seconds '%s': seconds in (0, 86400] expected", optarg);
-            seconds_given = true;
-            break;
-        case OPT_CHIPS:
-            if (parse_uint(optarg, 1, 4096, &chips_n) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--chips '%s': a whole number in 1-4096 expected", optarg);
-            break;
-        case OPT_THRESHOLD:
-            if (parse_double(optarg, &co.threshold) < 0 || !(co.threshold > 0))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--threshold '%s': a number > 0 expected", optarg);
-            break;
-        case OPT_ENTRIES:
-            if (parse_uint(optarg, 1, 1u << 20, &v) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--entries '%s': a whole number in 1-1048576 expected", optarg);
-            co.entries = (unsigned)v;
-            break;
-        case OPT_BITS:
-            if (parse_uint(optarg, 1, 16, &v) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--bits '%s': a whole number in 1-16 expected", optarg);
-            co.bits = (unsigned)v;
-            break;
-        case OPT_REGION:
-            if (parse_uint(optarg, 1, 1ul << 30, &v) < 0 || (v & (v - 1)))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--region '%s': bytes, a power of two expected", optarg);
-            co.region = v;
-            break;
-        case OPT_SAMPLE:
-            if (parse_uint(optarg, 1, 1ul << 30, &v) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--sample '%s': a whole number >= 1 expected", optarg);
-            co.sample_n = (unsigned)v;
-            break;
-        case OPT_SEED:
-            if (parse_uint(optarg, 0, UINT64_MAX, &v) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--seed '%s': a whole number expected", optarg);
-            co.seed = v;
-            break;
-        case OPT_APPLY: apply = true; break;
-        case OPT_PROFILE: profile = optarg; break;
-        case OPT_MEM: mem = optarg; break;
-        case OPT_NO_CPUSET: no_cpuset = true; break;
-        case OPT_TRIGGER:
-            if (parse_double(optarg, &co.trigger) < 0 || !(co.trigger >= 0 && co.trigger < 1))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--trigger '%s': a share in [0, 1) expected", optarg);
-            if (co.trigger == 0)
-                co.trigger = -1; /* 0: any remote share activates; the library's 0 means its default */
-            break;
-        case OPT_REMOTE_SHARE:
-            if (parse_double(optarg, &co.stall_share) < 0 || !(co.stall_share >= 0 && co.stall_share <= 1))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--remote-share '%s': a share in [0, 1] expected", optarg);
-            co.have_stall_share = true;
-            break;
-        case OPT_ROUNDS:
-            if (parse_uint(optarg, 1, 1000, &rounds_max) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--rounds '%s': a whole number in 1-1000 expected", optarg);
-            break;
-        default:
-            if (c >= PLACE_OPT_BASE && place_common_opt(&po, c, optarg) == 0)
-                break;
-            return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    unsigned long v;
+    if (parse_uint(arg, 1, 1ul << 30, &v) < 0 || (v & (v - 1)))
+        return -EINVAL;
+    ((struct cluster_args *)opts)->co.region = v;
+    return 0;
+}
+
+/* --trigger: a share in [0, 1); 0 (any remote share activates) is the library's -1, its 0 being its default */
+static int set_trigger(const struct cli_opt *op, const char *arg, void *opts, char *why, size_t len)
+{
+    double v;
+    if (parse_double(arg, &v) < 0 || !(v >= 0 && v < 1))
+        return -EINVAL;
+    ((struct cluster_args *)opts)->co.trigger = v == 0 ? -1 : v;
+    return 0;
+}
+
+static const char *const cluster_sources[] = {"perf", "soft", NULL};
+
+static int cmd_place_cluster(void *opts, int argc, char **argv, int first)
+{
+    const struct cluster_args *a = opts;
+    const struct place_opts po = a->po;
+    struct pl_cluster_opts co = a->co;
+    co.have_stall_share = a->have_remote;
+    const char *trace = a->trace, *source = a->source, *profile = a->profile, *mem = a->mem;
+    bool no_cpuset = a->no_cpuset, apply = a->apply, seconds_given = a->have_seconds;
+    unsigned long pid = a->pid, chips_n = a->chips, rounds_max = a->rounds;
+    double seconds = a->seconds;
     if (place_refuse_distances(CMD, &po))
         return IB_EXIT_USAGE;
     if (!!trace == !!pid)
@@ -663,3 +550,70 @@ out:
     pl_machine_free(&m);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define CA struct cluster_args
+static const struct cli_opt cluster_table[] = {
+    {CLI_STR("trace", "FILE", CA, trace,
+             "'tid address [source]' lines (docs/placement.md; scripts/perf2trace converts perf)")},
+    {CLI_ULONG("pid", "P", CA, pid, 1, 4194304, "a live process, sampled for --seconds by --source"),
+     .what = "a process id"},
+    {CLI_CHOICE("source", "perf|soft", CA, source, cluster_sources,
+                "perf (PEBS load latency / AMD IBS; exit 77 where the PMU has neither) or soft\n"
+                "(P is ibench-share, which reports its own sampled accesses)")},
+    {CLI_DOUBLE("seconds", "S", CA, seconds, 0, 86400, "how long --pid is sampled"), .flags = CLI_OPT_GT_MIN,
+     .def = "5", .have = CLI_HAVE(CA, have_seconds), .what = "seconds in (0, 86400]"},
+    {CLI_ULONG("chips", "N", CA, chips, 1, 4096,
+               "N chips: the instances of the topology's coarsest level when it has N, else the\n"
+               "PUs in logical order cut into N runs")},
+    PLACE_OPT_TOPOLOGY(CA, "the chips are the instances of its coarsest level (default: this machine)"),
+    {CLI_DOUBLE("threshold", "T", CA, co.threshold, 0, INFINITY,
+                "similarity threshold (default 40000 for 8-bit counters, scaled with --bits)"),
+     .flags = CLI_OPT_GT_MIN},
+    {CLI_UINT("entries", "E", CA, co.entries, 1, 1 << 20, "shMap entries (default 256)")},
+    {CLI_UINT("bits", "B", CA, co.bits, 1, 16, "counter width (default 8)")},
+    {CLI_CUSTOM("region", "BYTES", CA, co.region, set_region,
+                "region size (default: the cache line size hwloc reports)"),
+     .what = "bytes, a power of two", .sample = "64"},
+    {CLI_UINT("sample", "N", CA, co.sample_n, 1, 1u << 30, "temporal sampling 1 in N (default 1)")},
+    {CLI_ULONG("seed", "S", CA, co.seed, 0, 18446744073709551615.0, "the jitter's seed"), .def = "1"},
+    {CLI_CUSTOM("trigger", "F", CA, co.trigger, set_trigger,
+                "phase 1: cluster only when the remote share is above F (default 0.20; 0 clusters\n"
+                "whenever anything is remote)"),
+     .what = "a share in [0, 1)", .sample = "0.2"},
+    {CLI_DOUBLE("remote-share", "F", CA, co.stall_share, 0, 1,
+                "a measured remote stall share (0-1) for phase 1, instead of the samples' share of\n"
+                "remote accesses among those whose source is known"),
+     .have = CLI_HAVE(CA, have_remote), .what = "a share in [0, 1]"},
+    {CLI_FLAG("apply", CA, apply,
+              "pin each thread of P to the CPUs of its chip (checked: /proc/P/task/*/status),\n"
+              "and move its memory to the chips' NUMA nodes (--mem, as place apply)")},
+    {CLI_ULONG("rounds", "N", CA, rounds, 1, 1000,
+               "with --apply: sample, cluster and pin again, up to N rounds (default 1), while\n"
+               "phase 1 stays triggered (seed 003's repeat loop); memory follows each move")},
+    PLACE_MEM_OPTS(CA),
+    {CLI_STR("profile", "FILE", CA, profile,
+             "write the measured data sharing (Algorithm 1's: the share of all sampled accesses\n"
+             "on lines two or more threads touch) into FILE's characteristics (profile 1.3)")},
+    PLACE_OPT_CONCERNS(CA, place_help_concerns),
+    PLACE_OPT_NO_DISTANCES(CA),
+    PLACE_OPT_JSON(CA),
+};
+#undef CA
+
+const struct cli_cmd cli_cmd_place_cluster = {
+    .name = "place cluster",
+    CLI_RUN(cmd_place_cluster, struct cluster_args),
+    .summary = "seed 003: cluster a process's threads by the data they share, and onto chips",
+    .usage = "usage: ibench place cluster (--trace FILE | --pid P --source perf|soft [--seconds S])\n"
+             "                            (--chips N | --topology SPEC) [--threshold T] [--entries E] [--bits B]\n"
+             "                            [--region BYTES] [--sample N] [--seed S] [--trigger F] [--remote-share F]\n"
+             "                            [--apply [--rounds N] [--mem MODE] [--no-cpuset]] [--profile FILE] [--json]\n\n",
+    .about = "Seed 003's thread clustering: phase 1 activates it when the remote share is above the trigger; per-thread\n"
+             "shMaps of the sampled remote cache accesses; the paper's one pass (threads in tid order, each compared\n"
+             "with the known clusters' representatives: dot product, lines in more than half of the threads left\n"
+             "out); then each cluster onto one chip, and with --apply the threads (and their memory) moved there,\n"
+             "repeated while phase 1 stays triggered.\n\n",
+    CLI_OPTS(cluster_table),
+};

@@ -3,7 +3,6 @@
  * "Placing a stream of applications"). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,28 +20,6 @@
 
 #define CMD "place colocate"
 #define GIB 1073741824.0
-
-enum { OPT_FLEET = 1, OPT_PROFILES, OPT_POLICY, OPT_MARGIN, OPT_UNKNOWN, OPT_CPUS, OPT_MEM, OPT_REFUSE };
-
-static int usage(void)
-{
-    printf("usage: ibench place colocate --fleet FLEET.json --profiles FILE[:CPUS[:GIB]] [FILE...]\n"
-           "                             [--policy interference|least-loaded] [--cpus N] [--memory-gib G]\n"
-           "                             [--margin M] [--unknown pessimistic|optimistic]\n"
-           "                             [--refuse established|uncertain] [--json]\n\n"
-           "Places applications (one per profile, in the order given) on a fleet whose machines may already hold\n"
-           "tenants, one after another, and says for each where it goes, or that it waits, and why.\n\n"
-           "  --fleet FILE       machines and their tenants (docs/placement.md, \"Fleet and arrivals files\")\n"
-           "  --profiles FILE... the applications' profiles; FILE:CPUS:GIB gives one its own demand\n"
-           "  --policy P         interference (default: the co-location check, both ways, on every machine where\n"
-           "                     CPU and memory fit) or least-loaded (CPU and memory only)\n"
-           "  --cpus N, --memory-gib G   the demand of an application that does not give its own (default 1, 1)\n"
-           "  --margin M, --unknown MODE, --refuse RULE  the co-location check's (ibench place pair --help; default\n"
-           "                     5, pessimistic, established): a machine whose check is uncertain takes the\n"
-           "                     application only when no safe or empty machine does\n"
-           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n");
-    return IB_EXIT_OK;
-}
 
 /* FILE[:CPUS[:GIB]] */
 static int parse_app(const char *arg, char **file, unsigned *cpus, double *gib)
@@ -80,64 +57,34 @@ static json_t *machine_reason(const struct pl_sim_fleet *f, unsigned mi, unsigne
     return j;
 }
 
-int cmd_place_colocate(int argc, char **argv)
+struct colocate_args {
+    struct place_opts po;
+    struct place_coloc_args ck;
+    const char *fleet, *policy;
+    const char *profiles[1024];
+    unsigned nprofiles;
+    unsigned long cpus;
+    double gib;
+};
+
+static int cmd_place_colocate(void *opts, int argc, char **argv, int opnd)
 {
-    static const struct option lo[] = {{"fleet", required_argument, 0, OPT_FLEET},
-                                       {"profiles", required_argument, 0, OPT_PROFILES},
-                                       {"policy", required_argument, 0, OPT_POLICY},
-                                       {"margin", required_argument, 0, OPT_MARGIN},
-                                       {"unknown", required_argument, 0, OPT_UNKNOWN},
-                                       {"refuse", required_argument, 0, OPT_REFUSE},
-                                       {"cpus", required_argument, 0, OPT_CPUS},
-                                       {"memory-gib", required_argument, 0, OPT_MEM},
-                                       {"json", no_argument, 0, PLACE_OPT_JSON},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    const char *fleet = NULL, *policy = "interference";
-    struct pl_coloc_opts o = {.margin = PL_COLOC_MARGIN, .pessimistic = true, .established = true};
-    unsigned long dcpus = 1;
-    double dgib = 1;
-    int json = 0, c;
+    const struct colocate_args *args = opts;
     char **apps = calloc((size_t)argc + 1, sizeof *apps);
-    unsigned napps = 0;
     if (!apps)
         return cli_fail(IB_EXIT_FAIL, CMD, "out of memory");
-    optind = 0;
-    opterr = 0;
     int rc = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': free(apps); return usage();
-        case OPT_FLEET: fleet = optarg; break;
-        case OPT_PROFILES: apps[napps++] = optarg; break;
-        case OPT_POLICY: policy = optarg; break;
-        case OPT_MARGIN:
-            if (parse_double(optarg, &o.margin) < 0 || !(o.margin >= 0 && o.margin <= 100))
-                rc = cli_fail(IB_EXIT_USAGE, CMD, "--margin '%s': a number of points in 0-100 expected", optarg);
-            break;
-        case OPT_UNKNOWN:
-            if (strcmp(optarg, "pessimistic") && strcmp(optarg, "optimistic"))
-                rc = cli_fail(IB_EXIT_USAGE, CMD, "--unknown '%s': pessimistic or optimistic expected", optarg);
-            o.pessimistic = !strcmp(optarg, "pessimistic");
-            break;
-        case OPT_REFUSE:
-            if (place_parse_refuse(optarg, &o.established) < 0)
-                rc = cli_fail(IB_EXIT_USAGE, CMD, "--refuse '%s': established or uncertain expected", optarg);
-            break;
-        case OPT_CPUS:
-            if (parse_uint(optarg, 1, 65536, &dcpus) < 0)
-                rc = cli_fail(IB_EXIT_USAGE, CMD, "--cpus '%s': a whole number in 1-65536 expected", optarg);
-            break;
-        case OPT_MEM:
-            if (parse_double(optarg, &dgib) < 0 || !(dgib > 0))
-                rc = cli_fail(IB_EXIT_USAGE, CMD, "--memory-gib '%s': a number > 0 expected", optarg);
-            break;
-        case PLACE_OPT_JSON: json = 1; break;
-        default: rc = cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    while (rc == 0 && optind < argc) /* --profiles A B C: the files after the first are operands */
-        apps[napps++] = argv[optind++];
+    const char *fleet = args->fleet, *policy = args->policy;
+    struct pl_coloc_opts o = {0};
+    place_coloc_opts(&args->ck, &o);
+    unsigned long dcpus = args->cpus;
+    double dgib = args->gib;
+    int json = args->po.json;
+    unsigned napps = 0;
+    for (unsigned i = 0; i < args->nprofiles; i++)
+        apps[napps++] = (char *)args->profiles[i];
+    while (opnd < argc) /* --profiles A B C: the files after the first are operands */
+        apps[napps++] = argv[opnd++];
     bool interference = !strcmp(policy, "interference");
     const struct pl_sim_policy *pol = pl_sim_policy_find(policy);
     if (rc == 0 && !pol)
@@ -243,3 +190,38 @@ int cmd_place_colocate(int argc, char **argv)
     pl_fleet_free(&fl);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define CA struct colocate_args
+static const struct cli_opt colocate_table[] = {
+    {CLI_STR("fleet", "FILE", CA, fleet, "machines and their tenants (docs/placement.md, \"Fleet and arrivals files\")")},
+    {CLI_LIST("profiles", "FILE...", CA, profiles, nprofiles,
+              "the applications' profiles; FILE:CPUS:GIB gives one its own demand")},
+    {CLI_STR("policy", "P", CA, policy,
+             "interference (the co-location check, both ways, on every machine where\n"
+             "CPU and memory fit) or least-loaded (CPU and memory only)"),
+     .def = "interference"},
+    {CLI_ULONG("cpus", "N", CA, cpus, 1, 65536, "the CPUs of an application that does not give its own"), .def = "1"},
+    {CLI_DOUBLE("memory-gib", "G", CA, gib, 0, INFINITY, "the memory of an application that does not give its own"),
+     .flags = CLI_OPT_GT_MIN, .def = "1"},
+    PLACE_COLOC_OPTS(CA),
+    PLACE_OPT_JSON(CA),
+};
+#undef CA
+
+const struct cli_cmd cli_cmd_place_colocate = {
+    .name = "place colocate",
+    CLI_RUN(cmd_place_colocate, struct colocate_args),
+    .summary = "place a stream of applications on a fleet with tenants, each with its reason",
+    .usage = "usage: ibench place colocate --fleet FLEET.json --profiles FILE[:CPUS[:GIB]] [FILE...]\n"
+             "                             [--policy interference|least-loaded] [--cpus N] [--memory-gib G]\n"
+             "                             [--margin M] [--unknown pessimistic|optimistic]\n"
+             "                             [--refuse established|uncertain] [--json]\n\n",
+    .about = "Places applications (one per profile, in the order given) on a fleet whose machines may already hold\n"
+             "tenants, one after another, and says for each where it goes, or that it waits, and why.  --margin,\n"
+             "--unknown and --refuse are the co-location check's (ibench place pair --help): a machine whose\n"
+             "check is uncertain takes the application only when no safe or empty machine does.\n\n",
+    CLI_OPTS(colocate_table),
+    .args = CLI_ARGS_ANY,
+};

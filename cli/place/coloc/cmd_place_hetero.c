@@ -3,7 +3,6 @@
  * cores: place hetero"). */
 #define _GNU_SOURCE /* strndup */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
@@ -20,30 +19,7 @@
 
 #define CMD "place hetero"
 
-enum { OPT_CORES = 1, OPT_APP, OPT_SHARED, OPT_UNKNOWN };
-
-static int usage(void)
-{
-    printf("usage: ibench place hetero --cores TYPE:N[,TYPE:N...] --app NAME=TYPE:PROFILE[,TYPE:PROFILE...]\n"
-           "                           [--app ...] [--shared LIST] [--unknown pessimistic|optimistic] [--json]\n\n"
-           "Assigns each application to a core of a heterogeneous machine, one per core, to minimise the average\n"
-           "interference: exactly (the Hungarian algorithm), not greedily.  An application's interference on a core\n"
-           "type is the sum over the shared resources of what the others cause there (each its largest figure over\n"
-           "the core types, summed, capped at 100) beyond what it tolerates on that type's profile, in points.\n"
-           "Equal totals: the first application gets the lowest-numbered core an optimal assignment gives it, then\n"
-           "the next, and so on (cores are numbered type by type in --cores order).\n\n"
-           "  --cores SPEC       the machine: core types and how many of each, e.g. big:4,little:4 (at most %d cores)\n"
-           "  --app NAME=LIST    an application and its profile on every core type, e.g.\n"
-           "                     mcf=big:mcf-big.json,little:mcf-little.json (a path may not hold a comma)\n"
-           "  --shared LIST      the SoIs all cores share (default %s)\n"
-           "  --unknown MODE     what a skipped SoI or an unmeasurable caused figure counts as: pessimistic (default:\n"
-           "                     caused 100, tolerated 0) or optimistic (caused 0, tolerated 100)\n"
-           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n\n"
-           "Exit 0, 2 bad input (a core type an application lacks or the machine lacks, more applications than\n"
-           "cores, a profile that does not parse).\n",
-           PL_HETERO_MAX_CORES, PL_HETERO_SHARED);
-    return IB_EXIT_OK;
-}
+_Static_assert(PL_HETERO_MAX_CORES == 256, "the help of --cores below says 256");
 
 struct spec {
     char *type[PL_HETERO_MAX_TYPES];
@@ -252,53 +228,27 @@ static void result_table(const struct spec *s, const struct app *apps, const str
            pessimistic ? "pessimistic" : "optimistic");
 }
 
-int cmd_place_hetero(int argc, char **argv)
+struct hetero_args {
+    struct place_opts po;
+    const char *cores, *shared, *unknown;
+    const char *apps[PL_HETERO_MAX_CORES];
+    unsigned napps;
+};
+
+static int cmd_place_hetero(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {{"cores", required_argument, 0, OPT_CORES},
-                                       {"app", required_argument, 0, OPT_APP},
-                                       {"shared", required_argument, 0, OPT_SHARED},
-                                       {"unknown", required_argument, 0, OPT_UNKNOWN},
-                                       {"json", no_argument, 0, PLACE_OPT_JSON},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    const char *cores = NULL, *shared = NULL;
-    const char **app_args = calloc((size_t)argc + 1, sizeof *app_args);
-    unsigned napps = 0;
-    bool pessimistic = true;
-    int json = 0, c, rc = 0;
-    if (!app_args)
-        return cli_fail(IB_EXIT_FAIL, CMD, "out of memory");
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': free(app_args); return usage();
-        case OPT_CORES: cores = optarg; break;
-        case OPT_APP: app_args[napps++] = optarg; break;
-        case OPT_SHARED: shared = optarg; break;
-        case OPT_UNKNOWN:
-            if (strcmp(optarg, "pessimistic") && strcmp(optarg, "optimistic")) {
-                free(app_args);
-                return cli_fail(IB_EXIT_USAGE, CMD, "--unknown '%s': pessimistic or optimistic expected", optarg);
-            }
-            pessimistic = !strcmp(optarg, "pessimistic");
-            break;
-        case PLACE_OPT_JSON: json = 1; break;
-        default:
-            free(app_args);
-            return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
+    const struct hetero_args *args = opts;
+    int rc = 0;
+    const char *cores = args->cores, *shared = args->shared;
+    const char *const *app_args = args->apps;
+    unsigned napps = args->napps;
+    bool pessimistic = !strcmp(args->unknown, "pessimistic");
+    int json = args->po.json;
     struct spec s = {0};
     struct app *apps = NULL;
     char *shared_copy = NULL;
     const char *shared_list[64];
     unsigned nshared = 0;
-    if (optind < argc) {
-        rc = cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s' (applications are given with --app)",
-                      argv[optind]);
-        goto out;
-    }
     if (!cores) {
         rc = cli_fail(IB_EXIT_USAGE, CMD, "--cores TYPE:N[,TYPE:N...] is required");
         goto out;
@@ -385,6 +335,40 @@ out:
     for (unsigned t = 0; t < s.ntypes; t++)
         free(s.type[t]);
     free(shared_copy);
-    free(app_args);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define HA struct hetero_args
+static const struct cli_opt hetero_table[] = {
+    {CLI_STR("cores", "SPEC", HA, cores,
+             "the machine: core types and how many of each, e.g. big:4,little:4 (at most 256 cores)")},
+    {CLI_LIST("app", "NAME=LIST", HA, apps, napps,
+              "an application and its profile on every core type, e.g.\n"
+              "mcf=big:mcf-big.json,little:mcf-little.json (a path may not hold a comma)")},
+    {CLI_STR("shared", "LIST", HA, shared, "the SoIs all cores share (default " PL_HETERO_SHARED ")")},
+    {CLI_CHOICE("unknown", "MODE", HA, unknown, place_unknown_modes,
+                "what a skipped SoI or an unmeasurable caused figure counts as: pessimistic\n"
+                "(caused 100, tolerated 0) or optimistic (caused 0, tolerated 100)"),
+     .def = "pessimistic"},
+    PLACE_OPT_JSON(HA),
+};
+#undef HA
+
+const struct cli_cmd cli_cmd_place_hetero = {
+    .name = "place hetero",
+    CLI_RUN(cmd_place_hetero, struct hetero_args),
+    .summary = "assign a mix to heterogeneous cores from per-core-type profiles, exactly",
+    .usage = "usage: ibench place hetero --cores TYPE:N[,TYPE:N...] --app NAME=TYPE:PROFILE[,TYPE:PROFILE...]\n"
+             "                           [--app ...] [--shared LIST] [--unknown pessimistic|optimistic] [--json]\n\n",
+    .about = "Assigns each application to a core of a heterogeneous machine, one per core, to minimise the average\n"
+             "interference: exactly (the Hungarian algorithm), not greedily.  An application's interference on a core\n"
+             "type is the sum over the shared resources of what the others cause there (each its largest figure over\n"
+             "the core types, summed, capped at 100) beyond what it tolerates on that type's profile, in points.\n"
+             "Equal totals: the first application gets the lowest-numbered core an optimal assignment gives it, then\n"
+             "the next, and so on (cores are numbered type by type in --cores order).\n\n",
+    .more = "\nExit 0, 2 bad input (a core type an application lacks or the machine lacks, more applications than\n"
+            "cores, a profile that does not parse).\n",
+    CLI_OPTS(hetero_table),
+};

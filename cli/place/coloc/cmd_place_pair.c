@@ -3,7 +3,6 @@
  * docs/placement.md, "Co-location on profiles". */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
@@ -20,8 +19,6 @@
 #include "pl_sim.h"
 #include "place.h"
 #include "render.h"
-
-enum { OPT_MARGIN = 1, OPT_UNKNOWN, OPT_BESIDE, OPT_CHECK, OPT_PROFILES, OPT_QOS, OPT_REFUSE, OPT_HALF, OPT_RULE, OPT_FIT };
 
 /* Reads n profile files; 0, or an exit code after one line (the profile library's reason). */
 static int read_profiles(const char *cmd, char *const *paths, unsigned n, struct profile **out)
@@ -54,28 +51,6 @@ static void free_profiles(struct profile *p, unsigned n)
 static const char *name_of(const struct profile *p) { return p->name ? p->name : "?"; }
 
 /* ---- place pair -------------------------------------------------------------------------------------------------- */
-
-static int pair_usage(void)
-{
-    printf("usage: ibench place pair A.json B.json [C.json ...] [--margin M] [--unknown pessimistic|optimistic]\n"
-           "                         [--refuse established|uncertain] [--json]\n\n"
-           "May these applications share a machine?  Per resource (SoI), what each tolerates, what the others cause\n"
-           "together (summed, capped at 100 %%), and the headroom = tolerated - margin - others.  Safe when every\n"
-           "headroom is >= 0, in every direction.  Unsafe only when a break is established beyond the profiles'\n"
-           "uncertainty (the others' caused at value - 2 se against the tolerated bracket's high end); a negative\n"
-           "headroom that is not established is uncertain: not refused, ranked after safe groups, and said why.\n"
-           "The fit (the slack the binding members keep, summed over resources) ranks groups: larger is better.\n\n"
-           "  --margin M         points kept free under every measured tolerance below 100 (default %g)\n"
-           "  --unknown MODE     what a skipped SoI, an unmeasurable caused figure or a resource missing from a\n"
-           "                     profile counts as: pessimistic (default: caused 100, tolerated 0, a caused figure\n"
-           "                     within 2 se of 0 as value + 2 se) or optimistic (caused 0, tolerated 100)\n"
-           "  --refuse RULE      established (default): refuse only a break beyond the profiles' uncertainty;\n"
-           "                     uncertain: refuse every negative headroom, as before (docs/placement.md)\n"
-           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n\n"
-           "Exit 0 safe, uncertain or unsafe alike (the verdict is the answer), 2 bad input.\n",
-           PL_COLOC_MARGIN);
-    return IB_EXIT_OK;
-}
 
 static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
@@ -184,44 +159,23 @@ static void pair_table(const struct profile *p, const struct pl_coloc_result *r,
         printf("warning: %s\n", TTY_TEXT(r->warnings[i]));
 }
 
-int cmd_place_pair(int argc, char **argv)
+struct pair_args {
+    struct place_opts po;
+    struct place_coloc_args ck;
+};
+
+static int cmd_place_pair(void *opts, int argc, char **argv, int first)
 {
     static const char cmd[] = "place pair";
-    static const struct option lo[] = {{"margin", required_argument, 0, OPT_MARGIN},
-                                       {"unknown", required_argument, 0, OPT_UNKNOWN},
-                                       {"refuse", required_argument, 0, OPT_REFUSE},
-                                       {"json", no_argument, 0, PLACE_OPT_JSON},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    struct pl_coloc_opts o = {.margin = PL_COLOC_MARGIN, .pessimistic = true, .established = true};
-    int json = 0, c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': return pair_usage();
-        case OPT_MARGIN:
-            if (parse_double(optarg, &o.margin) < 0 || !(o.margin >= 0 && o.margin <= 100))
-                return cli_fail(IB_EXIT_USAGE, cmd, "--margin '%s': a number of points in 0-100 expected", optarg);
-            break;
-        case OPT_UNKNOWN:
-            if (strcmp(optarg, "pessimistic") && strcmp(optarg, "optimistic"))
-                return cli_fail(IB_EXIT_USAGE, cmd, "--unknown '%s': pessimistic or optimistic expected", optarg);
-            o.pessimistic = !strcmp(optarg, "pessimistic");
-            break;
-        case OPT_REFUSE:
-            if (place_parse_refuse(optarg, &o.established) < 0)
-                return cli_fail(IB_EXIT_USAGE, cmd, "--refuse '%s': established or uncertain expected", optarg);
-            break;
-        case PLACE_OPT_JSON: json = 1; break;
-        default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    unsigned n = (unsigned)(argc - optind);
+    const struct pair_args *args = opts;
+    struct pl_coloc_opts o = {0};
+    place_coloc_opts(&args->ck, &o);
+    int json = args->po.json;
+    unsigned n = (unsigned)(argc - first);
     if (n < 2 || n > PL_COLOC_MAX_APPS)
         return cli_fail(IB_EXIT_USAGE, cmd, "2 to %d profiles expected, got %u", PL_COLOC_MAX_APPS, n);
     struct profile *p;
-    int rc = read_profiles(cmd, argv + optind, n, &p);
+    int rc = read_profiles(cmd, argv + first, n, &p);
     if (rc)
         return rc;
     const struct profile *g[PL_COLOC_MAX_APPS];
@@ -234,7 +188,7 @@ int cmd_place_pair(int argc, char **argv)
         rc = cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, cmd, "%s", why);
     } else {
         if (json) {
-            json_t *doc = pair_doc(argv + optind, p, &r, &o);
+            json_t *doc = pair_doc(argv + first, p, &r, &o);
             rc = doc && out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, cmd, "cannot write JSON");
             json_decref(doc);
         } else {
@@ -247,36 +201,6 @@ int cmd_place_pair(int argc, char **argv)
 }
 
 /* ---- place predict ----------------------------------------------------------------------------------------------- */
-
-static int predict_usage(void)
-{
-    printf("usage: ibench place predict A.json --beside B.json [--beside C.json ...] [--rule RULE] [--json]\n"
-           "       ibench place predict --check RECORD.json... --profiles DIR [--qos Q] [--half A|B|all]\n"
-           "                            [--rule RULE | --fit] [--json]\n\n"
-           "A's relative performance beside co-runners, from the profiles.  The default rule (%s) is the fleet\n"
-           "simulator's truth model without its noise: the product over A's measured SoIs of A's sensitivity curve\n"
-           "at the pressure the co-runners cause together there (their caused figures distinguishable from 0,\n"
-           "summed, capped at 100), the curve flat beyond its last point.  1.0 = as fast as alone.\n\n"
-           "With --check: do profiles predict on this machine?  Each co-run record (ibench corun --out) is predicted\n"
-           "from DIR/<A's name>.json beside DIR/<B's name>.json and set against what was measured; overall, the\n"
-           "rule and the constant predictor 1.0 (\"no interference\") are scored alike: mean absolute error, rank\n"
-           "correlation, the share within 2 standard errors of the measurement, and the confusion matrix at the QoS\n"
-           "line with precision and recall for \"unsafe\"; then each resource alone, beside the constant.\n\n"
-           "  --beside FILE      a co-runner's profile (repeat for several)\n"
-           "  --rule RULE        how pressures add up and curves are read: product|min (over resources),\n"
-           "                     flat|extend (beyond a curve's last point), dist|any (caused figures counted:\n"
-           "                     distinguishable from 0 only, or every one), joined by '-', e.g. min-extend-dist\n"
-           "  --check            the arguments are co-run records\n"
-           "  --profiles DIR     where the records' programs' profiles are (NAME.json)\n"
-           "  --qos Q            the QoS line for safe/unsafe (default 0.95: at most 5 %% slower)\n"
-           "  --half H           only the records of half A or B of the held-out split (the 32-bit FNV-1a hash\n"
-           "                     of \"A--B\", the programs' names: even A, odd B), or all (default)\n"
-           "  --fit              score every rule on these records and report the one of lowest mean absolute\n"
-           "                     error (fit on one half, then --rule it on the other: docs/placement.md)\n"
-           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n",
-           PL_PRED_DEFAULT);
-    return IB_EXIT_OK;
-}
 
 /* One profile of DIR/NAME.json: 0, or an exit code after one line. */
 static int profile_of(const char *cmd, const char *dir, const char *name, struct profile *p, char *path, size_t plen)
@@ -560,82 +484,61 @@ static int predict_check(const char *cmd, char **recs, unsigned n, const char *d
     return rc;
 }
 
-int cmd_place_predict(int argc, char **argv)
+struct predict_args {
+    struct place_opts po;
+    const char *beside[PL_COLOC_MAX_APPS - 1];
+    unsigned nbeside;
+    const char *profiles, *half;
+    const struct pl_pred_rule *rule;
+    double qos;
+    int check, fit, have_qos, have_half, have_rule;
+};
+
+/* --rule RULE: one of the rules pl_check.h knows */
+static int set_rule(const struct cli_opt *op, const char *arg, void *opts, char *why, size_t len)
+{
+    if ((((struct predict_args *)opts)->rule = pl_pred_rule_find(arg)))
+        return 0;
+    char known[512] = "";
+    for (unsigned k = 0; k < pl_pred_nrules; k++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "", pl_pred_rules[k].name);
+    return ib_why(why, len, -EINVAL, "--rule '%s': unknown (known: %s)", arg, known);
+}
+
+static const char *const predict_halves[] = {"A", "B", "all", NULL};
+
+static int cmd_place_predict(void *opts, int argc, char **argv, int first)
 {
     static const char cmd[] = "place predict";
-    static const struct option lo[] = {{"beside", required_argument, 0, OPT_BESIDE},
-                                       {"json", no_argument, 0, PLACE_OPT_JSON},
-                                       {"check", no_argument, 0, OPT_CHECK},
-                                       {"profiles", required_argument, 0, OPT_PROFILES},
-                                       {"qos", required_argument, 0, OPT_QOS},
-                                       {"half", required_argument, 0, OPT_HALF},
-                                       {"rule", required_argument, 0, OPT_RULE},
-                                       {"fit", no_argument, 0, OPT_FIT},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+    const struct predict_args *a = opts;
     char *paths[PL_COLOC_MAX_APPS];
-    unsigned n = 1; /* paths[0]: the application */
-    int json = 0, c, check = 0, half = -1, fit = 0;
-    const char *dir = NULL, *qos_arg = NULL, *half_arg = NULL, *rule_arg = NULL;
-    const struct pl_pred_rule *rule = pl_pred_rule_find(PL_PRED_DEFAULT);
-    double qos = 0.95;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': return predict_usage();
-        case OPT_BESIDE:
-            if (n == PL_COLOC_MAX_APPS)
-                return cli_fail(IB_EXIT_USAGE, cmd, "at most %d co-runners", PL_COLOC_MAX_APPS - 1);
-            paths[n++] = optarg;
-            break;
-        case PLACE_OPT_JSON: json = 1; break;
-        case OPT_CHECK: check = 1; break;
-        case OPT_PROFILES: dir = optarg; break;
-        case OPT_QOS:
-            qos_arg = optarg;
-            if (parse_double(optarg, &qos) < 0 || !(qos > 0 && qos <= 1))
-                return cli_fail(IB_EXIT_USAGE, cmd, "--qos '%s': a number in (0, 1]", optarg);
-            break;
-        case OPT_HALF:
-            half_arg = optarg;
-            if (strcmp(optarg, "A") && strcmp(optarg, "B") && strcmp(optarg, "all"))
-                return cli_fail(IB_EXIT_USAGE, cmd, "--half '%s': A, B or all expected", optarg);
-            half = !strcmp(optarg, "all") ? -1 : !strcmp(optarg, "B");
-            break;
-        case OPT_RULE:
-            rule_arg = optarg;
-            if (!(rule = pl_pred_rule_find(optarg))) {
-                char known[512] = "";
-                for (unsigned k = 0; k < pl_pred_nrules; k++)
-                    snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "",
-                             pl_pred_rules[k].name);
-                return cli_fail(IB_EXIT_USAGE, cmd, "--rule '%s': unknown (known: %s)", optarg, known);
-            }
-            break;
-        case OPT_FIT: fit = 1; break;
-        default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
+    unsigned n = 1 + a->nbeside; /* paths[0]: the application */
+    for (unsigned i = 0; i < a->nbeside; i++)
+        paths[1 + i] = (char *)a->beside[i];
+    int json = a->po.json, check = a->check, fit = a->fit;
+    int half = !strcmp(a->half, "all") ? -1 : !strcmp(a->half, "B");
+    const char *dir = a->profiles;
+    const struct pl_pred_rule *rule = a->rule;
+    double qos = a->qos;
     if (check) {
         if (n > 1)
             return cli_fail(IB_EXIT_USAGE, cmd, "--check reads co-run records: --beside does not apply");
         if (!dir)
             return cli_fail(IB_EXIT_USAGE, cmd, "--check needs --profiles DIR (the records' programs' profiles)");
-        if (optind >= argc)
+        if (first >= argc)
             return cli_fail(IB_EXIT_USAGE, cmd, "--check: one or more co-run records expected");
-        if (fit && rule_arg)
+        if (fit && a->have_rule)
             return cli_fail(IB_EXIT_USAGE, cmd, "--fit selects the rule: --rule does not apply with it");
-        return predict_check(cmd, argv + optind, (unsigned)(argc - optind), dir, qos, json, half, rule, fit);
+        return predict_check(cmd, argv + first, (unsigned)(argc - first), dir, qos, json, half, rule, fit);
     }
-    if (dir || qos_arg || half_arg || fit)
+    if (dir || a->have_qos || a->have_half || fit)
         return cli_fail(IB_EXIT_USAGE, cmd, "--%s applies only with --check",
-                        dir ? "profiles" : qos_arg ? "qos" : half_arg ? "half" : "fit");
-    if (argc - optind != 1)
-        return cli_fail(IB_EXIT_USAGE, cmd, "one application profile expected, got %d", argc - optind);
+                        dir ? "profiles" : a->have_qos ? "qos" : a->have_half ? "half" : "fit");
+    if (argc - first != 1)
+        return cli_fail(IB_EXIT_USAGE, cmd, "one application profile expected, got %d", argc - first);
     if (n < 2)
         return cli_fail(IB_EXIT_USAGE, cmd, "--beside FILE expected (a co-runner's profile)");
-    paths[0] = argv[optind];
+    paths[0] = argv[first];
     struct profile *p;
     int rc = read_profiles(cmd, paths, n, &p);
     if (rc)
@@ -687,3 +590,68 @@ int cmd_place_predict(int argc, char **argv)
     free_profiles(p, n);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+static const struct cli_opt pair_opts[] = {PLACE_COLOC_OPTS(struct pair_args), PLACE_OPT_JSON(struct pair_args)};
+
+const struct cli_cmd cli_cmd_place_pair = {
+    .name = "place pair",
+    CLI_RUN(cmd_place_pair, struct pair_args),
+    .summary = "may these applications share a machine: per-resource safety both ways, on profiles",
+    .usage = "usage: ibench place pair A.json B.json [C.json ...] [--margin M] [--unknown pessimistic|optimistic]\n"
+             "                         [--refuse established|uncertain] [--json]\n\n",
+    .about = "May these applications share a machine?  Per resource (SoI), what each tolerates, what the others cause\n"
+             "together (summed, capped at 100 %), and the headroom = tolerated - margin - others.  Safe when every\n"
+             "headroom is >= 0, in every direction.  Unsafe only when a break is established beyond the profiles'\n"
+             "uncertainty (the others' caused at value - 2 se against the tolerated bracket's high end); a negative\n"
+             "headroom that is not established is uncertain: not refused, ranked after safe groups, and said why.\n"
+             "The fit (the slack the binding members keep, summed over resources) ranks groups: larger is better.\n\n",
+    .more = "\nExit 0 safe, uncertain or unsafe alike (the verdict is the answer), 2 bad input.\n",
+    CLI_OPTS(pair_opts),
+    .args = CLI_ARGS_ANY,
+};
+
+#define PA struct predict_args
+static const struct cli_opt predict_table[] = {
+    {CLI_LIST("beside", "FILE", PA, beside, nbeside, "a co-runner's profile (repeat for several)")},
+    {CLI_CUSTOM("rule", "RULE", PA, rule, set_rule,
+                "how pressures add up and curves are read: product|min (over resources),\n"
+                "flat|extend (beyond a curve's last point), dist|any (caused figures counted:\n"
+                "distinguishable from 0 only, or every one), joined by '-', e.g. min-extend-dist"),
+     .def = PL_PRED_DEFAULT, .have = CLI_HAVE(PA, have_rule)},
+    {CLI_FLAG("check", PA, check, "the arguments are co-run records")},
+    {CLI_STR("profiles", "DIR", PA, profiles, "where the records' programs' profiles are (NAME.json)")},
+    {CLI_DOUBLE("qos", "Q", PA, qos, 0, 1, "the QoS line for safe/unsafe (0.95: at most 5 % slower)"),
+     .flags = CLI_OPT_GT_MIN, .def = "0.95", .have = CLI_HAVE(PA, have_qos)},
+    {CLI_CHOICE("half", "H", PA, half, predict_halves,
+                "only the records of half A or B of the held-out split (the 32-bit FNV-1a hash\n"
+                "of \"A--B\", the programs' names: even A, odd B), or all"),
+     .def = "all", .have = CLI_HAVE(PA, have_half)},
+    {CLI_FLAG("fit", PA, fit,
+              "score every rule on these records and report the one of lowest mean absolute\n"
+              "error (fit on one half, then --rule it on the other: docs/placement.md)")},
+    PLACE_OPT_JSON(PA),
+};
+#undef PA
+
+const struct cli_cmd cli_cmd_place_predict = {
+    .name = "place predict",
+    CLI_RUN(cmd_place_predict, struct predict_args),
+    .summary = "an application's relative performance beside others, by the simulator's truth",
+    .usage = "usage: ibench place predict A.json --beside B.json [--beside C.json ...] [--rule RULE] [--json]\n"
+             "       ibench place predict --check RECORD.json... --profiles DIR [--qos Q] [--half A|B|all]\n"
+             "                            [--rule RULE | --fit] [--json]\n\n",
+    .about = "A's relative performance beside co-runners, from the profiles.  The default rule (" PL_PRED_DEFAULT ") is "
+             "the fleet\n"
+             "simulator's truth model without its noise: the product over A's measured SoIs of A's sensitivity curve\n"
+             "at the pressure the co-runners cause together there (their caused figures distinguishable from 0,\n"
+             "summed, capped at 100), the curve flat beyond its last point.  1.0 = as fast as alone.\n\n"
+             "With --check: do profiles predict on this machine?  Each co-run record (ibench corun --out) is predicted\n"
+             "from DIR/<A's name>.json beside DIR/<B's name>.json and set against what was measured; overall, the\n"
+             "rule and the constant predictor 1.0 (\"no interference\") are scored alike: mean absolute error, rank\n"
+             "correlation, the share within 2 standard errors of the measurement, and the confusion matrix at the QoS\n"
+             "line with precision and recall for \"unsafe\"; then each resource alone, beside the constant.\n\n",
+    CLI_OPTS(predict_table),
+    .args = CLI_ARGS_ANY,
+};

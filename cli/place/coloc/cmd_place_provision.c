@@ -2,7 +2,6 @@
  * least, and which machine types of a catalogue would relieve them (placement/coloc/pl_provision.h; docs/placement.md,
  * "Provisioning advice"). */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,51 +17,23 @@
 
 #define CMD "place provision"
 
-enum { OPT_CATALOG = 1, OPT_TOP };
-
-static int usage(void)
-{
-    printf("usage: ibench place provision PROFILE [--catalog FILE] [--top N] [--json]\n\n"
-           "The resources (SoIs) the application presses hardest and tolerates least, ranked by score = pressure\n"
-           "(caused / 100, 0 when not told apart from 0) + sensitivity (1 - tolerated / 100); those scoring\n"
-           "%.2f or more are candidates for relief.  With a catalogue, the machine types that relieve the top N\n"
-           "candidates (capacity above the baseline's), best first, with the pressure each would leave.\n\n"
-           "  --catalog FILE     machine types (docs/placement.md, \"Provisioning advice\"; examples/catalog.json)\n"
-           "  --top N            how many candidates the advice is for (default 3)\n"
-           "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n",
-           PL_PROV_THRESHOLD);
-    return IB_EXIT_OK;
-}
-
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-int cmd_place_provision(int argc, char **argv)
+struct provision_args {
+    struct place_opts po;
+    const char *catalog;
+    unsigned long top;
+};
+
+static int cmd_place_provision(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {{"catalog", required_argument, 0, OPT_CATALOG},
-                                       {"top", required_argument, 0, OPT_TOP},
-                                       {"json", no_argument, 0, PLACE_OPT_JSON},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    const char *catalog = NULL;
-    unsigned long top = 3;
-    int json = 0, c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': return usage();
-        case OPT_CATALOG: catalog = optarg; break;
-        case OPT_TOP:
-            if (parse_uint(optarg, 1, 64, &top) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--top '%s': a whole number in 1-64 expected", optarg);
-            break;
-        case PLACE_OPT_JSON: json = 1; break;
-        default: return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (argc - optind != 1)
-        return cli_fail(IB_EXIT_USAGE, CMD, "one profile expected, got %d", argc - optind);
-    const char *path = argv[optind];
+    const struct provision_args *args = opts;
+    const char *catalog = args->catalog;
+    unsigned long top = args->top;
+    int json = args->po.json;
+    if (argc - first != 1)
+        return cli_fail(IB_EXIT_USAGE, CMD, "one profile expected, got %d", argc - first);
+    const char *path = argv[first];
     char why[512];
     struct profile p;
     int e = profile_read(path, &p, why, sizeof why);
@@ -168,3 +139,26 @@ out:
     profile_free(&p);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+static const struct cli_opt provision_table[] = {
+    {CLI_STR("catalog", "FILE", struct provision_args, catalog,
+             "machine types (docs/placement.md, \"Provisioning advice\"; examples/catalog.json)")},
+    {CLI_ULONG("top", "N", struct provision_args, top, 1, 64, "how many candidates the advice is for"), .def = "3"},
+    PLACE_OPT_JSON(struct provision_args),
+};
+
+const struct cli_cmd cli_cmd_place_provision = {
+    .name = "place provision",
+    CLI_RUN(cmd_place_provision, struct provision_args),
+    .summary = "the resources a profile presses and tolerates least, and machine types to relieve",
+    .usage = "usage: ibench place provision PROFILE [--catalog FILE] [--top N] [--json]\n\n",
+    .about = "The resources (SoIs) the application presses hardest and tolerates least, ranked by score = pressure\n"
+             "(caused / 100, 0 when not told apart from 0) + sensitivity (1 - tolerated / 100); those scoring\n"
+             CLI_STR_OF(PL_PROV_THRESHOLD) " or more are candidates for relief.  With a catalogue, the machine types "
+             "that relieve the top N\n"
+             "candidates (capacity above the baseline's), best first, with the pressure each would leave.\n\n",
+    CLI_OPTS(provision_table),
+    .args = CLI_ARGS_ANY,
+};

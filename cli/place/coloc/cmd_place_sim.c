@@ -5,7 +5,6 @@
  * machines used over time of every policy run. */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,32 +19,6 @@
 #include "plot.h"
 
 #define CMD "place simulate"
-
-enum { OPT_SCENARIO = 1, OPT_FLEET, OPT_ARRIVALS, OPT_PROFILES, OPT_POLICY, OPT_SEED, OPT_PLOT, OPT_TRUTH, OPT_RECORDS };
-
-static int usage(void)
-{
-    printf("usage: ibench place simulate (--scenario NAME [--profiles DIR] | --fleet FILE --arrivals FILE)\n"
-           "                             --policy least-loaded|interference|both --seed S [--json] [--plot FILE]\n"
-           "                             [--truth model|recorded --records DIR]\n\n"
-           "A fleet of machines receives applications with profiles; a policy places them, and a ground truth (the\n"
-           "profiles' sensitivity curves under the co-runners' summed caused pressure, times 2 %% noise) says how\n"
-           "each fares and how fast it does its work (docs/placement.md, \"A fleet simulator\").\n\n"
-           "  --scenario NAME   ibench-200x40: 200 applications, 40 machines, one arrival a second, one in four\n"
-           "                    a recorded profile; ibench-200x40-recorded: the same, every one recorded\n"
-           "  --profiles DIR    recorded profiles (*.json) mixed into the pool with synthetic ones, instead of\n"
-           "                    the built-in ones (recorded on the development machine, docs/data/corun)\n"
-           "  --fleet FILE      machines (no tenants) and --arrivals FILE the applications, instead of a scenario\n"
-           "  --policy P        least-loaded, interference, or both (side by side; not with --json)\n"
-           "  --seed S          the run is a function of the seed alone\n"
-           "  --json            the result as JSON (docs/schema/placement-v1.schema.json)\n"
-           "  --plot FILE       machines used over time, a line per policy (.png or .svg, through gnuplot)\n"
-           "  --truth T         model (default): the truth above; recorded: for a co-runner B of A with a co-run\n"
-           "                    record of (A, B) in --records DIR, a repetition drawn from the records instead,\n"
-           "                    the other co-runners through the model; the share from records is reported\n"
-           "  --records DIR     co-run records (ibench corun --out, *.json) for --truth recorded\n");
-    return IB_EXIT_OK;
-}
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -174,43 +147,18 @@ static void print_result(const char *name, const char *policy, unsigned long lon
                r->truth_recorded, all, 100.0 * r->truth_recorded / all, r->truth_model);
 }
 
-int cmd_place_simulate(int argc, char **argv)
+struct simulate_args {
+    struct place_opts po;
+    const char *scenario, *fleet, *arrivals, *profiles, *policy, *seed, *plot, *truth, *records;
+};
+
+/* --seed is read with the other checks (its refusal names no value), as --policy and --truth are */
+static int cmd_place_simulate(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {{"scenario", required_argument, 0, OPT_SCENARIO},
-                                       {"fleet", required_argument, 0, OPT_FLEET},
-                                       {"arrivals", required_argument, 0, OPT_ARRIVALS},
-                                       {"profiles", required_argument, 0, OPT_PROFILES},
-                                       {"policy", required_argument, 0, OPT_POLICY},
-                                       {"seed", required_argument, 0, OPT_SEED},
-                                       {"plot", required_argument, 0, OPT_PLOT},
-                                       {"truth", required_argument, 0, OPT_TRUTH},
-                                       {"records", required_argument, 0, OPT_RECORDS},
-                                       {"json", no_argument, 0, PLACE_OPT_JSON},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    const char *scenario = NULL, *fleet = NULL, *arrivals = NULL, *dir = NULL, *policy = NULL, *seed_arg = NULL;
-    const char *plot = NULL, *truth = "model", *records = NULL;
-    int json = 0, c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': return usage();
-        case OPT_SCENARIO: scenario = optarg; break;
-        case OPT_FLEET: fleet = optarg; break;
-        case OPT_ARRIVALS: arrivals = optarg; break;
-        case OPT_PROFILES: dir = optarg; break;
-        case OPT_POLICY: policy = optarg; break;
-        case OPT_SEED: seed_arg = optarg; break;
-        case OPT_PLOT: plot = optarg; break;
-        case OPT_TRUTH: truth = optarg; break;
-        case OPT_RECORDS: records = optarg; break;
-        case PLACE_OPT_JSON: json = 1; break;
-        default: return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind != argc)
-        return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    const struct simulate_args *a = opts;
+    const char *scenario = a->scenario, *fleet = a->fleet, *arrivals = a->arrivals, *dir = a->profiles;
+    const char *policy = a->policy, *seed_arg = a->seed, *plot = a->plot, *truth = a->truth, *records = a->records;
+    int json = a->po.json;
     if (!scenario == !(fleet || arrivals))
         return cli_fail(IB_EXIT_USAGE, CMD, "--scenario NAME (known: ibench-200x40, ibench-200x40-recorded) or --fleet and --arrivals expected");
     if (!scenario && (!fleet || !arrivals))
@@ -313,3 +261,41 @@ out:
     free(rec);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define SA struct simulate_args
+static const struct cli_opt simulate_table[] = {
+    {CLI_STR("scenario", "NAME", SA, scenario,
+             "ibench-200x40: 200 applications, 40 machines, one arrival a second, one in four\n"
+             "a recorded profile; ibench-200x40-recorded: the same, every one recorded")},
+    {CLI_STR("profiles", "DIR", SA, profiles,
+             "recorded profiles (*.json) mixed into the pool with synthetic ones, instead of\n"
+             "the built-in ones (recorded on the development machine, docs/data/corun)")},
+    {CLI_STR("fleet", "FILE", SA, fleet, "machines (no tenants), with --arrivals, instead of a scenario")},
+    {CLI_STR("arrivals", "FILE", SA, arrivals, "the applications, with --fleet")},
+    {CLI_STR("policy", "P", SA, policy, "least-loaded, interference, or both (side by side; not with --json)")},
+    {CLI_STR("seed", "S", SA, seed, "the run is a function of the seed alone"), .sample = "1"},
+    PLACE_OPT_JSON(SA),
+    {CLI_STR("plot", "FILE", SA, plot, "machines used over time, a line per policy (.png or .svg, through gnuplot)")},
+    {CLI_STR("truth", "T", SA, truth,
+             "model: the truth above; recorded: for a co-runner B of A with a co-run\n"
+             "record of (A, B) in --records DIR, a repetition drawn from the records instead,\n"
+             "the other co-runners through the model; the share from records is reported"),
+     .def = "model"},
+    {CLI_STR("records", "DIR", SA, records, "co-run records (ibench corun --out, *.json) for --truth recorded")},
+};
+#undef SA
+
+const struct cli_cmd cli_cmd_place_simulate = {
+    .name = "place simulate",
+    CLI_RUN(cmd_place_simulate, struct simulate_args),
+    .summary = "a fleet simulator: co-location policies on profiles against a ground truth",
+    .usage = "usage: ibench place simulate (--scenario NAME [--profiles DIR] | --fleet FILE --arrivals FILE)\n"
+             "                             --policy least-loaded|interference|both --seed S [--json] [--plot FILE]\n"
+             "                             [--truth model|recorded --records DIR]\n\n",
+    .about = "A fleet of machines receives applications with profiles; a policy places them, and a ground truth (the\n"
+             "profiles' sensitivity curves under the co-runners' summed caused pressure, times 2 % noise) says how\n"
+             "each fares and how fast it does its work (docs/placement.md, \"A fleet simulator\").\n\n",
+    CLI_OPTS(simulate_table),
+};

@@ -2,7 +2,6 @@
  * (placement/machine/pl_classes.h; docs/placement.md). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <gmp.h>
 #include <jansson.h>
 #include <math.h>
@@ -132,63 +131,23 @@ static void print_table(const struct pl_machine *m, const struct pl_hier *h, con
     }
 }
 
-int cmd_place_classes(int argc, char **argv)
+struct classes_opts {
+    struct place_opts po;
+    unsigned threads;
+    int all, have_limit;
+    unsigned long limit;
+    const char *bandwidth;
+};
+
+_Static_assert(PL_CLASSES_LIMIT == 10000, "the default of --limit below says 10000");
+
+static int cmd_place_classes(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {PLACE_COMMON_OPTIONS,
-                                       {"threads", required_argument, 0, 't'},
-                                       {"all", no_argument, 0, 'a'},
-                                       {"limit", required_argument, 0, 'l'},
-                                       {"bandwidth", required_argument, 0, 'b'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    struct place_opts o = {0};
-    struct pl_classes_opts co = {0};
-    co.limit = PL_CLASSES_LIMIT;
-    const char *bwfile = NULL;
-    unsigned long v;
-    bool limit_given = false;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ht:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            printf("usage: ibench place classes --threads N [--all] [--limit K] [--bandwidth FILE] [--topology SPEC]\n"
-                   "                            [--concerns LIST] [--json]\n\n"
-                   "The sharing classes of N-thread placements (one thread per PU): placements a symmetry of the\n"
-                   "concerned levels maps onto each other form one class.  By default the important ones (seed 002\n"
-                   "§3: balanced and feasible); --all lists every class.\n\n"
-                   "  --threads N        threads to place, 1 to the PUs\n"
-                   "  --all              every class, not only the important placements\n"
-                   "  --limit K          with --all, refuse when there are more than K classes (default %lu)\n"
-                   "  --bandwidth FILE   NUMA node sets' bandwidth, JSON\n"
-                   "                     ({\"unit\",\"sets\":[{\"nodes\",\"bandwidth\"}]}):\n"
-                   "                     keep the best node sets of each important placement (needs numa)\n"
-                   "  (--distances is refused: classes do not depend on distances)\n%s",
-                   PL_CLASSES_LIMIT, place_common_help);
-            return IB_EXIT_OK;
-        case 't':
-            if (parse_uint(optarg, 1, 1u << 20, &v) < 0)
-                return cli_fail(IB_EXIT_USAGE, "place classes", "--threads wants a positive number, not '%s'",
-                                optarg);
-            co.nthreads = (unsigned)v;
-            break;
-        case 'a': co.all = true; break;
-        case 'l':
-            if (parse_uint(optarg, 1, 100000000, &v) < 0)
-                return cli_fail(IB_EXIT_USAGE, "place classes", "--limit wants 1 to 100000000, not '%s'", optarg);
-            co.limit = v;
-            limit_given = true;
-            break;
-        case 'b': bwfile = optarg; break;
-        default:
-            if (place_common_opt(&o, c, optarg) < 0)
-                return cli_fail(IB_EXIT_USAGE, "place classes", "unknown option or missing value '%s'",
-                                argv[optind - 1]);
-        }
-    }
-    if (optind != argc)
-        return cli_fail(IB_EXIT_USAGE, "place classes", "unexpected argument '%s'", argv[optind]);
+    const struct classes_opts *a = opts;
+    const struct place_opts o = a->po;
+    struct pl_classes_opts co = {.nthreads = a->threads, .all = a->all, .limit = a->limit};
+    const char *bwfile = a->bandwidth;
+    bool limit_given = a->have_limit;
     if (!co.nthreads)
         return cli_fail(IB_EXIT_USAGE, "place classes", "--threads N is required");
     if (bwfile && co.all)
@@ -243,3 +202,34 @@ int cmd_place_classes(int argc, char **argv)
     pl_machine_free(&m);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define CO struct classes_opts
+static const struct cli_opt classes_table[] = {
+    {CLI_UINT("threads", "N", CO, threads, 1, 1 << 20, "threads to place, 1 to the PUs"), .shortopt = 't'},
+    {CLI_FLAG("all", CO, all, "every class, not only the important placements")},
+    {CLI_ULONG("limit", "K", CO, limit, 1, 100000000, "with --all, refuse when there are more than K classes"),
+     .def = "10000", .have = CLI_HAVE(CO, have_limit)},
+    {CLI_STR("bandwidth", "FILE", CO, bandwidth,
+             "NUMA node sets' bandwidth, JSON\n"
+             "({\"unit\",\"sets\":[{\"nodes\",\"bandwidth\"}]}):\n"
+             "keep the best node sets of each important placement (needs numa)")},
+    PLACE_OPT_TOPOLOGY(CO, place_help_topology),
+    PLACE_OPT_DISTANCES(CO, "refused: classes do not depend on distances"),
+    PLACE_OPT_CONCERNS(CO, place_help_concerns),
+    PLACE_OPT_JSON(CO),
+};
+#undef CO
+
+const struct cli_cmd cli_cmd_place_classes = {
+    .name = "place classes",
+    CLI_RUN(cmd_place_classes, struct classes_opts),
+    .summary = "the sharing classes of N-thread placements, or the important ones",
+    .usage = "usage: ibench place classes --threads N [--all] [--limit K] [--bandwidth FILE] [--topology SPEC]\n"
+             "                            [--concerns LIST] [--json]\n\n",
+    .about = "The sharing classes of N-thread placements (one thread per PU): placements a symmetry of the\n"
+             "concerned levels maps onto each other form one class.  By default the important ones (seed 002\n"
+             "§3: balanced and feasible); --all lists every class.\n\n",
+    CLI_OPTS(classes_table),
+};

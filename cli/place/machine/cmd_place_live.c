@@ -2,7 +2,6 @@
  * thread runs and may run, and the class of that placement).  docs/placement.md. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,12 +17,13 @@
 
 /* --class on a listing with --all: more classes than this is not a listing anyone picks a row from */
 
-enum { OPT_PID = 1, OPT_CPUS, OPT_CLASS, OPT_THREADS, OPT_ALL, OPT_LIMIT, OPT_SET, OPT_MEM, OPT_NO_CPUSET };
-
-static const char live_common_help[] =
-    "  --concerns LIST    the shared levels that define classes (ibench place classes --help)\n"
-    "  --topology live    only this machine makes sense for a running process (the default)\n"
-    "  --json             JSON (docs/schema/placement-v1.schema.json) instead of a table\n";
+/* The shared options as a live process takes them: its own machine's topology alone, no distances file (given, both
+ * are refused by live_only). */
+#define LIVE_OPTS(st)                                                                                              \
+    PLACE_OPT_CONCERNS(st, "the shared levels that define classes (ibench place classes --help)"),                 \
+        {CLI_STR("topology", "live", st, po.topology,                                                              \
+                 "only this machine makes sense for a running process (the default)")},                          \
+        PLACE_OPT_NO_DISTANCES(st), PLACE_OPT_JSON(st)
 
 /* A live process runs on this machine: any other topology, or a distances file, is a mistake worth a word. */
 static int live_only(const char *cmd, const struct place_opts *o)
@@ -70,71 +70,18 @@ static json_t *int_array(const int *v, unsigned n)
 struct apply_args {
     struct place_opts po;
     pid_t pid;
-    const char *cpus, *class_id, *threads, *limit, *mem;
+    const char *pidarg, *cpus, *class_id, *threads, *limit, *mem;
     int all, set, no_cpuset;
 };
 
-static int apply_parse(int argc, char **argv, struct apply_args *a)
+_Static_assert(PL_CLASSES_LIMIT == 10000, "the help of --limit below says 10000");
+
+/* --pid, --class, --threads and --limit are read where they are used (place_class_cpus, parse_pid), as place run
+ * reads them */
+/* The rules between apply's options, and --pid read: 0, or the exit code after one line. */
+static int apply_check(struct apply_args *a)
 {
-    static const struct option lo[] = {{"pid", required_argument, 0, OPT_PID},
-                                       {"cpus", required_argument, 0, OPT_CPUS},
-                                       {"class", required_argument, 0, OPT_CLASS},
-                                       {"threads", required_argument, 0, OPT_THREADS},
-                                       {"all", no_argument, 0, OPT_ALL},
-                                       {"limit", required_argument, 0, OPT_LIMIT},
-                                       {"set", no_argument, 0, OPT_SET},
-                                       {"mem", required_argument, 0, OPT_MEM},
-                                       {"no-cpuset", no_argument, 0, OPT_NO_CPUSET},
-                                       PLACE_COMMON_OPTIONS,
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    const char *pid = NULL;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            printf("usage: ibench place apply --pid P (--cpus LIST | --class ID --threads N [--all [--limit K]]\n"
-                   "                          [--concerns LIST]) [--set] [--mem MODE] [--no-cpuset] [--json]\n\n"
-                   "Pins every thread of a running process.  Threads, the main thread first and then by thread id,\n"
-                   "get one CPU each from the list in its order, starting again from its first CPU when there are\n"
-                   "more threads than CPUs; threads started meanwhile are found and pinned too.  Then its memory\n"
-                   "follows (--mem): its pages on other NUMA nodes move to the chosen ones (migrate_pages), and the\n"
-                   "output gives the bytes moved and the locality score before and after.  Linux cannot set the\n"
-                   "memory policy of another process: its later allocations stay on the set only through a cgroup\n"
-                   "v2 cpuset (made where possible, else the output says why not) or, by default, by being local\n"
-                   "to the CPUs it now runs on.\n\n"
-                   "  --pid P            the process\n"
-                   "  --cpus LIST        CPUs by OS index (as taskset), e.g. 2,0-1: the order given is the order\n"
-                   "                     threads get them\n"
-                   "  --class ID         the representative of row ID of `ibench place classes --threads N`\n"
-                   "                     (with the same --all and --concerns)\n"
-                   "  --threads N        the thread count of that listing (a warning when the process has more\n"
-                   "                     or fewer threads)\n"
-                   "  --all              ID is a row of the --all listing (every class), not of the important ones\n"
-                   "  --limit K          with --all: as place classes --limit (default %lu)\n"
-                   "  --set              every thread gets the whole list, as taskset -a, instead of one CPU each\n"
-                   "%s%s",
-                   PL_CLASSES_LIMIT, place_mem_help, live_common_help);
-            return -1;
-        case OPT_PID: pid = optarg; break;
-        case OPT_CPUS: a->cpus = optarg; break;
-        case OPT_CLASS: a->class_id = optarg; break;
-        case OPT_THREADS: a->threads = optarg; break;
-        case OPT_ALL: a->all = 1; break;
-        case OPT_LIMIT: a->limit = optarg; break;
-        case OPT_SET: a->set = 1; break;
-        case OPT_MEM: a->mem = optarg; break;
-        case OPT_NO_CPUSET: a->no_cpuset = 1; break;
-        default:
-            if (place_common_opt(&a->po, c, optarg) < 0)
-                return cli_fail(IB_EXIT_USAGE, "place apply", "unknown option or missing value '%s'",
-                                argv[optind - 1]);
-        }
-    }
-    if (optind != argc)
-        return cli_fail(IB_EXIT_USAGE, "place apply", "unexpected argument '%s'", argv[optind]);
+    const char *pid = a->pidarg;
     if (!pid)
         return cli_fail(IB_EXIT_USAGE, "place apply", "--pid P is required (ibench place apply --help)");
     if (!a->cpus == !a->class_id)
@@ -235,46 +182,46 @@ static void apply_print(const struct apply_args *a, const int *cpus, unsigned nc
     }
 }
 
-int cmd_place_apply(int argc, char **argv)
+static int cmd_place_apply(void *opts, int argc, char **argv, int first)
 {
-    struct apply_args a = {0};
-    int rc = apply_parse(argc, argv, &a);
+    struct apply_args *a = opts;
+    int rc = apply_check(a);
     if (rc)
-        return rc < 0 ? IB_EXIT_OK : rc;
+        return rc;
     const char *cmd = "place apply";
     char why[512];
     int *cpus = NULL;
     unsigned ncpus = 0;
     unsigned long n = 0;
-    if (a.cpus && pl_cpulist_parse(a.cpus, &cpus, &ncpus, why, sizeof(why)) < 0)
+    if (a->cpus && pl_cpulist_parse(a->cpus, &cpus, &ncpus, why, sizeof(why)) < 0)
         return cli_fail(IB_EXIT_USAGE, cmd, "--cpus: %s", why);
-    if (a.threads && parse_uint(a.threads, 1, UINT_MAX, &n) < 0) {
+    if (a->threads && parse_uint(a->threads, 1, UINT_MAX, &n) < 0) {
         free(cpus);
-        return cli_fail(IB_EXIT_USAGE, cmd, "bad --threads '%s': want a thread count of at least 1", a.threads);
+        return cli_fail(IB_EXIT_USAGE, cmd, "bad --threads '%s': want a thread count of at least 1", a->threads);
     }
 
     struct pl_machine m;
     struct pl_hier h;
     /* --cpus needs only the PUs' OS indexes: every level, unchecked, so a hierarchy the concerns would refuse does
      * not stand in the way */
-    rc = place_open("apply", &a.po, &m, a.class_id ? &h : NULL);
+    rc = place_open("apply", &a->po, &m, a->class_id ? &h : NULL);
     if (rc) {
         free(cpus);
         return rc;
     }
-    if (a.cpus) {
+    if (a->cpus) {
         rc = pl_hier_levels(m.topo, &h, why, sizeof(why));
         if (rc < 0)
             rc = cli_fail(cli_exit_for(rc, rc != -ENOMEM), cmd, "%s", why);
         else if (pl_cpus_on_machine(&h, cpus, ncpus, why, sizeof(why)) < 0)
             rc = cli_fail(IB_EXIT_USAGE, cmd, "%s", why);
     } else {
-        rc = place_class_cpus(cmd, &h, a.class_id, n, a.all, a.limit, &cpus, &ncpus);
+        rc = place_class_cpus(cmd, &h, a->class_id, n, a->all, a->limit, &cpus, &ncpus);
     }
     pl_hier_free(&h);
     struct place_mem pm = {0};
     if (!rc)
-        rc = place_mem_plan(cmd, a.mem, &m, cpus, ncpus, &pm);
+        rc = place_mem_plan(cmd, a->mem, &m, cpus, ncpus, &pm);
     if (rc) {
         pl_machine_free(&m);
         free(cpus);
@@ -283,25 +230,25 @@ int cmd_place_apply(int argc, char **argv)
 
     /* the process as it is now: does it exist, and does its thread count match the listing's N */
     struct pl_threads t;
-    rc = pl_proc_threads(a.pid, &t, why, sizeof(why));
+    rc = pl_proc_threads(a->pid, &t, why, sizeof(why));
     if (rc < 0) {
         place_mem_free(&pm);
         pl_machine_free(&m);
         free(cpus);
         return proc_fail(cmd, rc, why);
     }
-    place_mem_before(&pm, &m, a.pid, &t);
-    if (a.class_id && t.n != n)
+    place_mem_before(&pm, &m, a->pid, &t);
+    if (a->class_id && t.n != n)
         fprintf(stderr,
                 "ibench %s: warning: process %d has %u thread(s), the class is a placement of %lu: %s\n", cmd,
-                (int)a.pid, t.n, n,
-                t.n > n ? (a.set ? "every thread shares all of its CPUs" : "threads past the class's CPUs reuse them")
+                (int)a->pid, t.n, n,
+                t.n > n ? (a->set ? "every thread shares all of its CPUs" : "threads past the class's CPUs reuse them")
                         : "some of its CPUs stay unused");
     pl_threads_free(&t);
 
-    struct pl_apply_opts ao = {.cpus = cpus, .ncpus = ncpus, .set = a.set};
+    struct pl_apply_opts ao = {.cpus = cpus, .ncpus = ncpus, .set = a->set};
     struct pl_apply_result r;
-    rc = pl_proc_apply(a.pid, &ao, &r, why, sizeof(why));
+    rc = pl_proc_apply(a->pid, &ao, &r, why, sizeof(why));
     if (rc < 0) {
         /* the process was there a moment ago: vanishing now is a run-time failure, not bad input */
         rc = cli_fail(rc == -EINVAL ? IB_EXIT_USAGE : IB_EXIT_FAIL, cmd, "%s", why);
@@ -309,20 +256,20 @@ int cmd_place_apply(int argc, char **argv)
         /* the CPUs the threads now have: one each, or the whole list each (--set) */
         int *now = malloc((r.n + ncpus + 1) * sizeof *now);
         unsigned nnow = 0;
-        for (unsigned i = 0; now && i < (a.set ? ncpus : r.n); i++)
-            if (a.set || !r.v[i].exited)
-                now[nnow++] = a.set ? cpus[i] : r.v[i].cpu;
-        int mrc = place_mem_follow(&pm, &m, a.pid, now ? now : cpus, now ? nnow : ncpus, !a.no_cpuset);
+        for (unsigned i = 0; now && i < (a->set ? ncpus : r.n); i++)
+            if (a->set || !r.v[i].exited)
+                now[nnow++] = a->set ? cpus[i] : r.v[i].cpu;
+        int mrc = place_mem_follow(&pm, &m, a->pid, now ? now : cpus, now ? nnow : ncpus, !a->no_cpuset);
         free(now);
         if (r.wrapped)
             fprintf(stderr, "ibench %s: note: %u threads on %u CPU(s): the CPUs were handed out again from the "
                             "list's start (thread %u got CPU %d)\n", cmd, r.n, ncpus, ncpus + 1, cpus[0]);
-        if (a.po.json) {
-            json_t *doc = apply_doc(&a, cpus, ncpus, n, &r, &pm, &m);
+        if (a->po.json) {
+            json_t *doc = apply_doc(a, cpus, ncpus, n, &r, &pm, &m);
             rc = out_json(stdout, doc) < 0 ? IB_EXIT_FAIL : IB_EXIT_OK;
             json_decref(doc);
         } else {
-            apply_print(&a, cpus, ncpus, &r);
+            apply_print(a, cpus, ncpus, &r);
             place_mem_print(&pm, &m);
             rc = IB_EXIT_OK;
         }
@@ -506,33 +453,16 @@ static void show_print(pid_t pid, const struct pl_threads *t, const struct pl_hi
         printf("notation  %s\n", buf);
 }
 
-int cmd_place_show(int argc, char **argv)
+struct show_args {
+    struct place_opts po;
+    const char *pidarg;
+};
+
+static int cmd_place_show(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {
-        {"pid", required_argument, 0, OPT_PID}, PLACE_COMMON_OPTIONS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *cmd = "place show", *pidarg = NULL;
-    struct place_opts po = {0};
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        if (c == 'h') {
-            printf("usage: ibench place show --pid P [--concerns LIST] [--json]\n\n"
-                   "Where each thread of a running process last ran and may run, then the placement: when every\n"
-                   "thread may run on exactly one CPU and no two share one, the class of those CPUs (and its row\n"
-                   "in ibench place classes when it is an important placement); otherwise the class of all the\n"
-                   "CPUs they may use, as a placement of that many PUs.\n\n"
-                   "  --pid P            the process\n%s",
-                   live_common_help);
-            return IB_EXIT_OK;
-        }
-        if (c == OPT_PID)
-            pidarg = optarg;
-        else if (place_common_opt(&po, c, optarg) < 0)
-            return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
-    }
-    if (optind != argc)
-        return cli_fail(IB_EXIT_USAGE, cmd, "unexpected argument '%s'", argv[optind]);
+    const struct show_args *a = opts;
+    const char *cmd = "place show", *pidarg = a->pidarg;
+    const struct place_opts po = a->po;
     if (!pidarg)
         return cli_fail(IB_EXIT_USAGE, cmd, "--pid P is required (ibench place show --help)");
     pid_t pid = 0;
@@ -578,3 +508,59 @@ int cmd_place_show(int argc, char **argv)
     pl_machine_free(&m);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define AA struct apply_args
+static const struct cli_opt apply_table[] = {
+    {CLI_STR("pid", "P", AA, pidarg, "the process")},
+    {CLI_STR("cpus", "LIST", AA, cpus,
+             "CPUs by OS index (as taskset), e.g. 2,0-1: the order given is the order\n"
+             "threads get them")},
+    {CLI_STR("class", "ID", AA, class_id,
+             "the representative of row ID of `ibench place classes --threads N`\n"
+             "(with the same --all and --concerns)")},
+    {CLI_STR("threads", "N", AA, threads,
+             "the thread count of that listing (a warning when the process has more\n"
+             "or fewer threads)")},
+    {CLI_FLAG("all", AA, all, "ID is a row of the --all listing (every class), not of the important ones")},
+    {CLI_STR("limit", "K", AA, limit, "with --all: as place classes --limit (default 10000)")},
+    {CLI_FLAG("set", AA, set, "every thread gets the whole list, as taskset -a, instead of one CPU each")},
+    PLACE_MEM_OPTS(AA),
+    LIVE_OPTS(AA),
+};
+#undef AA
+
+const struct cli_cmd cli_cmd_place_apply = {
+    .name = "place apply",
+    CLI_RUN(cmd_place_apply, struct apply_args),
+    .summary = "pin every thread of a live process to a CPU list or a class's representative",
+    .usage = "usage: ibench place apply --pid P (--cpus LIST | --class ID --threads N [--all [--limit K]]\n"
+             "                          [--concerns LIST]) [--set] [--mem MODE] [--no-cpuset] [--json]\n\n",
+    .about = "Pins every thread of a running process.  Threads, the main thread first and then by thread id,\n"
+             "get one CPU each from the list in its order, starting again from its first CPU when there are\n"
+             "more threads than CPUs; threads started meanwhile are found and pinned too.  Then its memory\n"
+             "follows (--mem): its pages on other NUMA nodes move to the chosen ones (migrate_pages), and the\n"
+             "output gives the bytes moved and the locality score before and after.  Linux cannot set the\n"
+             "memory policy of another process: its later allocations stay on the set only through a cgroup\n"
+             "v2 cpuset (made where possible, else the output says why not) or, by default, by being local\n"
+             "to the CPUs it now runs on.\n\n",
+    CLI_OPTS(apply_table),
+};
+
+static const struct cli_opt show_table[] = {
+    {CLI_STR("pid", "P", struct show_args, pidarg, "the process")},
+    LIVE_OPTS(struct show_args),
+};
+
+const struct cli_cmd cli_cmd_place_show = {
+    .name = "place show",
+    CLI_RUN(cmd_place_show, struct show_args),
+    .summary = "where each thread of a live process runs and may run, and its class",
+    .usage = "usage: ibench place show --pid P [--concerns LIST] [--json]\n\n",
+    .about = "Where each thread of a running process last ran and may run, then the placement: when every\n"
+             "thread may run on exactly one CPU and no two share one, the class of those CPUs (and its row\n"
+             "in ibench place classes when it is an important placement); otherwise the class of all the\n"
+             "CPUs they may use, as a placement of that many PUs.\n\n",
+    CLI_OPTS(show_table),
+};

@@ -4,7 +4,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
 #include <sched.h>
@@ -25,40 +24,6 @@
 
 #define CMD "place run"
 
-enum { OPT_CPUS = 1, OPT_CLASS, OPT_THREADS, OPT_ALL, OPT_LIMIT, OPT_MAP, OPT_CORUNNER, OPT_MEM, OPT_NO_CPUSET,
-       OPT_DRY_RUN, OPT_VERBOSE };
-
-static int usage(void)
-{
-    printf("usage: ibench place run (--cpus LIST | --class ID --threads N [--all [--limit K]] [--concerns LIST]\n"
-           "                         | --map T[:THREADS] --corunner C[:THREADS])\n"
-           "                        [--mem MODE] [--no-cpuset] [--verbose] -- CMD [ARGS...]\n"
-           "       ibench place run ... --dry-run [--topology SPEC] [--json] [-- CMD ARGS...]\n\n"
-           "Runs CMD on a placement from its first instruction, as numactl does: CMD and every thread and\n"
-           "process it starts may run on the placement's CPUs only, and its memory policy (--mem) is set\n"
-           "before it starts, so every page it touches follows it.\n\n"
-           "  --cpus LIST        CPUs by OS index, e.g. 0-3,8 (as taskset -c)\n"
-           "  --class ID         the CPUs of row ID of `ibench place classes --threads N` (with the same\n"
-           "                     --all, --limit and --concerns); `ibench place atom` answers with such a row\n"
-           "  --threads N        the thread count of that listing\n"
-           "  --all, --limit K   as ibench place apply\n"
-           "  --map T[:THREADS]  the CPUs `ibench place map --target T --corunner C` gives the target T\n"
-           "  --corunner C[:THREADS]  the co-runner of --map (profiles or characteristics files)\n"
-           "%s"
-           "  --verbose          one line on stderr before CMD starts: its CPUs, memory policy and cpuset\n"
-           "  --dry-run          print the placement (a table, or --json) and run nothing; with it\n"
-           "                     --topology may name another machine (synthetic:..., an XML file)\n\n"
-           "Exit status: CMD's own when it ran (128 + N when signal N ended it, as a shell reports); when\n"
-           "CMD could not be started, 127 (not found) or 126 (not executable), as env and a shell do; when\n"
-           "ibench itself failed before starting CMD, its codes: 2 bad input, 1 a refusal by the kernel, 77\n"
-           "no NUMA support in a kernel on a machine of several nodes.  ibench's own failures, and only they, print one line starting\n"
-           "\"ibench place run:\" on stderr, and CMD did not run.  Ctrl-C and SIGTERM, SIGHUP and SIGQUIT sent to\n"
-           "ibench reach CMD once (a terminal's Ctrl-C reaches both directly; ibench passes on only signals sent\n"
-           "by a process); ibench waits for CMD to end.\n",
-           place_mem_help);
-    return IB_EXIT_OK;
-}
-
 struct run_args {
     struct place_opts po;
     const char *cpus, *class_id, *threads, *limit, *map, *corunner, *mem;
@@ -66,50 +31,14 @@ struct run_args {
     char **cmd; /* argv after "--", NULL-terminated */
 };
 
-static int parse(int argc, char **argv, struct run_args *a)
+/* --class, --threads and --limit are read where they are used, as place apply reads them (place_class_cpus) */
+/* The command after "--", and the rules between run's options: 0, or the exit code after one line. */
+static int check(int argc, char **argv, int first, struct run_args *a)
 {
-    static const struct option lo[] = {{"cpus", required_argument, 0, OPT_CPUS},
-                                       {"class", required_argument, 0, OPT_CLASS},
-                                       {"threads", required_argument, 0, OPT_THREADS},
-                                       {"all", no_argument, 0, OPT_ALL},
-                                       {"limit", required_argument, 0, OPT_LIMIT},
-                                       {"map", required_argument, 0, OPT_MAP},
-                                       {"corunner", required_argument, 0, OPT_CORUNNER},
-                                       {"mem", required_argument, 0, OPT_MEM},
-                                       {"no-cpuset", no_argument, 0, OPT_NO_CPUSET},
-                                       {"dry-run", no_argument, 0, OPT_DRY_RUN},
-                                       {"verbose", no_argument, 0, OPT_VERBOSE},
-                                       PLACE_COMMON_OPTIONS,
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    int c;
-    optind = 0;
-    opterr = 0;
-    /* "+": options end at the first non-option, so CMD's own options are never taken for ours */
-    while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': usage(); return -1;
-        case OPT_CPUS: a->cpus = optarg; break;
-        case OPT_CLASS: a->class_id = optarg; break;
-        case OPT_THREADS: a->threads = optarg; break;
-        case OPT_ALL: a->all = 1; break;
-        case OPT_LIMIT: a->limit = optarg; break;
-        case OPT_MAP: a->map = optarg; break;
-        case OPT_CORUNNER: a->corunner = optarg; break;
-        case OPT_MEM: a->mem = optarg; break;
-        case OPT_NO_CPUSET: a->no_cpuset = 1; break;
-        case OPT_DRY_RUN: a->dry_run = 1; break;
-        case OPT_VERBOSE: a->verbose = 1; break;
-        default:
-            if (c >= PLACE_OPT_BASE && place_common_opt(&a->po, c, optarg) == 0)
-                break;
-            return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc && strcmp(argv[optind - 1], "--"))
+    if (first < argc && strcmp(argv[first - 1], "--"))
         return cli_fail(IB_EXIT_USAGE, CMD, "'%s': the command goes after -- (ibench place run --cpus 0 -- CMD)",
-                        argv[optind]);
-    a->cmd = optind < argc ? argv + optind : NULL;
+                        argv[first]);
+    a->cmd = first < argc ? argv + first : NULL;
     if (!a->cmd && !a->dry_run)
         return cli_fail(IB_EXIT_USAGE, CMD, "no command: ibench place run ... -- CMD [ARGS...]");
     if (!!a->cpus + !!a->class_id + !!a->map != 1)
@@ -393,28 +322,28 @@ static int run(const struct run_args *a, const struct pl_machine *m, const int *
     return IB_EXIT_FAIL;
 }
 
-int cmd_place_run(int argc, char **argv)
+static int cmd_place_run(void *opts, int argc, char **argv, int first)
 {
-    struct run_args a = {0};
-    int rc = parse(argc, argv, &a);
+    struct run_args *a = opts;
+    int rc = check(argc, argv, first, a);
     if (rc)
-        return rc < 0 ? IB_EXIT_OK : rc;
+        return rc;
     struct pl_machine m;
-    if ((rc = place_open("run", &a.po, &m, NULL)) != 0)
+    if ((rc = place_open("run", &a->po, &m, NULL)) != 0)
         return rc;
     int *cpus = NULL;
     unsigned n = 0;
     char how[512];
     struct place_mem pm = {0};
-    rc = choose_cpus(&a, &m, &cpus, &n, how, sizeof how);
+    rc = choose_cpus(a, &m, &cpus, &n, how, sizeof how);
     if (!rc)
-        rc = place_mem_plan(CMD, a.mem, &m, cpus, n, &pm);
+        rc = place_mem_plan(CMD, a->mem, &m, cpus, n, &pm);
     if (!rc) {
-        if (a.dry_run) {
-            report(&a, &m, cpus, n, &pm, how);
+        if (a->dry_run) {
+            report(a, &m, cpus, n, &pm, how);
             rc = IB_EXIT_OK;
         } else {
-            rc = run(&a, &m, cpus, n, &pm);
+            rc = run(a, &m, cpus, n, &pm);
         }
         place_mem_free(&pm);
     }
@@ -422,3 +351,51 @@ int cmd_place_run(int argc, char **argv)
     pl_machine_free(&m);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define RA struct run_args
+static const struct cli_opt run_table[] = {
+    {CLI_STR("cpus", "LIST", RA, cpus, "CPUs by OS index, e.g. 0-3,8 (as taskset -c)")},
+    {CLI_STR("class", "ID", RA, class_id,
+             "the CPUs of row ID of `ibench place classes --threads N` (with the same\n"
+             "--all, --limit and --concerns); `ibench place atom` answers with such a row")},
+    {CLI_STR("threads", "N", RA, threads, "the thread count of that listing")},
+    {CLI_FLAG("all", RA, all, "as ibench place apply")},
+    {CLI_STR("limit", "K", RA, limit, "as ibench place apply")},
+    {CLI_STR("map", "T[:THREADS]", RA, map, "the CPUs `ibench place map --target T --corunner C` gives the target T")},
+    {CLI_STR("corunner", "C[:THREADS]", RA, corunner, "the co-runner of --map (profiles or characteristics files)")},
+    PLACE_MEM_OPTS(RA),
+    {CLI_FLAG("verbose", RA, verbose, "one line on stderr before CMD starts: its CPUs, memory policy and cpuset")},
+    {CLI_FLAG("dry-run", RA, dry_run,
+              "print the placement (a table, or --json) and run nothing; with it\n"
+              "--topology may name another machine (synthetic:..., an XML file)")},
+    PLACE_OPT_CONCERNS(RA, "the levels of --class's listing (as place classes)"),
+    PLACE_OPT_TOPOLOGY(RA, "with --dry-run: the machine, as place topo takes it (default live)"),
+    PLACE_OPT_NO_DISTANCES(RA),
+    {CLI_FLAG("json", RA, po.json, "with --dry-run: the placement as JSON (docs/schema/placement-v1.schema.json)")},
+};
+#undef RA
+
+const struct cli_cmd cli_cmd_place_run = {
+    .name = "place run",
+    CLI_RUN(cmd_place_run, struct run_args),
+    .summary = "run a command on a placement from its first instruction, memory bound too (numactl)",
+    .usage = "usage: ibench place run (--cpus LIST | --class ID --threads N [--all [--limit K]] [--concerns LIST]\n"
+             "                         | --map T[:THREADS] --corunner C[:THREADS])\n"
+             "                        [--mem MODE] [--no-cpuset] [--verbose] -- CMD [ARGS...]\n"
+             "       ibench place run ... --dry-run [--topology SPEC] [--json] [-- CMD ARGS...]\n\n",
+    .about = "Runs CMD on a placement from its first instruction, as numactl does: CMD and every thread and\n"
+             "process it starts may run on the placement's CPUs only, and its memory policy (--mem) is set\n"
+             "before it starts, so every page it touches follows it.\n\n",
+    .more = "\nExit status: CMD's own when it ran (128 + N when signal N ended it, as a shell reports); when\n"
+            "CMD could not be started, 127 (not found) or 126 (not executable), as env and a shell do; when\n"
+            "ibench itself failed before starting CMD, its codes: 2 bad input, 1 a refusal by the kernel, 77\n"
+            "no NUMA support in a kernel on a machine of several nodes.  ibench's own failures, and only they, print "
+            "one line starting\n"
+            "\"ibench place run:\" on stderr, and CMD did not run.  Ctrl-C and SIGTERM, SIGHUP and SIGQUIT sent to\n"
+            "ibench reach CMD once (a terminal's Ctrl-C reaches both directly; ibench passes on only signals sent\n"
+            "by a process); ibench waits for CMD to end.\n",
+    CLI_OPTS(run_table),
+    .args = CLI_ARGS_CMD,
+};

@@ -2,7 +2,6 @@
  * per-node usage (placement/machine/pl_numa.h, docs/placement.md). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,8 +18,6 @@
 #define CMD "place score"
 #define MAX_NODES 1024
 #define ONE_NODE "one NUMA node: every access is local"
-
-enum { OPT_PID = 1, OPT_WINDOW, OPT_CPU, OPT_MEMORY, OPT_HOPS };
 
 struct score_in {
     struct place_opts po;
@@ -279,27 +276,6 @@ static void print_score(const struct score_out *s)
     }
 }
 
-static int usage(void)
-{
-    printf("usage: ibench place score --pid P [--window D] [--distances FILE|hops] [--hops] [--json]\n"
-           "       ibench place score --cpu-usage LIST --memory LIST [--distances FILE|hops] [--hops]\n"
-           "                          [--topology SPEC] [--json]\n\n"
-           "The NUMA locality score (Eq. 1): sum over nodes i, j of C[i] M[j] D(i,i)/D(i,j), C and M the per-node\n"
-           "CPU and memory use normalised to sum 1, D the distances.  1 when every access is local.\n\n"
-           "  --pid P            a live process: memory per node from /proc/P/numa_maps (bytes, huge pages\n"
-           "                     included), CPU use of its threads sampled every 10 ms over the window\n"
-           "  --window D         the sampling window (default 1s; e.g. 500ms, 2s)\n"
-           "  --cpu-usage LIST   per-node CPU use, comma-separated, any scale (e.g. 0.5,0.5)\n"
-           "  --memory LIST      per-node memory use, the same length\n"
-           "  --distances FILE   a JSON distance matrix instead of the topology's (raw SLIT); offline without\n"
-           "                     --topology it alone says how many nodes there are\n"
-           "  --distances hops   the topology's matrix as hops: local 10, the k-th nearest remote distance 10 (1 + k)\n"
-           "  --hops             the same hop rule on whichever matrix is used (e.g. --distances FILE --hops)\n"
-           "  --topology SPEC    whose distances and nodes (offline only; --pid needs live, the default)\n"
-           "  --json             JSON instead of a table\n");
-    return IB_EXIT_OK;
-}
-
 static int check_input(const struct score_in *in, long *pid, uint64_t *window_ns)
 {
     if (in->po.concerns)
@@ -395,39 +371,14 @@ static int run(const struct score_in *in, struct score_out *s)
     return 0;
 }
 
-int cmd_place_score(int argc, char **argv)
+/* --pid and --window are read in check_input (its refusals name them) */
+static int cmd_place_score(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {PLACE_COMMON_OPTIONS,
-                                       {"pid", required_argument, 0, OPT_PID},
-                                       {"window", required_argument, 0, OPT_WINDOW},
-                                       {"cpu-usage", required_argument, 0, OPT_CPU},
-                                       {"memory", required_argument, 0, OPT_MEMORY},
-                                       {"hops", no_argument, 0, OPT_HOPS},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    struct score_in in = {0};
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': return usage();
-        case OPT_PID: in.pid_arg = optarg; break;
-        case OPT_WINDOW: in.window_arg = optarg; break;
-        case OPT_CPU: in.cpu_arg = optarg; break;
-        case OPT_MEMORY: in.mem_arg = optarg; break;
-        case OPT_HOPS: in.hops = 1; break;
-        default:
-            if (place_common_opt(&in.po, c, optarg) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind != argc)
-        return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    const struct score_in *in = opts;
     struct score_out s = {.pid = -1};
-    int rc = run(&in, &s);
+    int rc = run(in, &s);
     if (rc == 0) {
-        if (in.po.json) {
+        if (in->po.json) {
             json_t *doc = score_doc(&s);
             rc = out_json(stdout, doc) < 0 ? IB_EXIT_FAIL : IB_EXIT_OK;
             json_decref(doc);
@@ -438,3 +389,35 @@ int cmd_place_score(int argc, char **argv)
     out_free(&s);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define SI struct score_in
+static const struct cli_opt score_table[] = {
+    {CLI_STR("pid", "P", SI, pid_arg,
+             "a live process: memory per node from /proc/P/numa_maps (bytes, huge pages\n"
+             "included), CPU use of its threads sampled every 10 ms over the window")},
+    {CLI_STR("window", "D", SI, window_arg, "the sampling window (default 1s; e.g. 500ms, 2s)")},
+    {CLI_STR("cpu-usage", "LIST", SI, cpu_arg, "per-node CPU use, comma-separated, any scale (e.g. 0.5,0.5)")},
+    {CLI_STR("memory", "LIST", SI, mem_arg, "per-node memory use, the same length")},
+    PLACE_OPT_DISTANCES(SI, "a JSON distance matrix instead of the topology's (raw SLIT); offline without\n"
+                            "--topology it alone says how many nodes there are; hops: the topology's matrix\n"
+                            "as hops: local 10, the k-th nearest remote distance 10 (1 + k)"),
+    {CLI_FLAG("hops", SI, hops, "the same hop rule on whichever matrix is used (e.g. --distances FILE --hops)")},
+    PLACE_OPT_TOPOLOGY(SI, "whose distances and nodes (offline only; --pid needs live, the default)"),
+    {CLI_STR("concerns", "LIST", SI, po.concerns, NULL), .flags = CLI_OPT_HIDDEN}, /* refused: no use here */
+    {CLI_FLAG("json", SI, po.json, "JSON instead of a table")},
+};
+#undef SI
+
+const struct cli_cmd cli_cmd_place_score = {
+    .name = "place score",
+    CLI_RUN(cmd_place_score, struct score_in),
+    .summary = "the NUMA locality score (CPU-memory locality) of a process or of given usage",
+    .usage = "usage: ibench place score --pid P [--window D] [--distances FILE|hops] [--hops] [--json]\n"
+             "       ibench place score --cpu-usage LIST --memory LIST [--distances FILE|hops] [--hops]\n"
+             "                          [--topology SPEC] [--json]\n\n",
+    .about = "The NUMA locality score (Eq. 1): sum over nodes i, j of C[i] M[j] D(i,i)/D(i,j), C and M the per-node\n"
+             "CPU and memory use normalised to sum 1, D the distances.  1 when every access is local.\n\n",
+    CLI_OPTS(score_table),
+};

@@ -4,7 +4,6 @@
  * oracle.  docs/placement.md, "The adaptive mapper". */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,34 +22,15 @@
 
 #define CMD "place atom"
 
-enum { OPT_PID = 1, OPT_ORACLE, OPT_THREADS, OPT_METRIC, OPT_PERIOD, OPT_ROUNDS, OPT_RELEARN, OPT_CYCLES, OPT_DRY,
-       OPT_SEED };
-
-static int usage(void)
+static void atom_about(FILE *f)
 {
-    printf("usage: ibench place atom (--pid P --metric SPEC | --oracle FILE --threads N) [--period S] [--rounds N]\n"
-           "                         [--relearn S [--cycles N]] [--dry-run] [--seed S] [--topology SPEC]\n"
-           "                         [--concerns LIST] [--json]\n\n"
-           "AToM (seed 000 section 5.2): a learning phase runs the application in each sharing class of its thread\n"
-           "count (the important placements of `ibench place classes`) for --period seconds each, as --rounds\n"
-           "interleaved slices, measuring its own metric; then pins it to the winner.  A class wins clearly only when\n"
-           "its mean beats every other by more than %.0f standard errors over the slices; otherwise the output says\n"
-           "so and keeps the leader.  Learning takes classes x period.\n\n"
-           "  --pid P            the live process: every thread is pinned, one CPU each (place apply's rule)\n"
-           "  --metric SPEC      its metric over a slice: command:CMD / command-lower:CMD (the first number CMD\n"
-           "                     prints at the end of the slice; higher / lower is better), or cputime (the CPU\n"
-           "                     seconds per second its threads got over the slice; higher is better)\n"
-           "  --oracle FILE      a simulated application instead: performance per class and noise (JSON; the\n"
-           "                     classes by notation; docs/placement.md); needs --threads; time is not slept\n"
-           "  --period S         seconds each class runs in a learning phase (default 60)\n"
-           "  --rounds N         slices each period is run as (default %u)\n"
-           "  --relearn S        after S seconds on the winner, compete again\n"
-           "  --cycles N         learning phases in all (default 1; with --relearn, until interrupted)\n"
-           "  --dry-run          list the classes and the schedule; pin nothing, measure nothing\n"
-           "  --seed S           the oracle's noise (default 1)\n"
-           "%s",
-           PL_ATOM_Z, PL_ATOM_ROUNDS, place_common_help);
-    return IB_EXIT_OK;
+    fprintf(f, "AToM (seed 000 section 5.2): a learning phase runs the application in each sharing class of its thread\n"
+               "count (the important placements of `ibench place classes`) for --period seconds each, as --rounds\n"
+               "interleaved slices, measuring its own metric; then pins it to the winner.  A class wins clearly only "
+               "when\n"
+               "its mean beats every other by more than %.0f standard errors over the slices; otherwise the output says\n"
+               "so and keeps the leader.  Learning takes classes x period.\n\n",
+            PL_ATOM_Z);
 }
 
 /* ---- live adapter */
@@ -123,71 +103,22 @@ static void phase_print(unsigned cycle, const struct pl_atom_result *r, const st
     printf("  %s class %d\n", applied ? "applied" : "would apply (--dry-run or oracle)", r->best + 1);
 }
 
-int cmd_place_atom(int argc, char **argv)
+struct atom_args {
+    struct place_opts po;
+    unsigned long pid, threads, rounds, cycles, seed;
+    double period, relearn;
+    const char *oracle, *metric;
+    int dry;
+};
+
+static int cmd_place_atom(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {{"pid", required_argument, 0, OPT_PID},
-                                       {"oracle", required_argument, 0, OPT_ORACLE},
-                                       {"threads", required_argument, 0, OPT_THREADS},
-                                       {"metric", required_argument, 0, OPT_METRIC},
-                                       {"period", required_argument, 0, OPT_PERIOD},
-                                       {"rounds", required_argument, 0, OPT_ROUNDS},
-                                       {"relearn", required_argument, 0, OPT_RELEARN},
-                                       {"cycles", required_argument, 0, OPT_CYCLES},
-                                       {"dry-run", no_argument, 0, OPT_DRY},
-                                       {"seed", required_argument, 0, OPT_SEED},
-                                       PLACE_COMMON_OPTIONS,
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    struct place_opts po = {0};
-    unsigned long pid = 0, threads = 0, rounds = PL_ATOM_ROUNDS, cycles = 0, seed = 1;
-    double period = 60, relearn = -1;
-    const char *oracle = NULL, *mspec = NULL;
-    bool dry = false;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': return usage();
-        case OPT_PID:
-            if (parse_uint(optarg, 1, 4194304, &pid) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--pid '%s': a process id expected", optarg);
-            break;
-        case OPT_ORACLE: oracle = optarg; break;
-        case OPT_THREADS:
-            if (parse_uint(optarg, 1, 4096, &threads) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--threads '%s': a whole number in 1-4096 expected", optarg);
-            break;
-        case OPT_METRIC: mspec = optarg; break;
-        case OPT_PERIOD:
-            if (parse_double(optarg, &period) < 0 || !(period > 0 && period <= 86400))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--period '%s': seconds in (0, 86400] expected", optarg);
-            break;
-        case OPT_ROUNDS:
-            if (parse_uint(optarg, 1, 100000, &rounds) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--rounds '%s': a whole number in 1-100000 expected", optarg);
-            break;
-        case OPT_RELEARN:
-            if (parse_double(optarg, &relearn) < 0 || !(relearn >= 0 && relearn <= 86400 * 365.0))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--relearn '%s': seconds >= 0 expected", optarg);
-            break;
-        case OPT_CYCLES:
-            if (parse_uint(optarg, 1, 1000000, &cycles) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--cycles '%s': a whole number >= 1 expected", optarg);
-            break;
-        case OPT_DRY: dry = true; break;
-        case OPT_SEED:
-            if (parse_uint(optarg, 0, UINT64_MAX, &seed) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--seed '%s': a whole number expected", optarg);
-            break;
-        default:
-            if (c >= PLACE_OPT_BASE && place_common_opt(&po, c, optarg) == 0)
-                break;
-            return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    const struct atom_args *a = opts;
+    const struct place_opts po = a->po;
+    unsigned long pid = a->pid, threads = a->threads, rounds = a->rounds, cycles = a->cycles, seed = a->seed;
+    double period = a->period, relearn = a->relearn;
+    const char *oracle = a->oracle, *mspec = a->metric;
+    bool dry = a->dry;
     if (!!pid == !!oracle)
         return cli_fail(IB_EXIT_USAGE, CMD, "one of --pid and --oracle is needed");
     if (oracle && !threads)
@@ -372,3 +303,44 @@ out:
     pl_machine_free(&m);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define AA struct atom_args
+static const struct cli_opt atom_table[] = {
+    {CLI_ULONG("pid", "P", AA, pid, 1, 4194304,
+               "the live process: every thread is pinned, one CPU each (place apply's rule)"),
+     .what = "a process id"},
+    {CLI_STR("metric", "SPEC", AA, metric,
+             "its metric over a slice: command:CMD / command-lower:CMD (the first number CMD\n"
+             "prints at the end of the slice; higher / lower is better), or cputime (the CPU\n"
+             "seconds per second its threads got over the slice; higher is better)")},
+    {CLI_STR("oracle", "FILE", AA, oracle,
+             "a simulated application instead: performance per class and noise (JSON; the\n"
+             "classes by notation; docs/placement.md); needs --threads; time is not slept")},
+    {CLI_ULONG("threads", "N", AA, threads, 1, 4096, "the simulated application's threads (with --oracle)")},
+    {CLI_DOUBLE("period", "S", AA, period, 0, 86400, "seconds each class runs in a learning phase"),
+     .flags = CLI_OPT_GT_MIN, .def = "60", .what = "seconds in (0, 86400]"},
+    {CLI_ULONG("rounds", "N", AA, rounds, 1, 100000, "slices each period is run as"),
+     .def = CLI_STR_OF(PL_ATOM_ROUNDS)},
+    {CLI_DOUBLE("relearn", "S", AA, relearn, 0, 86400 * 365.0, "after S seconds on the winner, compete again"),
+     .what = "seconds >= 0"},
+    {CLI_ULONG("cycles", "N", AA, cycles, 1, 1000000,
+               "learning phases in all (default 1; with --relearn, until interrupted)")},
+    {CLI_FLAG("dry-run", AA, dry, "list the classes and the schedule; pin nothing, measure nothing")},
+    {CLI_ULONG("seed", "S", AA, seed, 0, 18446744073709551615.0, "the oracle's noise"), .def = "1"},
+    PLACE_COMMON_OPTS(AA),
+};
+#undef AA
+
+const struct cli_cmd cli_cmd_place_atom = {
+    .name = "place atom",
+    CLI_RUN(cmd_place_atom, struct atom_args),
+    .preset = &(const struct atom_args){.relearn = -1},
+    .summary = "AToM: learn a live process's best sharing class by competition, and pin it there",
+    .usage = "usage: ibench place atom (--pid P --metric SPEC | --oracle FILE --threads N) [--period S] [--rounds N]\n"
+             "                         [--relearn S [--cycles N]] [--dry-run] [--seed S] [--topology SPEC]\n"
+             "                         [--concerns LIST] [--json]\n\n",
+    .about_fn = atom_about,
+    CLI_OPTS(atom_table),
+};

@@ -2,7 +2,6 @@
  * target beside a co-runner, and both applications' CPU sets on a machine (placement/mapping/pl_map.h; docs/placement.md,
  * "The characteristics heuristic"). */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,26 +21,6 @@
 #include "render.h"
 
 #define CMD "place map"
-
-enum { OPT_TARGET = 1, OPT_CORUNNER, OPT_SHARING_HIGH, OPT_FOOTPRINT_HIGH };
-
-static int usage(void)
-{
-    printf("usage: ibench place map --target T[:THREADS] --corunner C[:THREADS] [--topology SPEC] [--concerns LIST]\n"
-           "                        [--sharing-high F] [--footprint-high P] [--json]\n\n"
-           "Seed 000's characteristics heuristic (Algorithm 1): whether the latency-sensitive target T should share\n"
-           "the last-level cache and the memory path among its own threads or spread over them, beside co-runner C;\n"
-           "then both applications' CPU sets on the machine and seed 000's notation ({XXXX****}: X the target,\n"
-           "* the co-runner, . idle).  T and C are ibench profiles (bus usage = caused mem-bw, LLC footprint =\n"
-           "caused llc-cap) or characteristics files (docs/placement.md, \"The characteristics heuristic\").\n"
-           "THREADS: the file's \"threads\", else half the machine's PUs (with a warning).  A profile measured on\n"
-           "another machine is used with a warning naming both.  --distances is refused (no use here).\n\n"
-           "  --sharing-high F   data sharing (0-1) at or above F is high (default %.2f)\n"
-           "  --footprint-high P an LLC footprint at or above P %% of one LLC is high (default %.0f)\n"
-           "%s",
-           PL_MAP_SHARING_HIGH, PL_MAP_FOOTPRINT_HIGH, place_common_help);
-    return IB_EXIT_OK;
-}
 
 static char *slurp(const char *path, char *why, size_t len)
 {
@@ -170,42 +149,18 @@ static void check_origin(json_t *arr, const struct pl_map_chars *c, const struct
     }
 }
 
-int cmd_place_map(int argc, char **argv)
+struct map_args {
+    struct place_opts po;
+    const char *target, *corunner;
+    struct pl_map_opts mo;
+};
+
+static int cmd_place_map(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {{"target", required_argument, 0, OPT_TARGET},
-                                       {"corunner", required_argument, 0, OPT_CORUNNER},
-                                       {"sharing-high", required_argument, 0, OPT_SHARING_HIGH},
-                                       {"footprint-high", required_argument, 0, OPT_FOOTPRINT_HIGH},
-                                       PLACE_COMMON_OPTIONS,
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    struct place_opts po = {0};
-    struct pl_map_opts mo = {PL_MAP_SHARING_HIGH, PL_MAP_FOOTPRINT_HIGH};
-    const char *targ = NULL, *corun = NULL;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': return usage();
-        case OPT_TARGET: targ = optarg; break;
-        case OPT_CORUNNER: corun = optarg; break;
-        case OPT_SHARING_HIGH:
-            if (parse_double(optarg, &mo.sharing_high) < 0 || !(mo.sharing_high >= 0 && mo.sharing_high <= 1))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--sharing-high '%s': a number in [0, 1] expected", optarg);
-            break;
-        case OPT_FOOTPRINT_HIGH:
-            if (parse_double(optarg, &mo.footprint_high) < 0 || !(mo.footprint_high >= 0))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--footprint-high '%s': a number >= 0 expected", optarg);
-            break;
-        default:
-            if (c >= PLACE_OPT_BASE && place_common_opt(&po, c, optarg) == 0)
-                break;
-            return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    const struct map_args *a = opts;
+    const struct place_opts po = a->po;
+    const struct pl_map_opts mo = a->mo;
+    const char *targ = a->target, *corun = a->corunner;
     if (place_refuse_distances(CMD, &po))
         return IB_EXIT_USAGE;
     if (!targ || !corun)
@@ -313,3 +268,37 @@ bad:
     pl_machine_free(&m);
     return cli_fail(e == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, CMD, "%s", why);
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define MA struct map_args
+static const struct cli_opt map_table[] = {
+    {CLI_STR("target", "T[:THREADS]", MA, target, "the latency-sensitive target: a profile or a characteristics file")},
+    {CLI_STR("corunner", "C[:THREADS]", MA, corunner, "its co-runner, likewise")},
+    {CLI_DOUBLE("sharing-high", "F", MA, mo.sharing_high, 0, 1, "data sharing (0-1) at or above F is high"),
+     .def = CLI_STR_OF(PL_MAP_SHARING_HIGH)},
+    {CLI_DOUBLE("footprint-high", "P", MA, mo.footprint_high, 0, INFINITY,
+                "an LLC footprint at or above P % of one LLC is high"),
+     .def = CLI_STR_OF(PL_MAP_FOOTPRINT_HIGH)},
+    PLACE_OPT_TOPOLOGY(MA, place_help_topology),
+    PLACE_OPT_NO_DISTANCES(MA),
+    PLACE_OPT_CONCERNS(MA, place_help_concerns),
+    PLACE_OPT_JSON(MA),
+};
+#undef MA
+
+const struct cli_cmd cli_cmd_place_map = {
+    .name = "place map",
+    CLI_RUN(cmd_place_map, struct map_args),
+    .summary = "seed 000's heuristic: share or spread a target's threads over LLC and memory path",
+    .usage = "usage: ibench place map --target T[:THREADS] --corunner C[:THREADS] [--topology SPEC] [--concerns LIST]\n"
+             "                        [--sharing-high F] [--footprint-high P] [--json]\n\n",
+    .about = "Seed 000's characteristics heuristic (Algorithm 1): whether the latency-sensitive target T should share\n"
+             "the last-level cache and the memory path among its own threads or spread over them, beside co-runner C;\n"
+             "then both applications' CPU sets on the machine and seed 000's notation ({XXXX****}: X the target,\n"
+             "* the co-runner, . idle).  T and C are ibench profiles (bus usage = caused mem-bw, LLC footprint =\n"
+             "caused llc-cap) or characteristics files (docs/placement.md, \"The characteristics heuristic\").\n"
+             "THREADS: the file's \"threads\", else half the machine's PUs (with a warning).  A profile measured on\n"
+             "another machine is used with a warning naming both.  --distances is refused (no use here).\n\n",
+    CLI_OPTS(map_table),
+};

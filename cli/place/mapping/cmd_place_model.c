@@ -1,7 +1,6 @@
 /* cmd_place_model.c - `ibench place model train|predict` and `ibench place pack`: the placement model of seed 002
  * §4-5 (placement/mapping/pl_model.h; docs/placement.md, "The placement model"). */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
@@ -18,10 +17,6 @@
 #include "pl_proc.h"
 #include "place.h"
 #include "render.h"
-
-enum { OPT_PID = 100, OPT_METRIC, OPT_PERIOD };
-enum { OPT_VECTORS = 1, OPT_K, OPT_SEED, OPT_TOL, OPT_OUT, OPT_MODEL, OPT_MEASURED, OPT_GOAL, OPT_CLUSTER, OPT_THREADS,
-       OPT_BOUND };
 
 static int lib_fail(int e, const char *cmd, const char *why)
 {
@@ -42,73 +37,32 @@ static json_t *vec_json(const double *v, unsigned n)
 
 #define TRAIN "place model train"
 
-static int train_usage(void)
+struct train_args {
+    struct place_opts po;
+    const char *vectors, *out;
+    struct pl_train_opts o;
+    int seed_given;
+};
+
+/* --k auto|N */
+static int set_k(const struct cli_opt *op, const char *arg, void *opts, char *why, size_t len)
 {
-    printf("usage: ibench place model train --vectors FILE.csv [--k auto|N] [--seed S] [--tolerance T] -o MODEL.json\n"
-           "                                [--json]\n\n"
-           "Clusters the workloads' performance vectors (seed 002 §4.1) and writes the model: per cluster, per\n"
-           "placement, the interval [min, max] of its members and the centroid (the predicted vector).\n\n"
-           "  --vectors FILE.csv  header workload,<placement ids...>[,label]; one row per workload, performance\n"
-           "                      relative to the first placement (the baseline, 1.0), higher is better; with a\n"
-           "                      label column the clusters are the labels (no k-means)\n"
-           "  --k auto|N          clusters (default auto: k = 2..min(10, n-1), the highest mean silhouette,\n"
-           "                      the smaller k on a tie); with a label column N must be the number of labels\n"
-           "  --seed S            k-means++ seed (default 1); %d restarts, the lowest inertia kept; refused with\n"
-           "                      a label column (nothing to seed)\n"
-           "  --tolerance T       widen every interval by T on both sides when predicting (default 0, the paper's)\n"
-           "  -o, --out MODEL.json  the model, written atomically\n"
-           "  --json              JSON (docs/schema/placement-v1.schema.json) instead of a table\n",
-           PL_MODEL_RESTARTS);
-    return IB_EXIT_OK;
+    unsigned long v = 0;
+    if (strcmp(arg, "auto") && parse_uint(arg, 1, 1000000, &v) < 0)
+        return -EINVAL;
+    ((struct train_args *)opts)->o.k = (unsigned)v;
+    return 0;
 }
 
-static int cmd_train(int argc, char **argv)
+static const struct cli_cmd model_train, model_predict; /* defined at the end */
+
+static int cmd_train(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {{"vectors", required_argument, 0, OPT_VECTORS},
-                                       {"k", required_argument, 0, OPT_K},
-                                       {"seed", required_argument, 0, OPT_SEED},
-                                       {"tolerance", required_argument, 0, OPT_TOL},
-                                       {"out", required_argument, 0, OPT_OUT},
-                                       {"json", no_argument, 0, PLACE_OPT_JSON},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    const char *vectors = NULL, *out = NULL;
-    struct pl_train_opts o = {0, 1, 0};
-    unsigned long v;
-    int json = 0, c;
-    bool seed_given = false;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': return train_usage();
-        case OPT_VECTORS: vectors = optarg; break;
-        case 'o':
-        case OPT_OUT: out = optarg; break;
-        case OPT_K:
-            if (!strcmp(optarg, "auto"))
-                o.k = 0;
-            else if (parse_uint(optarg, 1, 1000000, &v) < 0)
-                return cli_fail(IB_EXIT_USAGE, TRAIN, "--k '%s': auto or a whole number >= 1 expected", optarg);
-            else
-                o.k = (unsigned)v;
-            break;
-        case OPT_SEED:
-            if (parse_uint(optarg, 0, 0x7fffffffffffffffUL, &v) < 0)
-                return cli_fail(IB_EXIT_USAGE, TRAIN, "--seed '%s': a whole number in 0-2^63-1 expected", optarg);
-            o.seed = v;
-            seed_given = true;
-            break;
-        case OPT_TOL:
-            if (parse_double(optarg, &o.tolerance) < 0 || o.tolerance < 0)
-                return cli_fail(IB_EXIT_USAGE, TRAIN, "--tolerance '%s': a number >= 0 expected", optarg);
-            break;
-        case PLACE_OPT_JSON: json = 1; break;
-        default: return cli_fail(IB_EXIT_USAGE, TRAIN, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, TRAIN, "unexpected argument '%s'", argv[optind]);
+    const struct train_args *a = opts;
+    const char *vectors = a->vectors, *out = a->out;
+    const struct pl_train_opts o = a->o;
+    int json = a->po.json;
+    bool seed_given = a->seed_given;
     if (!vectors || !out)
         return cli_fail(IB_EXIT_USAGE, TRAIN, "--vectors FILE.csv and -o MODEL.json are required");
     char why[512];
@@ -297,26 +251,6 @@ static double measure_live(void *ctx, unsigned p)
 
 #define PREDICT "place model predict"
 
-static int predict_usage(void)
-{
-    printf("usage: ibench place model predict --model MODEL.json (--measured FILE.csv | --pid P --metric SPEC\n"
-           "                                  [--period S] [--concerns LIST]) [--json]\n\n"
-           "The iterative method (seed 002 §4.3, Algorithm 1) for each workload of FILE.csv: from the baseline,\n"
-           "measure the placement that leaves the fewest clusters in the worst case, exclude the clusters whose\n"
-           "intervals miss the value, until one is left (or none: \"no cluster\").  FILE.csv holds each workload's\n"
-           "whole vector (the place model train format, the model's placement ids in any order); the method\n"
-           "\"measures\" by reading it, so the output shows which placements it would have run.\n\n"
-           "  --model MODEL.json  from place model train\n"
-           "  --measured FILE.csv the workloads' measured vectors (a label column is ignored)\n"
-           "  --pid P             instead, a live process: pinned to each placement the method asks for (the\n"
-           "                      model's placement ids are the important placements of its thread count here)\n"
-           "  --metric SPEC       its metric there: command:CMD, command-lower:CMD or cputime (as place atom)\n"
-           "  --period S          seconds measured in each placement (default 10)\n"
-           "  --concerns LIST     the levels the placements are counted on (as place classes)\n"
-           "  --json              JSON (docs/schema/placement-v1.schema.json) instead of a table\n");
-    return IB_EXIT_OK;
-}
-
 static int predict_live(const struct pl_model *m, const char *model, pid_t pid, const char *mspec, double period,
                         const char *concerns, int json)
 {
@@ -394,46 +328,22 @@ out:
     return rc;
 }
 
-static int cmd_predict(int argc, char **argv)
+struct predict_args {
+    struct place_opts po;
+    const char *model, *measured, *metric;
+    unsigned long pid;
+    double period;
+    int period_given;
+};
+
+static int cmd_predict(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {{"model", required_argument, 0, OPT_MODEL},
-                                       {"measured", required_argument, 0, OPT_MEASURED},
-                                       {"pid", required_argument, 0, OPT_PID},
-                                       {"metric", required_argument, 0, OPT_METRIC},
-                                       {"period", required_argument, 0, OPT_PERIOD},
-                                       {"concerns", required_argument, 0, PLACE_OPT_CONCERNS},
-                                       {"json", no_argument, 0, PLACE_OPT_JSON},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    const char *model = NULL, *measured = NULL, *mspec = NULL, *concerns = NULL;
-    unsigned long pid = 0;
-    double period = 10;
-    bool period_given = false;
-    int json = 0, c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': return predict_usage();
-        case OPT_MODEL: model = optarg; break;
-        case OPT_MEASURED: measured = optarg; break;
-        case OPT_PID:
-            if (parse_uint(optarg, 1, 4194304, &pid) < 0)
-                return cli_fail(IB_EXIT_USAGE, PREDICT, "--pid '%s': a process id expected", optarg);
-            break;
-        case OPT_METRIC: mspec = optarg; break;
-        case OPT_PERIOD:
-            if (parse_double(optarg, &period) < 0 || !(period >= 0.05 && period <= 86400))
-                return cli_fail(IB_EXIT_USAGE, PREDICT, "--period '%s': seconds in [0.05, 86400] expected", optarg);
-            period_given = true;
-            break;
-        case PLACE_OPT_CONCERNS: concerns = optarg; break;
-        case PLACE_OPT_JSON: json = 1; break;
-        default: return cli_fail(IB_EXIT_USAGE, PREDICT, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, PREDICT, "unexpected argument '%s'", argv[optind]);
+    const struct predict_args *a = opts;
+    const char *model = a->model, *measured = a->measured, *mspec = a->metric, *concerns = a->po.concerns;
+    unsigned long pid = a->pid;
+    double period = a->period;
+    bool period_given = a->period_given;
+    int json = a->po.json;
     if (!model || !!measured == !!pid)
         return cli_fail(IB_EXIT_USAGE, PREDICT, "--model MODEL.json and one of --measured FILE.csv, --pid P are "
                         "required");
@@ -504,97 +414,27 @@ done:
     return rc;
 }
 
-int cmd_place_model(int argc, char **argv)
-{
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        FILE *f = argc < 2 ? stderr : stdout;
-        fprintf(f, "usage: ibench place model train|predict [options]\n\n"
-                   "  train    cluster performance vectors into a model (ibench place model train --help)\n"
-                   "  predict  the iterative method on measured vectors (ibench place model predict --help)\n");
-        return argc < 2 ? IB_EXIT_USAGE : IB_EXIT_OK;
-    }
-    if (!strcmp(argv[1], "train"))
-        return cmd_train(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "predict"))
-        return cmd_predict(argc - 1, argv + 1);
-    return cli_fail(IB_EXIT_USAGE, "place model", "unknown command '%s' (train or predict)", argv[1]);
-}
-
 /* ---------------------------------------------------------------- pack */
 
 #define PACK "place pack"
 
-static int pack_usage(void)
-{
-    printf("usage: ibench place pack --model MODEL.json --goal G --threads N (--cluster C | --measured FILE.csv)\n"
-           "                         [--bound centroid|min] [--topology SPEC] [--concerns LIST] [--json]\n\n"
-           "How many containers of one workload (N threads each) fit on the machine while each keeps at least\n"
-           "G times its baseline performance (seed 002 §5).  Containers never share an instance of the coarsest\n"
-           "concern level (e.g. a NUMA node); the placement that fits the most containers among those whose\n"
-           "predicted performance meets the goal is chosen (ties: higher predicted performance, then the model's\n"
-           "order).  The model's placement ids must be this topology's important placements of N threads, by\n"
-           "id or notation (ibench place classes --threads N).\n\n"
-           "  --model MODEL.json  from place model train\n"
-           "  --goal G            e.g. 0.9: each container keeps >= 90 %% of its baseline performance\n"
-           "  --threads N         threads per container\n"
-           "  --cluster C         the workload's cluster (a name from the model), or\n"
-           "  --measured FILE.csv its measured vector (one row): the cluster by the iterative method\n"
-           "  --bound centroid|min  the predicted performance: the cluster's centroid (default) or the lowest\n"
-           "                      of its training members (every member would have met the goal)\n"
-           "%s",
-           place_common_help);
-    return IB_EXIT_OK;
-}
+struct pack_args {
+    struct place_opts po;
+    const char *model, *measured, *cluster, *bound;
+    double goal;
+    unsigned long threads;
+};
 
-int cmd_place_pack(int argc, char **argv)
+static const char *const pack_bounds[] = {"centroid", "min", NULL};
+
+static int cmd_place_pack(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {PLACE_COMMON_OPTIONS,
-                                       {"model", required_argument, 0, OPT_MODEL},
-                                       {"measured", required_argument, 0, OPT_MEASURED},
-                                       {"goal", required_argument, 0, OPT_GOAL},
-                                       {"cluster", required_argument, 0, OPT_CLUSTER},
-                                       {"threads", required_argument, 0, OPT_THREADS},
-                                       {"bound", required_argument, 0, OPT_BOUND},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    struct place_opts po = {0};
-    const char *model = NULL, *measured = NULL, *cluster = NULL;
-    double goal = NAN;
-    unsigned long threads = 0;
-    enum pl_pack_bound bound = PL_PACK_CENTROID;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': return pack_usage();
-        case OPT_MODEL: model = optarg; break;
-        case OPT_MEASURED: measured = optarg; break;
-        case OPT_CLUSTER: cluster = optarg; break;
-        case OPT_GOAL:
-            if (parse_double(optarg, &goal) < 0 || !(goal > 0))
-                return cli_fail(IB_EXIT_USAGE, PACK, "--goal '%s': a number > 0 expected", optarg);
-            break;
-        case OPT_THREADS:
-            if (parse_uint(optarg, 1, 1u << 20, &threads) < 0)
-                return cli_fail(IB_EXIT_USAGE, PACK, "--threads '%s': a whole number >= 1 expected", optarg);
-            break;
-        case OPT_BOUND:
-            if (!strcmp(optarg, "centroid"))
-                bound = PL_PACK_CENTROID;
-            else if (!strcmp(optarg, "min"))
-                bound = PL_PACK_MIN;
-            else
-                return cli_fail(IB_EXIT_USAGE, PACK, "--bound '%s': centroid or min expected", optarg);
-            break;
-        default:
-            if (c >= PLACE_OPT_BASE && place_common_opt(&po, c, optarg) == 0)
-                break;
-            return cli_fail(IB_EXIT_USAGE, PACK, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, PACK, "unexpected argument '%s'", argv[optind]);
+    const struct pack_args *a = opts;
+    const struct place_opts po = a->po;
+    const char *model = a->model, *measured = a->measured, *cluster = a->cluster;
+    double goal = a->goal;
+    unsigned long threads = a->threads;
+    enum pl_pack_bound bound = !strcmp(a->bound, "min") ? PL_PACK_MIN : PL_PACK_CENTROID;
     if (!model || isnan(goal) || !threads)
         return cli_fail(IB_EXIT_USAGE, PACK, "--model, --goal and --threads are required");
     if (!cluster == !measured)
@@ -709,3 +549,109 @@ done:
     pl_model_free(&m);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define TA struct train_args
+static const struct cli_opt train_table[] = {
+    {CLI_STR("vectors", "FILE.csv", TA, vectors,
+             "header workload,<placement ids...>[,label]; one row per workload, performance\n"
+             "relative to the first placement (the baseline, 1.0), higher is better; with a\n"
+             "label column the clusters are the labels (no k-means)")},
+    {CLI_CUSTOM("k", "auto|N", TA, o.k, set_k,
+                "clusters (default auto: k = 2..min(10, n-1), the highest mean silhouette,\n"
+                "the smaller k on a tie); with a label column N must be the number of labels"),
+     .what = "auto or a whole number >= 1", .sample = "auto"},
+    {CLI_ULONG("seed", "S", TA, o.seed, 0, 9223372036854775807.0,
+               "k-means++ seed; " CLI_STR_OF(PL_MODEL_RESTARTS) " restarts, the lowest inertia kept; refused with\n"
+               "a label column (nothing to seed)"),
+     .def = "1", .have = CLI_HAVE(TA, seed_given), .what = "a whole number in 0-2^63-1"},
+    {CLI_DOUBLE("tolerance", "T", TA, o.tolerance, 0, INFINITY,
+                "widen every interval by T on both sides when predicting (0: the paper's)"),
+     .def = "0"},
+    {CLI_STR("out", "MODEL.json", TA, out, "the model, written atomically"), .shortopt = 'o'},
+    PLACE_OPT_JSON(TA),
+};
+#undef TA
+
+static const struct cli_cmd model_train = {
+    .name = "place model train",
+    CLI_RUN(cmd_train, struct train_args),
+    .summary = "cluster performance vectors into a model (ibench place model train --help)",
+    .usage = "usage: ibench place model train --vectors FILE.csv [--k auto|N] [--seed S] [--tolerance T] -o MODEL.json\n"
+             "                                [--json]\n\n",
+    .about = "Clusters the workloads' performance vectors (seed 002 §4.1) and writes the model: per cluster, per\n"
+             "placement, the interval [min, max] of its members and the centroid (the predicted vector).\n\n",
+    CLI_OPTS(train_table),
+};
+
+#define PA struct predict_args
+static const struct cli_opt predict_table[] = {
+    {CLI_STR("model", "MODEL.json", PA, model, "from place model train")},
+    {CLI_STR("measured", "FILE.csv", PA, measured, "the workloads' measured vectors (a label column is ignored)")},
+    {CLI_ULONG("pid", "P", PA, pid, 1, 4194304,
+               "instead, a live process: pinned to each placement the method asks for (the\n"
+               "model's placement ids are the important placements of its thread count here)"),
+     .what = "a process id"},
+    {CLI_STR("metric", "SPEC", PA, metric, "its metric there: command:CMD, command-lower:CMD or cputime (as place atom)")},
+    {CLI_DOUBLE("period", "S", PA, period, 0.05, 86400, "seconds measured in each placement"), .def = "10",
+     .have = CLI_HAVE(PA, period_given), .what = "seconds in [0.05, 86400]"},
+    PLACE_OPT_CONCERNS(PA, "the levels the placements are counted on (as place classes)"),
+    PLACE_OPT_JSON(PA),
+};
+#undef PA
+
+static const struct cli_cmd model_predict = {
+    .name = "place model predict",
+    CLI_RUN(cmd_predict, struct predict_args),
+    .summary = "the iterative method on measured vectors (ibench place model predict --help)",
+    .usage = "usage: ibench place model predict --model MODEL.json (--measured FILE.csv | --pid P --metric SPEC\n"
+             "                                  [--period S] [--concerns LIST]) [--json]\n\n",
+    .about = "The iterative method (seed 002 §4.3, Algorithm 1) for each workload of FILE.csv: from the baseline,\n"
+             "measure the placement that leaves the fewest clusters in the worst case, exclude the clusters whose\n"
+             "intervals miss the value, until one is left (or none: \"no cluster\").  FILE.csv holds each workload's\n"
+             "whole vector (the place model train format, the model's placement ids in any order); the method\n"
+             "\"measures\" by reading it, so the output shows which placements it would have run.\n\n",
+    CLI_OPTS(predict_table),
+};
+
+static const struct cli_cmd *const model_cmds[] = {&model_train, &model_predict};
+
+const struct cli_cmd cli_cmd_place_model = {
+    .name = "place model",
+    .summary = "the placement model: cluster performance vectors, predict by the iterative method",
+    .usage = "usage: ibench place model train|predict [options]\n\n",
+    CLI_SUB(model_cmds),
+};
+
+#define KA struct pack_args
+static const struct cli_opt pack_table[] = {
+    {CLI_STR("model", "MODEL.json", KA, model, "from place model train")},
+    {CLI_DOUBLE("goal", "G", KA, goal, 0, INFINITY, "e.g. 0.9: each container keeps >= 90 % of its baseline performance"),
+     .flags = CLI_OPT_GT_MIN},
+    {CLI_ULONG("threads", "N", KA, threads, 1, 1 << 20, "threads per container")},
+    {CLI_STR("cluster", "C", KA, cluster, "the workload's cluster (a name from the model), or")},
+    {CLI_STR("measured", "FILE.csv", KA, measured, "its measured vector (one row): the cluster by the iterative method")},
+    {CLI_CHOICE("bound", "centroid|min", KA, bound, pack_bounds,
+                "the predicted performance: the cluster's centroid or the lowest\n"
+                "of its training members (every member would have met the goal)"),
+     .def = "centroid"},
+    PLACE_COMMON_OPTS(KA),
+};
+#undef KA
+
+const struct cli_cmd cli_cmd_place_pack = {
+    .name = "place pack",
+    CLI_RUN(cmd_place_pack, struct pack_args),
+    .preset = &(const struct pack_args){.goal = NAN},
+    .summary = "how many containers of a workload fit a machine under a performance goal",
+    .usage = "usage: ibench place pack --model MODEL.json --goal G --threads N (--cluster C | --measured FILE.csv)\n"
+             "                         [--bound centroid|min] [--topology SPEC] [--concerns LIST] [--json]\n\n",
+    .about = "How many containers of one workload (N threads each) fit on the machine while each keeps at least\n"
+             "G times its baseline performance (seed 002 §5).  Containers never share an instance of the coarsest\n"
+             "concern level (e.g. a NUMA node); the placement that fits the most containers among those whose\n"
+             "predicted performance meets the goal is chosen (ties: higher predicted performance, then the model's\n"
+             "order).  The model's placement ids must be this topology's important placements of N threads, by\n"
+             "id or notation (ibench place classes --threads N).\n\n",
+    CLI_OPTS(pack_table),
+};
