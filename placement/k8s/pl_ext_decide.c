@@ -123,7 +123,7 @@ static int group_tenants(struct pl_extender *x, struct ext_req *r, unsigned g, c
 }
 
 /* A node joining group g looks its tenants up as the group's first node did (only when a lookup was not
- * memoised), so that the cache counts what it always counted. */
+ * memoised): the profile cache's figures count a request's lookups node by node, however its nodes are grouped. */
 static void relook(struct pl_extender *x, struct ext_req *r, const struct ninfo *ni)
 {
     char why[512];
@@ -358,8 +358,8 @@ static bool before(const struct ext_req *r, unsigned i, unsigned j)
     return pl_sim_machine_safe_before(&r->f.m[a->g], a->name, vi->fit, &r->f.m[b->g], b->name, vj->fit);
 }
 
-/* Only the first PL_EXT_MAX_PRIORITY are scored: they are selected, as a stable sort would order them (a node goes
- * after every one not strictly after it), instead of sorting every kept node. */
+/* Only the first PL_EXT_MAX_PRIORITY are scored, so only they are ordered: selected in the order a stable sort would
+ * give them (a node goes after every one not strictly after it). */
 void ext_rank(struct ext_req *r)
 {
     unsigned top[PL_EXT_MAX_PRIORITY], k = 0;

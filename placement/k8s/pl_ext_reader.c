@@ -130,8 +130,8 @@ static int fast_nodes(struct jscan *s, struct ext_fast *fa)
 }
 
 /* The ExtenderArgs: a Nodes object is scanned (fa), and a NodeNames array when it is the only member of that name
- * (several are jansson's to choose from or refuse, as before); everything else goes to jansson (*doc, duplicates
- * refused).  0; 1 with a one-line reason in why (not JSON: a 400); -ENOMEM. */
+ * (several are jansson's to choose from, or to refuse as duplicates); everything else goes to jansson (*doc,
+ * duplicates refused).  0; 1 with a one-line reason in why (not JSON: a 400); -ENOMEM. */
 static int parse_request(const char *body, size_t len, json_t **doc, struct ext_fast *fa, struct span *names,
                          size_t *count, char *why, size_t wlen)
 {

@@ -1,7 +1,7 @@
 /* pl_ext_verdicts.c - verdicts kept across requests (pl_ext_verdicts.h).  VC_SETS sets of VC_WAYS entries: a key
  * goes to the set its hash names, and a new verdict takes the set's least recently used entry.  The hash mixes every
- * bit of the key (the room, the pod, the tenants' addresses) into the set's index (ext_mix): hashed without mixing,
- * most keys landed in a few sets. */
+ * bit of the key (the room, the pod, the tenants' addresses) into the set's index (ext_mix): the profiles' addresses
+ * share their low bits, and without mixing most keys would fall in a few sets. */
 #include "pl_ext_verdicts.h"
 
 #include <stdlib.h>
