@@ -240,7 +240,7 @@ int cmd_profile(int argc, char **argv)
     if ((rc = check(&o, &m, cpus, out)) != 0) {
     } else {
         /* a cached LLC size is checked before minutes are spent against it (llc-cap skipped as "does not reach" on
-         * a size measured while the machine was busy: issue 27), as `run` does: when an SoI sized by the LLC is
+         * a size measured while the machine was busy), as `run` does: when an SoI sized by the LLC is
          * profiled (a disk-only profile does not spend seconds re-measuring a cache); the SoIs run on other CPUs
          * than the target's */
         if (profile_uses_llc_size(o.sois))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# calibrate_concurrent.sh - two `ibench calibrate` at once leave a cache holding both's measurements (issue 14, bug 4).
+# calibrate_concurrent.sh - two `ibench calibrate` at once leave a cache holding both's measurements.
 #
 #   tests/calibrate_concurrent.sh IBENCH      (CTest label integration, RUN_SERIAL: both CPUs are measured)
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""k8s_manifests.py ROOT - deploy/kubernetes and deploy/docker checked against the code they deploy (issue 19, 29).
+"""k8s_manifests.py ROOT - deploy/kubernetes and deploy/docker checked against the code they deploy.
 
 Every YAML document under deploy/kubernetes parses and names its apiVersion, kind and metadata; the contract with
 the extender (placement/k8s/pl_extender.h's #defines: annotation keys, verbs, port) holds in the scripts, ports, probes

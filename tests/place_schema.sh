@@ -86,7 +86,7 @@ run simulate-files simulate --fleet "$fleet/machines.json" --arrivals "$fleet/ar
   --seed 2
 run provision provision "$corun/disk.json" --catalog "$here/../examples/catalog.json"
 run provision-bare provision "$mc"
-seed0="$here/fixtures/seed000"
+seed0="$here/fixtures/tang-isca11"
 run map map --topology "$clover" --concerns package,l2 --target "$seed0/contentAnalyzer.json" \
   --corunner "$seed0/stitcher.json"
 run map-live map --target "$corun/memcached.json" --corunner "$corun/dram.json"

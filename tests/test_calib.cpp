@@ -784,7 +784,7 @@ TEST(CalibBw, KernelPerKind)
     EXPECT_EQ(calib_bw_op("l2"), STREAM_READ);
 }
 
-// ---- keys, concurrency, trust (issue 14, bug 4) ---------------------------------------------------------------------
+// ---- keys, concurrency, trust ---------------------------------------------------------------------
 
 namespace {
 
@@ -1201,7 +1201,7 @@ TEST(CalibKinds, ClassAndUnit)
     }
 }
 
-// ---- repeated sweeps and their consistency checks (issue 27) ------------------------------------------------------
+// ---- repeated sweeps and their consistency checks ------------------------------------------------------
 
 namespace {
 

@@ -1,4 +1,4 @@
-// test_contain.cpp - nothing outlives ibench (issue 14, bug 1): children in a cgroup each, killed whole; the
+// test_contain.cpp - nothing outlives ibench: children in a cgroup each, killed whole; the
 // pdeathsig fallback; the watchdog after a SIGKILL; stale scratch directories; SIGHUP/SIGQUIT and a second Ctrl-C.
 #include <gtest/gtest.h>
 

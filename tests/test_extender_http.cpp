@@ -484,13 +484,13 @@ TEST(ExtenderCli, GoldenAnswersOverLoopback)
     EXPECT_NE(p.find("\"Host\": \"n3\",\n  \"Score\": 9"), std::string::npos) << p;
     EXPECT_NE(p.find("\"Host\": \"n4\",\n  \"Score\": 8"), std::string::npos) << p;
     EXPECT_NE(p.find("\"Host\": \"n2\",\n  \"Score\": 7"), std::string::npos) << p;
-    // asked again, the verdicts come from those kept across requests (issue 29 item 7): the same order, uncertain last
+    // asked again, the verdicts come from those kept across requests: the same order, uncertain last
     EXPECT_EQ(canon(body_of(http(d.port(), "POST", "/prioritize", file_text(dir + "filter-full.request.json")))), p);
 }
 
 } // namespace
 
-// ---- issue 29: never stalled (item 4), observable (item 6), the small ones (item 8)
+// ---- never stalled (item 4), observable (item 6), the small ones (item 8)
 namespace {
 
 using ib_test::file_text;
@@ -1121,7 +1121,7 @@ TEST(ExtenderSmall, InvalidQuantitiesAre400)
     EXPECT_EQ(x.stop(), 0) << x.err();
 }
 
-// Item 8 in the node state held (issue 29 item 2): a quantity that is not one in the state's nodes/NAME.json is not
+// Item 8 in the node state held: a quantity that is not one in the state's nodes/NAME.json is not
 // the request's fault: that node fails with the reason, the others are decided as before.
 TEST(ExtenderSmall, InvalidQuantityInTheNodeStateFailsThatNode)
 {
@@ -1154,7 +1154,7 @@ TEST(ExtenderSmall, InvalidQuantityInTheNodeStateFailsThatNode)
     EXPECT_EQ(x.stop(), 0) << x.err();
 }
 
-// The refusals counted by resource (issue 29 item 6) under either refusal rule (item 1): the old rule refuses n2 and
+// The refusals counted by resource under either refusal rule (item 1): the old rule refuses n2 and
 // n4 of the fixture, disk-bw among the resources each names; the default keeps them as uncertain, which is no
 // refusal and is not counted.
 TEST(ExtenderObserve, RefusalsByResourceFollowTheRule)

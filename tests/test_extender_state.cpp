@@ -1,4 +1,4 @@
-// The scheduler extender's state (placement/k8s/pl_extender.h, issue 29 items 2, 3, 5): the profile cache (bounded,
+// The scheduler extender's state (placement/k8s/pl_extender.h): the profile cache (bounded,
 // least recently used out, absences forgotten after PL_EXT_MISS_TTL_MS), the node state held in memory and read
 // again when its directory changes (a ConfigMap volume's `..data` swap), assumed tenants closing the race of a burst,
 // and the figures (pl_extender_metrics as Prometheus text, pl_extender_ready).  The clock is the test's: no sleep.

@@ -429,7 +429,7 @@ TEST(Sink, AddressesAndHandshake)
     EXPECT_EQ(sink_connect(other.c_str(), 300, &fd, why, sizeof why), -ECONNREFUSED) << why;
 }
 
-// Teardown waits are bounded (issue 14, bug 6): peers that are silent in the handshake, stop half-way through it,
+// Teardown waits are bounded: peers that are silent in the handshake, stop half-way through it,
 // or stream without ever reading must not hold sink_stop. Every sink thread waits on the stop pipe as well as on its
 // connection, so sink_stop returns at once (bound 1 s on a loaded host) and every peer then sees its connection
 // closed.

@@ -583,7 +583,7 @@ INSTANTIATE_TEST_SUITE_P(Duties, DutyWorker, ::testing::Values(0.10, 0.25, 0.50,
 
 TEST(DutyWorkerModel, ChargingOnlyTheWorkOvershootsAsOnTheVm)
 {
-    // The model reproduces what a user saw (issue 13: 59 % on-CPU at 25 %): the same worker that charges only
+    // The model reproduces what a user saw (59 % on-CPU at 25 %): the same worker that charges only
     // its work and sleeps after every quantum is on its CPU far more than x. The test above is the fix.
     ib_clock c;
     clk_init_fake(&c, kStart);

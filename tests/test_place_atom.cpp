@@ -1,4 +1,4 @@
-// AToM (placement/mapping/pl_atom.h): the learning phase on simulated applications built from seed 000's Table 3 (pick
+// AToM (placement/mapping/pl_atom.h): the learning phase on simulated applications built from Tang et al. ISCA'11's Table 3 (pick
 // rate over 100 seeds, learning time), its noise rule, its schedule and errors; the command on an oracle and live on
 // a 2-thread program, checked through /proc.
 #include <gtest/gtest.h>
@@ -50,7 +50,7 @@ TEST(PlaceAtom, OracleClassesAreClovertownsFourThreadClasses)
     pl_classes_opts o = {4, false, PL_CLASSES_LIMIT, nullptr, 0, 0};
     ASSERT_EQ(pl_classes(&h, &o, &l, why, sizeof why), 0) << why;
     pl_atom_oracle orc;
-    std::string f = std::string(IBENCH_FIXTURES) + "/seed000/oracle-bigtable-solo.json";
+    std::string f = std::string(IBENCH_FIXTURES) + "/tang-isca11/oracle-bigtable-solo.json";
     ASSERT_EQ(pl_atom_oracle_parse(slurp(f).c_str(), f.c_str(), &orc, why, sizeof why), 0) << why;
     ASSERT_EQ(orc.n, l.n);
     for (unsigned k = 0; k < l.n; k++) {
@@ -71,7 +71,7 @@ TEST(PlaceAtom, PicksTableThreesOptimumInNinetyFivePercent)
     printf("%-26s %s\n", "oracle", "optimal picked / 100 (clear wins)");
     for (const char *a : kApps)
         for (const char *w : kWith) {
-            std::string f = std::string(IBENCH_FIXTURES) + "/seed000/oracle-" + a + "-" + w + ".json";
+            std::string f = std::string(IBENCH_FIXTURES) + "/tang-isca11/oracle-" + a + "-" + w + ".json";
             pl_atom_oracle orc;
             char why[256] = "";
             ASSERT_EQ(pl_atom_oracle_parse(slurp(f).c_str(), f.c_str(), &orc, why, sizeof why), 0) << why;
@@ -217,7 +217,7 @@ TEST(PlaceAtom, CommandOnAnOracle)
 {
     int rc;
     std::string base = std::string(IBENCH_BIN) + " place atom --topology 'synthetic:pack:2 l2:2 core:2 pu:1' "
-                       "--concerns package,l2 --threads 4 --period 600 --oracle " IBENCH_FIXTURES "/seed000/";
+                       "--concerns package,l2 --threads 4 --period 600 --oracle " IBENCH_FIXTURES "/tang-isca11/";
     std::string o = sh(base + "oracle-bigtable-stitcher.json", &rc);
     EXPECT_EQ(rc, 0) << o;
     EXPECT_NE(o.find("learning phase 1: 3 classes x 600 s = 1.8e+03 s (90 slices of 20 s)"), std::string::npos) << o;

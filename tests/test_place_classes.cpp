@@ -289,7 +289,7 @@ std::string restricted_xml(const std::string &synth, const std::vector<unsigned>
 
 } // namespace
 
-// ---- Table 2 (seed 000): Clovertown ------------------------------------------------------------------------------
+// ---- Table 2 (Tang et al. ISCA'11): Clovertown ------------------------------------------------------------------------------
 
 TEST(PlaceClasses, ClovertownTwoThreads)
 {
@@ -345,7 +345,7 @@ TEST(PlaceClasses, ClovertownFourThreads)
     EXPECT_EQ(big.rc, -EINVAL);
 }
 
-// ---- seed 002 §3: Intel, 24 threads on numa,l2: 7 important placements ------------------------------------------
+// ---- Funston et al. ATC'18 §3: Intel, 24 threads on numa,l2: 7 important placements ------------------------------------------
 
 TEST(PlaceClasses, IntelSevenImportant)
 {
@@ -538,7 +538,7 @@ TEST(PlaceClasses, XmlWithShuffledOsIndexes)
     unlink(path.c_str());
 }
 
-// ---- the interconnect rule (seed 002's 8-node example) ----------------------------------------------------------
+// ---- the interconnect rule (Funston et al. ATC'18's 8-node example) ----------------------------------------------------------
 
 static std::string bw_file_8()
 {
@@ -716,7 +716,7 @@ TEST(PlaceClassesCli, BadInputExitsTwo)
         {"place", "classes", "--threads", "4", "--all", "--limit", "2", "--topology", topo},
         {"place", "classes", "--threads", "2", "--topology", topo, "--bandwidth", bwp},
         {"place", "classes", "--threads", "2", "--topology", topo, "--bandwidth", "/nonexistent.json"},
-        // issue 30: options this command has no use for are refused, not ignored
+        // options this command has no use for are refused, not ignored
         {"place", "classes", "--threads", "2", "--topology", topo, "--limit", "5"},
         {"place", "classes", "--threads", "2", "--topology", topo, "--distances", "/nonexistent.json"},
     };
@@ -729,7 +729,7 @@ TEST(PlaceClassesCli, BadInputExitsTwo)
     unlink(bwp.c_str());
 }
 
-// Issue 30: every class of many threads on 256 PUs with a raised limit takes seconds to minutes (18 threads:
+// Every class of many threads on 256 PUs with a raised limit takes seconds to minutes (18 threads:
 // 129 163 classes, 3.5 s here; 32 threads: over 100 s): the enumeration reports its phase and count through
 // out_progress, which the CLI shows on stderr.  The first line's delay and the interval are cut to a microsecond here
 // so the test does not depend on the machine's speed; 12 threads take a fraction of a second.

@@ -419,7 +419,7 @@ TEST(PlaceCluster, TemporalSamplingOneInNWithJitter)
     EXPECT_EQ(gaps(1, 10, 1, 1000).size(), 1000u); // N = 1: every sample, whatever the jitter
 }
 
-// Issue 30: data_sharing is Algorithm 1's DataSharing (seed 000 §5.1): the share of ALL sampled accesses (any
+// data_sharing is Algorithm 1's DataSharing (Tang et al. ISCA'11 §5.1): the share of ALL sampled accesses (any
 // source) on lines two or more threads touch; the old figure, the share of recorded remote samples on shared entries,
 // is remote_shared, close to 1 by construction when threads share at all.
 TEST(PlaceCluster, DataSharingIsTheShareOfAllSamplesOnSharedLines)
@@ -467,7 +467,7 @@ TEST(PlaceCluster, DataSharingIsTheShareOfAllSamplesOnSharedLines)
     EXPECT_DOUBLE_EQ(rb.r.data_sharing, 0.5);
 }
 
-// Issue 30, seed 003 §4.4.2: the one pass compares each thread with the known representatives only.  A chain A-B,
+// Tam et al. EuroSys'07 §4.4.2: the one pass compares each thread with the known representatives only.  A chain A-B,
 // B-C above the threshold with A-C = 0 (tids 1 < 2 < 3; two bystanders 4, 5 keep the chain's lines under the global
 // rule): A founds a cluster, B joins A, C is not similar to A, the representative, so it founds its own and stays
 // alone (unclustered).  The pre-sorted pass this replaced put B (the most total sharing) first and all three together.
@@ -495,7 +495,7 @@ TEST(PlaceCluster, ThreeThreadChainJoinsInThePapersOrder)
     EXPECT_EQ(r.r.comparisons, 7u);
 }
 
-// Issue 30, seed 003 §4.2: clustering is activated only when the remote share is above the trigger (20 %).  Without
+// Tam et al. EuroSys'07 §4.2: clustering is activated only when the remote share is above the trigger (20 %).  Without
 // a measured stall share the figure is the share of remote samples among those whose source is known.
 TEST(PlaceCluster, PhaseOneTriggerOnTheRemoteShare)
 {
@@ -556,7 +556,7 @@ TEST(PlaceCluster, PhaseOneTriggerOnTheRemoteShare)
     }
 }
 
-// Issue 30, seed 003 §4.1: the repeat loop.  A fake process of two pairs sharing data: before a migration 60 % of
+// Tam et al. EuroSys'07 §4.1: the repeat loop.  A fake process of two pairs sharing data: before a migration 60 % of
 // its samples are remote; after the first, only the pair the migration did not fix stays remote (30 %), after the
 // second none (10 %).  The loop clusters and migrates while phase 1 is triggered and stops at the round it is not.
 struct FakeProc {

@@ -160,7 +160,7 @@ TEST(PlaceColocate, ExactDecisionsAndReasons)
     EXPECT_STREQ(json_string_value(json_object_get(json_array_get(d, 1), "machine")), "b");
     json_decref(doc);
 
-    // pessimistic, refusing every negative headroom (before issue 28's default): memcached takes the empty c (unsafe
+    // pessimistic, refusing every negative headroom (the old default): memcached takes the empty c (unsafe
     // beside disk and redis); dram:2:8 then fits nowhere safely, and waits with every machine's reason
     r = ibench({"colocate", "--fleet", fleet, "--refuse", "uncertain", "--profiles", kCorun + "/memcached.json",
                 kCorun + "/dram.json:2:8"});

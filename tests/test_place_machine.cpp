@@ -72,7 +72,7 @@ TEST(PlaceMachine, ClovertownDefaultConcernsArePackageAndL2)
 
 TEST(PlaceMachine, EqualPartitionsMergeAndOrderIsCoarseToFine)
 {
-    // Intel E7-4830 v3 of seed 002: package = NUMA node = L3; L2 = core (2 PUs by SMT)
+    // Intel E7-4830 v3 of Funston et al. ATC'18: package = NUMA node = L3; L2 = core (2 PUs by SMT)
     Machine c(kIntel002, nullptr);
     ASSERT_EQ(c.rc, 0) << c.why;
     EXPECT_EQ(c.names(), (Names{"package+numa+l3", "l2+core"}));

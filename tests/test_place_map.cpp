@@ -1,4 +1,4 @@
-// The characteristics heuristic (placement/mapping/pl_map.h): seed 000's Table 4 from the fixture of section 5's five
+// The characteristics heuristic (placement/mapping/pl_map.h): Tang et al. ISCA'11's Table 4 from the fixture of section 5's five
 // applications, every branch of Algorithm 1, the infeasible-branch rule, the levels, the co-runner's PUs, the CLI.
 #include <gtest/gtest.h>
 
@@ -41,7 +41,7 @@ const char *kClovertown = "synthetic:pack:2 l2:2 core:2 pu:1";
 
 pl_map_chars fixture(const char *name)
 {
-    std::string path = std::string(IBENCH_FIXTURES) + "/seed000/" + name + ".json";
+    std::string path = std::string(IBENCH_FIXTURES) + "/tang-isca11/" + name + ".json";
     std::string text = ib_test::file_text(path);
     EXPECT_FALSE(text.empty()) << path;
     pl_map_chars c;
@@ -79,9 +79,9 @@ std::string map(const Machine &M, const pl_map_chars &p, const pl_map_chars &c, 
     return n;
 }
 
-// Seed 000, Table 4, "Predicted": 4 threads of each latency-sensitive application beside 4 of a batch one, on
+// Tang et al. ISCA'11, Table 4, "Predicted": 4 threads of each latency-sensitive application beside 4 of a batch one, on
 // Clovertown (two sockets = two FSBs, each of two 4 MB L2s shared by 2 cores).  The characteristics are
-// tests/fixtures/seed000/*.json; each file's "note" says where each number comes from.
+// tests/fixtures/tang-isca11/*.json; each file's "note" says where each number comes from.
 TEST(PlaceMap, SeedZeroTableFourPredictedColumn)
 {
     Machine M(kClovertown, "package,l2");
@@ -192,7 +192,7 @@ TEST(PlaceMap, CoRunnerStaysAwayFromTheTarget)
     EXPECT_EQ(map(M, chars("P", 10, 0, 0.9), chars("C", 20, 0, NAN), 2, 6), "{XX******}");
 }
 
-// Issue 30: on two packages of two NUMA nodes of 4 two-way SMT cores, a spread target (line 20) holds one PU of a
+// On two packages of two NUMA nodes of 4 two-way SMT cores, a spread target (line 20) holds one PU of a
 // core in every node, so every free PU shares an LLC with it; the co-runner must still take whole cores (never a
 // sibling of the target while a core is free), one thread a core before doubling up on its own siblings.
 TEST(PlaceMap, CoRunnerTakesWholeCoresBeforeTargetSiblings)
@@ -229,7 +229,7 @@ TEST(PlaceMap, CoRunnerTakesWholeCoresBeforeTargetSiblings)
     }
 }
 
-// Issue 30: 3 threads on two 6-core packages (one L3 each): only 3 + 0 is balanced, so line 20's "spread" cannot be
+// 3 threads on two 6-core packages (one L3 each): only 3 + 0 is balanced, so line 20's "spread" cannot be
 // honoured; the answer must say so (adjusted, and why) instead of reporting a spread it did not make.
 TEST(PlaceMap, UnhonouredSpreadIsSaidAndWhy)
 {
@@ -304,7 +304,7 @@ using ib_test::sh;
 TEST(PlaceMap, CommandPrintsCpusetsNotationAndWhy)
 {
     int rc;
-    std::string fx = std::string(IBENCH_FIXTURES) + "/seed000/";
+    std::string fx = std::string(IBENCH_FIXTURES) + "/tang-isca11/";
     std::string base = std::string(IBENCH_BIN) + " place map --topology 'synthetic:pack:2 l2:2 core:2 pu:1' "
                        "--concerns package,l2 --target " + fx + "contentAnalyzer.json --corunner " + fx;
     std::string o = sh(base + "stitcher.json", &rc);
@@ -320,8 +320,8 @@ TEST(PlaceMap, CommandPrintsCpusetsNotationAndWhy)
     // threads from the argument: 2 + 2
     o = sh(base + "protobuf.json:2", &rc);
     EXPECT_EQ(rc, 0) << o;
-    const char *bad[] = {"", " --corunner /nonexistent.json", " --corunner " IBENCH_FIXTURES "/seed000/bigtable.json:0",
-                         " --corunner " IBENCH_FIXTURES "/seed000/bigtable.json:5", " --sharing-high 2 --corunner x"};
+    const char *bad[] = {"", " --corunner /nonexistent.json", " --corunner " IBENCH_FIXTURES "/tang-isca11/bigtable.json:0",
+                         " --corunner " IBENCH_FIXTURES "/tang-isca11/bigtable.json:5", " --sharing-high 2 --corunner x"};
     for (const char *b : bad) {
         o = sh(std::string(IBENCH_BIN) + " place map --topology 'synthetic:pack:2 l2:2 core:2 pu:1' --target " + fx +
                    "webSearch.json" + b,
@@ -332,7 +332,7 @@ TEST(PlaceMap, CommandPrintsCpusetsNotationAndWhy)
     }
 }
 
-// Issue 30: a profile from another machine is applied with a warning naming both machines (this machine: the
+// A profile from another machine is applied with a warning naming both machines (this machine: the
 // fingerprints; a synthetic topology: the CPU counts), one from this machine without; a missing thread count says
 // what is assumed; an unhonoured spread is "adjusted" with its reason in the table and the JSON.
 TEST(PlaceMap, CommandWarnsOnForeignProfilesAndAssumedThreads)
@@ -351,7 +351,7 @@ TEST(PlaceMap, CommandWarnsOnForeignProfilesAndAssumedThreads)
     ASSERT_TRUE(ib_test::write_file(here, prof.substr(0, f + 16) + fp + prof.substr(fe)));
     ASSERT_TRUE(ib_test::write_file(away, prof.substr(0, f + 16) + "intel-06-00-2cpu-0000000000000000" +
                                               prof.substr(fe)));
-    std::string fx = std::string(IBENCH_FIXTURES) + "/seed000/";
+    std::string fx = std::string(IBENCH_FIXTURES) + "/tang-isca11/";
     std::string o = sh(std::string(IBENCH_BIN) + " place map --target " + here + ":1 --corunner " + fx +
                            "protobuf.json:1 --json 2>&1", &rc);
     EXPECT_EQ(rc, 0) << o;

@@ -1,4 +1,4 @@
-// The placement model (placement/mapping/pl_model.h, seed 002 §4-5): the strict CSV of performance vectors, k-means++ and
+// The placement model (placement/mapping/pl_model.h, Funston et al. ATC'18 §4-5): the strict CSV of performance vectors, k-means++ and
 // the silhouette, k auto on a synthetic corpus of 7 clusters, leave-one-out prediction with the iterative method
 // (Algorithm 1), its rules for a measurement outside every interval, packing on a synthetic topology, the model
 // file, and `ibench place model` / `ibench place pack` through the binary.
@@ -284,7 +284,7 @@ TEST(PlaceModel, LabelColumnGivesTheClusters)
     Vec c(kAbc);
     struct pl_model m;
     char why[256] = "";
-    // issue 30: a k that is not the number of labels is refused, never dropped in silence; the right one is honoured
+    // a k that is not the number of labels is refused, never dropped in silence; the right one is honoured
     struct pl_train_opts o = {5, 9, 0};
     EXPECT_EQ(pl_model_train(&c.v, &o, &m, why, sizeof why), -EINVAL);
     EXPECT_STREQ(why, "k = 5, but the label column gives 3 clusters: drop k or the column");
@@ -344,7 +344,7 @@ TEST(PlaceModel, Algorithm1ExclusionClosestAndNoCluster)
         EXPECT_EQ(r.p.status, PL_PRED_NONE);
         EXPECT_EQ(r.p.ntried, 3u);
     }
-    {   // issue 30: p1 = 1.175 lies exactly between B's 0.95 and C's 1.40 (0.225 each, but float rounding makes C's
+    {   // p1 = 1.175 lies exactly between B's 0.95 and C's 1.40 (0.225 each, but float rounding makes C's
         // 2e-16 nearer): a tie, so the lower cluster index, B
         Pred r(&m, {1, 1.175, 1.0});
         EXPECT_EQ(r.p.status, PL_PRED_CLOSEST);
@@ -569,7 +569,7 @@ TEST(PlaceModel, CommandRefusesBadInputWithOneLine)
          "line 2: 4 columns, the header has 3"},
         {" place model train --vectors " + kExample + " --k 0 -o /tmp/x.json",
          "--k '0': auto or a whole number >= 1 expected"},
-        // issue 30: options a label column leaves nothing to do for are refused, not ignored
+        // options a label column leaves nothing to do for are refused, not ignored
         {" place model train --vectors " + tmpfile_with(kAbc, ".csv") + " --k 2 -o /tmp/x.json",
          "k = 2, but the label column gives 3 clusters"},
         {" place model train --vectors " + tmpfile_with(kAbc, ".csv") + " --seed 3 -o /tmp/x.json",

@@ -101,7 +101,7 @@ struct Check {
 // profiles' uncertainty; a figure that cannot be told from 0 makes it uncertain, never refused.
 TEST(PlacePair, EstablishedRefusesOnlyBeyondTheUncertainty)
 {
-    // issue 29's case: memcached's disk-cap 20.7 +- 54.9 (not distinguishable) against a tenant tolerating 95 [95, 100]
+    // the case of memcached's disk-cap 20.7 +- 54.9 (not distinguishable) against a tenant tolerating 95 [95, 100]
     Prof tenant("tenant", {{"disk-cap", 95, 0}});
     tenant.p.sois[0].bracket[0] = 95;
     tenant.p.sois[0].bracket[1] = 100;

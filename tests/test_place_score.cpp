@@ -1,4 +1,4 @@
-// test_place_score.cpp - the NUMA locality score (placement/machine/pl_numa.h, seed 001 Eq. 1): exact values, the paper's
+// test_place_score.cpp - the NUMA locality score (placement/machine/pl_numa.h, Tang et al. HPCA'13 Eq. 1): exact values, the paper's
 // range on a 4-node ring with hop distances, the hop rule, the numa_maps parser on recorded lines, the per-thread CPU
 // sampler on a fixture /proc tree whose files change between samples, and `ibench place score` through the binary:
 // offline table and JSON, the exit-2 cases, and a live child process on this machine.
@@ -118,7 +118,7 @@ TEST(NumaScore, RejectsBadUsage)
     EXPECT_NE(strstr(why, "[0][1]"), nullptr) << why;
 }
 
-// The paper (seed 001, section 2.2): on a machine whose farthest node is two hops away the score runs from 0.33 (all
+// The paper (Tang et al. HPCA'13, section 2.2): on a machine whose farthest node is two hops away the score runs from 0.33 (all
 // memory two hops away) to 1 (all local).
 TEST(NumaScore, PaperRangeOnFourNodeRingWithHops)
 {

@@ -338,7 +338,7 @@ TEST(PlaceSim, InterferenceHasFewerViolationsOverFiveSeeds) { five_seeds(false);
 // on a fleet twice as large the safety rule's lower density costs more than that (docs/placement.md, "Results").
 TEST(PlaceSim, InterferenceUsesNoMoreMachineTimeOverFiveSeeds) { five_seeds(true); }
 
-// The scenario's machines: seed 004's "dual socket, 4-12 core machines" (a core count per machine, as its
+// The scenario's machines: the iBench paper's "dual socket, 4-12 core machines" (a core count per machine, as its
 // "dual-socket, 8-core" Nehalem), 16-48 GiB.
 TEST(PlaceSim, ScenarioMachinesAreDualSocketFourToTwelveCores)
 {

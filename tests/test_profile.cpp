@@ -711,7 +711,7 @@ TEST_F(Profile, PointsNearQoSAreConfirmedWhicheverSideTheyFall)
     EXPECT_EQ(leftovers(), 0);
 }
 
-// Issue 27: one sample past its timeout no longer discards the profile. A batch target that hangs on its Nth run
+// One sample past its timeout no longer discards the profile. A batch target that hangs on its Nth run
 // (a counter file; the hang is a sleep the timeout cuts short): the profile is written with everything measured,
 // marked incomplete with what is missing and why, the point recorded as a bound, and the exit code is 1.
 class ProfileTimeout : public Profile {

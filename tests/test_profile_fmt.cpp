@@ -405,7 +405,7 @@ TEST(ProfileFmt, ReaderRefusesEveryBadFixtureNamingTheField)
     }
 }
 
-// Issue 27: a profile listing one SoI thousands of times (62 MB, shown with exit 0) is refused at the first repeat,
+// A profile listing one SoI thousands of times (62 MB, shown with exit 0) is refused at the first repeat,
 // naming it, by the reader and by show; nothing on stdout.
 TEST(ProfileFmt, AnSoiListedThousandsOfTimesIsRefusedAtTheFirstRepeat)
 {

@@ -393,7 +393,7 @@ TEST(ValidateClaims, SmallOnEveryProbe)
     EXPECT_EQ(none.ov.nchecks, 0u);
 }
 
-// "int moves no cache probe" is no finding when int did nothing beside them (issue 14): the claim is judged only
+// "int moves no cache probe" is no finding when int did nothing beside them: the claim is judged only
 // when the SoI's work per second of its own CPU time was within VAL_WORK_CPU_*_PCT of its capacity in every cell.
 TEST(ValidateClaims, SmallIsNotJudgedBesideAnSoIThatDidNoWork)
 {

@@ -1,5 +1,5 @@
 /* ibench-share - the test workload of thread clustering's `soft` source (docs/placement.md, "Thread clustering: the
- * sources"; seed 003 §5.3.1, the synthetic microbenchmark: scoreboards shared by groups of threads, private data).
+ * sources"; Tam et al. EuroSys'07 §5.3.1, the synthetic microbenchmark: scoreboards shared by groups of threads, private data).
  *
  *   ibench-share --groups G --threads T [--lines L] [--global-lines K] [--noise PCT] [--private-lines P]
  *                [--sample N] [--seconds S] [--seed X]
@@ -8,7 +8,7 @@
  * thread; each thread has P private lines.  An access is to one of its private lines with probability PCT %, else to
  * one of its group's L lines or the K global lines, uniformly over the L + K.  Every thread reports one access in N
  * (the gap to the next report is uniform over 1 .. 2N-1, mean N, so a periodic pattern cannot alias with the
- * sampling: seed 003 §4.3, temporal sampling) as (its TID, the line's address, PL_SRC_UNKNOWN: it cannot tell where
+ * sampling: Tam et al. EuroSys'07 §4.3, temporal sampling) as (its TID, the line's address, PL_SRC_UNKNOWN: it cannot tell where
  * the access was served) into the channel /dev/shm/ibench-share.<pid> (placement/cluster/pl_src_soft.h).
  *
  * On stdout, before any access: one line "TID GROUP" per worker thread (groups 0 .. G-1, in thread order), then

@@ -1,4 +1,4 @@
-/* pl_cluster.c - thread clustering (pl_cluster.h; seed 003 §4.3-4.5).  Rules, and why:
+/* pl_cluster.c - thread clustering (pl_cluster.h; Tam et al. EuroSys'07 §4.3-4.5).  Rules, and why:
  * - Which samples count: the paper's shMaps count remote cache accesses only (§4.3.1).  PL_SRC_REMOTE counts;
  *   PL_SRC_UNKNOWN counts too: a source that cannot tell (a trace without the field, a PMU without a data source)
  *   would otherwise count nothing, and the paper's own Power5 samples were "very likely" remote, not known remote
@@ -37,7 +37,7 @@
  *   (135 MB against 13 MB for 4000 threads) and up to 3.6 times the time: it earned no flag.
  * - The repeat loop (§4.1: "after the thread migration phase, the system returns to the stall breakdown phase"):
  *   pl_cluster_loop, each round a fresh pipeline (the filter too, so threads it starved get another chance).
- * - data_sharing, Algorithm 1's DataSharing (seed 000 §5.1: LLC requests in the Shared state over all LLC
+ * - data_sharing, Algorithm 1's DataSharing (Tang et al. ISCA'11 §5.1: LLC requests in the Shared state over all LLC
  *   requests): the share of all samples, any source, on lines (regions) that two or more threads touched.  A line
  *   two threads' caches hold is what the Shared state records; the sample stream stands in for the LLC requests
  *   (the sources cannot split core-private hits from LLC ones).  Lines are tracked in a table of at most
@@ -382,7 +382,7 @@ void pl_cluster_result_free(struct pl_cluster_result *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Phase 1 (seed 003 §4.2): the remote share the trigger reads, and whether clustering is activated. */
+/* Phase 1 (Tam et al. EuroSys'07 §4.2): the remote share the trigger reads, and whether clustering is activated. */
 static void phase_one(const struct pl_cluster *c, struct pl_cluster_result *r)
 {
     r->trigger = c->trigger;

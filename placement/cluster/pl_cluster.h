@@ -1,4 +1,4 @@
-/* pl_cluster.h - thread clustering (seed 003 §4.3-4.5): per-thread shMaps of saturating counters over fixed-size
+/* pl_cluster.h - thread clustering (Tam et al. EuroSys'07 §4.3-4.5): per-thread shMaps of saturating counters over fixed-size
  * regions, the process's shMap filter, temporal sampling, the dot-product similarity, one-pass clustering against
  * cluster representatives, and clusters onto chips.  pl_cluster.c states every rule; docs/placement.md, "Thread
  * clustering: the pipeline", states them with their reasons and the results. */
@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-/* The paper's values (seed 003 §4.3.1, §4.4.1); 0 in a field means its default. */
+/* The paper's values (Tam et al. EuroSys'07 §4.3.1, §4.4.1); 0 in a field means its default. */
 #define PL_CLUSTER_ENTRIES 256     /* counters per shMap (and entries of the filter) */
 #define PL_CLUSTER_BITS 8          /* counter width: saturates at 2^bits - 1 */
 #define PL_CLUSTER_REGION 64       /* bytes per region when the caller gives none (the CLI passes hwloc's line) */
@@ -72,7 +72,7 @@ struct pl_cluster_result {
     unsigned *unclustered;            /* indices into thread, in scan order */
     unsigned nunclustered;
     unsigned nglobal;                 /* entries removed as globally shared (in more than half of the threads) */
-    double data_sharing;              /* 0-1, Algorithm 1's (seed 000): samples on lines 2+ threads touched / all
+    double data_sharing;              /* 0-1, Algorithm 1's (Tang et al. ISCA'11): samples on lines 2+ threads touched / all
                                        * samples on tracked lines, any source */
     uint64_t lines, shared_lines, lines_untracked; /* distinct lines, of which shared; samples on untracked lines */
     double remote_shared;             /* 0-1: recorded (remote) samples on entries in 2+ threads' shMaps / recorded */
@@ -108,7 +108,7 @@ uint64_t pl_cluster_similarity(const uint16_t *a, const uint16_t *b, unsigned n,
 int pl_cluster_run(struct pl_cluster *c, struct pl_cluster_result *r, char *why, size_t len);
 void pl_cluster_result_free(struct pl_cluster_result *r);
 
-/* The repeat loop (seed 003 §4.1): rounds of sampling, phase 1, clustering and migration, each on a fresh pipeline
+/* The repeat loop (Tam et al. EuroSys'07 §4.1): rounds of sampling, phase 1, clustering and migration, each on a fresh pipeline
  * of opts, until phase 1 is not triggered (then that round migrates nothing and the loop ends) or max_rounds rounds
  * have run.  The sources and the migration are callbacks, so tests fake them. */
 struct pl_cluster_round_cb {

@@ -1,4 +1,4 @@
-/* pl_samples.h - sampled memory accesses, the input of thread clustering (seed 003 §4.3; docs/placement.md, "Thread
+/* pl_samples.h - sampled memory accesses, the input of thread clustering (Tam et al. EuroSys'07 §4.3; docs/placement.md, "Thread
  * clustering").  Every source (a trace file, perf_event_open, the shipped `soft` workload) hands its samples to the
  * pipeline through one callback, so the pipeline never knows where they came from. */
 #ifndef IB_PL_SAMPLES_H
@@ -13,7 +13,7 @@ extern "C" {
 enum pl_src {
     PL_SRC_UNKNOWN = 0, /* the source cannot tell (counted as remote: docs say why) */
     PL_SRC_LOCAL,       /* own core's or own chip's cache */
-    PL_SRC_REMOTE,      /* another chip's cache: a remote cache access, what seed 003 samples */
+    PL_SRC_REMOTE,      /* another chip's cache: a remote cache access, what Tam et al. EuroSys'07 samples */
     PL_SRC_MEMORY,      /* DRAM */
 };
 

@@ -1,4 +1,4 @@
-/* pl_coloc.c - may these applications share a machine?  (seed 004 §V.A, on profiles; docs/placement.md "Co-location")
+/* pl_coloc.c - may these applications share a machine?  (the iBench paper §V.A, on profiles; docs/placement.md "Co-location")
  *
  * The rules, each with its reason:
  * - Resources are the SoIs named in any member's profile, by name, sorted.
@@ -21,7 +21,7 @@
  * - Margin: points kept free under every measured tolerance below 100.  The tolerated figure is the highest ramp
  *   point that met QoS on noisy samples; the margin covers a point met by luck.  A measured 100 means even the full
  *   SoI did not break QoS, and an assumed tolerance is exact by definition: neither gets a margin.
- * - Established breaks (opts.established, the front ends' default since issue 28): a profile's figures carry their
+ * - Established breaks (opts.established, the front ends' default): a profile's figures carry their
  *   uncertainty (caused: a standard error; tolerated: the bracket from the highest point that met QoS beyond its
  *   noise to the lowest that broke it beyond its noise).  A group is refused only when a break is established: the
  *   others' caused counted at their lower bounds (value - 2 se, distinguishable figures only; unknowns 0) exceed the
@@ -29,7 +29,7 @@
  *   break is not established is uncertain: the group passes, says which cells and figures, and ranks after every
  *   safe group.  Reason: on this machine's corpus the model beat the constant "no interference" predictor only
  *   through the memory resources and tied it on the others (docs/placement.md, "Prediction skill per resource"), so
- *   a refusal on a figure that cannot be told from 0 refuses on noise (issue 29: a memcached pod refused on 7 of 8 nodes by disk-cap 20.7 +- 54.9).
+ *   a refusal on a figure that cannot be told from 0 refuses on noise (a memcached pod refused on 7 of 8 nodes by disk-cap 20.7 +- 54.9).
  *   With exact figures (no se, no bracket) both rules decide alike.
  * - Fit (larger is better): the sum over resources of the smallest headroom among the judged cells on it, i.e. on a
  *   safe group the L1 norm of the slack its binding members keep.  Every headroom falls as any caused figure rises,

@@ -1,4 +1,4 @@
-/* pl_coloc.h - co-location on interference profiles (seed 004 §V.A): may these applications share a machine, and
+/* pl_coloc.h - co-location on interference profiles (the iBench paper §V.A): may these applications share a machine, and
  * which of several safe machines fits best.  Safety is a hard per-resource constraint in both directions; the fit
  * only ranks the safe choices (pl_coloc.c documents every rule and its reason; docs/placement.md).
  *

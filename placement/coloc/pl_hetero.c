@@ -1,4 +1,4 @@
-/* pl_hetero.c - heterogeneous cores (seed 004 §V.D; pl_hetero.h).  The model and its rules, each with its reason:
+/* pl_hetero.c - heterogeneous cores (the iBench paper §V.D; pl_hetero.h).  The model and its rules, each with its reason:
  * - The machine: M cores, each of a named type; one application per core (the paper's mixes are as many applications
  *   as cores, 4 on 4 and 16 on 16); N <= M, the cores left over stay idle.  Cores of one type are identical.
  * - Shared and private resources: all cores share the LLC and memory (§V.D), by default the SoIs mem-cap, mem-bw,
@@ -8,7 +8,7 @@
  *   frequency) may tolerate less LLC or memory pressure, and cause another amount of it.
  * - The interference application a suffers on a core of type t, in points (percent of an SoI's capacity) summed over
  *   the shared resources: sum_r max(0, others_r(a) - tolerated_r(a on t)), where others_r(a) is what every other
- *   application of the mix causes on r, summed and capped at 100 (pl_coloc's composition).  This is seed 004's L1
+ *   application of the mix causes on r, summed and capped at 100 (pl_coloc's composition).  This is the iBench paper's L1
  *   norm of tolerated minus caused (eq. 1) read one-sided, as pl_coloc reads it: pressure under a tolerance costs
  *   nothing (a QoS figure is a limit, not a target), pressure over it costs what it exceeds by.
  * - The documented simplification that makes the problem exact: a co-runner's caused figure depends on the type of

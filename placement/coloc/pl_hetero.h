@@ -1,4 +1,4 @@
-/* pl_hetero.h - heterogeneous cores (seed 004 §V.D): assign the applications of a mix to the cores of a machine whose
+/* pl_hetero.h - heterogeneous cores (the iBench paper §V.D): assign the applications of a mix to the cores of a machine whose
  * cores are of several types, from profiles measured per core type, to minimise the average interference; an exact
  * assignment (the Hungarian algorithm), not a greedy one.  pl_hetero.c states the model and every rule with its
  * reason; docs/placement.md, "Heterogeneous cores: place hetero".
@@ -16,7 +16,7 @@ extern "C" {
 
 #define PL_HETERO_MAX_CORES 256
 #define PL_HETERO_MAX_TYPES 16
-/* The resources every core shares in seed 004 §V.D ("all cores share an 8MB LLC and 16GB of memory"). */
+/* The resources every core shares in the iBench paper §V.D ("all cores share an 8MB LLC and 16GB of memory"). */
 #define PL_HETERO_SHARED "mem-cap,mem-bw,llc-cap,llc-bw"
 
 /* The linear assignment problem, exactly: n rows (applications) to m >= n distinct columns (cores), minimising the

@@ -7,7 +7,7 @@
  *   the resource pressed, or a tolerance of 75 % or less).  Skipped SoIs are listed, never ranked: unmeasured is not
  *   safe.
  * - A catalogue type relieves a resource when its capacity there exceeds the baseline's (factor > 1); the same work
- *   on a larger capacity is a smaller share of it (seed 004 §V.B: triple-channel memory and a 10 GbE NIC for
+ *   on a larger capacity is a smaller share of it (the iBench paper §V.B: triple-channel memory and a 10 GbE NIC for
  *   memcached's memory-bandwidth and network pressure), so its pressure there becomes caused / factor.  Types are
  *   ranked by how many of the top candidates they relieve, then by the product of those factors, then by cost
  *   (lower first), then by name; a type relieving none of them is not advised. */

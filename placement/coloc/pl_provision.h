@@ -1,4 +1,4 @@
-/* pl_provision.h - provisioning advice from a profile (seed 004 §V.B): the resources an application presses hardest
+/* pl_provision.h - provisioning advice from a profile (the iBench paper §V.B): the resources an application presses hardest
  * and tolerates least, ranked, and the machine types of a catalogue that would relieve them (pl_provision.c states
  * the rules; docs/placement.md, "Provisioning advice"). */
 #ifndef IB_PL_PROVISION_H

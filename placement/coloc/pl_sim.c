@@ -5,7 +5,7 @@
  *   (something may have left), then that second's arrivals (by app index).  A fixed order is what makes a run
  *   byte-identical under a seed.
  * - An application brings a fixed amount of work (its duration alone) and does it at the rate its truth gives: one
- *   slowed to 0.5 holds its CPUs twice as long.  Seed 004 §V.A: with interference managed "the duration of the
+ *   slowed to 0.5 holds its CPUs twice as long.  The iBench paper §V.A: with interference managed "the duration of the
  *   scenario reduces because applications are running near their target performance"; a simulator with fixed
  *   durations would hide the machine-time that interference costs.
  * - Truth (pl_sim_truth) is separate from the policies: it reads the measured curves, never tolerated; it is
@@ -19,7 +19,7 @@
  *   show (docs/placement.md, "The truth model against real co-runs").  An SoI without a curve counts 1.0.
  * - A curve's points are sorted, repeats at one intensity averaged (a ramp measures a point twice when the first
  *   broke QoS), and capped at 1.0: a co-runner is not taken to speed an application up; above-1 points are noise.
- * - Adaptive step (seed 004 §V.A): an application whose truth is under its QoS counts one violation (once per
+ * - Adaptive step (the iBench paper §V.A): an application whose truth is under its QoS counts one violation (once per
  *   application) and is moved to a machine the policy accepts other than its own; if there is none, its machine
  *   is closed to newcomers until it empties.  Its truth is then evaluated where it is.
  * - An application's performance is the lowest truth it saw: a violation is a violation however brief.
@@ -210,7 +210,7 @@ bool pl_sim_safe_before(const struct pl_sim_fleet *f, unsigned i, double fit_i, 
 
 /* Among machines where CPU and memory fit, those where pl_coloc_check(tenants + app) is safe (margin
  * PL_COLOC_MARGIN, unknowns optimistic); a shared safe machine before an empty one (packing onto a safe co-runner is
- * what keeps machines free, the point of seed 004 V.A), the best fit first, ties by least loaded, then name. */
+ * what keeps machines free, the point of the iBench paper V.A), the best fit first, ties by least loaded, then name. */
 int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned a, int exclude, const struct pl_coloc_opts *opts)
 {
     int best = -1;
@@ -579,7 +579,7 @@ void pl_sim_result_free(struct pl_sim_result *r)
     memset(r, 0, sizeof *r);
 }
 
-/* ---- scenario ibench-200x40 (seed 004 §V.A's first: 200 applications on 40 machines, one arrival a second) */
+/* ---- scenario ibench-200x40 (the iBench paper §V.A's first: 200 applications on 40 machines, one arrival a second) */
 static const char *const synth_res[] = {"llc-cap", "llc-bw", "mem-bw", "mem-cap", "l2-cap", "int", "disk-bw", "net-bw"};
 #define NSYNTH_RES (sizeof synth_res / sizeof synth_res[0])
 /* Classes of synthetic applications: which resources they press hard and are sensitive on. */
@@ -687,7 +687,7 @@ int pl_sim_scenario_make(const char *name, uint64_t seed, const struct profile *
         return ib_why(why, len, -ENOMEM, "out of memory");
     }
     s->f.nm = nm, s->f.napps = na;
-    /* seed 004 §V.A: "dual socket, 4-12 core machines" with 16-48 GB.  The count is per machine: the same paper calls
+    /* the iBench paper §V.A: "dual socket, 4-12 core machines" with 16-48 GB.  The count is per machine: the same paper calls
      * its own two quad-core Nehalems "a dual-socket, 8-core" server (§III).  So 2 sockets of 2-6 cores, one CPU a
      * core. */
     static const double gib[] = {16, 24, 32, 48};

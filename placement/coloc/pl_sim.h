@@ -1,4 +1,4 @@
-/* pl_sim.h - a fleet simulator for co-location policies (seed 004 §V.A): applications with profiles arrive on a
+/* pl_sim.h - a fleet simulator for co-location policies (the iBench paper §V.A): applications with profiles arrive on a
  * fleet of machines, a policy places them, and a ground truth separate from every policy says how each performs.
  *
  * Deterministic under a seed: one PRNG (splitmix64 seeding xoshiro256**), integer-second events in a fixed order,
@@ -46,7 +46,7 @@ struct pl_sim_app {
     double rate;                            /* its truth now: seconds of work done per second */
     double done;                            /* seconds of work done */
     bool violated;                          /* was ever under its QoS in the truth */
-    /* the adaptive step's re-profiles (seed 004 V.A): the pressure on each of its SoIs (the profile's order) where
+    /* the adaptive step's re-profiles (the iBench paper V.A): the pressure on each of its SoIs (the profile's order) where
      * it was found under its QoS, its co-runners' summed caused; the interference policy refuses a group that
      * presses it at least as hard on every one of them again */
     float learned[PL_SIM_LEARN][PL_SIM_LEARN_SOIS];

@@ -1,4 +1,4 @@
-/* pl_extender.h - the Kubernetes scheduler extender's decisions (issue 19, 29; docs/kubernetes.md): kube-scheduler
+/* pl_extender.h - the Kubernetes scheduler extender's decisions (docs/kubernetes.md): kube-scheduler
  * POSTs an ExtenderArgs (k8s.io/kube-scheduler/extender/v1) to `filter` and `prioritize`; the answer is an
  * ExtenderFilterResult or a HostPriorityList.  The decisions are place colocate's (pl_coloc_check on the node's
  * tenants plus the pod, the same margin and unknown rule): one library, two front ends.  No I/O but reading the

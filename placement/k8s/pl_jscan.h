@@ -1,4 +1,4 @@
-/* pl_jscan.h - a validating JSON scanner that skips what it is not asked for (issue 29: the extender reads three
+/* pl_jscan.h - a validating JSON scanner that skips what it is not asked for (the extender reads three
  * things of a ~10 KB Node object, and building jansson's tree of all of it cost ~0.2 s a request at 1000 nodes).
  *
  * It walks JSON text in place, allocates nothing, and checks RFC 8259's grammar as it goes: structure, strings

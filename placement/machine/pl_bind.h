@@ -73,7 +73,7 @@ unsigned pl_nodemask_nodes(const unsigned long *mask, size_t nwords, unsigned *n
  * node i.  A CPU outside every node (-1) is not counted; the count of those is returned. */
 unsigned pl_cpus_per_node(const struct pl_machine *m, const int *cpus, unsigned n, double *count);
 
-/* The locality score (pl_numa_score, seed 001 Eq. 1) of CPU use cpu[] and memory bytes mem[] (node positions of m).
+/* The locality score (pl_numa_score, Tang et al. HPCA'13 Eq. 1) of CPU use cpu[] and memory bytes mem[] (node positions of m).
  * One node: 1.  -ENODATA with one line when it cannot be told: no memory resident, no CPU counted, or several nodes
  * and no distance matrix. */
 int pl_bind_score(const struct pl_machine *m, const double *cpu, const uint64_t *mem, double *score, char *why,

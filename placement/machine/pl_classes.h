@@ -5,7 +5,7 @@
  * instances of every level with the same distribution of threads over them.  Classes are found on the tree's
  * symmetry (a class is a multiset of its children's classes), never by enumerating PU sets.
  *
- * The important placements (seed 002 §3) are the balanced classes: for every level's score s (instances used),
+ * The important placements (Funston et al. ATC'18 §3) are the balanced classes: for every level's score s (instances used),
  * N mod s == 0 and every used instance holds N/s threads; feasible (N/s at most an instance's PUs); with a
  * bandwidth file, the interconnect rule for node sets (pl_classes.c says which sets are kept and why).
  */
@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-/* Measured aggregate bandwidth of NUMA node sets (seed 002's interconnect concern). */
+/* Measured aggregate bandwidth of NUMA node sets (Funston et al. ATC'18's interconnect concern). */
 struct pl_bw_set {
     uint64_t nodes; /* bit i: NUMA node with OS index i */
     double bw;      /* in `unit` */
@@ -84,7 +84,7 @@ void pl_class_free(struct pl_class *c);
 /* The listed class with the same key as c, or NULL. */
 const struct pl_class *pl_class_find(const struct pl_class_list *l, const struct pl_class *c);
 
-/* Seed 000's notation for the representative: '{' then one 'X' (used) or '.' per PU in logical order, then '}'.
+/* Tang et al. ISCA'11's notation for the representative: '{' then one 'X' (used) or '.' per PU in logical order, then '}'.
  * -E2BIG for a machine of more than 64 PUs. */
 int pl_class_notation(const struct pl_hier *h, const struct pl_class *c, char *buf, size_t len);
 

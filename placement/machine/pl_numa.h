@@ -1,4 +1,4 @@
-/* pl_numa.h - the NUMA locality score of seed 001 (Eq. 1) and where its inputs come from: per-node memory of a
+/* pl_numa.h - the NUMA locality score of Tang et al. HPCA'13 (Eq. 1) and where its inputs come from: per-node memory of a
  * process from /proc/PID/numa_maps, per-node CPU use of its threads sampled over a window (docs/placement.md).
  *
  *   Score = sum_i sum_j C[i] M[j] D(i,i) / D(i,j)

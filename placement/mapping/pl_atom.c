@@ -1,6 +1,6 @@
 /* pl_atom.c - AToM's learning phase (pl_atom.h).  Rules, and why:
  *
- * - Equal time: every class gets `period` seconds, as seed 000 §5.2 gives each mapping "an equal amount of time", so
+ * - Equal time: every class gets `period` seconds, as Tang et al. ISCA'11 §5.2 gives each mapping "an equal amount of time", so
  *   a learning phase lasts classes x period exactly.
  * - Repeated periods: the period is run as `rounds` slices, interleaved round by round with a rotating start (round
  *   r begins with class r mod K).  The slices give each class a spread (the standard error of its mean), and the

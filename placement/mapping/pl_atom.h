@@ -1,4 +1,4 @@
-/* pl_atom.h - AToM, the adaptive thread-to-core mapper (seed 000 §5.2): a learning phase runs the application in
+/* pl_atom.h - AToM, the adaptive thread-to-core mapper (Tang et al. ISCA'11 §5.2): a learning phase runs the application in
  * each sharing class of its thread count for an equal time and keeps the winner.  The measurements come through an
  * ops table, so the method is tested on a simulated application (pl_atom_oracle) and runs live through a thin
  * adapter (cli/place/mapping/cmd_place_atom.c).  pl_atom.c states the rules; docs/placement.md, "The adaptive mapper". */

@@ -1,6 +1,6 @@
 /* pl_map.c - the characteristics heuristic (pl_map.h).  Rules, and why:
  *
- * - Algorithm 1 as seed 000 §5.1 gives it.  "Shared" LLC or bus means P's threads share it among themselves;
+ * - Algorithm 1 as Tang et al. ISCA'11 §5.1 gives it.  "Shared" LLC or bus means P's threads share it among themselves;
  *   "spread" (the paper's "distributed") that they use as many instances as they can, so each shares it with C's
  *   threads instead.  Comparisons are on the characteristics as given (the paper's are per thread with 4 threads
  *   each; for equal thread counts whole-application figures order the same way).  A tie in "P < C" is not less.
@@ -9,7 +9,7 @@
  * - Levels, generalised from Clovertown's L2 and FSB: the LLC is the coarsest cache level of the hierarchy, the
  *   memory path the coarsest non-cache level (package, die or NUMA node).  Where they are one level (one L3 per
  *   package), the two decisions act on the same instances.
- * - "Shared" at a level takes the fewest instances a balanced (important, seed 002 §3) placement of P's threads uses
+ * - "Shared" at a level takes the fewest instances a balanced (important, Funston et al. ATC'18 §3) placement of P's threads uses
  *   there, "spread" the most; so on Clovertown 4 threads give {XXXX....} (1 bus, 2 LLCs), {XX..XX..} (2, 2) and
  *   {X.X.X.X.} (2, 4), Table 2's three.  Machines where no placement is balanced use every class.
  * - Infeasible pairs (e.g. spread LLC on a shared bus for 4 threads on 4-core Clovertown sockets: one socket holds 4

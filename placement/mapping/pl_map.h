@@ -1,4 +1,4 @@
-/* pl_map.h - the characteristics heuristic (seed 000 §5.1, Algorithm 1): for a latency-sensitive application P beside
+/* pl_map.h - the characteristics heuristic (Tang et al. ISCA'11 §5.1, Algorithm 1): for a latency-sensitive application P beside
  * a co-runner C, share or spread P's threads over the last-level cache and over the memory path, from three
  * characteristics of each; then the two applications' CPU sets on a given machine (pl_map.c states the rules;
  * docs/placement.md, "The characteristics heuristic"). */

@@ -5,7 +5,7 @@
  * that a goal of 0.9 reads "keeps 90 % of the baseline's performance".  Training refuses a baseline entry that is not
  * 1 (within 1e-9): a vector relative to another placement would silently mix conventions.
  *
- * Clustering (seed 002 §4.1: k-means on the vectors, k by the silhouette coefficient).
+ * Clustering (Funston et al. ATC'18 §4.1: k-means on the vectors, k by the silhouette coefficient).
  * - k-means++ seeding (first centre uniform, each next one with probability proportional to the squared distance to
  *   the nearest chosen centre; uniform when every point sits on a centre), then Lloyd's iterations until no point
  *   changes cluster (at most PL_MODEL_MAX_ITER).  A cluster left empty takes the point farthest from its centre (the
@@ -500,7 +500,7 @@ static int measure_rel(const struct pl_model *m, pl_measure_fn measure, void *ct
     return 0;
 }
 
-/* Algorithm 1 (seed 002 §4.3):
+/* Algorithm 1 (Funston et al. ATC'18 §4.3):
  * - Measure the baseline (placement 0); every later measurement is divided by it.  The baseline excludes nothing (every
  *   interval there is [1, 1]).
  * - While more than one cluster remains and a placement is untried: measure next the untried placement whose worst
@@ -682,7 +682,7 @@ int pl_model_classes(const struct pl_model *m, const struct pl_hier *h, unsigned
     return rc;
 }
 
-/* Seed 002 §5 packs as many containers of one workload on a machine as meet the performance goal; its placements
+/* Funston et al. ATC'18 §5 packs as many containers of one workload on a machine as meet the performance goal; its placements
  * come from §3, where a container's cost is the NUMA nodes (the coarsest units) it uses.  Rules (the paper leaves them
  * open; docs/placement.md says why):
  * - Containers never share an instance of the coarsest concern level (h->lv[0], e.g. the NUMA node or the package):

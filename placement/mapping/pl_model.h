@@ -1,4 +1,4 @@
-/* pl_model.h - the placement model (seed 002 §4-5): performance vectors of workloads in the important placements,
+/* pl_model.h - the placement model (Funston et al. ATC'18 §4-5): performance vectors of workloads in the important placements,
  * clustered; the iterative method (the paper's Algorithm 1) that finds a new workload's cluster by measuring it in a
  * few placements; and packing containers of a workload on a machine under a performance goal.
  *
@@ -135,7 +135,7 @@ int pl_model_predict(const struct pl_model *m, pl_measure_fn measure, void *ctx,
                      char *why, size_t len);
 void pl_prediction_free(struct pl_prediction *p);
 
-/* --- packing (seed 002 §5) --- */
+/* --- packing (Funston et al. ATC'18 §5) --- */
 
 enum pl_pack_bound {
     PL_PACK_CENTROID, /* a placement meets the goal when the cluster's centroid there is >= goal */

@@ -1,4 +1,4 @@
-/* cmd_place_cluster.c - `ibench place cluster`: seed 003's sharing-aware thread clustering on samples of a trace file
+/* cmd_place_cluster.c - `ibench place cluster`: Tam et al. EuroSys'07's sharing-aware thread clustering on samples of a trace file
  * or of a live process (perf, or the shipped ibench-share workload), the thread-to-chip plan, and optionally pinning
  * it (--apply) and writing the data_sharing characteristic into a profile (--profile).  The pipeline is
  * placement/cluster/pl_cluster.h; the sources pl_trace.h, pl_src_perf.h, pl_src_soft.h.  docs/placement.md, "Thread
@@ -591,7 +591,7 @@ static const struct cli_opt cluster_table[] = {
               "and move its memory to the chips' NUMA nodes (--mem, as place apply)")},
     {CLI_ULONG("rounds", "N", CA, rounds, 1, 1000,
                "with --apply: sample, cluster and pin again, up to N rounds (default 1), while\n"
-               "phase 1 stays triggered (seed 003's repeat loop); memory follows each move")},
+               "phase 1 stays triggered (Tam et al. EuroSys'07's repeat loop); memory follows each move")},
     PLACE_MEM_OPTS(CA),
     {CLI_STR("profile", "FILE", CA, profile,
              "write the measured data sharing (Algorithm 1's: the share of all sampled accesses\n"
@@ -605,12 +605,12 @@ static const struct cli_opt cluster_table[] = {
 const struct cli_cmd cli_cmd_place_cluster = {
     .name = "place cluster",
     CLI_RUN(cmd_place_cluster, struct cluster_args),
-    .summary = "seed 003: cluster a process's threads by the data they share, and onto chips",
+    .summary = "Tam et al. EuroSys'07: cluster a process's threads by the data they share, and onto chips",
     .usage = "usage: ibench place cluster (--trace FILE | --pid P --source perf|soft [--seconds S])\n"
              "                            (--chips N | --topology SPEC) [--threshold T] [--entries E] [--bits B]\n"
              "                            [--region BYTES] [--sample N] [--seed S] [--trigger F] [--remote-share F]\n"
              "                            [--apply [--rounds N] [--mem MODE] [--no-cpuset]] [--profile FILE] [--json]\n\n",
-    .about = "Seed 003's thread clustering: phase 1 activates it when the remote share is above the trigger; per-thread\n"
+    .about = "Tam et al. EuroSys'07's thread clustering: phase 1 activates it when the remote share is above the trigger; per-thread\n"
              "shMaps of the sampled remote cache accesses; the paper's one pass (threads in tid order, each compared\n"
              "with the known clusters' representatives: dot product, lines in more than half of the threads left\n"
              "out); then each cluster onto one chip, and with --apply the threads (and their memory) moved there,\n"

@@ -88,7 +88,7 @@ static void print_table(const struct pl_machine *m, const struct pl_hier *h, con
     for (unsigned k = 0; k < h->nlevels; k++)
         printf("%s%s", k ? "," : "", h->lv[k].name);
     printf(": %u %s of C(%u,%u) = %s placements\n", l->n, all ? "classes" : "important placements", h->npus, n, tot);
-    printf("%s\n\n", all ? "all classes" : "important placements: balanced, feasible (seed 002 §3)");
+    printf("%s\n\n", all ? "all classes" : "important placements: balanced, feasible (Funston et al. ATC'18 §3)");
     /* column widths from the rows */
     int uw = 5, ow = 10;
     for (unsigned i = 0; i < l->n; i++) {
@@ -229,7 +229,7 @@ const struct cli_cmd cli_cmd_place_classes = {
     .usage = "usage: ibench place classes --threads N [--all] [--limit K] [--bandwidth FILE] [--topology SPEC]\n"
              "                            [--concerns LIST] [--json]\n\n",
     .about = "The sharing classes of N-thread placements (one thread per PU): placements a symmetry of the\n"
-             "concerned levels maps onto each other form one class.  By default the important ones (seed 002\n"
+             "concerned levels maps onto each other form one class.  By default the important ones (Funston et al. ATC'18\n"
              "§3: balanced and feasible); --all lists every class.\n\n",
     CLI_OPTS(classes_table),
 };

@@ -1,4 +1,4 @@
-/* cmd_place_score.c - `ibench place score`: the NUMA locality score (seed 001, Eq. 1) of a live process or of given
+/* cmd_place_score.c - `ibench place score`: the NUMA locality score (Tang et al. HPCA'13, Eq. 1) of a live process or of given
  * per-node usage (placement/machine/pl_numa.h, docs/placement.md). */
 #define _GNU_SOURCE
 #include <errno.h>

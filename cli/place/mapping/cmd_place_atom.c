@@ -1,4 +1,4 @@
-/* cmd_place_atom.c - `ibench place atom`: AToM, seed 000's adaptive thread-to-core mapper, on a live process or on a
+/* cmd_place_atom.c - `ibench place atom`: AToM, Tang et al. ISCA'11's adaptive thread-to-core mapper, on a live process or on a
  * simulated one (--oracle).  The method is placement/mapping/pl_atom.h; this file is its two adapters: the classes of the
  * process's thread count (pl_classes), pinning (pl_proc_apply) and the metric (the profile's adapters), or the
  * oracle.  docs/placement.md, "The adaptive mapper". */
@@ -24,7 +24,7 @@
 
 static void atom_about(FILE *f)
 {
-    fprintf(f, "AToM (seed 000 section 5.2): a learning phase runs the application in each sharing class of its thread\n"
+    fprintf(f, "AToM (Tang et al. ISCA'11 section 5.2): a learning phase runs the application in each sharing class of its thread\n"
                "count (the important placements of `ibench place classes`) for --period seconds each, as --rounds\n"
                "interleaved slices, measuring its own metric; then pins it to the winner.  A class wins clearly only "
                "when\n"

@@ -1,4 +1,4 @@
-/* cmd_place_map.c - `ibench place map`: seed 000's characteristics heuristic (Algorithm 1) for a latency-sensitive
+/* cmd_place_map.c - `ibench place map`: Tang et al. ISCA'11's characteristics heuristic (Algorithm 1) for a latency-sensitive
  * target beside a co-runner, and both applications' CPU sets on a machine (placement/mapping/pl_map.h; docs/placement.md,
  * "The characteristics heuristic"). */
 #include <errno.h>
@@ -290,12 +290,12 @@ static const struct cli_opt map_table[] = {
 const struct cli_cmd cli_cmd_place_map = {
     .name = "place map",
     CLI_RUN(cmd_place_map, struct map_args),
-    .summary = "seed 000's heuristic: share or spread a target's threads over LLC and memory path",
+    .summary = "Tang et al. ISCA'11's heuristic: share or spread a target's threads over LLC and memory path",
     .usage = "usage: ibench place map --target T[:THREADS] --corunner C[:THREADS] [--topology SPEC] [--concerns LIST]\n"
              "                        [--sharing-high F] [--footprint-high P] [--json]\n\n",
-    .about = "Seed 000's characteristics heuristic (Algorithm 1): whether the latency-sensitive target T should share\n"
+    .about = "Tang et al. ISCA'11's characteristics heuristic (Algorithm 1): whether the latency-sensitive target T should share\n"
              "the last-level cache and the memory path among its own threads or spread over them, beside co-runner C;\n"
-             "then both applications' CPU sets on the machine and seed 000's notation ({XXXX****}: X the target,\n"
+             "then both applications' CPU sets on the machine and Tang et al. ISCA'11's notation ({XXXX****}: X the target,\n"
              "* the co-runner, . idle).  T and C are ibench profiles (bus usage = caused mem-bw, LLC footprint =\n"
              "caused llc-cap) or characteristics files (docs/placement.md, \"The characteristics heuristic\").\n"
              "THREADS: the file's \"threads\", else half the machine's PUs (with a warning).  A profile measured on\n"

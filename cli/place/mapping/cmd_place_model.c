@@ -1,4 +1,4 @@
-/* cmd_place_model.c - `ibench place model train|predict` and `ibench place pack`: the placement model of seed 002
+/* cmd_place_model.c - `ibench place model train|predict` and `ibench place pack`: the placement model of Funston et al. ATC'18
  * §4-5 (placement/mapping/pl_model.h; docs/placement.md, "The placement model"). */
 #include <errno.h>
 #include <jansson.h>
@@ -580,7 +580,7 @@ static const struct cli_cmd model_train = {
     .summary = "cluster performance vectors into a model (ibench place model train --help)",
     .usage = "usage: ibench place model train --vectors FILE.csv [--k auto|N] [--seed S] [--tolerance T] -o MODEL.json\n"
              "                                [--json]\n\n",
-    .about = "Clusters the workloads' performance vectors (seed 002 §4.1) and writes the model: per cluster, per\n"
+    .about = "Clusters the workloads' performance vectors (Funston et al. ATC'18 §4.1) and writes the model: per cluster, per\n"
              "placement, the interval [min, max] of its members and the centroid (the predicted vector).\n\n",
     CLI_OPTS(train_table),
 };
@@ -607,7 +607,7 @@ static const struct cli_cmd model_predict = {
     .summary = "the iterative method on measured vectors (ibench place model predict --help)",
     .usage = "usage: ibench place model predict --model MODEL.json (--measured FILE.csv | --pid P --metric SPEC\n"
              "                                  [--period S] [--concerns LIST]) [--json]\n\n",
-    .about = "The iterative method (seed 002 §4.3, Algorithm 1) for each workload of FILE.csv: from the baseline,\n"
+    .about = "The iterative method (Funston et al. ATC'18 §4.3, Algorithm 1) for each workload of FILE.csv: from the baseline,\n"
              "measure the placement that leaves the fewest clusters in the worst case, exclude the clusters whose\n"
              "intervals miss the value, until one is left (or none: \"no cluster\").  FILE.csv holds each workload's\n"
              "whole vector (the place model train format, the model's placement ids in any order); the method\n"
@@ -648,7 +648,7 @@ const struct cli_cmd cli_cmd_place_pack = {
     .usage = "usage: ibench place pack --model MODEL.json --goal G --threads N (--cluster C | --measured FILE.csv)\n"
              "                         [--bound centroid|min] [--topology SPEC] [--concerns LIST] [--json]\n\n",
     .about = "How many containers of one workload (N threads each) fit on the machine while each keeps at least\n"
-             "G times its baseline performance (seed 002 §5).  Containers never share an instance of the coarsest\n"
+             "G times its baseline performance (Funston et al. ATC'18 §5).  Containers never share an instance of the coarsest\n"
              "concern level (e.g. a NUMA node); the placement that fits the most containers among those whose\n"
              "predicted performance meets the goal is chosen (ties: higher predicted performance, then the model's\n"
              "order).  The model's placement ids must be this topology's important placements of N threads, by\n"
