@@ -274,7 +274,10 @@ TEST(Validation, EverySelfMeterIsLinear)
         EXPECT_EQ(fault.str(), "") << name;
         EXPECT_STREQ(str(sf, "verdict"), "pass") << name << ": " << str(sf, "reason");
     }
-    EXPECT_GE(checked + (int)busy.n, 12) << "too few self-meters could be judged here";
+    // an SoI excused as busy was not judged: too few judged is a skip on a busy machine, a failure on an idle one
+    if (checked < 12 && busy.n)
+        GTEST_SKIP() << "machine busy: " << checked << " self-meters judged, " << busy.n << " not: " << busy.text;
+    EXPECT_GE(checked, 12) << "too few self-meters could be judged here";
     if (busy.n)
         GTEST_SKIP() << "machine busy: " << busy.n << " self-meter(s) not judged: " << busy.text;
 }
@@ -324,11 +327,14 @@ TEST(Validation, ProbeTrends)
             continue;
         EXPECT_EQ(fault.str(), "") << name;
         // The memory and cache SoIs reach the other vCPU only while the host keeps both on one memory path or L3,
-        // which it changes within seconds (docs/validation.md): their effect is printed, with how much the probe
-        // slowed the SoI itself (contention is mutual), not asserted.
+        // which it changes within seconds (docs/validation.md): the size of their effect, and how much the probe
+        // slowed the SoI itself (contention is mutual), is no claim here; that the SoI ran at 100 % both alone and
+        // beside the probe, with figures, is.
         json_t *at = json_object_get(r, "soi_at_100_pct");
-        printf("      %s at 100 %%: %.0f %% of its calibration alone, %.0f %% beside the probe\n", name,
-               num(at, "alone"), num(at, "beside"));
+        const double alone = num(at, "alone"), beside = num(at, "beside");
+        printf("      %s at 100 %%: %.0f %% of its calibration alone, %.0f %% beside the probe\n", name, alone, beside);
+        EXPECT_TRUE(std::isfinite(alone) && alone > 0) << name << ": the SoI at 100 % alone read " << alone;
+        EXPECT_TRUE(std::isfinite(beside) && beside > 0) << name << ": the SoI at 100 % beside the probe read " << beside;
     }
     if (busy.n)
         GTEST_SKIP() << "machine busy: " << busy.n << " probe ramp(s) not judged: " << busy.text;
