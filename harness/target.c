@@ -510,13 +510,13 @@ int pin_restore(const struct pin_saved *s, char *why, size_t len)
 {
     if (!s->pid || !s->n)
         return 0;
-    if (!s->start || start_time(s->pid) != s->start) /* gone, or its pid now another process's */
+    if (s->start && start_time(s->pid) != s->start) /* gone, or its pid now another process's */
         return ib_why(why, len, -ESRCH, "pid %d is gone", (int)s->pid);
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/task", (int)s->pid);
     DIR *d = opendir(path);
-    if (!d)
-        return ib_why(why, len, -errno, "%s: %s", path, strerror(errno));
+    if (!d) /* no such directory: the process is gone */
+        return ib_why(why, len, errno == ENOENT ? -ESRCH : -errno, "%s: %s", path, strerror(errno));
     /* a thread started since the pin inherited the pinned set: it gets the main thread's (else the first saved) */
     const uint64_t *fallback = s->mask[0];
     for (unsigned i = 0; i < s->n; i++)
