@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "place.h"
 #include "profile_fmt.h"
 #include "target.h"
+#include "topo.h"
 #include "watchdog.h"
 
 atomic_int cli_stop;
@@ -96,6 +98,44 @@ void cli_calib_note(const char *cmd, const struct machine *m)
                 m->calib.nocache_why);
 }
 
+int cli_cpus_here(const char *cmd, const char *opt, const char *arg, const struct machine *m, unsigned max, int *cpus,
+                  unsigned *n)
+{
+    int *list = NULL;
+    unsigned k = 0;
+    if (parse_cpulist(arg, &list, &k) < 0 || k == 0 || k > max) {
+        free(list);
+        return cli_fail(IB_EXIT_USAGE, cmd, "--%s '%s' is not a CPU list", opt, arg);
+    }
+    for (unsigned i = 0; i < k; i++) {
+        int ok = 0;
+        for (unsigned j = 0; j < topo_npus(m->topo); j++)
+            ok |= topo_pu_os(m->topo, j) == list[i];
+        if (!ok) {
+            int c = list[i];
+            free(list);
+            return cli_fail(IB_EXIT_USAGE, cmd, "--%s: this machine has no CPU %d", opt, c);
+        }
+        cpus[i] = list[i];
+    }
+    *n = k;
+    free(list);
+    return 0;
+}
+
+int cli_profile_load(const char *cmd, int argc, char **argv, int first, struct profile *p, const char **path)
+{
+    if (argc - first != 1)
+        return cli_fail(IB_EXIT_USAGE, cmd, "give one profile file");
+    *path = argv[first];
+    char why[512];
+    int rc = profile_read(*path, p, why, sizeof(why));
+    if (rc < 0) /* all but -ENOMEM is the file named (profile_read): bad input, with the reader's real errno */
+        return cli_fail(cli_exit_for(rc, rc != -ENOMEM), cmd, "%s", why);
+    cli_profile_warn(cmd, p);
+    return 0;
+}
+
 void cli_profile_warn(const char *cmd, const struct profile *p)
 {
     if (p && p->warning)
@@ -104,10 +144,6 @@ void cli_profile_warn(const char *cmd, const struct profile *p)
 
 /* The commands that read their arguments themselves (no option table yet): a name, a function, a line of help. */
 #define CLI_CMD_OWN(var, nm, f, sum) static const struct cli_cmd var = {.name = nm, .fn = f, .summary = sum}
-CLI_CMD_OWN(cmd_profile_d, "profile", cmd_profile,
-            "a target's tolerated and caused interference per SoI, as a versioned profile");
-CLI_CMD_OWN(cmd_corun_d, "corun", cmd_corun,
-            "measure what one program does to another sharing this machine (A beside B vs alone)");
 CLI_CMD_OWN(cmd_show_d, "show", cmd_show, "print a profile as a table");
 CLI_CMD_OWN(cmd_plot_d, "plot", cmd_plot, "chart a profile: tolerated and caused per SoI");
 CLI_CMD_OWN(cmd_extender_d, "extender", cmd_extender,
@@ -117,7 +153,7 @@ CLI_CMD_OWN(cmd_extender_d, "extender", cmd_extender,
  * options all read it. */
 static const struct cli_cmd *const commands[] = {
     &cli_cmd_run,   &cli_cmd_list, &cli_cmd_topo, &cli_cmd_calibrate, &cli_cmd_probe, &cli_cmd_sink, &cli_cmd_validate,
-    &cmd_profile_d, &cmd_corun_d,  &cmd_show_d,   &cmd_plot_d,        &cli_cmd_place, &cli_cmd_k8s,  &cmd_extender_d,
+    &cli_cmd_profile, &cli_cmd_corun, &cmd_show_d,   &cmd_plot_d,        &cli_cmd_place, &cli_cmd_k8s,  &cmd_extender_d,
 };
 
 const struct cli_cmd *const *cli_commands(unsigned *n)

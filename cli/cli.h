@@ -64,11 +64,9 @@ int cli_exit_for(int rc, int bad_input);
 
 /* The commands with their option tables (opts.h), in the top table of cli.c. */
 extern const struct cli_cmd cli_cmd_run, cli_cmd_list, cli_cmd_topo, cli_cmd_calibrate, cli_cmd_probe, cli_cmd_sink,
-    cli_cmd_validate, cli_cmd_k8s, cli_cmd_place;
+    cli_cmd_validate, cli_cmd_profile, cli_cmd_corun, cli_cmd_k8s, cli_cmd_place;
 
 /* The commands that read their arguments themselves: each returns a process exit code (ib_err.h). */
-int cmd_profile(int argc, char **argv);
-int cmd_corun(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_extender(int argc, char **argv);
@@ -130,6 +128,14 @@ void cli_calib_recheck(const char *cmd, struct machine *m, int cpu);
  * command goes on, measuring what it needs without the cache. */
 struct machine;
 void cli_calib_note(const char *cmd, const struct machine *m);
+struct profile;
+/* --OPT ARG, a CPU list of at most max CPUs, every one of them this machine's, into cpus (in the list's order) and *n:
+ * 0, or the usage exit code after one line "ibench CMD: --OPT ..." on stderr. */
+int cli_cpus_here(const char *cmd, const char *opt, const char *arg, const struct machine *m, unsigned max, int *cpus,
+                  unsigned *n);
+/* The operands of show and plot: exactly one, a profile, read (profile_read) into *p, its path in *path.  0, or the
+ * exit code after one line on stderr (a bad file: 2, with the reader's line). */
+int cli_profile_load(const char *cmd, int argc, char **argv, int first, struct profile *p, const char **path);
 /* After profile_read: the reader's warning (an SoI of a newer version it does not know), once on stderr. */
 struct profile;
 void cli_profile_warn(const char *cmd, const struct profile *p);

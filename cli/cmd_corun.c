@@ -2,7 +2,6 @@
  * (harness/corun.h; docs/corun.md). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,71 +14,19 @@
 #include "corun.h"
 #include "ib_err.h"
 #include "machine.h"
+#include "opts.h"
 #include "parse.h"
 #include "render.h"
 #include "target.h"
 #include "topo.h"
 
-static void corun_usage(void)
-{
-    printf("usage: ibench corun --a 'CMD' [--a-load 'CMD'] --a-metric KIND --b 'CMD' [--b-load 'CMD']\n"
-           "                    [--a-name NAME] [--b-name NAME] [--cpus-a LIST] [--cpus-b LIST] [--reps N]\n"
-           "                    [--settle-solo MS] [--settle-beside MS] [--timeout S] [--warmup MS]\n"
-           "                    [--out FILE] [--json]\n\n"
-           "Measures what program B really does to program A on this machine. B runs continuously on its CPUs;\n"
-           "each repetition pauses B (its cgroup frozen, so a process of it that left its group is paused too),\n"
-           "samples A alone, resumes B and samples A beside it. relative = A beside / A alone (1 = unharmed),\n"
-           "the median over repetitions, with its standard error.\n\n"
-           "  --a CMD            A: a batch job run once per sample, or with --a-load a service left running\n"
-           "  --a-load CMD       A's load generator, run once per sample (throughput/latency metrics)\n"
-           "  --a-metric KIND    runtime, cputime, throughput[:REGEX], latency[:REGEX], command:CMD,\n"
-           "                     command-lower:CMD (as ibench profile --metric; ipc is not offered here)\n"
-           "  --b CMD            B: run again and again (a failing run ends the co-run), or with --b-load a\n"
-           "                     service left running while its load generator runs again and again\n"
-           "  --a-name/--b-name  short labels for the record (default: each command's first word)\n"
-           "  --cpus-a LIST      A's CPUs (default: the first); --cpus-b LIST B's (default: the last)\n"
-           "  --reps N           repetitions, 3 to 100 (default 7)\n"
-           "  --settle-solo MS   after pausing B, before A's solo sample (default 200)\n"
-           "  --settle-beside MS after resuming B, before A's beside sample (default 300)\n"
-           "  --timeout S        one sample of A (default 60); --warmup MS after starting a service (500)\n"
-           "  --out FILE         write the record there (JSON, docs/schema/corun-v1.schema.json), atomically\n"
-           "  --json             print the record on stdout instead of the table\n\n"
-           "Progress goes to stderr. Exit 0 with the co-run measured; 1 when A or B fails (no record written);\n"
-           "2 on bad input; 77 on a machine with one CPU; 130 on Ctrl-C or SIGTERM: the repetitions finished are\n"
-           "written and shown, marked incomplete (none finished: nothing). Every child is stopped on every path.\n");
-}
-
-struct num_opt {
-    int key;
-    const char *name;
-    unsigned long min, max;
-    unsigned *dst;
+/* The command's options, as given: corun_opts (harness/corun.h) is made of them after the rules between them. */
+struct corun_cmd_opts {
+    const char *a, *a_load, *a_metric, *b, *b_load, *a_name, *b_name, *cpus_a, *cpus_b, *out;
+    struct corun_params pp;
+    unsigned timeout_s, warmup_ms;
+    int json;
 };
-
-/* A CPU list that this machine has: 0 or the usage exit code (message printed). */
-static int cpus_of(const char *arg, const char *opt, struct machine *m, struct corun_side *s)
-{
-    int *list = NULL;
-    unsigned n = 0;
-    if (parse_cpulist(arg, &list, &n) < 0 || n == 0 || n > CORUN_MAX_CPUS) {
-        free(list);
-        return cli_fail(IB_EXIT_USAGE, "corun", "--%s '%s' is not a CPU list", opt, arg);
-    }
-    for (unsigned i = 0; i < n; i++) {
-        int ok = 0;
-        for (unsigned k = 0; k < topo_npus(m->topo); k++)
-            ok |= topo_pu_os(m->topo, k) == list[i];
-        if (!ok) {
-            int c = list[i];
-            free(list);
-            return cli_fail(IB_EXIT_USAGE, "corun", "--%s: this machine has no CPU %d", opt, c);
-        }
-        s->cpus[i] = list[i];
-    }
-    s->ncpus = n;
-    free(list);
-    return 0;
-}
 
 /* The first word of cmd, at most 63 characters, into buf. */
 static char *first_word(const char *cmd, char *buf, size_t len)
@@ -138,61 +85,17 @@ static void print_table(const struct corun_record *rec)
                "of B that called setsid\n");
 }
 
-int cmd_corun(int argc, char **argv)
+static int cmd_corun(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {
-        {"a", required_argument, 0, 'a'},          {"a-load", required_argument, 0, 'A'},
-        {"a-metric", required_argument, 0, 'm'},   {"b", required_argument, 0, 'b'},
-        {"b-load", required_argument, 0, 'B'},     {"a-name", required_argument, 0, 'n'},
-        {"b-name", required_argument, 0, 'N'},     {"cpus-a", required_argument, 0, 'c'},
-        {"cpus-b", required_argument, 0, 'C'},     {"reps", required_argument, 0, 'r'},
-        {"settle-solo", required_argument, 0, 's'}, {"settle-beside", required_argument, 0, 'S'},
-        {"timeout", required_argument, 0, 'T'},    {"warmup", required_argument, 0, 'W'},
-        {"out", required_argument, 0, 'o'},        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
-    struct corun_opts o = {.pp = {.reps = 7, .settle_solo_ms = 200, .settle_beside_ms = 300}, .timeout_s = 60,
-                           .warmup_ms = 500, .progress = progress};
-    const struct num_opt nums[] = {
-        {'r', "reps", 3, CORUN_MAX_REPS, &o.pp.reps},
-        {'s', "settle-solo", 0, 60000, &o.pp.settle_solo_ms},
-        {'S', "settle-beside", 0, 60000, &o.pp.settle_beside_ms},
-        {'T', "timeout", 1, 3600, &o.timeout_s},
-        {'W', "warmup", 0, 600000, &o.warmup_ms},
-    };
-    const char *metric = NULL, *out = NULL, *cpus_a = NULL, *cpus_b = NULL;
-    int c, json = 0, rc;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        const struct num_opt *n = NULL;
-        for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
-            n = nums[i].key == c ? &nums[i] : n;
-        if (n) {
-            unsigned long u;
-            if (parse_uint(optarg, n->min, n->max, &u) < 0)
-                return cli_fail(IB_EXIT_USAGE, "corun", "--%s '%s': a whole number, %lu to %lu", n->name, optarg,
-                                n->min, n->max);
-            *n->dst = (unsigned)u;
-            continue;
-        }
-        switch (c) {
-        case 'a': o.a.command = optarg; break;
-        case 'A': o.a.load = optarg; break;
-        case 'm': metric = optarg; break;
-        case 'b': o.b.command = optarg; break;
-        case 'B': o.b.load = optarg; break;
-        case 'n': o.a.name = optarg; break;
-        case 'N': o.b.name = optarg; break;
-        case 'c': cpus_a = optarg; break;
-        case 'C': cpus_b = optarg; break;
-        case 'o': out = optarg; break;
-        case 'j': json = 1; break;
-        case 'h': corun_usage(); return IB_EXIT_OK;
-        default: return cli_fail(IB_EXIT_USAGE, "corun", "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, "corun", "unexpected argument '%s'", argv[optind]);
+    (void)argc, (void)argv, (void)first;
+    const struct corun_cmd_opts *co = opts;
+    /* the library's sides hold the user's strings, borrowed (char *, as argv's) */
+    struct corun_opts o = {.a = {.command = (char *)co->a, .load = (char *)co->a_load, .name = (char *)co->a_name},
+                           .b = {.command = (char *)co->b, .load = (char *)co->b_load, .name = (char *)co->b_name},
+                           .pp = co->pp, .timeout_s = co->timeout_s, .warmup_ms = co->warmup_ms,
+                           .progress = progress};
+    const char *metric = co->a_metric, *out = co->out, *cpus_a = co->cpus_a, *cpus_b = co->cpus_b;
+    int json = co->json, rc;
     if (!o.a.command || !*o.a.command || !o.b.command || !*o.b.command)
         return cli_fail(IB_EXIT_USAGE, "corun", "--a 'CMD' and --b 'CMD' are required");
     if (!metric)
@@ -230,7 +133,7 @@ int cmd_corun(int argc, char **argv)
         rc = cli_fail(IB_EXIT_SKIP, "corun", "this machine has one CPU: a co-run needs two (one program each)");
     if (rc == 0) {
         if (cpus_a)
-            rc = cpus_of(cpus_a, "cpus-a", &m, &o.a);
+            rc = cli_cpus_here("corun", "cpus-a", cpus_a, &m, CORUN_MAX_CPUS, o.a.cpus, &o.a.ncpus);
         else {
             o.a.cpus[0] = topo_pu_os(m.topo, 0);
             o.a.ncpus = 1;
@@ -238,7 +141,7 @@ int cmd_corun(int argc, char **argv)
     }
     if (rc == 0) {
         if (cpus_b)
-            rc = cpus_of(cpus_b, "cpus-b", &m, &o.b);
+            rc = cli_cpus_here("corun", "cpus-b", cpus_b, &m, CORUN_MAX_CPUS, o.b.cpus, &o.b.ncpus);
         else {
             o.b.cpus[0] = topo_pu_os(m.topo, npus - 1);
             o.b.ncpus = 1;
@@ -302,3 +205,52 @@ int cmd_corun(int argc, char **argv)
     metric_free(&o.metric);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define CO struct corun_cmd_opts
+static const struct cli_opt corun_table[] = {
+    {CLI_STR("a", "CMD", CO, a, "A: a batch job run once per sample, or with --a-load a service left running")},
+    {CLI_STR("a-load", "CMD", CO, a_load, "A's load generator, run once per sample (throughput/latency metrics)")},
+    {CLI_STR("a-metric", "KIND", CO, a_metric,
+             "runtime, cputime, throughput[:REGEX], latency[:REGEX], command:CMD,\n"
+             "command-lower:CMD (as ibench profile --metric; ipc is not offered here)")},
+    {CLI_STR("b", "CMD", CO, b,
+             "B: run again and again (a failing run ends the co-run), or with --b-load a\n"
+             "service left running while its load generator runs again and again")},
+    {CLI_STR("b-load", "CMD", CO, b_load, "B's load generator, run again and again beside the service --b")},
+    {CLI_STR("a-name", "NAME", CO, a_name, "a short label for A in the record (default: its command's first word)")},
+    {CLI_STR("b-name", "NAME", CO, b_name, "a short label for B in the record (default: its command's first word)")},
+    {CLI_STR("cpus-a", "LIST", CO, cpus_a, "A's CPUs (default: the first)")},
+    {CLI_STR("cpus-b", "LIST", CO, cpus_b, "B's CPUs (default: the last)")},
+    {CLI_UINT("reps", "N", CO, pp.reps, 3, CORUN_MAX_REPS, "repetitions, 3 to " CLI_STR_OF(CORUN_MAX_REPS)),
+     .def = "7"},
+    {CLI_UINT("settle-solo", "MS", CO, pp.settle_solo_ms, 0, 60000, "after pausing B, before A's solo sample"),
+     .def = "200"},
+    {CLI_UINT("settle-beside", "MS", CO, pp.settle_beside_ms, 0, 60000, "after resuming B, before A's beside sample"),
+     .def = "300"},
+    {CLI_UINT("timeout", "S", CO, timeout_s, 1, 3600, "one sample of A, in seconds"), .def = "60"},
+    {CLI_UINT("warmup", "MS", CO, warmup_ms, 0, 600000, "after starting a service (A's or B's)"), .def = "500"},
+    {CLI_STR("out", "FILE", CO, out,
+             "write the record there (JSON, docs/schema/corun-v1.schema.json), atomically")},
+    {CLI_FLAG("json", CO, json, "print the record on stdout instead of the table")},
+};
+#undef CO
+
+const struct cli_cmd cli_cmd_corun = {
+    .name = "corun",
+    CLI_RUN(cmd_corun, struct corun_cmd_opts),
+    .summary = "measure what one program does to another sharing this machine (A beside B vs alone)",
+    .usage = "usage: ibench corun --a 'CMD' [--a-load 'CMD'] --a-metric KIND --b 'CMD' [--b-load 'CMD']\n"
+             "                    [--a-name NAME] [--b-name NAME] [--cpus-a LIST] [--cpus-b LIST] [--reps N]\n"
+             "                    [--settle-solo MS] [--settle-beside MS] [--timeout S] [--warmup MS]\n"
+             "                    [--out FILE] [--json]\n\n",
+    .about = "Measures what program B really does to program A on this machine. B runs continuously on its CPUs;\n"
+             "each repetition pauses B (its cgroup frozen, so a process of it that left its group is paused too),\n"
+             "samples A alone, resumes B and samples A beside it. relative = A beside / A alone (1 = unharmed),\n"
+             "the median over repetitions, with its standard error.\n\n",
+    .more = "\nProgress goes to stderr. Exit 0 with the co-run measured; 1 when A or B fails (no record written);\n"
+            "2 on bad input; 77 on a machine with one CPU; 130 on Ctrl-C or SIGTERM: the repetitions finished are\n"
+            "written and shown, marked incomplete (none finished: nothing). Every child is stopped on every path.\n",
+    CLI_OPTS(corun_table),
+};

@@ -2,8 +2,6 @@
  * (harness/profile_fmt.h). docs/profile.md. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
-#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,101 +12,19 @@
 #include "cli.h"
 #include "ib_err.h"
 #include "machine.h"
+#include "opts.h"
 #include "output.h"
 #include "parse.h"
 #include "profile.h"
 #include "soi.h"
 #include "target.h"
 
-static void profile_usage(void)
-{
-    printf("usage: ibench profile --name NAME (--target 'CMD' | --pid PID) [--load 'LOAD CMD'] --metric KIND\n"
-           "                      [--qos Q] [--sois LIST] [--target-cpus LIST] [--out FILE] [--json]\n"
-           "                      [--samples N] [--baselines N] [--caused-level X] [--caused-rounds N]\n"
-           "                      [--caused-budget S] [--timeout S] [--warmup MS] [--dir DIR]\n"
-           "                      [--no-reach-check] [--no-sequential]\n\n"
-           "Profiles a target: for every SoI, how much interference it tolerates before its QoS breaks, and\n"
-           "how much it causes (docs/profile.md). Tolerated: the SoI, on CPUs that share its resource with the\n"
-           "target (never the target's), held at 25, 50, 75 and 100 %%, then two bisection steps inside the first\n"
-           "bracket that breaks QoS; a point that breaks it is measured again and counts only when it breaks twice.\n"
-           "Caused: the SoI at --caused-level (100), unthrottled, in windows alternating alone and beside the\n"
-           "target's running work; per round the share of its work per second of its own CPU time that the\n"
-           "target took; the median over the rounds with its standard error, 'distinguishable' when beyond twice\n"
-           "that error; CPU time the target took from the SoI is reported apart (cpu lost).\n\n"
-           "  --target 'CMD'       a batch job (with --metric runtime or cputime: run once per sample) or a service\n"
-           "                       (started once, pinned, stopped at the end)\n"
-           "  --pid PID            a running service instead (pinned when --target-cpus is given)\n"
-           "  --load 'CMD'         the load generator, run once per sample; its output carries the metric\n"
-           "  --metric KIND        runtime | cputime | throughput[:REGEX] | latency[:REGEX] | command:CMD |\n"
-           "                       command-lower:CMD | ipc (needs a PMU); docs/profile.md has the contract\n"
-           "  --qos Q              relative performance that still meets QoS (default 0.95)\n"
-           "  --sois LIST          comma-separated SoIs (default: all; those this machine cannot place are skipped\n"
-           "                       with the reason)\n"
-           "  --target-cpus LIST   where the target (and its load generator) run (default: the first CPU)\n"
-           "  --out FILE           the profile (default NAME.profile.json), written atomically once measured,\n"
-           "                       incomplete or not (never after a failure); --json also prints it on stdout\n"
-           "  --samples N          samples per side of a point, at most (default 3; a point whose first 2 samples\n"
-           "                       lie far beyond QoS stops early unless --no-sequential); --baselines N solo\n"
-           "                       samples before and after (default 5)\n"
-           "  --caused-rounds N    at least N alone/beside rounds (3-64, default 3; more while the standard error is\n"
-           "                       above 5 points, within --caused-budget S seconds, default 4)\n"
-           "  --timeout S          one sample's limit in seconds (default 60); --warmup MS after starting a service\n"
-           "                       (default 500)\n"
-           "  --no-reach-check     ramp llc-cap, llc-bw and mem-bw even where their probe on the target's CPU does\n"
-           "                       not move (on a VM, CPUs hwloc says share a cache may not share one)\n\n"
-           "Progress goes to stderr: the phase, the SoI, the point and the time left, a refreshing line on a\n"
-           "terminal, else one line per sample (IBENCH_PROGRESS=0: none). A sample that does not finish within\n"
-           "--timeout is written as what it is (a QoS break by at least that much, or where the measuring stopped)\n"
-           "and the profile is written incomplete, with what is missing and why; so is a profile stopped by Ctrl-C\n"
-           "or SIGTERM once a sample has finished. The machine's pressure (PSI, steal) is recorded per phase.\n"
-           "Exit 0 with the profile written; 1 when it is incomplete after a timeout, or when the target or its\n"
-           "load fails (no profile written); 2 on bad input; 77 when the metric cannot be read here (ipc without a\n"
-           "PMU); 130 when interrupted (an incomplete profile written, or none before the first sample finished).\n"
-           "Every SoI and child process is stopped on every exit path.\n");
-}
-
-/* The options that take a number: where it goes, its range, its message. */
-struct num_opt {
-    int key;
-    const char *name;
-    double min, max;
-    int integer;
-    size_t off;
+/* The command's options: the profile's own (harness/profile.h), and what the command reads or writes itself. */
+struct profile_cmd_opts {
+    struct profile_opts po;
+    const char *metric, *out, *cpus;
+    int json;
 };
-#define OPT_OFF(f) offsetof(struct profile_opts, f)
-static const struct num_opt nums[] = {
-    {'p', "pid", 1, 4194304, 1, OPT_OFF(pid)},
-    {'q', "qos", 0, 1, 0, OPT_OFF(qos)},
-    {'N', "samples", 1, 64, 1, OPT_OFF(samples)},
-    {'B', "baselines", 1, 64, 1, OPT_OFF(baselines)},
-    {'L', "caused-level", 0, 100, 0, OPT_OFF(caused_level)},
-    {'r', "caused-rounds", 3, 64, 1, OPT_OFF(caused_rounds)},
-    {'b', "caused-budget", 0, 3600, 0, OPT_OFF(caused_budget_s)},
-    {'T', "timeout", 1, 3600, 1, OPT_OFF(timeout_s)},
-    {'W', "warmup", 0, 600000, 1, OPT_OFF(warmup_ms)},
-};
-
-/* A number option into o: 0, or the usage exit code with the message printed. Fractions are in (min, max]. */
-static int set_num(struct profile_opts *o, const struct num_opt *n, const char *arg)
-{
-    char *p = (char *)o + n->off;
-    if (n->integer) {
-        unsigned long u;
-        if (parse_uint(arg, (unsigned long)n->min, (unsigned long)n->max, &u) < 0)
-            return cli_fail(IB_EXIT_USAGE, "profile", "--%s '%s': a whole number, %g to %g", n->name, arg, n->min,
-                            n->max);
-        if (n->off == OPT_OFF(pid))
-            *(pid_t *)p = (pid_t)u;
-        else
-            *(unsigned *)p = (unsigned)u;
-        return 0;
-    }
-    double d;
-    if (parse_double(arg, &d) < 0 || !(d > n->min && d <= n->max))
-        return cli_fail(IB_EXIT_USAGE, "profile", "--%s '%s': a number in (%g, %g]", n->name, arg, n->min, n->max);
-    *(double *)p = d;
-    return 0;
-}
 
 /* Everything that can be checked before minutes of measuring. 0 or the exit code (message printed). */
 static int check(struct profile_opts *o, struct machine *m, const char *cpus, const char *out)
@@ -149,75 +65,16 @@ static int check(struct profile_opts *o, struct machine *m, const char *cpus, co
         o->ntcpus = 1;
         return 0;
     }
-    int *list = NULL;
-    unsigned n = 0;
-    if (parse_cpulist(cpus, &list, &n) < 0 || n == 0 || n > SOI_MAX_THREADS) {
-        free(list);
-        return cli_fail(IB_EXIT_USAGE, "profile", "--target-cpus '%s' is not a CPU list", cpus);
-    }
-    for (unsigned i = 0; i < n; i++) {
-        int ok = 0;
-        for (unsigned k = 0; k < topo_npus(m->topo); k++)
-            ok |= topo_pu_os(m->topo, k) == list[i];
-        if (!ok) {
-            int c = list[i];
-            free(list);
-            return cli_fail(IB_EXIT_USAGE, "profile", "--target-cpus: this machine has no CPU %d", c);
-        }
-        o->tcpus[i] = list[i];
-    }
-    o->ntcpus = n;
-    free(list);
-    return 0;
+    return cli_cpus_here("profile", "target-cpus", cpus, m, SOI_MAX_THREADS, o->tcpus, &o->ntcpus);
 }
 
-int cmd_profile(int argc, char **argv)
+static int cmd_profile(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {
-        {"name", required_argument, 0, 'n'},          {"target", required_argument, 0, 't'},
-        {"pid", required_argument, 0, 'p'},           {"load", required_argument, 0, 'l'},
-        {"metric", required_argument, 0, 'm'},        {"qos", required_argument, 0, 'q'},
-        {"sois", required_argument, 0, 's'},          {"target-cpus", required_argument, 0, 'c'},
-        {"out", required_argument, 0, 'o'},           {"samples", required_argument, 0, 'N'},
-        {"baselines", required_argument, 0, 'B'},     {"caused-level", required_argument, 0, 'L'},
-        {"caused-rounds", required_argument, 0, 'r'}, {"caused-budget", required_argument, 0, 'b'},
-        {"timeout", required_argument, 0, 'T'},       {"warmup", required_argument, 0, 'W'},
-        {"dir", required_argument, 0, 'd'},           {"help", no_argument, 0, 'h'},
-        {"no-reach-check", no_argument, 0, 'R'},      {"no-sequential", no_argument, 0, 'S'},
-        {"json", no_argument, 0, 'j'},                {0, 0, 0, 0}};
-    struct profile_opts o = {.qos = 0.95, .samples = 3, .baselines = 5, .caused_level = 100, .timeout_s = 60,
-                             .warmup_ms = 500};
-    const char *metric = NULL, *out = NULL, *cpus = NULL;
-    int c, json = 0, rc;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        const struct num_opt *n = NULL;
-        for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
-            n = nums[i].key == c ? &nums[i] : n;
-        if (n) {
-            if ((rc = set_num(&o, n, optarg)) != 0)
-                return rc;
-            continue;
-        }
-        switch (c) {
-        case 'n': o.name = optarg; break;
-        case 't': o.target_cmd = optarg; break;
-        case 'l': o.load_cmd = optarg; break;
-        case 'm': metric = optarg; break;
-        case 's': o.sois = optarg; break;
-        case 'c': cpus = optarg; break;
-        case 'o': out = optarg; break;
-        case 'd': o.dir = optarg; break;
-        case 'R': o.no_reach_check = 1; break;
-        case 'S': o.no_sequential = 1; break;
-        case 'j': json = 1; break;
-        case 'h': profile_usage(); return IB_EXIT_OK;
-        default: return cli_fail(IB_EXIT_USAGE, "profile", "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, "profile", "unexpected argument '%s'", argv[optind]);
+    (void)argc, (void)argv, (void)first;
+    const struct profile_cmd_opts *co = opts;
+    struct profile_opts o = co->po;
+    const char *metric = co->metric, *out = co->out, *cpus = co->cpus;
+    int json = co->json, rc;
     if (!o.name || !*o.name || strchr(o.name, '/'))
         return cli_fail(IB_EXIT_USAGE, "profile", "--name NAME is required (no '/')");
     if (!!o.target_cmd == !!o.pid)
@@ -297,3 +154,81 @@ int cmd_profile(int argc, char **argv)
     metric_free(&o.metric);
     return rc;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+#define PO struct profile_cmd_opts
+static const struct cli_opt profile_table[] = {
+    {CLI_STR("name", "NAME", PO, po.name, "the target's name, in the profile and its default --out (required; no '/')")},
+    {CLI_STR("target", "'CMD'", PO, po.target_cmd,
+             "a batch job (with --metric runtime or cputime: run once per sample) or a service\n"
+             "(started once, pinned, stopped at the end)")},
+    {CLI_INT("pid", "PID", PO, po.pid, 1, 4194304, "a running service instead (pinned when --target-cpus is given)")},
+    {CLI_STR("load", "'CMD'", PO, po.load_cmd,
+             "the load generator, run once per sample; its output carries the metric")},
+    {CLI_STR("metric", "KIND", PO, metric,
+             "runtime | cputime | throughput[:REGEX] | latency[:REGEX] | command:CMD |\n"
+             "command-lower:CMD | ipc (needs a PMU); docs/profile.md has the contract")},
+    {CLI_DOUBLE("qos", "Q", PO, po.qos, 0, 1, "relative performance that still meets QoS"), .flags = CLI_OPT_GT_MIN,
+     .def = "0.95"},
+    {CLI_STR("sois", "LIST", PO, po.sois,
+             "comma-separated SoIs (default: all; those this machine cannot place are skipped\n"
+             "with the reason)")},
+    {CLI_STR("target-cpus", "LIST", PO, cpus,
+             "where the target (and its load generator) run (default: the first CPU)")},
+    {CLI_STR("out", "FILE", PO, out,
+             "the profile (default NAME.profile.json), written atomically once measured,\n"
+             "incomplete or not (never after a failure)")},
+    {CLI_FLAG("json", PO, json, "also print the profile on stdout")},
+    {CLI_UINT("samples", "N", PO, po.samples, 1, 64,
+              "samples per side of a point, at most; a point whose first 2 samples lie far\n"
+              "beyond QoS stops early unless --no-sequential"),
+     .def = "3"},
+    {CLI_UINT("baselines", "N", PO, po.baselines, 1, 64, "solo samples before and after"), .def = "5"},
+    {CLI_DOUBLE("caused-level", "X", PO, po.caused_level, 0, 100,
+                "the SoI's intensity (unthrottled) while caused is measured"),
+     .flags = CLI_OPT_GT_MIN, .def = "100"},
+    {CLI_UINT("caused-rounds", "N", PO, po.caused_rounds, 3, 64,
+              "at least N alone/beside rounds (3-64, default 3; more while the standard\n"
+              "error is above 5 points, within --caused-budget)")},
+    {CLI_DOUBLE("caused-budget", "S", PO, po.caused_budget_s, 0, 3600,
+                "seconds within which more caused rounds may run (default 4)"),
+     .flags = CLI_OPT_GT_MIN},
+    {CLI_UINT("timeout", "S", PO, po.timeout_s, 1, 3600, "one sample's limit in seconds"), .def = "60"},
+    {CLI_UINT("warmup", "MS", PO, po.warmup_ms, 0, 600000, "milliseconds after starting a service"), .def = "500"},
+    {CLI_STR("dir", "DIR", PO, po.dir, "disk SoIs make their files in DIR")},
+    {CLI_FLAG("no-reach-check", PO, po.no_reach_check,
+              "ramp llc-cap, llc-bw and mem-bw even where their probe on the target's CPU does\n"
+              "not move (on a VM, CPUs hwloc says share a cache may not share one)")},
+    {CLI_FLAG("no-sequential", PO, po.no_sequential, "every point takes all its --samples: none stops early")},
+};
+#undef PO
+
+const struct cli_cmd cli_cmd_profile = {
+    .name = "profile",
+    CLI_RUN(cmd_profile, struct profile_cmd_opts),
+    .summary = "a target's tolerated and caused interference per SoI, as a versioned profile",
+    .usage = "usage: ibench profile --name NAME (--target 'CMD' | --pid PID) [--load 'LOAD CMD'] --metric KIND\n"
+             "                      [--qos Q] [--sois LIST] [--target-cpus LIST] [--out FILE] [--json]\n"
+             "                      [--samples N] [--baselines N] [--caused-level X] [--caused-rounds N]\n"
+             "                      [--caused-budget S] [--timeout S] [--warmup MS] [--dir DIR]\n"
+             "                      [--no-reach-check] [--no-sequential]\n\n",
+    .about = "Profiles a target: for every SoI, how much interference it tolerates before its QoS breaks, and\n"
+             "how much it causes (docs/profile.md). Tolerated: the SoI, on CPUs that share its resource with the\n"
+             "target (never the target's), held at 25, 50, 75 and 100 %, then two bisection steps inside the first\n"
+             "bracket that breaks QoS; a point that breaks it is measured again and counts only when it breaks twice.\n"
+             "Caused: the SoI at --caused-level (100), unthrottled, in windows alternating alone and beside the\n"
+             "target's running work; per round the share of its work per second of its own CPU time that the\n"
+             "target took; the median over the rounds with its standard error, 'distinguishable' when beyond twice\n"
+             "that error; CPU time the target took from the SoI is reported apart (cpu lost).\n\n",
+    .more = "\nProgress goes to stderr: the phase, the SoI, the point and the time left, a refreshing line on a\n"
+            "terminal, else one line per sample (IBENCH_PROGRESS=0: none). A sample that does not finish within\n"
+            "--timeout is written as what it is (a QoS break by at least that much, or where the measuring stopped)\n"
+            "and the profile is written incomplete, with what is missing and why; so is a profile stopped by Ctrl-C\n"
+            "or SIGTERM once a sample has finished. The machine's pressure (PSI, steal) is recorded per phase.\n"
+            "Exit 0 with the profile written; 1 when it is incomplete after a timeout, or when the target or its\n"
+            "load fails (no profile written); 2 on bad input; 77 when the metric cannot be read here (ipc without a\n"
+            "PMU); 130 when interrupted (an incomplete profile written, or none before the first sample finished).\n"
+            "Every SoI and child process is stopped on every exit path.\n",
+    CLI_OPTS(profile_table),
+};
