@@ -144,8 +144,6 @@ void cli_profile_warn(const char *cmd, const struct profile *p)
 
 /* The commands that read their arguments themselves (no option table yet): a name, a function, a line of help. */
 #define CLI_CMD_OWN(var, nm, f, sum) static const struct cli_cmd var = {.name = nm, .fn = f, .summary = sum}
-CLI_CMD_OWN(cmd_show_d, "show", cmd_show, "print a profile as a table");
-CLI_CMD_OWN(cmd_plot_d, "plot", cmd_plot, "chart a profile: tolerated and caused per SoI");
 CLI_CMD_OWN(cmd_extender_d, "extender", cmd_extender,
             "the Kubernetes scheduler extender: filter and prioritize over HTTP");
 
@@ -153,7 +151,7 @@ CLI_CMD_OWN(cmd_extender_d, "extender", cmd_extender,
  * options all read it. */
 static const struct cli_cmd *const commands[] = {
     &cli_cmd_run,   &cli_cmd_list, &cli_cmd_topo, &cli_cmd_calibrate, &cli_cmd_probe, &cli_cmd_sink, &cli_cmd_validate,
-    &cli_cmd_profile, &cli_cmd_corun, &cmd_show_d,   &cmd_plot_d,        &cli_cmd_place, &cli_cmd_k8s,  &cmd_extender_d,
+    &cli_cmd_profile, &cli_cmd_corun, &cli_cmd_show, &cli_cmd_plot, &cli_cmd_place, &cli_cmd_k8s,  &cmd_extender_d,
 };
 
 const struct cli_cmd *const *cli_commands(unsigned *n)

@@ -1,7 +1,6 @@
-/* cmd_show.c - `ibench show PROFILE` (a table) and `ibench plot PROFILE` (a chart). docs/profile.md. */
+/* cmd_show.c - `ibench show PROFILE`: a profile as a table. docs/profile.md. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,52 +9,8 @@
 #include "cli.h"
 #include "ib_err.h"
 #include "output.h"
-#include "plot.h"
+#include "opts.h"
 #include "profile_fmt.h"
-
-/* ---- show and plot ------------------------------------------------------------------------------------------ */
-
-/* Options, then the profile read through profile_read (harness/profile_fmt.h): 0 with *p, -1 after --help, or the
- * exit code (a bad file: 2 with the reader's one line). */
-static int load_arg(const char *cmd, int argc, char **argv, struct profile *p, const char **path,
-                    const char **plot_out, int *json)
-{
-    static const struct option lo[] = {{"json", no_argument, 0, 'j'}, {"out", required_argument, 0, 'o'},
-                                       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            if (!json)
-                return cli_fail(IB_EXIT_USAGE, cmd, "unknown option '--json'");
-            *json = 1;
-            break;
-        case 'o':
-            if (!plot_out)
-                return cli_fail(IB_EXIT_USAGE, cmd, "unknown option '--out'");
-            *plot_out = optarg;
-            break;
-        case 'h':
-            printf(plot_out ? "usage: ibench plot PROFILE [--out FILE.png|FILE.svg]\n\nDraws tolerated and caused "
-                              "interference per SoI (default: PROFILE with .png instead of .json).\n"
-                            : "usage: ibench show PROFILE [--json]\n\nPrints a profile as a table: per SoI, "
-                              "tolerated and caused interference, the bracket and confidence.\n");
-            return -1;
-        default: return cli_fail(IB_EXIT_USAGE, cmd, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind != argc - 1)
-        return cli_fail(IB_EXIT_USAGE, cmd, "give one profile file");
-    *path = argv[optind];
-    char why[512];
-    int rc = profile_read(*path, p, why, sizeof(why));
-    if (rc < 0) /* all but -ENOMEM is the file named (profile_read): bad input, with the reader's real errno */
-        return cli_fail(cli_exit_for(rc, rc != -ENOMEM), cmd, "%s", why);
-    cli_profile_warn(cmd, p);
-    return 0;
-}
 
 /* A number as the file has it, "-" when absent (NAN): show never invents a 0. b: a char array. */
 #define NUM(b, fmt, v) (isfinite(v) && snprintf(b, sizeof(b), fmt, v) >= 0 ? (const char *)(b) : "-")
@@ -80,14 +35,18 @@ static void caused_cell(const struct profile_soi *s, char *b, size_t n)
         snprintf(b + k, n - (size_t)k, " n.d.");
 }
 
-int cmd_show(int argc, char **argv)
+struct show_opts {
+    int json;
+};
+
+static int cmd_show(void *opts, int argc, char **argv, int first)
 {
     struct profile p;
     const char *path = NULL;
-    int json = 0;
-    int rc = load_arg("show", argc, argv, &p, &path, NULL, &json);
+    int json = ((const struct show_opts *)opts)->json;
+    int rc = cli_profile_load("show", argc, argv, first, &p, &path);
     if (rc != 0)
-        return rc < 0 ? IB_EXIT_OK : rc;
+        return rc;
     if (json) { /* the profile as this ibench writes it (the current version), nothing else */
         char *text = profile_dumps(&p);
         profile_free(&p);
@@ -246,27 +205,18 @@ int cmd_show(int argc, char **argv)
     return IB_EXIT_OK;
 }
 
-int cmd_plot(int argc, char **argv)
-{
-    struct profile p;
-    const char *path = NULL, *out = NULL;
-    int rc = load_arg("plot", argc, argv, &p, &path, &out, NULL);
-    if (rc != 0)
-        return rc < 0 ? IB_EXIT_OK : rc;
-    char def[1100];
-    if (!out) {
-        snprintf(def, sizeof(def), "%s", path);
-        char *dot = strrchr(def, '.');
-        if (dot && !strcmp(dot, ".json"))
-            *dot = 0;
-        strncat(def, ".png", sizeof(def) - strlen(def) - 1);
-        out = def;
-    }
-    char why[512];
-    rc = plot_profile(out, &p, why, sizeof(why));
-    profile_free(&p);
-    if (rc < 0)
-        return cli_fail(cli_exit_for(rc, 0), "plot", "%s", why);
-    fprintf(stderr, "ibench plot: wrote %s\n", out);
-    return IB_EXIT_OK;
-}
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+static const struct cli_opt show_table[] = {
+    {CLI_FLAG("json", struct show_opts, json, "the profile as JSON, as this ibench writes it, instead of the table")},
+};
+
+const struct cli_cmd cli_cmd_show = {
+    .name = "show",
+    CLI_RUN(cmd_show, struct show_opts),
+    .summary = "print a profile as a table",
+    .usage = "usage: ibench show PROFILE [--json]\n\n",
+    .about = "Prints a profile as a table: per SoI, tolerated and caused interference, the bracket and confidence.\n",
+    CLI_OPTS(show_table),
+    .args = CLI_ARGS_ANY,
+};
