@@ -142,16 +142,11 @@ void cli_profile_warn(const char *cmd, const struct profile *p)
         fprintf(stderr, "ibench %s: warning: %s\n", cmd, TTY_TEXT(p->warning));
 }
 
-/* The commands that read their arguments themselves (no option table yet): a name, a function, a line of help. */
-#define CLI_CMD_OWN(var, nm, f, sum) static const struct cli_cmd var = {.name = nm, .fn = f, .summary = sum}
-CLI_CMD_OWN(cmd_extender_d, "extender", cmd_extender,
-            "the Kubernetes scheduler extender: filter and prioritize over HTTP");
-
 /* The one table of commands (perf's cmd_struct): dispatch, `ibench help`, and the tests that walk every command's
  * options all read it. */
 static const struct cli_cmd *const commands[] = {
     &cli_cmd_run,   &cli_cmd_list, &cli_cmd_topo, &cli_cmd_calibrate, &cli_cmd_probe, &cli_cmd_sink, &cli_cmd_validate,
-    &cli_cmd_profile, &cli_cmd_corun, &cli_cmd_show, &cli_cmd_plot, &cli_cmd_place, &cli_cmd_k8s,  &cmd_extender_d,
+    &cli_cmd_profile, &cli_cmd_corun, &cli_cmd_show, &cli_cmd_plot, &cli_cmd_place, &cli_cmd_k8s, &cli_cmd_extender,
 };
 
 const struct cli_cmd *const *cli_commands(unsigned *n)

@@ -62,12 +62,9 @@ void cli_free_run(struct run_opts *o);
  * cannot run here (77); any other error a run-time failure (1). */
 int cli_exit_for(int rc, int bad_input);
 
-/* The commands with their option tables (opts.h), in the top table of cli.c. */
+/* The commands, each with its option table (opts.h), in the top table of cli.c. */
 extern const struct cli_cmd cli_cmd_run, cli_cmd_list, cli_cmd_topo, cli_cmd_calibrate, cli_cmd_probe, cli_cmd_sink,
-    cli_cmd_validate, cli_cmd_profile, cli_cmd_corun, cli_cmd_show, cli_cmd_plot, cli_cmd_k8s, cli_cmd_place;
-
-/* The commands that read their arguments themselves: each returns a process exit code (ib_err.h). */
-int cmd_extender(int argc, char **argv);
+    cli_cmd_validate, cli_cmd_profile, cli_cmd_corun, cli_cmd_show, cli_cmd_plot, cli_cmd_k8s, cli_cmd_place, cli_cmd_extender;
 
 /* The machine commands, topo (cmd_topo.c) and calibrate (cmd_calibrate.c): one option struct and one table, each
  * command hiding the options that are the other's (given, they are refused as going with it). */

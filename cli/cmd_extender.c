@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <arpa/inet.h>
-#include <getopt.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include "http_server.h"
 #include "ib_err.h"
 #include "netsink.h"
+#include "opts.h"
 #include "parse.h"
 #include "pl_coloc.h"
 #include "pl_extender.h"
@@ -23,47 +23,6 @@
 #define CMD "extender"
 #define EXT_KEEP_HEAP (32 << 20) /* bytes: glibc's largest mmap threshold on 64 bits */
 #define MAX_PEM (1u << 20)
-
-static void extender_usage(void)
-{
-    printf("usage: ibench extender [--listen ADDR:PORT] [--profiles DIR] [--nodes DIR] [--margin M]\n"
-           "                       [--unknown pessimistic|optimistic] [--refuse established|uncertain]\n"
-           "                       [--tls-cert F --tls-key F] [--threads N]\n"
-           "                       [--max-body BYTES] [--body-memory BYTES] [--max-connections N]\n"
-           "                       [--max-per-address N] [--timeout S] [--log-level off|error|info|debug]\n"
-           "                       [--assume-ttl S]\n\n"
-           "The Kubernetes scheduler extender (docs/extender.md): kube-scheduler POSTs an ExtenderArgs to /filter\n"
-           "and /prioritize and gets place colocate's decisions for the pod on each node.  GET /healthz answers\n"
-           "\"ok\" (alive), GET /readyz \"ok\" once the store is loaded (else 503), GET /metrics the Prometheus text.\n"
-           "  --listen ADDR:PORT  where to listen (default 127.0.0.1:%d, loopback); numeric addresses, [::1]:PORT\n"
-           "                      for IPv6; port 0 picks a free one (printed)\n"
-           "  --profiles DIR      the profile store: NAME.json profiles (default .); read when first used, again\n"
-           "                      once the directory changes; a name not there is asked again after %gs\n"
-           "  --nodes DIR         the node state for requests of node names only: NAME.json (default\n"
-           "                      PROFILES/nodes), held in memory and read again when the directory changes\n"
-           "  --assume-ttl S      a pod given a top score counts as a tenant of that node until the node lists it,\n"
-           "                      for at most S seconds (default %d; 0: never assumed)\n"
-           "  --margin M, --unknown MODE, --refuse RULE  the co-location check's (default %g, pessimistic,\n"
-           "                      established: filter refuses a node only for a break established beyond the\n"
-           "                      profiles' uncertainty; an uncertain node passes and prioritize ranks it last)\n"
-           "  --tls-cert F --tls-key F    HTTPS with this PEM certificate and key (both or neither)\n"
-           "  --threads N         the server's thread pool (default 2)\n"
-           "  --max-body BYTES    larger request bodies are refused with 413 (default %u; K, M suffixes)\n"
-           "  --body-memory BYTES request bodies arriving on all connections together; past it a body is refused\n"
-           "                      with 503 (default %u, at least --max-body)\n"
-           "  --max-connections N connections at once (default %u), --max-per-address N of them from one client\n"
-           "                      address (default %u).  At a limit the connection idle the longest is closed to\n"
-           "                      admit the new one; only when all are mid-request is the new one refused\n"
-           "  --timeout S         an idle connection is closed after S seconds, and a body must arrive complete\n"
-           "                      within S seconds (408) (default %u: below kube-scheduler's httpTimeout of 5 s)\n"
-           "  --log-level L       one JSON line per request on stderr: off, error (5xx and requests cut off),\n"
-           "                      info (every request), debug (also connections evicted or refused); default error\n"
-           "It prints \"ibench extender: listening on http://ADDR:PORT\" on stderr once ready and serves until SIGINT\n"
-           "or SIGTERM, then stops cleanly. Exit 0 after a clean stop, 2 on bad options, 1 when it cannot listen\n"
-           "(the reason is printed), 77 when TLS is asked of a libmicrohttpd without it.\n",
-           PL_EXT_PORT, PL_EXT_MISS_TTL_MS / 1000.0, PL_EXT_ASSUME_TTL_S, PL_COLOC_MARGIN, PL_EXT_MAX_BODY,
-           HTTP_DEFAULT_BODY_MEMORY, HTTP_DEFAULT_CONNS, HTTP_DEFAULT_PER_ADDRESS, HTTP_DEFAULT_TIMEOUT_S);
-}
 
 /* A PEM file, whole, NUL-terminated (at most MAX_PEM). */
 static char *read_pem(const char *path, char *why, size_t len)
@@ -110,108 +69,31 @@ static void log_fields(void *ctx, const char *verb, const char *body, size_t len
         json_object_set_new(line, "nodes_out", json_integer(f.nodes_out));
 }
 
-enum {
-    OPT_PROFILES = 256, OPT_MARGIN, OPT_UNKNOWN, OPT_CERT, OPT_KEY, OPT_THREADS, OPT_MAXBODY, OPT_TIMEOUT, OPT_CONNS,
-    OPT_PER_ADDR, OPT_BODYMEM, OPT_LOGLEVEL, OPT_REFUSE, OPT_NODES, OPT_ASSUME
+/* The command's options, as given. */
+struct extender_opts {
+    const char *listen, *profiles, *nodes, *unknown, *refuse, *cert, *key, *log_level;
+    double margin;
+    unsigned assume_ttl_s, threads, conns, per_addr, timeout_s;
+    uint64_t max_body, body_mem;
+    int per_addr_set, body_mem_set;
 };
 
-int cmd_extender(int argc, char **argv)
+static int cmd_extender(void *opts, int argc, char **argv, int first)
 {
-    static const struct option lo[] = {
-        {"listen", required_argument, 0, 'l'},          {"profiles", required_argument, 0, OPT_PROFILES},
-        {"margin", required_argument, 0, OPT_MARGIN},   {"unknown", required_argument, 0, OPT_UNKNOWN},
-        {"tls-cert", required_argument, 0, OPT_CERT},   {"tls-key", required_argument, 0, OPT_KEY},
-        {"threads", required_argument, 0, OPT_THREADS}, {"max-body", required_argument, 0, OPT_MAXBODY},
-        {"max-connections", required_argument, 0, OPT_CONNS},
-        {"max-per-address", required_argument, 0, OPT_PER_ADDR},
-        {"body-memory", required_argument, 0, OPT_BODYMEM},
-        {"log-level", required_argument, 0, OPT_LOGLEVEL},
-        {"timeout", required_argument, 0, OPT_TIMEOUT}, {"help", no_argument, 0, 'h'},
-        {"refuse", required_argument, 0, OPT_REFUSE},
-        {"nodes", required_argument, 0, OPT_NODES},     {"assume-ttl", required_argument, 0, OPT_ASSUME},
-        {0, 0, 0, 0}};
-    char deflt[32];
-    snprintf(deflt, sizeof(deflt), "127.0.0.1:%d", PL_EXT_PORT);
-    const char *addr = deflt, *cert = NULL, *key = NULL;
-    struct pl_extender_opts xo = {.profiles = ".", .margin = PL_COLOC_MARGIN, .pessimistic = true,
-                                  .assume_ttl_s = PL_EXT_ASSUME_TTL_S, .established = true};
-    unsigned long assume = PL_EXT_ASSUME_TTL_S;
-    unsigned long threads = 2, timeout = HTTP_DEFAULT_TIMEOUT_S, conns = HTTP_DEFAULT_CONNS,
-                  per_addr = HTTP_DEFAULT_PER_ADDRESS;
-    uint64_t max_body = PL_EXT_MAX_BODY, body_mem = HTTP_DEFAULT_BODY_MEMORY;
-    bool body_mem_set = false, per_addr_set = false;
-    enum http_log_level level = HTTP_LOG_ERROR;
+    (void)argc, (void)argv, (void)first;
+    const struct extender_opts *eo = opts;
+    const char *addr = eo->listen, *cert = eo->cert, *key = eo->key;
+    struct pl_extender_opts xo = {.profiles = eo->profiles, .nodes = eo->nodes, .margin = eo->margin,
+                                  .pessimistic = !strcmp(eo->unknown, "pessimistic"),
+                                  .assume_ttl_s = eo->assume_ttl_s, .established = !strcmp(eo->refuse, "established")};
+    unsigned long threads = eo->threads, timeout = eo->timeout_s, conns = eo->conns, per_addr = eo->per_addr;
+    uint64_t max_body = eo->max_body, body_mem = eo->body_mem;
+    bool body_mem_set = eo->body_mem_set, per_addr_set = eo->per_addr_set;
     static const char *const levels[] = {"off", "error", "info", "debug"};
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'l': addr = optarg; break;
-        case OPT_PROFILES: xo.profiles = optarg; break;
-        case OPT_NODES: xo.nodes = optarg; break;
-        case OPT_ASSUME:
-            if (parse_uint(optarg, 0, 86400, &assume) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--assume-ttl '%s': 0-86400 seconds expected", optarg);
-            xo.assume_ttl_s = (unsigned)assume;
-            break;
-        case OPT_MARGIN:
-            if (parse_double(optarg, &xo.margin) < 0 || !(xo.margin >= 0 && xo.margin <= 100))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--margin '%s': a number of points 0-100 expected", optarg);
-            break;
-        case OPT_UNKNOWN:
-            if (strcmp(optarg, "pessimistic") && strcmp(optarg, "optimistic"))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--unknown '%s': pessimistic or optimistic expected", optarg);
-            xo.pessimistic = !strcmp(optarg, "pessimistic");
-            break;
-        case OPT_REFUSE:
-            if (strcmp(optarg, "established") && strcmp(optarg, "uncertain"))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--refuse '%s': established or uncertain expected", optarg);
-            xo.established = !strcmp(optarg, "established");
-            break;
-        case OPT_CERT: cert = optarg; break;
-        case OPT_KEY: key = optarg; break;
-        case OPT_THREADS:
-            if (parse_uint(optarg, 1, 256, &threads) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--threads '%s': 1-256 expected", optarg);
-            break;
-        case OPT_MAXBODY:
-            if (parse_size(optarg, &max_body) < 0 || max_body < 1 || max_body > (1u << 30))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--max-body '%s': 1 byte to 1 GiB expected", optarg);
-            break;
-        case OPT_CONNS:
-            if (parse_uint(optarg, 1, 4096, &conns) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--max-connections '%s': 1-4096 expected", optarg);
-            break;
-        case OPT_PER_ADDR:
-            if (parse_uint(optarg, 1, 4096, &per_addr) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--max-per-address '%s': 1-4096 expected", optarg);
-            per_addr_set = true;
-            break;
-        case OPT_BODYMEM:
-            if (parse_size(optarg, &body_mem) < 0 || body_mem < 1 || body_mem > (16ull << 30))
-                return cli_fail(IB_EXIT_USAGE, CMD, "--body-memory '%s': 1 byte to 16 GiB expected", optarg);
-            body_mem_set = true;
-            break;
-        case OPT_LOGLEVEL: {
-            unsigned i = 0;
-            while (i < 4 && strcmp(optarg, levels[i]))
-                i++;
-            if (i == 4)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--log-level '%s': off, error, info or debug expected", optarg);
-            level = (enum http_log_level)i;
-            break;
-        }
-        case OPT_TIMEOUT:
-            if (parse_uint(optarg, 1, 3600, &timeout) < 0)
-                return cli_fail(IB_EXIT_USAGE, CMD, "--timeout '%s': 1-3600 seconds expected", optarg);
-            break;
-        case 'h': extender_usage(); return IB_EXIT_OK;
-        default: return cli_fail(IB_EXIT_USAGE, CMD, "unknown option or missing value '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(IB_EXIT_USAGE, CMD, "unexpected argument '%s'", argv[optind]);
+    unsigned li = 0;
+    while (strcmp(eo->log_level, levels[li])) /* one of them: the table's choices */
+        li++;
+    enum http_log_level level = (enum http_log_level)li;
     if (conns <= threads) /* libmicrohttpd shares the limit among the pool's threads: each needs one at least */
         return cli_fail(IB_EXIT_USAGE, CMD, "--max-connections %lu: more than --threads (%lu) expected", conns,
                         threads);
@@ -292,3 +174,91 @@ int cmd_extender(int argc, char **argv)
     fprintf(stderr, "ibench %s: stopped\n", CMD);
     return IB_EXIT_OK;
 }
+
+/* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
+
+/* the defaults below spell the libraries' constants */
+_Static_assert(PL_EXT_PORT == 8888, "the default of --listen below says 8888");
+_Static_assert(PL_EXT_MISS_TTL_MS == 5000, "the help of --profiles below says 5s");
+_Static_assert(PL_EXT_MAX_BODY == 4u << 20, "the default of --max-body below says 4M");
+_Static_assert(HTTP_DEFAULT_BODY_MEMORY == 64u << 20, "the default of --body-memory below says 64M");
+_Static_assert(HTTP_DEFAULT_CONNS == 256 && HTTP_DEFAULT_PER_ADDRESS == 32 && HTTP_DEFAULT_TIMEOUT_S == 3,
+               "the defaults of --max-connections, --max-per-address and --timeout below say 256, 32 and 3");
+
+static const char *const unknown_modes[] = {"pessimistic", "optimistic", NULL};
+static const char *const refuse_rules[] = {"established", "uncertain", NULL};
+static const char *const log_levels[] = {"off", "error", "info", "debug", NULL};
+
+#define EO struct extender_opts
+static const struct cli_opt extender_table[] = {
+    {CLI_STR("listen", "ADDR:PORT", EO, listen,
+             "where to listen (loopback); numeric addresses, [::1]:PORT for IPv6; port 0\n"
+             "picks a free one (printed)"),
+     .def = "127.0.0.1:8888"},
+    {CLI_STR("profiles", "DIR", EO, profiles,
+             "the profile store: NAME.json profiles; read when first used, again once the\n"
+             "directory changes; a name not there is asked again after 5s"),
+     .def = "."},
+    {CLI_STR("nodes", "DIR", EO, nodes,
+             "the node state for requests of node names only: NAME.json (default\n"
+             "PROFILES/nodes), held in memory and read again when the directory changes")},
+    {CLI_UINT("assume-ttl", "S", EO, assume_ttl_s, 0, 86400,
+              "a pod given a top score counts as a tenant of that node until the node lists\n"
+              "it, for at most S seconds (0: never assumed)"),
+     .def = CLI_STR_OF(PL_EXT_ASSUME_TTL_S), .what = "0-86400 seconds"},
+    {CLI_DOUBLE("margin", "M", EO, margin, 0, 100, "the co-location check's margin, in points"),
+     .def = CLI_STR_OF(PL_COLOC_MARGIN), .what = "a number of points 0-100"},
+    {CLI_CHOICE("unknown", "MODE", EO, unknown, unknown_modes, "the co-location check's unknowns"),
+     .def = "pessimistic"},
+    {CLI_CHOICE("refuse", "RULE", EO, refuse, refuse_rules,
+                "established: filter refuses a node only for a break established beyond the\n"
+                "profiles' uncertainty; an uncertain node passes and prioritize ranks\n"
+                "it last"),
+     .def = "established"},
+    {CLI_STR("tls-cert", "F", EO, cert, "HTTPS with this PEM certificate (with --tls-key)")},
+    {CLI_STR("tls-key", "F", EO, key, "and this PEM key (both or neither)")},
+    {CLI_UINT("threads", "N", EO, threads, 1, 256, "the server's thread pool"), .def = "2", .what = "1-256"},
+    {CLI_SIZE("max-body", "BYTES", EO, max_body, 1, 1 << 30,
+              "larger request bodies are refused with 413 (K, M suffixes)"),
+     .def = "4M", .what = "1 byte to 1 GiB"},
+    {CLI_SIZE("body-memory", "BYTES", EO, body_mem, 1, 16.0 * (1 << 30),
+              "request bodies arriving on all connections together; past it a body is\n"
+              "refused with 503 (at least --max-body)"),
+     .def = "64M", .have = CLI_HAVE(EO, body_mem_set), .what = "1 byte to 16 GiB"},
+    {CLI_UINT("max-connections", "N", EO, conns, 1, 4096,
+              "connections at once.  At a limit the connection idle the longest is closed\n"
+              "to admit the new one; only when all are mid-request is the new one\n"
+              "refused"),
+     .def = "256", .what = "1-4096"},
+    {CLI_UINT("max-per-address", "N", EO, per_addr, 1, 4096, "of the connections, from one client address"),
+     .def = "32", .have = CLI_HAVE(EO, per_addr_set), .what = "1-4096"},
+    {CLI_UINT("timeout", "S", EO, timeout_s, 1, 3600,
+              "an idle connection is closed after S seconds, and a body must arrive complete\n"
+              "within S seconds (408); the default is below kube-scheduler's httpTimeout\n"
+              "of 5 s"),
+     .def = "3", .what = "1-3600 seconds"},
+    {CLI_CHOICE("log-level", "L", EO, log_level, log_levels,
+                "one JSON line per request on stderr: off, error (5xx and requests cut off),\n"
+                "info (every request), debug (also connections evicted or refused)"),
+     .def = "error"},
+};
+#undef EO
+
+const struct cli_cmd cli_cmd_extender = {
+    .name = "extender",
+    CLI_RUN(cmd_extender, struct extender_opts),
+    .summary = "the Kubernetes scheduler extender: filter and prioritize over HTTP",
+    .usage = "usage: ibench extender [--listen ADDR:PORT] [--profiles DIR] [--nodes DIR] [--margin M]\n"
+             "                       [--unknown pessimistic|optimistic] [--refuse established|uncertain]\n"
+             "                       [--tls-cert F --tls-key F] [--threads N]\n"
+             "                       [--max-body BYTES] [--body-memory BYTES] [--max-connections N]\n"
+             "                       [--max-per-address N] [--timeout S] [--log-level off|error|info|debug]\n"
+             "                       [--assume-ttl S]\n\n",
+    .about = "The Kubernetes scheduler extender (docs/extender.md): kube-scheduler POSTs an ExtenderArgs to /filter\n"
+             "and /prioritize and gets place colocate's decisions for the pod on each node.  GET /healthz answers\n"
+             "\"ok\" (alive), GET /readyz \"ok\" once the store is loaded (else 503), GET /metrics the Prometheus text.\n",
+    .more = "It prints \"ibench extender: listening on http://ADDR:PORT\" on stderr once ready and serves until SIGINT\n"
+            "or SIGTERM, then stops cleanly. Exit 0 after a clean stop, 2 on bad options, 1 when it cannot listen\n"
+            "(the reason is printed), 77 when TLS is asked of a libmicrohttpd without it.\n",
+    CLI_OPTS(extender_table),
+};
