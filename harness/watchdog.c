@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -115,11 +114,10 @@ static void list_del_prefix(struct list *l, const char *prefix)
         }
 }
 
-/* Puts back the affinities listed ("<pid>/<tid> <start> <hex mask>", pid_pin_note) of each process: returns how
- * many processes could not be restored. */
-static int restore_affinities(struct list *aff, pid_t ibench)
+/* Puts back the affinities listed ("<pid>/<tid> <start> <hex mask>", pin_saved_entry) of each process, and says
+ * what it put back and what it could not. */
+static void restore_affinities(struct list *aff, pid_t ibench)
 {
-    int failed = 0;
     while (aff->n) {
         struct pin_saved s = {0};
         pid_t pid = (pid_t)atoi(aff->v[0]);
@@ -131,7 +129,6 @@ static int restore_affinities(struct list *aff, pid_t ibench)
         char why[256] = "";
         int rc = pin_restore(&s, why, sizeof(why));
         if (rc < 0 && rc != -ESRCH) {
-            failed++;
             wd_log("ibench %d died; could not restore the CPU affinity of pid %d: %s", (int)ibench, (int)pid, why);
         } else if (rc == 0) {
             wd_log("ibench %d died; restored the CPU affinity of pid %d (%u threads)", (int)ibench, (int)pid, s.n);
@@ -139,7 +136,6 @@ static int restore_affinities(struct list *aff, pid_t ibench)
         pin_saved_free(&s);
         list_del_prefix(aff, prefix);
     }
-    return failed;
 }
 
 /* 1 when ibench is gone: its pidfd readable, or (no pidfd) the watchdog reparented */

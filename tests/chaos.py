@@ -47,7 +47,7 @@ def free_port():
 
 
 SERVICE = r'''
-import http.server, sys, threading
+import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = b"ok\n"
@@ -55,7 +55,6 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
     def log_message(self, *a): pass
 s = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H)
-threading.Thread(target=lambda: None).start()
 s.serve_forever()
 '''
 
@@ -213,7 +212,7 @@ def run_point(argv, mark, work, window, rng, sig, allowed, service, log):
     env = dict(os.environ, CHAOS_MARK=mark, TMPDIR=work, IBENCH_PROGRESS="0")
     t_kill = rng.uniform(*window)
     p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         env=env, start_new_session=False)
+                         env=env)
     ended_first = False
     try:
         p.wait(timeout=t_kill)
