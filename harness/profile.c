@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,8 +206,6 @@ static int m_read(void *ctx, struct prof_window *w, char *why, size_t len)
 
 /* ---- the caused reference (soi_ops.caused_ref): a validation probe on the SoI's CPU -------------------------- */
 
-static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* The probe's calibration beside the SoI (the SoI's own engine, levels alternating in cycles, paired ratios of the
  * probe's cost: validation/beside.h); rel = 1 / ratio. */
 static int m_ref_curve(void *ctx, const double *levels, unsigned n, double *rel, double *rel_se, char *why,
@@ -285,8 +282,8 @@ static int m_ref_window(void *ctx, double *rate, char *why, size_t len)
 static char *ref_unit(const char *unit)
 {
     if (!strncmp(unit, "us/", 3) || !strncmp(unit, "ns/", 3))
-        return dupf("%s/s", unit + 3);
-    return dupf("1/(%s)", unit);
+        return prof_dupf("%s/s", unit + 3);
+    return prof_dupf("1/(%s)", unit);
 }
 
 static void ref_end(struct run *r)
@@ -455,17 +452,6 @@ static char *sdup(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *dupf(const char *fmt, ...)
-{
-    char *p = NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    if (vasprintf(&p, fmt, ap) < 0)
-        p = NULL;
-    va_end(ap);
-    return p;
-}
 
 /* 1: the SoI reaches the target, or that could not be ruled out (ramp it); 0: it does not (w says why); -EINTR.
  * e->reach gets the figures. */
@@ -747,7 +733,7 @@ static void describe(struct machine *m, const struct profile_opts *o, const stru
     p->caused_intensity = pp->caused_level;
     p->caused_min_rounds = pp->caused_min_rounds;
     p->caused_budget_s = pp->caused_budget_s;
-    p->search = dupf("25/50/75/100 %%, then %u bisection steps; a break counts when it repeats%s", pp->bisect_steps,
+    p->search = prof_dupf("25/50/75/100 %%, then %u bisection steps; a break counts when it repeats%s", pp->bisect_steps,
                      pp->sequential ? "; a point stops early once 2 samples lie beyond QoS by 3 noise" : "");
     p->relative_to = sdup("solo samples taken right before each point");
 }

@@ -626,8 +626,7 @@ void prof_phase_figures(const struct ib_pressure *pr, struct profile_phase *out)
 
 /* ---- a whole profile (profile_method.h, "a whole profile") ------------------------------------------------------ */
 
-static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *dupf(const char *fmt, ...)
+char *prof_dupf(const char *fmt, ...)
 {
     char *p = NULL;
     va_list ap;
@@ -686,7 +685,7 @@ static int cut_short(struct profile *p, struct profile_soi *e, const struct prof
 {
     e->status = PROFILE_INCOMPLETE;
     free(e->reason);
-    e->reason = dupf("tolerated cut short at %g %%: %s", t->timeout_at, w);
+    e->reason = prof_dupf("tolerated cut short at %g %%: %s", t->timeout_at, w);
     if (t->ncurve && (e->curve = calloc(t->ncurve, sizeof(*e->curve)))) {
         memcpy(e->curve, t->curve, t->ncurve * sizeof(*e->curve));
         e->ncurve = t->ncurve;
@@ -756,7 +755,7 @@ static int one_soi(const struct prof_params *pp, struct prof_meter *m, struct pr
         goto out;
     for (unsigned k = 0; k < t.ncurve && rc == 0; k++) /* a bound is not a value: the profile says so */
         if (t.curve[k].timed_out) {
-            char *tw = dupf("a sample beside the SoI did not finish within %g s: relative performance <= %.3g, a bound "
+            char *tw = prof_dupf("a sample beside the SoI did not finish within %g s: relative performance <= %.3g, a bound "
                             "(the QoS break counted), not a value", pp->timeout_s, t.curve[k].relative);
             rc = !tw || profile_add_missing(p, "tolerated", e->soi, t.curve[k].intensity, tw) < 0 ? oom(why, len) : 0;
             free(tw);
@@ -808,7 +807,7 @@ static double spread_pct(const double *v, unsigned n, double med)
 /* The baseline's missing part after a stop or a timeout (0 or -ENOMEM). */
 static int baseline_cut(struct profile *p, const char *phase, int intr, unsigned got, unsigned nb, const char *why)
 {
-    char *r = intr ? dupf(PROF_INTERRUPTED " after %u of %u solo samples", got, nb) : sdup(why);
+    char *r = intr ? prof_dupf(PROF_INTERRUPTED " after %u of %u solo samples", got, nb) : sdup(why);
     int rc = !r ? -ENOMEM : profile_add_missing(p, phase, NULL, NAN, r);
     free(r);
     return rc;
@@ -865,7 +864,7 @@ int prof_profile(const struct prof_params *pp0, struct prof_meter *m, struct pro
             halt = intr = 1;
         if (halt) {
             char *r = intr ? strdup("not measured: " PROF_INTERRUPTED " before it began")
-                           : dupf("not measured: the profile stopped before it (%s)", halt_why);
+                           : prof_dupf("not measured: the profile stopped before it (%s)", halt_why);
             rc = not_measured(p, e, r) < 0 ? oom(why, len) : 0;
             continue;
         }

@@ -235,6 +235,9 @@ struct prof_sois {
 int prof_profile(const struct prof_params *pp, struct prof_meter *m, struct prof_sois *s, unsigned nb,
                  const atomic_int *stop, struct profile *p, char *why, size_t len);
 
+/* A malloc'd printf, NULL when out of memory: the reasons and texts a profile carries. */
+char *prof_dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #ifdef __cplusplus
 }
 #endif
