@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <fstream>
 #include <sstream>
@@ -141,6 +142,32 @@ bool set_affinity(pid_t tid, std::initializer_list<int> cpus)
     return sched_setaffinity(tid, sizeof set, &set) == 0;
 }
 
+// A stand-in for an ibench that dies by SIGKILL: a child that starts its watchdog, runs body (which writes what the
+// test needs on fd and says false on failure: the child then exits 1), writes the watchdog's pid, and SIGKILLs
+// itself. Returns its pid, reaped, with *st its wait status; *rfd the read end (the body's writes, then the pid).
+pid_t ibench_killed(const std::function<bool(int)> &body, int *rfd, int *st)
+{
+    int pfd[2];
+    if (pipe(pfd) != 0)
+        return -1;
+    pid_t ib = fork();
+    if (ib == 0) {
+        close(pfd[0]);
+        char why[512];
+        if (watchdog_start(why, sizeof why) != 0 || !body(pfd[1]))
+            _exit(1);
+        pid_t w = watchdog_pid();
+        if (write(pfd[1], &w, sizeof w) != (ssize_t)sizeof w)
+            _exit(1);
+        raise(SIGKILL);
+        _exit(1);
+    }
+    close(pfd[1]);
+    *rfd = pfd[0];
+    waitpid(ib, st, 0);
+    return ib;
+}
+
 } // namespace
 
 // A paused child is thawed before anything waits on it when ibench is SIGKILLed, in every freezer this machine
@@ -153,41 +180,32 @@ TEST(Contain, WatchdogThawsWhatIbenchPausedAfterASigkill)
     if (freezable.empty())
         GTEST_SKIP() << "no cgroup hierarchy with a freezer here (not root, or a v1 pids hierarchy only)";
     for (auto &r : freezable) {
-        int pfd[2];
-        ASSERT_EQ(pipe(pfd), 0);
-        pid_t ib = fork();
-        if (ib == 0) {
-            close(pfd[0]);
-            char why[512];
-            if (watchdog_start(why, sizeof why) != 0)
-                _exit(1);
-            child_containment_set(&r);
-            child c;
-            if (child_spawn("exec sleep 307", nullptr, 0, 0, 0, &c, why, sizeof why) != 0)
-                _exit(1);
-            pid_t copy = fork(); // holds the watchdog's socket as a child between fork and exec does
-            if (copy == 0) {
-                for (;;)
-                    pause();
-            }
-            if (copy < 0 || cg_add(c.cg, copy) != 0 || child_pause(&c, 1, nullptr, why, sizeof why) != 0)
-                _exit(1);
-            pid_t w = watchdog_pid();
-            if (write(pfd[1], &w, sizeof w) != (ssize_t)sizeof w || write(pfd[1], &c.pid, sizeof c.pid) < 0 ||
-                write(pfd[1], &copy, sizeof copy) < 0 || write(pfd[1], c.cg, sizeof c.cg) < 0)
-                _exit(1);
-            raise(SIGKILL);
-        }
-        close(pfd[1]);
+        int fd = -1, st = 0;
+        ibench_killed(
+            [&r](int out) {
+                char why[512];
+                child_containment_set(&r);
+                child c;
+                if (child_spawn("exec sleep 307", nullptr, 0, 0, 0, &c, why, sizeof why) != 0)
+                    return false;
+                pid_t copy = fork(); // holds the watchdog's socket as a child between fork and exec does
+                if (copy == 0) {
+                    for (;;)
+                        pause();
+                }
+                return copy > 0 && cg_add(c.cg, copy) == 0 && child_pause(&c, 1, nullptr, why, sizeof why) == 0 &&
+                       write(out, &c.pid, sizeof c.pid) == (ssize_t)sizeof c.pid &&
+                       write(out, &copy, sizeof copy) == (ssize_t)sizeof copy &&
+                       write(out, c.cg, sizeof c.cg) == (ssize_t)sizeof c.cg;
+            },
+            &fd, &st);
         pid_t w = -1, kid = -1, copy = -1;
         char cg[CG_PATH_MAX] = "";
-        ASSERT_EQ(read(pfd[0], &w, sizeof w), (ssize_t)sizeof w) << r.dir;
-        ASSERT_EQ(read(pfd[0], &kid, sizeof kid), (ssize_t)sizeof kid);
-        ASSERT_EQ(read(pfd[0], &copy, sizeof copy), (ssize_t)sizeof copy);
-        ASSERT_EQ(read(pfd[0], cg, sizeof cg), (ssize_t)sizeof cg);
-        close(pfd[0]);
-        int st;
-        waitpid(ib, &st, 0);
+        ASSERT_EQ(read(fd, &kid, sizeof kid), (ssize_t)sizeof kid) << r.dir;
+        ASSERT_EQ(read(fd, &copy, sizeof copy), (ssize_t)sizeof copy);
+        ASSERT_EQ(read(fd, cg, sizeof cg), (ssize_t)sizeof cg);
+        ASSERT_EQ(read(fd, &w, sizeof w), (ssize_t)sizeof w);
+        close(fd);
         ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
         EXPECT_TRUE(gone_within(kid, 2000)) << "the frozen child outlived a SIGKILLed ibench by 2 s (" << r.dir << ")";
         EXPECT_TRUE(gone_within(copy, 2000)) << "the frozen copy of ibench outlived it by 2 s (" << r.dir << ")";
@@ -273,25 +291,16 @@ TEST(Contain, PinnedProcessIsPutBack)
         ASSERT_TRUE(t.first == svc ? set_affinity(t.first, {0, 1}) : set_affinity(t.first, {1}));
 
     // ibench SIGKILLed while the process is pinned: the watchdog puts it back
-    int pfd[2];
-    ASSERT_EQ(pipe(pfd), 0);
-    pid_t ib = fork();
-    if (ib == 0) {
-        close(pfd[0]);
-        struct pin_saved k = {};
-        if (watchdog_start(why, sizeof why) != 0 || pid_pin(svc, cpu0, 1, &k, why, sizeof why) != 0)
-            _exit(1);
-        pid_t w = watchdog_pid();
-        if (write(pfd[1], &w, sizeof w) != (ssize_t)sizeof w)
-            _exit(1);
-        raise(SIGKILL);
-    }
-    close(pfd[1]);
+    int fd = -1, st = 0;
+    ibench_killed(
+        [&](int) {
+            struct pin_saved k = {};
+            return pid_pin(svc, cpu0, 1, &k, why, sizeof why) == 0;
+        },
+        &fd, &st);
     pid_t w = -1;
-    ASSERT_EQ(read(pfd[0], &w, sizeof w), (ssize_t)sizeof w);
-    close(pfd[0]);
-    int st;
-    waitpid(ib, &st, 0);
+    ASSERT_EQ(read(fd, &w, sizeof w), (ssize_t)sizeof w);
+    close(fd);
     EXPECT_TRUE(gone_within(w, 2000)) << "the watchdog outlived its cleanup";
     EXPECT_EQ(affinities(svc), before) << "the watchdog did not put the pinned process back";
     kill(svc, SIGKILL);
@@ -464,40 +473,31 @@ TEST(Contain, WatchdogCleansUpAfterASigkill)
     ib_test::TempDir t("contain");
     auto roots = usable_roots();
     std::string pidf = t.path() + "/daemon";
-    int pfd[2];
-    ASSERT_EQ(pipe(pfd), 0);
-    pid_t ib = fork();
-    if (ib == 0) {
-        close(pfd[0]);
-        char why[512];
-        if (watchdog_start(why, sizeof why) != 0)
-            _exit(1);
-        if (!roots.empty())
-            child_containment_set(&roots[0]);
-        else
-            child_containment_set(nullptr);
-        char dir[4096];
-        if (fs_make_private_dir(t.path().c_str(), "wd", dir, sizeof dir, why, sizeof why) != 0)
-            _exit(1);
-        std::ofstream(std::string(dir) + "/data") << "x";
-        child c;
-        std::string cmd = "setsid sleep 304 </dev/null >/dev/null 2>&1 & echo $! > " + pidf + "; exec sleep 304";
-        if (child_spawn(cmd.c_str(), nullptr, 0, 0, 0, &c, why, sizeof why) != 0)
-            _exit(1);
-        if (!roots.empty() && read_pid(pidf) <= 0) // the daemon started before ibench dies
-            _exit(1);
-        pid_t w = watchdog_pid();
-        if (write(pfd[1], &w, sizeof w) != (ssize_t)sizeof w || write(pfd[1], &c.pid, sizeof c.pid) < 0)
-            _exit(1);
-        raise(SIGKILL);
-    }
-    close(pfd[1]);
+    int fd = -1, st = 0;
+    pid_t ib = ibench_killed(
+        [&](int out) {
+            char why[512];
+            if (!roots.empty())
+                child_containment_set(&roots[0]);
+            else
+                child_containment_set(nullptr);
+            char dir[4096];
+            if (fs_make_private_dir(t.path().c_str(), "wd", dir, sizeof dir, why, sizeof why) != 0)
+                return false;
+            std::ofstream(std::string(dir) + "/data") << "x";
+            child c;
+            std::string cmd = "setsid sleep 304 </dev/null >/dev/null 2>&1 & echo $! > " + pidf + "; exec sleep 304";
+            if (child_spawn(cmd.c_str(), nullptr, 0, 0, 0, &c, why, sizeof why) != 0)
+                return false;
+            if (!roots.empty() && read_pid(pidf) <= 0) // the daemon started before ibench dies
+                return false;
+            return write(out, &c.pid, sizeof c.pid) == (ssize_t)sizeof c.pid;
+        },
+        &fd, &st);
     pid_t w = -1, kid = -1;
-    ASSERT_EQ(read(pfd[0], &w, sizeof w), (ssize_t)sizeof w);
-    ASSERT_EQ(read(pfd[0], &kid, sizeof kid), (ssize_t)sizeof kid);
-    close(pfd[0]);
-    int st;
-    waitpid(ib, &st, 0);
+    ASSERT_EQ(read(fd, &kid, sizeof kid), (ssize_t)sizeof kid);
+    ASSERT_EQ(read(fd, &w, sizeof w), (ssize_t)sizeof w);
+    close(fd);
     ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
     ASSERT_GT(w, 0);
     EXPECT_TRUE(gone_within(w, 3000)) << "the watchdog outlived its cleanup";
