@@ -457,10 +457,9 @@ TEST(CalibCache, DirectoryPrecedence)
 
 // ---- fingerprint ----------------------------------------------------------------------------------------------
 
-TEST(Calib, FingerprintNamesTheMachineAndChangesWithIt)
+// The CPU both fingerprint tests describe: an AMD EPYC, family 19h model 11h.
+static struct cpu_info epyc_cpu()
 {
-    Topo t("pack:2 l3:1(size=8MiB) l2:4(size=1MiB) l1:1(size=32KiB) core:1 pu:2");
-    ASSERT_NE(t.t, nullptr);
     struct cpu_info ci;
     memset(&ci, 0, sizeof ci);
     snprintf(ci.vendor, sizeof ci.vendor, "AuthenticAMD");
@@ -468,6 +467,14 @@ TEST(Calib, FingerprintNamesTheMachineAndChangesWithIt)
     ci.family = 0x19;
     ci.model_id = 0x11;
     ci.stepping = 1;
+    return ci;
+}
+
+TEST(Calib, FingerprintNamesTheMachineAndChangesWithIt)
+{
+    Topo t("pack:2 l3:1(size=8MiB) l2:4(size=1MiB) l1:1(size=32KiB) core:1 pu:2");
+    ASSERT_NE(t.t, nullptr);
+    struct cpu_info ci = epyc_cpu();
     struct mlim m;
     memset(&m, 0, sizeof m);
     m.mem_total = 24 * GiB;
@@ -492,13 +499,7 @@ TEST(Calib, FingerprintNamesTheMachineAndChangesWithIt)
 // NUMA nodes, cores per package, SMT; and by their memory.
 TEST(Calib, FingerprintTellsTopologiesAndMemoryApart)
 {
-    struct cpu_info ci;
-    memset(&ci, 0, sizeof ci);
-    snprintf(ci.vendor, sizeof ci.vendor, "AuthenticAMD");
-    snprintf(ci.model, sizeof ci.model, "AMD EPYC");
-    ci.family = 0x19;
-    ci.model_id = 0x11;
-    ci.stepping = 1;
+    struct cpu_info ci = epyc_cpu();
     struct mlim m;
     memset(&m, 0, sizeof m);
     m.mem_total = 16 * GiB;
