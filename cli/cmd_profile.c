@@ -94,8 +94,7 @@ static int cmd_profile(void *opts, int argc, char **argv, int first)
     }
     cli_calib_note("profile", &m);
     render_progress_lines(); /* a profile takes minutes: off a terminal too, a line per sample says where it is */
-    if ((rc = check(&o, &m, cpus, out)) != 0) {
-    } else {
+    if ((rc = check(&o, &m, cpus, out)) == 0) {
         /* a cached LLC size is checked before minutes are spent against it (llc-cap skipped as "does not reach" on
          * a size measured while the machine was busy), as `run` does: when an SoI sized by the LLC is
          * profiled (a disk-only profile does not spend seconds re-measuring a cache); the SoIs run on other CPUs

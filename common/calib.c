@@ -365,6 +365,12 @@ static double check_point(void *buf, uint64_t bytes)
     return chase_latency_ns(buf, bytes & ~(uint64_t)63, 100000, 3, bytes * 2654435761ULL + 7);
 }
 
+/* 1 for the memory bandwidths ("l2", "llc", "dram"), whose working sets derive from the cache knees; else 0. */
+static int calib_kind_is_memory(const char *kind)
+{
+    return !strcmp(kind, "l2") || !strcmp(kind, "llc") || !strcmp(kind, "dram");
+}
+
 int calib_measure_caches(struct calib *c, const struct topo *t, int cpu, const atomic_int *stop,
                          calib_progress_fn progress, void *arg, char *why, size_t len)
 {
@@ -629,11 +635,6 @@ const struct calib_bw *calib_bw_find(const struct calib *c, const char *kind, co
         if (!strcmp(c->bw[i].kind, kind) && !strcmp(c->bw[i].cpus, key))
             return &c->bw[i];
     return NULL;
-}
-
-int calib_kind_is_memory(const char *kind)
-{
-    return !strcmp(kind, "l2") || !strcmp(kind, "llc") || !strcmp(kind, "dram");
 }
 
 enum calib_kind_class calib_kind_class(const char *k)

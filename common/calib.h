@@ -192,8 +192,6 @@ uint64_t calib_effective(const struct calib *c, enum calib_level l);
 /* Working set per thread used by the bandwidth SoIs and their calibration for kind "l2", "llc" or "dram". */
 uint64_t calib_bw_ws(const struct calib *c, const struct topo *t, const struct mlim *m, const char *kind,
                      unsigned nthreads);
-/* 1 for the memory bandwidths ("l2", "llc", "dram"), whose working sets derive from the cache knees; else 0. */
-int calib_kind_is_memory(const char *kind);
 /* What a cached peak of this kind measures, the one place kinds are told apart by their spelling. */
 enum calib_kind_class {
     CALIB_CLASS_OPS = 0, /* an issue or message rate: int, fp, simd-*, interconnect */

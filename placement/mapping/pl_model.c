@@ -417,14 +417,6 @@ out:
     return rc;
 }
 
-int pl_model_placement(const struct pl_model *m, const char *pid)
-{
-    for (unsigned j = 0; j < m->np; j++)
-        if (!strcmp(m->pid[j], pid))
-            return (int)j;
-    return -1;
-}
-
 int pl_model_cluster(const struct pl_model *m, const char *name)
 {
     for (unsigned c = 0; c < m->k; c++)

@@ -103,8 +103,7 @@ char *pl_model_dump(const struct pl_model *m);
 int pl_model_parse(const char *text, struct pl_model *m, char *why, size_t len);
 int pl_model_load(const char *path, struct pl_model *m, char *why, size_t len);
 
-/* The index of a placement id or a cluster name, or -1. */
-int pl_model_placement(const struct pl_model *m, const char *pid);
+/* The index of a cluster name, or -1. */
 int pl_model_cluster(const struct pl_model *m, const char *name);
 
 /* --- the iterative method (Algorithm 1) --- */
