@@ -110,6 +110,9 @@ int calib_fingerprint(const struct topo *t, const struct cpu_info *ci, const str
                       size_t len);
 /* Directory of the cache (created on save). */
 const char *calib_dir(char *buf, size_t len);
+/* path and its missing parents made, private (0700): the cache, and what is kept beside it, says what this machine
+ * can do, nobody else's to rewrite. 0 or -errno. */
+int calib_dir_make(const char *path);
 /* Initialise c for fingerprint fp and load its cache file if present and both its "format" is CALIB_FORMAT and its
  * "fingerprint" is fp (absent, another format, another machine or garbage: empty, 0; measured again on need).
  * A cache directory owned by another user, or writable by group or others, is not read: c->nocache is set, with

@@ -67,8 +67,7 @@ const char *calib_dir(char *buf, size_t len)
     return buf;
 }
 
-/* Missing directories are created private: the cache says what this machine can do, nobody else's to rewrite. */
-static int mkdir_p(const char *path)
+int calib_dir_make(const char *path)
 {
     char tmp[1024];
     if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
@@ -478,7 +477,7 @@ int calib_save(struct calib *c, char *why, size_t len)
         return ib_why(why, len, -EPERM, "%s", c->nocache_why);
     char dir[sizeof(c->path)];
     path_dir(c, dir, sizeof(dir));
-    int rc = mkdir_p(dir);
+    int rc = calib_dir_make(dir);
     if (rc < 0)
         return ib_why(why, len, rc, "cannot create %s: %s", dir, strerror(-rc));
     if (dir_check(c) < 0)

@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "ib_err.h"
+#include "readfile.h"
 #include "watchdog.h"
 
 extern char **environ;
@@ -417,14 +418,8 @@ static unsigned long long start_time(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (ib_read_small(path, buf, sizeof(buf)) < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
     char *p = strrchr(buf, ')'); /* comm may hold spaces: count fields after it (field 3 is the first) */
     if (!p)
         return 0;

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <syslog.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -86,12 +85,11 @@ static void wd_log(const char *fmt, ...)
         return;
     char dir[sizeof(log_path)];
     snprintf(dir, sizeof(dir), "%s", log_path);
-    for (char *c = dir + 1; *c; c++) /* its directories, made private, as the calibration cache makes them */
-        if (*c == '/') {
-            *c = 0;
-            mkdir(dir, 0700);
-            *c = '/';
-        }
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) { /* its directory, made as the calibration cache's is */
+        *slash = 0;
+        calib_dir_make(dir);
+    }
     int fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
         return;
