@@ -3,6 +3,7 @@
 // (Algorithm 1), its rules for a measurement outside every interval, packing on a synthetic topology, the model
 // file, and `ibench place model` / `ibench place pack` through the binary.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -597,8 +598,17 @@ TEST(PlaceModel, CommandRefusesBadInputWithOneLine)
 // refused with the reason.
 TEST(PlaceModel, PredictLiveOnATwoThreadProgram)
 {
-    if (sysconf(_SC_NPROCESSORS_ONLN) != 2)
-        GTEST_SKIP() << "written for this 2-CPU machine: one class of 2 threads";
+    // ibench runs under taskset on two CPUs it may use, so that on any machine the topology it sees has 2 PUs: 2
+    // threads on 2 PUs have one placement, whatever the two share, and a 7-placement model has no place there
+    cpu_set_t allowed;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+    std::string two;
+    for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; c++)
+        if (CPU_ISSET(c, &allowed))
+            two += (n++ ? "," : "") + std::to_string(c);
+    if (two.find(',') == std::string::npos)
+        GTEST_SKIP() << "one CPU: no second one to place a thread on";
+    const std::string ib = "taskset -c " + two + " " + IBENCH_BIN;
     std::string v = tmpfile_with("workload,1,label\na,1,x\nb,1,y\n", ".csv");
     std::string m1 = tmpfile_with("", ".json"), m7 = tmpfile_with("", ".json");
     int rc;
@@ -609,13 +619,11 @@ TEST(PlaceModel, PredictLiveOnATwoThreadProgram)
     pid_t pid = ib_test::spawn_two_thread_spinner();
     ASSERT_GT(pid, 0);
     std::string p = std::to_string(pid);
-    o = sh(std::string(IBENCH_BIN) + " place model predict --model " + m1 + " --pid " + p +
-               " --metric cputime --period 0.3",
-           &rc);
+    o = sh(ib + " place model predict --model " + m1 + " --pid " + p + " --metric cputime --period 0.3", &rc);
     EXPECT_EQ(rc, 0) << o;
     EXPECT_NE(o.find("live: pid " + p + ", metric cputime, 0.3 s a placement"), std::string::npos) << o;
     EXPECT_NE(o.find("tried 1 placement(s): 1 (2 left)"), std::string::npos) << o;
-    o = sh(std::string(IBENCH_BIN) + " place model predict --model " + m7 + " --pid " + p + " --metric cputime", &rc);
+    o = sh(ib + " place model predict --model " + m7 + " --pid " + p + " --metric cputime", &rc);
     EXPECT_EQ(rc, 2) << o;
     EXPECT_NE(o.find("is not an important placement of 2 threads here"), std::string::npos) << o;
     EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << o;
