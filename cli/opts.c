@@ -309,7 +309,7 @@ int cli_call(const struct cli_cmd *c, int argc, char **argv)
     if (c->nsub)
         return cli_dispatch(c, argc, argv);
     if (!c->run)
-        return c->fn(argc, argv);
+        return cli_fail(IB_EXIT_FAIL, c->name, "nothing to run"); /* a table without .run or .sub: a defect */
     void *opts = calloc(1, c->size);
     if (!opts)
         return cli_fail(IB_EXIT_FAIL, c->name, "out of memory");

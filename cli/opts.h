@@ -118,11 +118,10 @@ struct cli_cmd {
     size_t size;
     const void *preset;
     void (*done)(void *opts);
-    int (*fn)(int argc, char **argv); /* a command without a table, reading argv itself (argv[0]: its word) */
     const char *summary;              /* its line in the list of its parent (may run over lines) */
     const char *usage, *about, *more;
     void (*about_fn)(FILE *f);
-    const struct cli_opt *opts;       /* NULL: the command reads its arguments itself (not described here yet) */
+    const struct cli_opt *opts;       /* its options (none: NULL, nopts 0) */
     unsigned nopts;
     enum cli_args args;
     unsigned flags;                   /* CLI_CMD_* */
@@ -144,7 +143,7 @@ struct cli_cmd {
 int cli_opts_parse(const struct cli_cmd *c, int argc, char **argv, void *opts, int *first, int *help, char *why,
                    size_t len);
 
-/* Runs c: a command of commands by cli_dispatch, a command with a table as said above, else .fn.  The exit code:
+/* Runs c: a command of commands by cli_dispatch, else a command with a table as said above.  The exit code:
  * 0 after --help, 2 after one line "ibench NAME: why" on stderr for an option refused, else the command's. */
 int cli_call(const struct cli_cmd *c, int argc, char **argv);
 
