@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Permissions for a freshly written `path`: those of the file it replaces, else 0666 & ~umask. */
@@ -34,11 +35,17 @@ static mode_t target_mode(const char *path)
     return 0666 & ~mask;
 }
 
+/* The directory of path ("." for a bare name), malloc'ed. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+}
+
 /* Best effort: make the rename itself durable. */
 static void fsync_parent(const char *path)
 {
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    char *dir = dir_of(path);
     if (!dir)
         return;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -49,62 +56,148 @@ static void fsync_parent(const char *path)
     free(dir);
 }
 
-int out_json_file_atomic(const char *path, json_t *doc)
+/* json_dump_callback's writes gathered into 64 KiB ones (json_dumpfd makes a write(2) per token). */
+struct fd_buf {
+    int fd, err;
+    size_t n;
+    char b[65536];
+};
+
+static int buf_flush(struct fd_buf *w)
+{
+    for (size_t off = 0; off < w->n && !w->err;) {
+        ssize_t k = write(w->fd, w->b + off, w->n - off);
+        if (k < 0 && errno != EINTR)
+            w->err = -errno;
+        else if (k > 0)
+            off += (size_t)k;
+    }
+    w->n = 0;
+    return w->err;
+}
+
+static int buf_put(const char *p, size_t len, void *data)
+{
+    struct fd_buf *w = data;
+    while (len && !w->err) {
+        if (w->n == sizeof(w->b))
+            buf_flush(w);
+        size_t k = len < sizeof(w->b) - w->n ? len : sizeof(w->b) - w->n;
+        memcpy(w->b + w->n, p, k);
+        w->n += k;
+        p += k;
+        len -= k;
+    }
+    return w->err ? -1 : 0;
+}
+
+/* The document into fd, with its line end, on the device. */
+static int dump_fd(int fd, json_t *doc, mode_t mode)
+{
+    if (fchmod(fd, mode) != 0)
+        return -errno;
+    struct fd_buf *w = malloc(sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    w->fd = fd;
+    w->err = 0;
+    w->n = 0;
+    int err = json_dump_callback(doc, buf_put, w, OUT_JSON_FLAGS) == 0 && buf_put("\n", 1, w) == 0 ? buf_flush(w)
+                                                                                                    : -EIO;
+    if (w->err)
+        err = w->err;
+    free(w);
+    if (err)
+        return err;
+    return fsync(fd) != 0 ? -errno : 0;
+}
+
+/* fd, an unnamed file of O_TMPFILE, given the name path: straight when nothing has it (no other name ever exists),
+ * else under a temporary name renamed over path at once. 0, -EOPNOTSUPP when /proc cannot name the file (the caller
+ * writes another way), or -errno. */
+static int link_unnamed(int fd, const char *path)
+{
+    char proc[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+        return 0;
+    if (errno == ENOENT && access(proc, F_OK) != 0)
+        return -EOPNOTSUPP; /* no /proc */
+    if (errno != EEXIST)
+        return -errno;
+    size_t len = strlen(path) + 48;
+    char *tmp = malloc(len);
+    if (!tmp)
+        return -ENOMEM;
+    int err = -EEXIST;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    for (unsigned i = 0; i < 16 && err == -EEXIST; i++) {
+        snprintf(tmp, len, "%s.tmp.%d.%lx", path, (int)getpid(), (unsigned long)ts.tv_nsec + i);
+        err = linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
+    }
+    if (err == 0 && rename(tmp, path) != 0) {
+        err = -errno;
+        unlink(tmp);
+    }
+    free(tmp);
+    return err;
+}
+
+/* The way without O_TMPFILE: a named temporary file beside path, renamed over it when complete. */
+static int write_named(const char *path, json_t *doc, mode_t mode)
 {
     static const char suffix[] = ".tmp.XXXXXX";
-    if (!path || !*path || !doc)
-        return -EINVAL;
     size_t plen = strlen(path);
     char *tmp = malloc(plen + sizeof(suffix));
     if (!tmp)
         return -ENOMEM;
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, suffix, sizeof(suffix));
-
-    mode_t mode = target_mode(path);
-    int err;
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
-        err = -errno;
+        int err = -errno;
         free(tmp);
         return err;
     }
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
+    int err = dump_fd(fd, doc, mode);
+    if (close(fd) != 0 && !err)
         err = -errno;
+    if (!err && rename(tmp, path) != 0)
+        err = -errno;
+    if (err)
+        unlink(tmp);
+    free(tmp);
+    return err;
+}
+
+/* Written whole or not at all. The file is written unnamed (O_TMPFILE) and named when complete, so a process killed
+ * while writing (SIGKILL, which nothing can catch) leaves no partial or temporary file behind; where the filesystem
+ * has no O_TMPFILE, through a named temporary file renamed over path. */
+int out_json_file_atomic(const char *path, json_t *doc)
+{
+    if (!path || !*path || !doc)
+        return -EINVAL;
+    mode_t mode = target_mode(path);
+    char *dir = dir_of(path);
+    if (!dir)
+        return -ENOMEM;
+    int err = -EOPNOTSUPP;
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+    free(dir);
+    if (fd >= 0) {
+        err = dump_fd(fd, doc, mode);
+        if (!err)
+            err = link_unnamed(fd, path);
         close(fd);
-        goto fail;
+    } else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+        return -errno; /* no such directory, no permission: the named way would fail the same */
     }
-    if (fchmod(fd, mode) != 0) {
-        err = -errno;
-        fclose(f);
-        goto fail;
-    }
-    err = json_dumpf(doc, f, OUT_JSON_FLAGS) == 0 && fputc('\n', f) != EOF && fflush(f) == 0 ? 0 : -EIO;
-    if (err) {
-        fclose(f);
-        goto fail;
-    }
-    if (fsync(fd) != 0) {
-        err = -errno;
-        fclose(f);
-        goto fail;
-    }
-    if (fclose(f) != 0) {
-        err = -errno;
-        goto fail;
-    }
-    if (rename(tmp, path) != 0) {
-        err = -errno;
-        goto fail;
-    }
-    fsync_parent(path);
-    free(tmp);
-    return 0;
-fail:
-    unlink(tmp);
-    free(tmp);
-    return err < 0 ? err : -EIO;
+    if (err == -EOPNOTSUPP)
+        err = write_named(path, doc, mode);
+    if (err == 0)
+        fsync_parent(path);
+    return err;
 }
 
 /* ---- progress --------------------------------------------------------------------------------------------- */

@@ -10,7 +10,9 @@ extern "C" {
 
 /* How ibench writes JSON: indented, reals to the last digit (they read back exactly). */
 #define OUT_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY)
-/* Write `doc` as JSON to `path` atomically (temp file in the same directory, fsync, rename). */
+/* Write `doc` as JSON to `path` atomically: written unnamed in path's directory (O_TMPFILE), fsync'ed, then named
+ * path (else a named temporary file renamed over it); killed at any moment, it leaves path as it was or complete,
+ * and no other file. */
 int out_json_file_atomic(const char *path, json_t *doc);
 /* Progress: out_progress formats "text" and hands it, with its label (may be NULL), to the installed sink;
  * out_progress_done says the progress is over (a line is finished). Thread-safe; no sink: nothing. */

@@ -3,7 +3,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -362,6 +365,54 @@ TEST(Output, AtomicWrite)
     EXPECT_FALSE(any_tmp(td.path));
     json_decref(small);
     json_decref(doc);
+}
+
+// Killed by SIGKILL while it writes (nothing can catch that), a writer leaves no partial or temporary file: the
+// directory holds nothing or the whole document. A child writes a document of some 20 MB, killed at 10 moments spread
+// over its write; the old way (a named temporary file renamed when complete) left "result.json.tmp.XXXXXX" at most
+// of them.
+TEST(Output, AtomicWriteKilledLeavesNothing)
+{
+    TempDir td;
+    ASSERT_FALSE(td.path.empty());
+    const std::string path = td.path + "/result.json";
+    json_t *big = json_array();
+    for (int i = 0; i < 400000; i++)
+        json_array_append_new(big, json_pack("{s:i,s:s}", "i", i, "pad", "0123456789abcdef0123456789"));
+    auto now = [] {
+        timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec + ts.tv_nsec / 1e9;
+    };
+    // how long one write takes here, so the kills land inside it
+    double t0 = now();
+    ASSERT_EQ(out_json_file_atomic(path.c_str(), big), 0);
+    const double took = now() - t0;
+    ASSERT_EQ(unlink(path.c_str()), 0);
+    unsigned inside = 0;
+    for (int k = 1; k <= 10; k++) {
+        pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0)
+            _exit(out_json_file_atomic(path.c_str(), big) == 0 ? 0 : 1);
+        usleep((useconds_t)(took * k / 11 * 1e6));
+        kill(pid, SIGKILL);
+        int st;
+        ASSERT_EQ(waitpid(pid, &st, 0), pid);
+        inside += WIFSIGNALED(st);
+        std::vector<std::string> left = list_dir(td.path);
+        for (const auto &n : left)
+            EXPECT_EQ(n, "result.json") << "killed at " << k << "/11 of a " << took << " s write: " << n << " left";
+        if (!left.empty()) { // complete, or not there at all
+            json_error_t e;
+            json_t *back = json_load_file(path.c_str(), 0, &e);
+            EXPECT_NE(back, nullptr) << "a partial result.json: " << e.text;
+            json_decref(back);
+            unlink(path.c_str());
+        }
+    }
+    EXPECT_GE(inside, 5u) << "most kills must land while the child writes (one write takes " << took << " s)";
+    json_decref(big);
 }
 
 TEST(Output, AtomicWriteFailures)
