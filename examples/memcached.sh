@@ -7,6 +7,7 @@
 # is the load, run once per sample, and its "Time to set N keys by T threads: S seconds" line is the throughput
 # metric (keys/s, through the built-in memcslap adapter). Both run on the target CPU (CPU 0 unless
 # --target-cpus says otherwise). Needs the Debian packages memcached and libmemcached-tools (scripts/bootstrap --tests).
+# MEMCSLAP_SETS=N: N sets per connection a sample instead (the suite runs it with fewer, to stay short).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ibench=${IBENCH:-$here/../build/ibench}
@@ -20,5 +21,5 @@ done
 user=(); [ "$(id -u)" = 0 ] && user=(-u root) # memcached refuses root without -u
 exec "$ibench" profile --name memcached \
   --target "memcached ${user[*]} -l 127.0.0.1 -p $port -t 1 -m 64" \
-  --load "memcslap --servers=127.0.0.1:$port --concurrency=2 --execute-number=4000" \
+  --load "memcslap --servers=127.0.0.1:$port --concurrency=2 --execute-number=${MEMCSLAP_SETS:-4000}" \
   --metric throughput "$@"

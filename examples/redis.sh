@@ -7,7 +7,8 @@
 # (removed on every exit) and its log on stdout, so it touches no system file. The load, run once per sample, is
 # redis-benchmark: 50000 GETs over 4 connections (0.6-1.6 s here), whose "GET: N requests per second" line is the
 # throughput metric. Both run on the target CPU (CPU 0 unless --target-cpus says otherwise). Needs the Debian
-# packages redis-server and redis-tools (scripts/bootstrap --tests).
+# packages redis-server and redis-tools (scripts/bootstrap --tests). REDIS_GETS=N: N GETs a sample instead (the suite
+# runs it with fewer, to stay short).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ibench=${IBENCH:-$here/../build/ibench}
@@ -23,5 +24,5 @@ trap 'rm -rf "$dir"' EXIT
 # ibench stops the server's process group (SIGTERM, then SIGKILL) on every exit path; with --save '' it writes nothing.
 "$ibench" profile --name redis \
   --target "redis-server --port $port --bind 127.0.0.1 --save '' --appendonly no --daemonize no --dir '$dir' --logfile ''" \
-  --load "redis-benchmark -h 127.0.0.1 -p $port -t get -n 50000 -c 4 -q" \
+  --load "redis-benchmark -h 127.0.0.1 -p $port -t get -n ${REDIS_GETS:-50000} -c 4 -q" \
   --metric 'throughput:GET: ([0-9.]+)' "$@"
