@@ -71,6 +71,15 @@ class ValidateRun : public ::testing::Environment {
 public:
     void SetUp() override
     {
+        // VALIDATION_QUICK_JSON=FILE: the assertions on a recorded `validate --quick --json` (exit 0 assumed) instead
+        // of a run: how a change to them is tried on a document with a planted fault, in a second
+        if (const char *rec = getenv("VALIDATION_QUICK_JSON")) {
+            json_error_t e;
+            g_doc = json_load_file(rec, 0, &e);
+            ASSERT_NE(g_doc, nullptr) << rec << ": " << e.text;
+            g_exit = 0;
+            return;
+        }
         cache_ = new TempDir("validation_cache");
         ASSERT_FALSE(cache_->path().empty());
         Proc p;
