@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "ib_err.h"
 #include "readfile.h"
+#include "stats.h"
 
 /* ---- text: lines, tokens, numbers */
 
@@ -1061,12 +1062,6 @@ double usage_percentile_sorted(const double *y, unsigned k, double p)
     return y[j] + (h - (double)j) * (y[j + 1] - y[j]);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int usage_summarise(const double *x, unsigned n, double window_s, double noise_floor, struct usage_stats *o)
 {
     memset(o, 0, sizeof(*o));
@@ -1116,8 +1111,8 @@ int usage_summarise(const double *x, unsigned n, double window_s, double noise_f
         free(act);
         return -ENODATA;
     }
-    qsort(all, k, sizeof(double), cmp_double);
-    qsort(act, ka, sizeof(double), cmp_double);
+    qsort(all, k, sizeof(double), ib_cmp_double);
+    qsort(act, ka, sizeof(double), ib_cmp_double);
     o->mean = sum / k;
     o->p50 = usage_percentile_sorted(all, k, 0.5);
     o->p90 = usage_percentile_sorted(all, k, 0.9);
