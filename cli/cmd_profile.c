@@ -24,6 +24,7 @@ struct profile_cmd_opts {
     struct profile_opts po;
     const char *metric, *out, *cpus;
     int json;
+    int floor_given;
 };
 
 /* Everything that can be checked before minutes of measuring. 0 or the exit code (message printed). */
@@ -79,6 +80,8 @@ static int cmd_profile(void *opts, int argc, char **argv, int first)
         return cli_fail(IB_EXIT_USAGE, "profile", "--name NAME is required (no '/')");
     if (!!o.target_cmd == !!o.pid)
         return cli_fail(IB_EXIT_USAGE, "profile", "give exactly one of --target 'CMD' and --pid PID");
+    if (o.no_depth && co->floor_given) /* never ignored in silence */
+        return cli_fail(IB_EXIT_USAGE, "profile", "--floor goes with the depth, which --no-depth turns off");
     char why[512] = "";
     if (metric_parse(&o.metric, metric, o.load_cmd, why, sizeof(why)) < 0)
         return cli_fail(IB_EXIT_USAGE, "profile", "%s", why);
@@ -200,6 +203,11 @@ static const struct cli_opt profile_table[] = {
               "ramp llc-cap, llc-bw and mem-bw even where their probe on the target's CPU does\n"
               "not move (on a VM, CPUs hwloc says share a cache may not share one)")},
     {CLI_FLAG("no-sequential", PO, po.no_sequential, "every point takes all its --samples: none stops early")},
+    {CLI_DOUBLE("floor", "F", PO, po.floor, 0, 1,
+                "after the search, follow each curve down: measure 100 % and, when it reads below F,\n"
+                "where the curve first falls below F (2 more points at most)"),
+     .flags = CLI_OPT_GT_MIN, .def = "0.5", .have = CLI_HAVE(PO, floor_given)},
+    {CLI_FLAG("no-depth", PO, po.no_depth, "the tolerated search only: no point at 100 % or below the --floor")},
 };
 #undef PO
 
@@ -211,11 +219,13 @@ const struct cli_cmd cli_cmd_profile = {
              "                      [--qos Q] [--sois LIST] [--target-cpus LIST] [--out FILE] [--json]\n"
              "                      [--samples N] [--baselines N] [--caused-level X] [--caused-rounds N]\n"
              "                      [--caused-budget S] [--timeout S] [--warmup MS] [--dir DIR]\n"
-             "                      [--no-reach-check] [--no-sequential]\n\n",
+             "                      [--no-reach-check] [--no-sequential] [--floor F | --no-depth]\n\n",
     .about = "Profiles a target: for every SoI, how much interference it tolerates before its QoS breaks, and\n"
              "how much it causes (docs/profile.md). Tolerated: the SoI, on CPUs that share its resource with the\n"
              "target (never the target's), held at 25, 50, 75 and 100 %, then two bisection steps inside the first\n"
              "bracket that breaks QoS; a point that breaks it is measured again and counts only when it breaks twice.\n"
+             "Then the depth: 100 % when the search stopped short of it and, when it reads below --floor (0.5),\n"
+             "where the curve first falls below the floor, so a prediction never extends a point that met QoS.\n"
              "Caused: the SoI at --caused-level (100), unthrottled, in windows alternating alone and beside the\n"
              "target's running work; per round the share of its work per second of its own CPU time that the\n"
              "target took; the median over the rounds with its standard error, 'distinguishable' when beyond twice\n"

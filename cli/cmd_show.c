@@ -131,6 +131,21 @@ static int cmd_show(void *opts, int argc, char **argv, int first)
             printf(": %s", STR(s->reach.reason));
         printf("\n");
     }
+    hdr = 0; /* 1.6: how deep each curve falls */
+    for (unsigned i = 0; i < p.nsois; i++) {
+        const struct profile_soi *s = &p.sois[i];
+        if (!s->have_depth || s->status != PROFILE_MEASURED)
+            continue;
+        if (!hdr++)
+            printf("\ndepth (each curve followed down to its floor):\n");
+        printf("  %-12s %s at 100 %%", STR(s->soi), NUM(b1, "%.3f", s->depth.relative_100));
+        if (isfinite(s->depth.below_floor_at))
+            printf(", below %s from %s %%", NUM(b2, "%g", s->depth.floor), NUM(b3, "%.1f", s->depth.below_floor_at));
+        else
+            printf(", not below %s up to 100 %%", NUM(b2, "%g", s->depth.floor));
+        printf(" (%u point%s, %s s)\n", s->depth.points, s->depth.points == 1 ? "" : "s",
+               NUM(b4, "%.1f", s->depth.seconds));
+    }
     hdr = 0; /* caused, in detail: CPU time the SoI lost to the target, and what the target occupies */
     for (unsigned i = 0; i < p.nsois; i++) {
         const struct profile_soi *s = &p.sois[i];

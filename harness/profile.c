@@ -775,6 +775,10 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
     if (o->caused_budget_s > 0)
         pp.caused_budget_s = o->caused_budget_s;
     pp.sequential = !o->no_sequential;
+    if (o->floor > 0)
+        pp.floor = o->floor;
+    if (o->no_depth)
+        pp.floor = 0;
     pp.timeout_s = o->timeout_s;
     r.window_ms = pp.caused_window_ms;
     /* a sample's relative performance is at most its wall time's: runtime itself, and the throughput or latency of a

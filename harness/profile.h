@@ -50,6 +50,8 @@ struct profile_opts {
     unsigned caused_rounds; /* at least this many alone/beside rounds (0: the method's default, 3) */
     double caused_budget_s; /* rounds stop past this (0: the default) */
     int no_sequential;      /* every point takes all its samples */
+    double floor;           /* depth: follow each curve down to this relative (0: the method's default, 0.5) */
+    int no_depth;           /* no depth: the tolerated search only */
 };
 
 /* Run the whole profile on machine m (prof_profile on the real target and SoIs). On success *out is the profile

@@ -43,6 +43,7 @@ void profile_soi_init(struct profile_soi *s)
     c->occupancy_pct = NAN;
     c->distinguishable = c->unthrottled = -1;
     s->confidence.tolerated_pts = s->confidence.noise_pct = NAN;
+    s->depth.floor = s->depth.relative_100 = s->depth.se_100 = s->depth.below_floor_at = s->depth.seconds = NAN;
 }
 
 void profile_init(struct profile *p)
@@ -679,6 +680,20 @@ static int read_soi(struct rd *r, json_t *e, const char *at, struct profile_soi 
     TRY(get_num(r, o, f, "noise_pct", REQ, 0, INFINITY, 0, &s->confidence.noise_pct));
     TRY(get_str(r, o, f, "level", REQ | S_NONEMPTY, &s->confidence.level));
     s->have_confidence = 1;
+    if (!json_object_get(e, "depth")) /* before 1.6, or a profile made with --no-depth */
+        return 0;
+    struct profile_depth *d = &s->depth;
+    long long n = 0;
+    at_key(f, at, "depth");
+    TRY(get_obj(r, e, at, "depth", REQ, &o));
+    TRY(get_num(r, o, f, "floor", REQ, 0, 1, 1, &d->floor));
+    TRY(get_num(r, o, f, "relative_at_100", REQ, 0, INFINITY, 0, &d->relative_100));
+    TRY(get_num(r, o, f, "se_at_100", OPT, 0, INFINITY, 0, &d->se_100));
+    TRY(get_num(r, o, f, "below_floor_at", OPT, 0, 100, 0, &d->below_floor_at));
+    TRY(get_int(r, o, f, "points", REQ, 0, INT_MAX, &n));
+    d->points = (unsigned)n;
+    TRY(get_num(r, o, f, "seconds", REQ, 0, INFINITY, 0, &d->seconds));
+    s->have_depth = 1;
     return 0;
 }
 
@@ -1182,6 +1197,16 @@ static json_t *soi_json(const struct profile_soi *s)
         req_num(c, "noise_pct", s->confidence.noise_pct);
         req_str(c, "level", s->confidence.level);
         json_object_set_new(e, "confidence", c);
+    }
+    if (s->have_depth) {
+        json_t *d = json_object();
+        req_num(d, "floor", s->depth.floor);
+        req_num(d, "relative_at_100", s->depth.relative_100);
+        opt_num(d, "se_at_100", s->depth.se_100);
+        opt_num(d, "below_floor_at", s->depth.below_floor_at); /* absent: not below the floor up to 100 % */
+        json_object_set_new(d, "points", json_integer(s->depth.points));
+        req_num(d, "seconds", s->depth.seconds);
+        json_object_set_new(e, "depth", d);
     }
     return e;
 }

@@ -19,7 +19,7 @@ extern "C" {
 
 #define PROFILE_FORMAT "ibench-profile"
 #define PROFILE_MAJOR 1
-#define PROFILE_MINOR 5
+#define PROFILE_MINOR 6
 #define PROFILE_MAX_CPUS 256
 /* sois[] entries a profile may list: each SoI once, and a newer minor version's SoIs this ibench does not know */
 #define PROFILE_MAX_SOIS 256
@@ -86,6 +86,16 @@ struct profile_caused {
  * stopped before it); its reason says which, its curve holds the points measured */
 enum profile_status { PROFILE_MEASURED = 0, PROFILE_SKIPPED, PROFILE_INCOMPLETE };
 
+/* How deep the curve falls (1.6; profile_method.h, "Depth"): its relative at 100 % and where it first falls below
+ * the floor. */
+struct profile_depth {
+    double floor;          /* the relative the curve was followed down to */
+    double relative_100;   /* the relative at 100 % (a bound when that point timed out) */
+    double se_100;         /* its standard error (NAN: not recorded) */
+    double below_floor_at; /* %, where the curve first falls below the floor; NAN: it does not up to 100 % */
+    unsigned points;       /* points the depth added to the search */
+    double seconds;        /* what they took */
+};
 struct profile_confidence {
     double tolerated_pts, noise_pct;
     char *level;
@@ -110,6 +120,8 @@ struct profile_soi {
     struct profile_caused caused;
     int have_confidence;
     struct profile_confidence confidence;
+    int have_depth;
+    struct profile_depth depth;
 };
 
 struct profile_cache {

@@ -17,7 +17,7 @@ void prof_params_default(struct prof_params *pp)
     *pp = (struct prof_params){.qos = 0.95, .higher_better = 1, .samples = 3, .bisect_steps = 2,
                                .caused_level = 100, .caused_min_rounds = 3, .caused_max_rounds = 12,
                                .caused_se_target = 5, .caused_budget_s = 4, .caused_window_ms = 300,
-                               .settle_ms = 40, .sequential = 1};
+                               .settle_ms = 40, .sequential = 1, .floor = 0.5, .floor_steps = 2};
 }
 
 static void say(struct prof_meter *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -269,6 +269,78 @@ static double estimate(const struct prof_params *pp, const struct prof_tol_resul
     return fmin(t->hi, fmax(t->lo, x));
 }
 
+/* The curve's point at intensity x, or NULL. */
+static const struct profile_point *point_at(const struct prof_tol_result *t, double x)
+{
+    const struct profile_point *p = NULL;
+    for (unsigned i = 0; i < t->ncurve; i++)
+        if (t->curve[i].intensity == x)
+            p = &t->curve[i]; /* a repeated intensity: its last figure */
+    return p;
+}
+
+/* The floor bracket: the highest intensity whose point reads at or above pp->floor (0 and 1.0 when none) and the
+ * lowest point above it that reads below the floor (*hi < 0 when none). */
+static void floor_bracket(const struct prof_params *pp, const struct prof_tol_result *t, double *lo, double *rlo,
+                          double *hi, double *rhi)
+{
+    *lo = 0, *rlo = 1.0, *hi = -1, *rhi = NAN;
+    for (unsigned i = 0; i < t->ncurve; i++)
+        if (t->curve[i].relative >= pp->floor && t->curve[i].intensity > *lo)
+            *lo = t->curve[i].intensity, *rlo = t->curve[i].relative;
+    for (unsigned i = 0; i < t->ncurve; i++)
+        if (t->curve[i].relative < pp->floor && t->curve[i].intensity > *lo && (*hi < 0 || t->curve[i].intensity < *hi))
+            *hi = t->curve[i].intensity, *rhi = t->curve[i].relative;
+}
+
+/* One depth point at x, appended. A sample beside the SoI past its timeout that gives no bound (a metric not
+ * bounded by the wall time) ends the depth there, not the SoI: what the search measured stands (1 returned). */
+static int depth_point(const struct prof_params *pp, struct prof_meter *m, double base, struct prof_tol_result *out,
+                       double x, enum prof_timeout *to, char *why, size_t len)
+{
+    struct profile_point p;
+    int rc = point(pp, m, x, base, &p, to, why, len);
+    if (rc == -ETIMEDOUT && *to == PROF_TO_BESIDE) {
+        *to = PROF_TO_NONE;
+        return 1;
+    }
+    if (rc < 0)
+        return rc;
+    out->curve[out->ncurve++] = p;
+    out->depth_points++;
+    return 0;
+}
+
+/* The depth (profile_method.h): 100 % when not measured, then where the curve falls below the floor. */
+static int depth(const struct prof_params *pp, struct prof_meter *m, double base, struct prof_tol_result *out,
+                 double *x, enum prof_timeout *to, char *why, size_t len)
+{
+    const uint64_t t0 = m->now_ns(m->ctx);
+    int rc = 0;
+    if (!point_at(out, 100) && out->ncurve < PROF_MAX_POINTS) {
+        *x = 100;
+        rc = depth_point(pp, m, base, out, 100, to, why, len);
+    }
+    double lo, rlo, hi, rhi;
+    for (unsigned b = 0; b < pp->floor_steps && rc == 0 && out->ncurve < PROF_MAX_POINTS; b++) {
+        floor_bracket(pp, out, &lo, &rlo, &hi, &rhi);
+        if (hi < 0 || hi - lo < 1) /* never below the floor, or located within a point of intensity */
+            break;
+        *x = 0.5 * (lo + hi);
+        rc = depth_point(pp, m, base, out, *x, to, why, len);
+    }
+    if (rc < 0)
+        return rc;
+    const struct profile_point *at = point_at(out, 100);
+    out->have_depth = at != NULL;
+    out->depth_rel = at ? at->relative : NAN;
+    out->depth_se = at ? at->relative_se : NAN;
+    floor_bracket(pp, out, &lo, &rlo, &hi, &rhi);
+    out->below_floor_at = hi < 0 ? NAN : rlo > rhi ? lo + (hi - lo) * (rlo - pp->floor) / (rlo - rhi) : lo;
+    out->depth_s = (double)(m->now_ns(m->ctx) - t0) / 1e9;
+    return 0;
+}
+
 int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double base, struct prof_tol_result *out,
                    char *why, size_t len)
 {
@@ -297,6 +369,9 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
         else
             hi = x;
     }
+    out->below_floor_at = out->depth_rel = out->depth_se = NAN;
+    if (rc == 0 && pp->floor > 0)
+        rc = depth(pp, m, base, out, &x, &to, why, len);
     for (unsigned i = 0; i < out->ncurve; i++)
         out->ntimed_out += out->curve[i].timed_out != 0;
     char hw[256] = "";
@@ -311,7 +386,15 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
         return ib_why(why, len, hr, "%s", hw);
     /* The bracket: from the safe end (the highest point that met QoS beyond its noise, every lower one having met
      * it too) to the lowest point that broke QoS beyond its noise, 100 when none did: an uncertain point may lie
-     * either side of the truth, so it closes neither end. */
+     * either side of the truth, so it closes neither end. Read from every point, the depth's too (a floor bisection
+     * may land inside the QoS bracket). */
+    for (unsigned i = 0; i < out->ncurve; i++) {
+        int below = 1; /* every point at or below this one met QoS */
+        for (unsigned j = 0; j < out->ncurve; j++)
+            below &= out->curve[j].intensity > out->curve[i].intensity || out->curve[j].meets_qos;
+        if (below && out->curve[i].intensity > lo)
+            lo = out->curve[i].intensity;
+    }
     out->lo = lo;
     out->hi = 100;
     for (unsigned i = 0; i < out->ncurve; i++)
@@ -772,6 +855,10 @@ static int one_soi(const struct prof_params *pp, struct prof_meter *m, struct pr
     }
     memcpy(e->curve, t.curve, t.ncurve * sizeof(*e->curve));
     e->ncurve = t.ncurve;
+    if ((e->have_depth = t.have_depth))
+        e->depth = (struct profile_depth){.floor = pp->floor, .relative_100 = t.depth_rel, .se_100 = t.depth_se,
+                                          .below_floor_at = t.below_floor_at, .points = t.depth_points,
+                                          .seconds = t.depth_s};
     struct profile_caused *c = &e->caused;
     *c = (struct profile_caused){.intensity = pp->caused_level, .occupancy_pct = NAN, .cpu_lost_pct = NAN,
                                  .cpu_lost_se = NAN, .se = NAN, .value = NAN, .alone = NAN, .beside = NAN,

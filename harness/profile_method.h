@@ -18,6 +18,11 @@
  * hi = the lowest intensity above it that broke QoS beyond its noise (100 when none did: an uncertain point may lie
  * either side of the truth); tolerated = the point estimate, where the points' relatives cross qos, in [lo, hi]
  * (100 when every point met QoS). docs/profile.md has the sweep over curve shapes and noise that justifies it.
+ * Depth (floor > 0): the curve is then followed to the cliff, so that no prediction rests on extending a point that
+ * met QoS: 100 % is measured when the search did not reach it; when it reads below `floor` (0.5), where the curve
+ * first falls below the floor is bisected floor_steps (2) times between the highest point at or above the floor and
+ * the lowest point above it below the floor, and read by linear interpolation between them. Each is a point as above
+ * (appended to the curve); the bracket and the point estimate are then taken from every point.
  *
  * Caused: the SoI held at the reference intensity, unthrottled, its windows alternating alone (the target's work
  * paused) and beside (the work running): A0 B1 A1 B2 A2 ... Per round i, caused_i = 100 x (1 - B_i / mean(A_i-1,
@@ -106,9 +111,11 @@ struct prof_params {
     double timeout_s;       /* a sample's limit (the meter's sample returns -ETIMEDOUT past it); 0: none known */
     int wall_bound;         /* 1: a sample's relative performance is at most its wall time's (runtime, and the
                              * throughput or latency of a load of fixed work), so a timed-out sample is a bound */
+    double floor;           /* depth: the relative the curve is followed down to (0.5); 0: no depth */
+    unsigned floor_steps;   /* depth: bisection steps towards where the curve falls below floor (2) */
 };
 /* The defaults: qos 0.95, 3 samples, 2 bisection steps, caused at 100 % with 3..12 rounds, se target 5 points,
- * budget 4 s of rounds (about 6), 300 ms windows, 40 ms settle, sequential. */
+ * budget 4 s of rounds (about 6), 300 ms windows, 40 ms settle, sequential, depth to a floor of 0.5 in 2 steps. */
 void prof_params_default(struct prof_params *pp);
 
 /* n solo samples with the SoI idle (the caller holds none): values in v[0..n-1], their median. On an error (a
@@ -135,6 +142,12 @@ struct prof_tol_result {
     enum prof_timeout timeout; /* with -ETIMEDOUT: which; the curve holds the points measured before it */
     double timeout_at;         /* with -ETIMEDOUT or another error (-EINTR): the intensity being measured */
     unsigned ntimed_out;       /* points recorded as bounds (timed_out) */
+    /* depth (pp->floor > 0 and the search ended without an error): */
+    int have_depth;
+    double depth_rel, depth_se; /* the relative at 100 % and its standard error */
+    double below_floor_at;     /* where the curve first falls below pp->floor, %; NAN: not up to 100 % */
+    unsigned depth_points;     /* points the depth added (0: the search had measured what it needed) */
+    double depth_s;            /* the seconds they took */
 };
 /* A point's verdict: +1 meets QoS, -1 breaks it, 0 uncertain (within PROF_CONFIDENCE_Z standard errors of it). */
 int prof_point_verdict(const struct prof_params *pp, double rel, double se);

@@ -39,6 +39,7 @@ const BadCase kBadCases[] = {
     {"caches-bytes-string", ": machine.caches_measured_bytes.l2: an integer >= 1 expected, got \"1 MiB\""},
     {"caused-over-100-v1.1", ": sois[0].caused: a number in [0, 100] or null expected, got 120"},
     {"confidence-missing", ": sois[0].confidence: missing"},
+    {"depth-floor", ": sois[0].depth.floor: a number in (0, 1] expected, got 2"},
     {"cpus-negative", ": sois[0].cpus[0]: a CPU number (an integer >= 0) expected, got -1"},
     {"created-not-utc", ": created: a UTC time"},
     {"curve-empty", ": sois[0].curve: an array of points (at least 1)"},
@@ -219,6 +220,8 @@ void fill_full(struct profile *p)
     c->ref_rel[0] = 1, c->ref_rel[1] = 0.625, c->ref_rel[2] = 0.125;
     s->have_confidence = 1;
     s->confidence = {6.25, 2.5, strdup("high")};
+    s->have_depth = 1; // 1.6
+    s->depth = {0.5, 0.0125, 0.004, 60.164, 3, 7.5};
     s = &p->sois[1];
     profile_soi_init(s);
     s->soi = strdup("l2-cap");
@@ -370,6 +373,13 @@ void expect_equal(const struct profile &a, const struct profile &b)
         EXPECT_TRUE(same(x.confidence.tolerated_pts, y.confidence.tolerated_pts));
         EXPECT_TRUE(same(x.confidence.noise_pct, y.confidence.noise_pct));
         EXPECT_STREQ(x.confidence.level, y.confidence.level);
+        EXPECT_EQ(x.have_depth, y.have_depth);
+        EXPECT_TRUE(same(x.depth.floor, y.depth.floor));
+        EXPECT_TRUE(same(x.depth.relative_100, y.depth.relative_100));
+        EXPECT_TRUE(same(x.depth.se_100, y.depth.se_100));
+        EXPECT_TRUE(same(x.depth.below_floor_at, y.depth.below_floor_at));
+        EXPECT_EQ(x.depth.points, y.depth.points);
+        EXPECT_TRUE(same(x.depth.seconds, y.depth.seconds));
     }
 }
 
@@ -445,7 +455,7 @@ TEST(ProfileFmt, NewerVersionsUnknownSoiIsAWarningAndEscapesComeOutEscaped)
     ASSERT_EQ(profile_read(f.c_str(), &p, why, sizeof(why)), 0) << why;
     ASSERT_NE(p.warning, nullptr);
     EXPECT_NE(std::string(p.warning).find("1 SoI this ibench does not know"), std::string::npos) << p.warning;
-    EXPECT_NE(std::string(p.warning).find("version 1.9, newer than this ibench's 1.5"), std::string::npos)
+    EXPECT_NE(std::string(p.warning).find("version 1.9, newer than this ibench's 1.6"), std::string::npos)
         << p.warning;
     EXPECT_STREQ(p.sois[2].soi, "l3-cap\x1b[31m") << "the struct keeps the name as the file has it";
     profile_free(&p);
@@ -648,13 +658,14 @@ TEST(ProfileFmt, RoundTrip14)
     char why[512] = "";
     ASSERT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
     const std::string text = slurp(f);
-    EXPECT_NE(text.find("\"version\": \"1.5\""), std::string::npos);
+    EXPECT_NE(text.find("\"version\": \"1.6\""), std::string::npos);
     EXPECT_NE(text.find("\"probe\": \"disk-rand\""), std::string::npos) << text;
     EXPECT_NE(text.find("\"complete\": true"), std::string::npos) << text;
     EXPECT_NE(text.find("\"steal_pct\": null"), std::string::npos) << "an absent source is null, not 0";
     EXPECT_NE(text.find("\"disturbed_by\": \"io some 93.5 % > 20 %\""), std::string::npos) << text;
     EXPECT_NE(text.find("\"data_sharing\": 0.375"), std::string::npos) << text;
     EXPECT_NE(text.find("\"caused\": -3.25"), std::string::npos) << "the raw median, not clamped";
+    EXPECT_NE(text.find("\"below_floor_at\": 60.164"), std::string::npos) << text;
     EXPECT_EQ(text.find("NaN"), std::string::npos);
     Proc schema;
     ASSERT_TRUE(schema.start_cmd({"/usr/bin/python3", IBENCH_SCHEMA_CHECK, f}, {}));

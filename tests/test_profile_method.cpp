@@ -333,6 +333,7 @@ TEST(ProfileMethod, ExactSearchPathWithoutNoise)
 {
     struct prof_params pp;
     prof_params_default(&pp);
+    pp.floor = 0; // the QoS search alone; the depth that follows it has tests of its own (Depth*)
     Fake f(1);
     f.rel = breaks_at(40);
     struct prof_tol_result t = search(f, pp);
@@ -350,6 +351,58 @@ TEST(ProfileMethod, ExactSearchPathWithoutNoise)
     EXPECT_EQ(t.hi, 43.75);
     EXPECT_NEAR(t.tolerated, 37.5 + 6.25 * 0.05 / (1 - 0.83875), 1e-9);
     EXPECT_EQ(f.x, 0) << "the SoI is left idle";
+}
+
+// The depth follows the curve to the cliff: a victim untouched up to 60 % that keeps 1 % of its speed beyond (a
+// reader beside a writer that saturates the device). The QoS search ends with [56.25, 62.5]; the depth measures 100 %
+// (0.01), then bisects the floor (0.5) bracket [56.25, 62.5] twice: 59.375 (1.0), 60.9375 (0.01); below the floor
+// from 59.375 + 1.5625 x (1 - 0.5) / (1 - 0.01). Without the depth the curve's last point would be 62.5, and a flat
+// extension beyond it would be all a prediction had.
+TEST(ProfileMethod, DepthFollowsACliffToTheFloor)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(11);
+    f.rel = [](double x) { return x < 60 ? 1.0 : 0.01; };
+    struct prof_tol_result t = search(f, pp);
+    const double xs[] = {25, 50, 75, 62.5, 56.25, 100, 59.375, 60.9375};
+    ASSERT_EQ(t.ncurve, 8u);
+    for (unsigned i = 0; i < 8; i++)
+        EXPECT_EQ(t.curve[i].intensity, xs[i]) << i;
+    EXPECT_EQ(t.have_depth, 1);
+    EXPECT_EQ(t.depth_points, 3u);
+    EXPECT_DOUBLE_EQ(t.depth_rel, 0.01);
+    EXPECT_NEAR(t.below_floor_at, 59.375 + 1.5625 * 0.5 / 0.99, 1e-9);
+    EXPECT_GT(t.depth_s, 0);
+    // the floor points inside the QoS bracket narrow it: 59.375 met QoS, 60.9375 broke it
+    EXPECT_EQ(t.lo, 59.375);
+    EXPECT_EQ(t.hi, 60.9375);
+    EXPECT_EQ(f.x, 0) << "the SoI is left idle";
+}
+
+// A curve that never breaks QoS was measured at 100 % by the search: the depth costs nothing and says so; one that
+// breaks QoS but stays above the floor costs the 100 % point only, with nothing below the floor.
+TEST(ProfileMethod, DepthOfAShallowCurveCostsAtMostThePointAt100)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(12);
+    f.rel = [](double) { return 1.0; };
+    struct prof_tol_result t = search(f, pp);
+    EXPECT_EQ(t.ncurve, 4u);
+    EXPECT_EQ(t.have_depth, 1);
+    EXPECT_EQ(t.depth_points, 0u);
+    EXPECT_DOUBLE_EQ(t.depth_rel, 1.0);
+    EXPECT_TRUE(std::isnan(t.below_floor_at));
+    Fake g(13);
+    g.rel = breaks_at(40); // 0.85 at 40 % down to 0.67 at 100 %
+    t = search(g, pp);
+    EXPECT_EQ(t.depth_points, 1u);
+    EXPECT_EQ(t.curve[t.ncurve - 1].intensity, 100);
+    EXPECT_NEAR(t.depth_rel, 0.85 - 0.3 * 0.6, 1e-12);
+    EXPECT_TRUE(std::isnan(t.below_floor_at));
+    EXPECT_EQ(t.lo, 37.5) << "the depth leaves the QoS bracket as the search left it";
+    EXPECT_EQ(t.hi, 43.75);
 }
 
 TEST(ProfileMethod, BreaksAtZeroGivesZeroNeverNaN)
@@ -407,6 +460,7 @@ TEST(ProfileMethod, ATimedOutSampleBesideIsABoundAndTheSearchGoesOn)
     prof_params_default(&pp);
     pp.timeout_s = 60;
     pp.wall_bound = 1;
+    pp.floor = 0; // the QoS search alone
     Fake f(6);
     f.rel = breaks_at(40);
     f.timeout_at = {3}; // samples 0-2: solo before 25 %; 3: the first beside it
