@@ -1,11 +1,13 @@
 /* pl_check.c - predictions against measured co-runs (pl_check.h). */
 #include "pl_check.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ib_rand.h"
 #include "pl_sim.h"
 #include "profile_fmt.h"
 
@@ -169,4 +171,130 @@ void pl_check_eval(const struct pl_check_case *c, unsigned n, double qos, int co
     out->precision = out->tp + out->fp ? (double)out->tp / (out->tp + out->fp) : NAN;
     out->recall = out->tp + out->fn ? (double)out->tp / (out->tp + out->fn) : NAN;
     free(p);
+}
+
+enum pl_truth pl_check_truth(double measured, double se, double qos)
+{
+    if (!isfinite(se) || se < 0)
+        return PL_TRUTH_UNCLEAR;
+    return measured + 2 * se < qos ? PL_TRUTH_BREAK : measured - 2 * se >= qos ? PL_TRUTH_SAFE : PL_TRUTH_UNCLEAR;
+}
+
+const char *pl_truth_name(enum pl_truth t)
+{
+    static const char *const n[] = {"break", "safe", "unclear"};
+    return (unsigned)t < sizeof n / sizeof n[0] ? n[t] : "?";
+}
+
+enum pl_coloc_verdict pl_check_decision(const struct profile *a, const struct profile *b,
+                                        const struct pl_coloc_opts *o)
+{
+    const struct profile *g[2] = {a, b};
+    struct pl_coloc_result r;
+    char why[512];
+    if (pl_coloc_check(g, 2, o, &r, why, sizeof why) < 0)
+        return PL_COLOC_UNSAFE;
+    enum pl_coloc_verdict v = r.verdict;
+    pl_coloc_result_free(&r);
+    return v;
+}
+
+enum pl_coloc_verdict pl_check_decision_of(double predicted, double qos)
+{
+    return predicted < qos ? PL_COLOC_UNSAFE : PL_COLOC_SAFE;
+}
+
+const char *pl_check_decision_name(enum pl_coloc_verdict d)
+{
+    return d == PL_COLOC_SAFE ? "kept" : d == PL_COLOC_UNCERTAIN ? "uncertain" : d == PL_COLOC_UNSAFE ? "refused" : "?";
+}
+
+static double ratio(unsigned num, unsigned den) { return den ? (double)num / den : NAN; }
+
+void pl_check_decisions(const struct pl_check_case *c, const enum pl_coloc_verdict *d, unsigned n, double qos,
+                        struct pl_check_dec *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (unsigned i = 0; i < n; i++) {
+        enum pl_truth t = pl_check_truth(c[i].measured, c[i].se, qos);
+        if ((unsigned)d[i] < 3)
+            out->n[t][d[i]]++;
+    }
+    const unsigned *b = out->n[PL_TRUTH_BREAK], *s = out->n[PL_TRUTH_SAFE], *u = out->n[PL_TRUTH_UNCLEAR];
+    out->breaks = b[PL_COLOC_SAFE] + b[PL_COLOC_UNCERTAIN] + b[PL_COLOC_UNSAFE];
+    out->safe = s[PL_COLOC_SAFE] + s[PL_COLOC_UNCERTAIN] + s[PL_COLOC_UNSAFE];
+    out->unclear = u[PL_COLOC_SAFE] + u[PL_COLOC_UNCERTAIN] + u[PL_COLOC_UNSAFE];
+    out->recall_kept = ratio(b[PL_COLOC_UNSAFE], out->breaks);
+    out->recall_refused = ratio(b[PL_COLOC_UNSAFE] + b[PL_COLOC_UNCERTAIN], out->breaks);
+    out->false_kept = ratio(s[PL_COLOC_UNSAFE], out->safe);
+    out->false_refused = ratio(s[PL_COLOC_UNSAFE] + s[PL_COLOC_UNCERTAIN], out->safe);
+}
+
+int pl_check_io_bound(const struct profile *p)
+{
+    double most = -1;
+    for (unsigned i = 0; p && i < p->nphases; i++)
+        if (!p->phases[i].soi && isfinite(p->phases[i].io_some))
+            most = fmax(most, p->phases[i].io_some);
+    return most >= PL_CHECK_IO_SOME_PCT;
+}
+
+void pl_check_group_fit(const double *measured, const int *group, const int *half, unsigned n, double *pred,
+                        double mean[2][2], unsigned count[2][2])
+{
+    double sum[2][2] = {{0, 0}, {0, 0}};
+    unsigned cnt[2][2] = {{0, 0}, {0, 0}};
+    for (unsigned i = 0; i < n; i++) {
+        sum[half[i] != 0][group[i] != 0] += measured[i];
+        cnt[half[i] != 0][group[i] != 0]++;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        const int o = half[i] == 0, g = group[i] != 0; /* the other half, this record's group */
+        const unsigned all = cnt[o][0] + cnt[o][1];
+        pred[i] = cnt[o][g] ? sum[o][g] / cnt[o][g] : all ? (sum[o][0] + sum[o][1]) / all : 1.0;
+    }
+    for (int h = 0; h < 2; h++)
+        for (int g = 0; g < 2; g++) {
+            if (mean)
+                mean[h][g] = cnt[h][g] ? sum[h][g] / cnt[h][g] : NAN;
+            if (count)
+                count[h][g] = cnt[h][g];
+        }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int pl_check_bootstrap(const double *measured, const double *model, const double *base, unsigned n,
+                       unsigned resamples, uint64_t seed, struct pl_boot *out)
+{
+    out->gain = out->lo = out->hi = NAN;
+    if (n == 0 || resamples == 0)
+        return -EINVAL;
+    double *d = malloc(((size_t)n + resamples) * sizeof(double));
+    if (!d)
+        return -ENOMEM;
+    double *g = d + n, sum = 0;
+    for (unsigned i = 0; i < n; i++) {
+        d[i] = fabs(base[i] - measured[i]) - fabs(model[i] - measured[i]);
+        sum += d[i];
+    }
+    out->gain = sum / n;
+    uint64_t state = seed;
+    for (unsigned b = 0; b < resamples; b++) {
+        double s = 0;
+        for (unsigned k = 0; k < n; k++)
+            s += d[ib_splitmix64(&state) % n];
+        g[b] = s / n;
+    }
+    qsort(g, resamples, sizeof(double), cmp_double);
+    /* ceil(q B)-th smallest, 1-based, in integers: q = 25/1000 and 975/1000 */
+    const uint64_t B = resamples, klo = (B * 25 + 999) / 1000, khi = (B * 975 + 999) / 1000;
+    out->lo = g[klo ? klo - 1 : 0];
+    out->hi = g[khi ? khi - 1 : 0];
+    free(d);
+    return 0;
 }
