@@ -51,6 +51,19 @@ struct place_coloc_args {
 };
 struct pl_coloc_opts;
 void place_coloc_opts(const struct place_coloc_args *a, struct pl_coloc_opts *o);
+/* place predict --check (cli/place/coloc/cmd_place_check.c): co-run records recs[0..n) scored against the predictions
+ * of each profile set dirs[0..ndirs) in turn, one report each; 0, or the exit code after one line. */
+struct pl_pred_rule;
+struct place_check_args {
+    const char *const *dirs;
+    unsigned ndirs;
+    double qos;
+    int json, fit;
+    int half;                        /* -1 all, 0 half A, 1 half B */
+    const struct pl_pred_rule *rule; /* NULL: the default (--fit selects one) */
+    uint64_t seed;                   /* the bootstrap's */
+};
+int place_predict_check(const char *cmd, const struct place_check_args *a, char **recs, unsigned n);
 extern const char place_help_margin[], place_help_unknown[], place_help_refuse[];
 extern const char *const place_unknown_modes[], *const place_refuse_rules[];
 #define PLACE_COLOC_OPTS(st)                                                                                       \

@@ -202,296 +202,17 @@ static int cmd_place_pair(void *opts, int argc, char **argv, int first)
 
 /* ---- place predict ----------------------------------------------------------------------------------------------- */
 
-/* One profile of DIR/NAME.json: 0, or an exit code after one line. */
-static int profile_of(const char *cmd, const char *dir, const char *name, struct profile *p, char *path, size_t plen)
-{
-    if (!name[0] || strchr(name, '/') || snprintf(path, plen, "%s/%s.json", dir, name) >= (int)plen)
-        return cli_fail(IB_EXIT_USAGE, cmd, "no profile can be named for program '%s' in %s", name, dir);
-    char why[512];
-    int rc = profile_read(path, p, why, sizeof why);
-    if (rc < 0)
-        return cli_fail(rc == -ENOMEM ? IB_EXIT_FAIL : IB_EXIT_USAGE, cmd, "%s", why);
-    cli_profile_warn(cmd, p);
-    return 0;
-}
-
-static json_t *stats_json(const struct pl_check_stats *s)
-{
-    return json_pack("{s:i,s:o,s:o,s:i,s:{s:i,s:i,s:i,s:i},s:o,s:o}", "n", (int)s->n, "mae", num_or_null(s->mae),
-                     "rank_corr", num_or_null(s->rank_corr), "within_2se", (int)s->within_2se, "confusion", "tp",
-                     (int)s->tp, "fp", (int)s->fp, "fn", (int)s->fn, "tn", (int)s->tn, "precision",
-                     num_or_null(s->precision), "recall", num_or_null(s->recall));
-}
-
-static void fmt3(char *b, size_t n, double v)
-{
-    if (isfinite(v))
-        snprintf(b, n, "%.3f", v);
-    else
-        snprintf(b, n, "-");
-}
-
-static void check_table(json_t *doc, const struct pl_check_stats *m, const struct pl_check_stats *k, double qos)
-{
-    printf("%-28s %-12s %-12s %9s %9s %7s %8s\n", "record", "A", "B", "predicted", "measured", "se", "error");
-    size_t i;
-    json_t *r;
-    json_array_foreach(json_object_get(doc, "records"), i, r)
-    {
-        double pr = json_real_value(json_object_get(r, "predicted")),
-               me = json_real_value(json_object_get(r, "measured")), se = json_number_value(json_object_get(r, "se"));
-        char sb[16];
-        fmt3(sb, sizeof sb, json_is_number(json_object_get(r, "se")) ? se : NAN);
-        const char *file = json_string_value(json_object_get(r, "file"));
-        const char *base = strrchr(file, '/');
-        printf("%-28.28s %-12.12s %-12.12s %9.3f %9.3f %7s %+8.3f%s\n", TTY_TEXT(base ? base + 1 : file),
-               TTY_TEXT(json_string_value(json_object_get(r, "a"))),
-               TTY_TEXT(json_string_value(json_object_get(r, "b"))), pr, me, sb, pr - me, me < qos ? "  unsafe" : "");
-    }
-    char a[16], b[16];
-    printf("\n%u records; \"unsafe\" = relative below %.2f (measured: %u)\n\n%-30s %12s %14s\n", m->n, qos,
-           m->tp + m->fn, "", "model", "constant 1.0");
-    fmt3(a, sizeof a, m->mae), fmt3(b, sizeof b, k->mae);
-    printf("%-30s %12s %14s\n", "mean absolute error", a, b);
-    fmt3(a, sizeof a, m->rank_corr), fmt3(b, sizeof b, k->rank_corr);
-    printf("%-30s %12s %14s\n", "rank correlation", a, b);
-    snprintf(a, sizeof a, "%u/%u", m->within_2se, m->n), snprintf(b, sizeof b, "%u/%u", k->within_2se, k->n);
-    printf("%-30s %12s %14s\n", "within 2 se of the measurement", a, b);
-    snprintf(a, sizeof a, "%u/%u", m->tp, m->tp + m->fp), snprintf(b, sizeof b, "%u/%u", k->tp, k->tp + k->fp);
-    printf("%-30s %12s %14s\n", "precision (unsafe)", a, b);
-    snprintf(a, sizeof a, "%u/%u", m->tp, m->tp + m->fn), snprintf(b, sizeof b, "%u/%u", k->tp, k->tp + k->fn);
-    printf("%-30s %12s %14s\n", "recall (unsafe)", a, b);
-    printf("%-30s %12s %14s\n", "confusion tp fp fn tn", "", "");
-    snprintf(a, sizeof a, "%u %u %u %u", m->tp, m->fp, m->fn, m->tn);
-    snprintf(b, sizeof b, "%u %u %u %u", k->tp, k->fp, k->fn, k->tn);
-    printf("%-30s %12s %14s\n", "", a, b);
-    if (isfinite(m->mae) && isfinite(k->mae))
-        printf("\nThe model's mean absolute error is %s the constant's on these records.\n",
-               m->mae < k->mae ? "below" : m->mae > k->mae ? "ABOVE" : "equal to");
-}
-
-/* A predictor against the constant: 1 when its mean absolute error is lower by at least PL_CHECK_TIE, -1 when higher
- * by as much, else 0 (a tie: differences under half a point of relative performance are no skill to claim). */
-#define PL_CHECK_TIE 0.005
-static int beats(const struct pl_check_stats *s, const struct pl_check_stats *k)
-{
-    return s->mae <= k->mae - PL_CHECK_TIE ? 1 : s->mae >= k->mae + PL_CHECK_TIE ? -1 : 0;
-}
-
-/* One record of place predict --check, with both programs' profiles. */
-struct pc_rec {
-    const char *file;
-    char pa[4096], pb[4096];
-    struct profile p[2];
-    char *a, *b;
-    double measured, se;
-};
-
-static void pc_cases(const struct pc_rec *r, unsigned n, const struct pl_pred_rule *rule, const char *only,
-                     struct pl_check_case *c)
-{
-    for (unsigned i = 0; i < n; i++) {
-        const struct profile *others[1] = {&r[i].p[1]};
-        c[i] = (struct pl_check_case){pl_predict(&r[i].p[0], others, 1, rule, only), r[i].measured, r[i].se};
-    }
-}
-
-static void stats_row(const char *label, const struct pl_check_stats *s, const char *note)
-{
-    char m[16], rc[16], w[16], pr[16], re[16];
-    fmt3(m, sizeof m, s->mae), fmt3(rc, sizeof rc, s->rank_corr);
-    snprintf(w, sizeof w, "%u/%u", s->within_2se, s->n);
-    snprintf(pr, sizeof pr, "%u/%u", s->tp, s->tp + s->fp), snprintf(re, sizeof re, "%u/%u", s->tp, s->tp + s->fn);
-    printf("%-22s %7s %9s %10s %9s %7s%s%s\n", TTY_TEXT(label), m, rc, w, pr, re, note ? "  " : "", note ? note : "");
-}
-
-/* place predict --check: every record predicted and scored beside the constant predictor; --half keeps one half of
- * the held-out split; --fit selects the rule of lowest mean absolute error on the records given (ties: more within
- * 2 se, then the simpler, earlier rule), for a report on the other half; per resource, that resource alone. */
-static int predict_check(const char *cmd, char **recs, unsigned n, const char *dir, double qos, int json, int half,
-                         const struct pl_pred_rule *rule, int fit)
-{
-    struct pc_rec *r = calloc(n ? n : 1, sizeof *r);
-    struct pl_check_case *cases = calloc(n ? n : 1, sizeof *cases);
-    json_t *doc = json_object(), *arr = json_array(), *warn = json_array(), *fits = json_array(),
-           *resj = json_array();
-    int rc = r && cases && doc ? 0 : cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
-    unsigned m = 0, other_half = 0, incomplete = 0;
-    for (unsigned i = 0; rc == 0 && i < n; i++) {
-        struct corun_record rec;
-        char why[512];
-        if (corun_read(recs[i], &rec, why, sizeof why) < 0) {
-            rc = cli_fail(IB_EXIT_USAGE, cmd, "%s", why);
-            break;
-        }
-        if (half >= 0 && pl_check_half(rec.a.name, rec.b.name) != half) {
-            other_half++;
-            corun_free(&rec);
-            continue;
-        }
-        if (!rec.complete) { /* stopped part way (docs/corun.md, "Interrupted"): fewer repetitions than the co-run
-                              * asked for, not the measurement it meant to be; skipped, said */
-            char w[4600];
-            snprintf(w, sizeof w, "%s skipped: an incomplete record (%s)", recs[i], rec.reason ? rec.reason : "");
-            json_array_append_new(warn, json_string(w));
-            if (!json)
-                fprintf(stderr, "ibench %s: warning: %s\n", cmd, TTY_TEXT(w));
-            incomplete++;
-            corun_free(&rec);
-            continue;
-        }
-        struct pc_rec *x = &r[m];
-        if ((rc = profile_of(cmd, dir, rec.a.name, &x->p[0], x->pa, sizeof x->pa)) == 0 &&
-            (rc = profile_of(cmd, dir, rec.b.name, &x->p[1], x->pb, sizeof x->pb)) != 0)
-            profile_free(&x->p[0]);
-        if (rc == 0) {
-            x->file = recs[i], x->measured = rec.r.relative, x->se = rec.r.se;
-            x->a = strdup(rec.a.name), x->b = strdup(rec.b.name);
-            m++;
-            if (!x->a || !x->b)
-                rc = cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
-            for (int k = 0; k < 2; k++) /* a prediction from another machine's profile is no test of this one */
-                if (x->p[k].fingerprint && rec.fingerprint && strcmp(x->p[k].fingerprint, rec.fingerprint) != 0) {
-                    char w[9300];
-                    snprintf(w, sizeof w, "%s was measured on machine %s, %s profiled on %s", recs[i],
-                             rec.fingerprint, k ? x->pb : x->pa, x->p[k].fingerprint);
-                    json_array_append_new(warn, json_string(w));
-                    if (!json)
-                        fprintf(stderr, "ibench %s: warning: %s\n", cmd, TTY_TEXT(w));
-                }
-        }
-        corun_free(&rec);
-    }
-    if (rc == 0 && m == 0 && incomplete)
-        rc = cli_fail(IB_EXIT_USAGE, cmd, "no complete record to grade: %u incomplete, skipped", incomplete);
-    else if (rc == 0 && m == 0)
-        rc = cli_fail(IB_EXIT_USAGE, cmd, "no record in half %c (%u in the other)", half ? 'B' : 'A', other_half);
-    const struct pl_pred_rule *dflt = pl_pred_rule_find(PL_PRED_DEFAULT);
-    if (rc == 0 && fit) {
-        struct pl_check_stats best = {0};
-        for (unsigned k = 0; k < pl_pred_nrules; k++) {
-            struct pl_check_stats st;
-            pc_cases(r, m, &pl_pred_rules[k], NULL, cases);
-            pl_check_eval(cases, m, qos, 0, 0, &st);
-            json_t *fj = stats_json(&st);
-            json_object_set_new(fj, "rule", json_string(pl_pred_rules[k].name));
-            json_array_append_new(fits, fj);
-            if (k == 0 || st.mae < best.mae || (st.mae == best.mae && st.within_2se > best.within_2se))
-                best = st, rule = &pl_pred_rules[k];
-        }
-    }
-    if (rc == 0) {
-        struct pl_check_stats model, constant, deflt;
-        pc_cases(r, m, dflt, NULL, cases);
-        pl_check_eval(cases, m, qos, 0, 0, &deflt);
-        pc_cases(r, m, rule, NULL, cases);
-        pl_check_eval(cases, m, qos, 0, 0, &model);
-        pl_check_eval(cases, m, qos, 1, 1.0, &constant);
-        for (unsigned i = 0; i < m; i++)
-            json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:o}", "file", r[i].file, "a", r[i].a,
-                                                 "b", r[i].b, "a_profile", r[i].pa, "b_profile", r[i].pb,
-                                                 "predicted", cases[i].predicted, "measured", cases[i].measured, "se",
-                                                 num_or_null(cases[i].se)));
-        /* per resource: A's curve on that resource alone, at what B causes there */
-        const char *seen[PROFILE_MAX_SOIS];
-        unsigned nres = 0;
-        for (unsigned i = 0; i < m; i++)
-            for (unsigned k = 0; k < r[i].p[0].nsois && nres < PROFILE_MAX_SOIS; k++) {
-                const struct profile_soi *so = &r[i].p[0].sois[k];
-                unsigned j = 0;
-                while (j < nres && strcmp(seen[j], so->soi) != 0)
-                    j++;
-                if (j == nres && so->status == PROFILE_MEASURED)
-                    seen[nres++] = so->soi;
-            }
-        struct pl_check_case *one = calloc(m, sizeof *one);
-        struct pl_check_stats *rst = calloc(nres ? nres : 1, sizeof *rst);
-        if (!one || !rst)
-            nres = 0;
-        for (unsigned j = 0; j < nres; j++) {
-            pc_cases(r, m, rule, seen[j], one);
-            pl_check_eval(one, m, qos, 0, 0, &rst[j]);
-            json_t *sj = stats_json(&rst[j]);
-            json_object_set_new(sj, "resource", json_string(seen[j]));
-            json_object_set_new(sj, "versus_constant", json_string(beats(&rst[j], &constant) > 0 ? "beats" : beats(&rst[j], &constant) < 0 ? "worse" : "ties"));
-            json_array_append_new(resj, sj);
-        }
-        free(one);
-        json_object_set_new(doc, "command", json_string("place predict --check"));
-        json_object_set_new(doc, "qos", json_real(qos));
-        json_object_set_new(doc, "half", json_string(half < 0 ? "all" : half ? "B" : "A"));
-        json_object_set_new(doc, "rule", json_string(rule->name));
-        json_object_set_new(doc, "records", arr);
-        arr = NULL;
-        json_object_set_new(doc, "model", stats_json(&model));
-        json_object_set_new(doc, "constant", stats_json(&constant));
-        json_object_set_new(doc, "default_rule", stats_json(&deflt));
-        json_object_set_new(doc, "fit", fit ? fits : json_null());
-        if (fit) /* else unused, released below */
-            fits = NULL;
-        json_object_set_new(doc, "resources", resj);
-        resj = NULL;
-        json_object_set_new(doc, "warnings", warn);
-        warn = NULL;
-        if (json) {
-            rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, cmd, "cannot write JSON");
-        } else {
-            if (fit) {
-                printf("Rules fitted on %u records (half %s): the lowest mean absolute error is selected\n\n", m,
-                       half < 0 ? "all" : half ? "B" : "A");
-                printf("%-22s %7s %9s %10s %9s %7s\n", "rule", "MAE", "rank corr", "within 2se", "precision",
-                       "recall");
-                for (unsigned k = 0; k < pl_pred_nrules; k++) {
-                    struct pl_check_stats st;
-                    pc_cases(r, m, &pl_pred_rules[k], NULL, cases);
-                    pl_check_eval(cases, m, qos, 0, 0, &st);
-                    stats_row(pl_pred_rules[k].name, &st, &pl_pred_rules[k] == rule ? "selected" : NULL);
-                }
-                printf("\n");
-                pc_cases(r, m, rule, NULL, cases);
-            }
-            printf("rule %s%s, half %s\n\n", rule->name, rule == dflt ? " (the default)" : "",
-                   half < 0 ? "all" : half ? "B" : "A");
-            check_table(doc, &model, &constant, qos);
-            if (rule != dflt) {
-                printf("\nthe default rule (%s) on the same records:\n", dflt->name);
-                printf("%-22s %7s %9s %10s %9s %7s\n", "", "MAE", "rank corr", "within 2se", "precision", "recall");
-                stats_row(rule->name, &model, NULL);
-                stats_row(dflt->name, &deflt, NULL);
-                stats_row("constant 1.0", &constant, NULL);
-            }
-            printf("\nper resource (rule %s on that resource alone; the constant's MAE %.3f):\n", rule->name,
-                   constant.mae);
-            printf("%-22s %7s %9s %10s %9s %7s\n", "resource", "MAE", "rank corr", "within 2se", "precision", "recall");
-            for (unsigned j = 0; j < nres; j++)
-                stats_row(seen[j], &rst[j], beats(&rst[j], &constant) > 0 ? "beats the constant" : beats(&rst[j], &constant) < 0 ? "worse than the constant" : "ties the constant");
-        }
-        free(rst);
-    }
-    for (unsigned i = 0; r && i < m; i++) {
-        profile_free(&r[i].p[0]);
-        profile_free(&r[i].p[1]);
-        free(r[i].a);
-        free(r[i].b);
-    }
-    free(r);
-    json_decref(arr);
-    json_decref(warn);
-    json_decref(fits);
-    json_decref(resj);
-    json_decref(doc);
-    free(cases);
-    return rc;
-}
-
 struct predict_args {
     struct place_opts po;
     const char *beside[PL_COLOC_MAX_APPS - 1];
     unsigned nbeside;
-    const char *profiles, *half;
+    const char *profiles[16]; /* --check: profile sets, one report each */
+    unsigned nprofiles;
+    const char *half;
     const struct pl_pred_rule *rule;
     double qos;
-    int check, fit, have_qos, have_half, have_rule;
+    unsigned long seed;
+    int check, fit, have_qos, have_half, have_rule, have_seed;
 };
 
 /* --rule RULE: one of the rules pl_check.h knows */
@@ -517,23 +238,27 @@ static int cmd_place_predict(void *opts, int argc, char **argv, int first)
         paths[1 + i] = (char *)a->beside[i];
     int json = a->po.json, check = a->check, fit = a->fit;
     int half = !strcmp(a->half, "all") ? -1 : !strcmp(a->half, "B");
-    const char *dir = a->profiles;
     const struct pl_pred_rule *rule = a->rule;
-    double qos = a->qos;
     if (check) {
         if (n > 1)
             return cli_fail(IB_EXIT_USAGE, cmd, "--check reads co-run records: --beside does not apply");
-        if (!dir)
+        if (!a->nprofiles)
             return cli_fail(IB_EXIT_USAGE, cmd, "--check needs --profiles DIR (the records' programs' profiles)");
         if (first >= argc)
             return cli_fail(IB_EXIT_USAGE, cmd, "--check: one or more co-run records expected");
         if (fit && a->have_rule)
             return cli_fail(IB_EXIT_USAGE, cmd, "--fit selects the rule: --rule does not apply with it");
-        return predict_check(cmd, argv + first, (unsigned)(argc - first), dir, qos, json, half, rule, fit);
+        const struct place_check_args ca = {.dirs = a->profiles, .ndirs = a->nprofiles, .qos = a->qos, .json = json,
+                                            .fit = fit, .half = half, .rule = fit ? NULL : rule, .seed = a->seed};
+        return place_predict_check(cmd, &ca, argv + first, (unsigned)(argc - first));
     }
-    if (dir || a->have_qos || a->have_half || fit)
+    if (a->nprofiles || a->have_qos || a->have_half || fit || a->have_seed)
         return cli_fail(IB_EXIT_USAGE, cmd, "--%s applies only with --check",
-                        dir ? "profiles" : a->have_qos ? "qos" : a->have_half ? "half" : "fit");
+                        a->nprofiles ? "profiles"
+                        : a->have_qos ? "qos"
+                        : a->have_half ? "half"
+                        : fit          ? "fit"
+                                       : "seed");
     if (argc - first != 1)
         return cli_fail(IB_EXIT_USAGE, cmd, "one application profile expected, got %d", argc - first);
     if (n < 2)
@@ -621,7 +346,9 @@ static const struct cli_opt predict_table[] = {
                 "distinguishable from 0 only, or every one), joined by '-', e.g. min-extend-dist"),
      .def = PL_PRED_DEFAULT, .have = CLI_HAVE(PA, have_rule)},
     {CLI_FLAG("check", PA, check, "the arguments are co-run records")},
-    {CLI_STR("profiles", "DIR", PA, profiles, "where the records' programs' profiles are (NAME.json)")},
+    {CLI_LIST("profiles", "DIR", PA, profiles, nprofiles,
+              "where the records' programs' profiles are (NAME.json); repeat for several\n"
+              "profile sets of the same programs: one report per set")},
     {CLI_DOUBLE("qos", "Q", PA, qos, 0, 1, "the QoS line for safe/unsafe (0.95: at most 5 % slower)"),
      .flags = CLI_OPT_GT_MIN, .def = "0.95", .have = CLI_HAVE(PA, have_qos)},
     {CLI_CHOICE("half", "H", PA, half, predict_halves,
@@ -631,6 +358,10 @@ static const struct cli_opt predict_table[] = {
     {CLI_FLAG("fit", PA, fit,
               "score every rule on these records and report the one of lowest mean absolute\n"
               "error (fit on one half, then --rule it on the other: docs/placement.md)")},
+    {CLI_ULONG("seed", "S", PA, seed, 0, 9223372036854775807.0,
+               "the seed of the paired bootstrap of the gain in mean absolute error over\n"
+               "each baseline (" CLI_STR_OF(PL_BOOT_RESAMPLES) " resamples)"),
+     .def = CLI_STR_OF(PL_BOOT_SEED), .have = CLI_HAVE(PA, have_seed)},
     PLACE_OPT_JSON(PA),
 };
 #undef PA
@@ -640,8 +371,8 @@ const struct cli_cmd cli_cmd_place_predict = {
     CLI_RUN(cmd_place_predict, struct predict_args),
     .summary = "an application's relative performance beside others, by the simulator's truth",
     .usage = "usage: ibench place predict A.json --beside B.json [--beside C.json ...] [--rule RULE] [--json]\n"
-             "       ibench place predict --check RECORD.json... --profiles DIR [--qos Q] [--half A|B|all]\n"
-             "                            [--rule RULE | --fit] [--json]\n\n",
+             "       ibench place predict --check RECORD.json... --profiles DIR [--profiles DIR2 ...] [--qos Q]\n"
+             "                            [--half A|B|all] [--rule RULE | --fit] [--seed S] [--json]\n\n",
     .about = "A's relative performance beside co-runners, from the profiles.  The default rule (" PL_PRED_DEFAULT ") is "
              "the fleet\n"
              "simulator's truth model without its noise: the product over A's measured SoIs of A's sensitivity curve\n"
@@ -651,7 +382,11 @@ const struct cli_cmd cli_cmd_place_predict = {
              "from DIR/<A's name>.json beside DIR/<B's name>.json and set against what was measured; overall, the\n"
              "rule and the constant predictor 1.0 (\"no interference\") are scored alike: mean absolute error, rank\n"
              "correlation, the share within 2 standard errors of the measurement, and the confusion matrix at the QoS\n"
-             "line with precision and recall for \"unsafe\"; then each resource alone, beside the constant.\n\n",
+             "line with precision and recall for \"unsafe\"; then each resource alone, beside the constant; a second\n"
+             "baseline, the mean measured per group (B I/O-bound or not), each half of the split fitted on the other;\n"
+             "the decisions place pair makes on each pair against the measured truth (break, safe, unclear), beside\n"
+             "the baselines'; and the gain in mean absolute error over each baseline with its paired bootstrap\n"
+             "interval (95 %), on the held-out half B and on all records.  One report per --profiles set.\n\n",
     CLI_OPTS(predict_table),
     .args = CLI_ARGS_ANY,
 };
