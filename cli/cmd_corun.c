@@ -104,8 +104,9 @@ static int cmd_corun(void *opts, int argc, char **argv, int first)
     if (metric_parse(&o.metric, metric, o.a.load, why, sizeof(why)) < 0)
         return cli_fail(IB_EXIT_USAGE, "corun", "%s", why);
     rc = 0;
-    if (o.metric.kind == MK_IPC)
-        rc = cli_fail(IB_EXIT_USAGE, "corun", "--a-metric ipc is not offered by corun (profile measures it)");
+    if (o.metric.kind == MK_IPC || o.metric.kind == MK_IO_RATE)
+        rc = cli_fail(IB_EXIT_USAGE, "corun", "--a-metric %s is not offered by corun (profile measures it)",
+                      metric_kind_name(o.metric.kind));
     else if ((o.metric.kind == MK_RUNTIME || o.metric.kind == MK_CPUTIME) && o.a.load)
         rc = cli_fail(IB_EXIT_USAGE, "corun", "--a-metric %s times one run of a batch --a (no --a-load)",
                       metric_kind_name(o.metric.kind));

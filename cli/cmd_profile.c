@@ -30,6 +30,9 @@ struct profile_cmd_opts {
 /* Everything that can be checked before minutes of measuring. 0 or the exit code (message printed). */
 static int check(struct profile_opts *o, struct machine *m, const char *cpus, const char *out)
 {
+    if (o->metric.kind == MK_IO_RATE && o->load_cmd)
+        return cli_fail(IB_EXIT_USAGE, "profile", "--metric io-rate reads the program's own I/O; --load would not be "
+                        "read (drop it, or use a throughput metric)");
     if (o->metric.kind == MK_RUNTIME || o->metric.kind == MK_CPUTIME) {
         if (!o->target_cmd || o->load_cmd)
             return cli_fail(IB_EXIT_USAGE, "profile", "--metric %s times one run of a batch --target (no --pid, no "
@@ -170,7 +173,8 @@ static const struct cli_opt profile_table[] = {
              "the load generator, run once per sample; its output carries the metric")},
     {CLI_STR("metric", "KIND", PO, metric,
              "runtime | cputime | throughput[:REGEX] | latency[:REGEX] | command:CMD |\n"
-             "command-lower:CMD | ipc (needs a PMU); docs/profile.md has the contract")},
+             "command-lower:CMD | ipc (needs a PMU) | io-rate[:S] (a running program's own\n"
+             "bytes read and written per second, over S (1) seconds a sample); docs/profile.md")},
     {CLI_DOUBLE("qos", "Q", PO, po.qos, 0, 1, "relative performance that still meets QoS"), .flags = CLI_OPT_GT_MIN,
      .def = "0.95"},
     {CLI_STR("sois", "LIST", PO, po.sois,

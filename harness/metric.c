@@ -24,7 +24,7 @@ static const struct adapter {
 
 const char *metric_kind_name(enum metric_kind k)
 {
-    static const char *const n[] = {"runtime", "throughput", "latency", "command", "ipc", "cputime"};
+    static const char *const n[] = {"runtime", "throughput", "latency", "command", "ipc", "cputime", "io-rate"};
     return (unsigned)k < sizeof(n) / sizeof(n[0]) ? n[k] : "?";
 }
 
@@ -68,6 +68,22 @@ int metric_parse(struct metric *m, const char *spec, const char *load, char *why
             return ib_why(why, len, -EINVAL, "--metric %.*s takes no argument", (int)klen, spec);
         m->kind = IS("runtime") ? MK_RUNTIME : MK_CPUTIME;
         snprintf(m->unit, sizeof(m->unit), m->kind == MK_RUNTIME ? "s" : "CPU s");
+        return 0;
+    }
+    if (IS("io-rate")) {
+        m->kind = MK_IO_RATE;
+        m->higher_better = 1;
+        m->period_s = 1;
+        if (arg) {
+            char *end = NULL;
+            errno = 0;
+            double s = strtod(arg, &end);
+            if (!*arg || errno || *end || !(s >= 0.1 && s <= 600))
+                return ib_why(why, len, -EINVAL, "--metric io-rate:SECONDS: '%s' is not a number of seconds in "
+                              "[0.1, 600]", arg);
+            m->period_s = s;
+        }
+        snprintf(m->unit, sizeof(m->unit), "B/s");
         return 0;
     }
     if (IS("ipc")) {
@@ -116,7 +132,7 @@ int metric_parse(struct metric *m, const char *spec, const char *load, char *why
         }
     } else {
         return ib_why(why, len, -EINVAL, "unknown --metric '%.*s' (runtime, cputime, throughput, latency, "
-                      "command:CMD, command-lower:CMD, ipc)", (int)klen, spec);
+                      "command:CMD, command-lower:CMD, ipc, io-rate[:SECONDS])", (int)klen, spec);
     }
 #undef IS
     int rc = regcomp(&m->re, m->regex, REG_EXTENDED);
@@ -213,6 +229,7 @@ int metric_of_run(const struct metric *m, const char *out, uint64_t wall_ns, dou
     case MK_RUNTIME: *value = (double)wall_ns / 1e9; return 0;
     case MK_CPUTIME: *value = cpu_s > 0 ? cpu_s : 1e-6; return 0;
     case MK_IPC: return ib_why(why, len, -ENOTSUP, "ipc is counted, not read from a run");
+    case MK_IO_RATE: return ib_why(why, len, -ENOTSUP, "io-rate is counted, not read from a run");
     default: return metric_read(m, out, value, why, len);
     }
 }

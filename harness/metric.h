@@ -10,6 +10,10 @@
  *   ipc                   instructions per cycle of the target (user space): a batch --target's run, or a service
  *                         (--target or --pid, every thread of its process tree) while --load runs; counted with
  *                         perf_event_open (common/taskcount.h), so it needs a PMU; higher is better
+ *   io-rate[:SECONDS]     the bytes a running program (a --target service, or --pid) reads and writes per second, as
+ *                         the kernel counts them for its processes (/proc/PID/io over its cgroup or process tree,
+ *                         harness/usage.h), over SECONDS (1) a sample: a program that runs until stopped (a writer,
+ *                         a service without a load generator) is its own load; higher is better
  *
  * REGEX is a POSIX extended regular expression whose first parenthesised group captures the number; the last
  * match in the output counts. Without REGEX, throughput and latency use the adapter of the load generator named by
@@ -25,7 +29,7 @@
 extern "C" {
 #endif
 
-enum metric_kind { MK_RUNTIME = 0, MK_THROUGHPUT, MK_LATENCY, MK_COMMAND, MK_IPC, MK_CPUTIME };
+enum metric_kind { MK_RUNTIME = 0, MK_THROUGHPUT, MK_LATENCY, MK_COMMAND, MK_IPC, MK_CPUTIME, MK_IO_RATE };
 
 struct metric {
     enum metric_kind kind;
@@ -38,6 +42,7 @@ struct metric {
     regex_t re;
     int have_re;
     char unit[32];
+    double period_s;     /* io-rate: a sample's seconds */
 };
 
 /* Parse --metric; load: the --load command (or NULL). 0 or -EINVAL with why (unknown kind, bad regex, a

@@ -25,6 +25,7 @@
 #include "stats.h"
 #include "target.h"
 #include "taskcount.h"
+#include "usage.h"
 #include "vprobe.h"
 
 /* ---- the target ---------------------------------------------------------------------------------------------- */
@@ -111,6 +112,53 @@ static const char *sample_cmd(const struct profile_opts *o)
     return o->load_cmd;
 }
 
+static int m_wait(void *ctx, unsigned ms, char *why, size_t len);
+
+/* A snapshot of src stamped halfway through its read. */
+static int stamped_read(const struct usage_src *src, struct usage_snap *s, char *why, size_t len)
+{
+    const uint64_t t0 = clk_mono_ns();
+    int rc = usage_src_read(src, s, why, len);
+    s->t_ns = t0 + (clk_mono_ns() - t0) / 2;
+    return rc;
+}
+
+/* io-rate: the bytes the running program read and wrote per second over the metric's period, as the kernel counts
+ * them for its processes: its cgroup's (a daemon it started included) where it has one, else its process tree. */
+static int io_rate_sample(struct run *r, double *v, char *why, size_t len)
+{
+    struct usage_src src = {0};
+    struct usage_snap a, b;
+    char procs[CG_PATH_MAX + 16];
+    int rc;
+    if (r->have_svc && r->svc.cg[0]) {
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", r->svc.cg);
+        rc = usage_src_procs_cgroup(&src, NULL, procs, why, len);
+    } else {
+        rc = usage_src_procs_tree(&src, NULL, r->have_svc ? r->svc.pid : r->o->pid, why, len);
+    }
+    if (rc < 0)
+        return rc;
+    if ((rc = stamped_read(&src, &a, why, len)) == 0 && !a.have_io)
+        rc = ib_why(why, len, -ENOTSUP, "io-rate: the kernel counts no I/O per process here (no /proc/PID/io)");
+    if (rc == 0)
+        rc = m_wait(r, (unsigned)(r->o->metric.period_s * 1000 + 0.5), why, len);
+    if (rc == 0 && (rc = target_alive(r, why, len)) == 0)
+        rc = stamped_read(&src, &b, why, len);
+    usage_src_close(&src);
+    if (rc < 0)
+        return rc;
+    const double dt = (double)(b.t_ns - a.t_ns) / 1e9;
+    const double bytes = (double)(b.read_bytes - a.read_bytes) + (double)(b.write_bytes - a.write_bytes);
+    if (!(dt > 0) || !(bytes > 0))
+        return ib_why(why, len, -EIO, "io-rate: the target read and wrote nothing the kernel counted in %.3g s", dt);
+    *v = bytes / dt;
+    r->sample_s += dt;
+    r->nsamples++;
+    r->baselines_done += r->stage != 1;
+    return 0;
+}
+
 static int m_sample(void *ctx, double *v, char *why, size_t len)
 {
     struct run *r = ctx;
@@ -118,6 +166,8 @@ static int m_sample(void *ctx, double *v, char *why, size_t len)
     int rc = target_alive(r, why, len);
     if (rc < 0)
         return rc;
+    if (o->metric.kind == MK_IO_RATE)
+        return io_rate_sample(r, v, why, len);
     char *out = NULL;
     int st = 0;
     uint64_t wall = 0;
@@ -327,6 +377,10 @@ static int m_work(void *ctx, int on, char *why, size_t len)
     if ((rc = target_alive(r, why, len)) < 0)
         return rc;
     r->act_on = on;
+    if (r->o->metric.kind == MK_IO_RATE) /* the program is its own work: paused through its cgroup's freezer */
+        return r->have_svc ? child_pause(&r->svc, !on, NULL, why, len)
+                           : ib_why(why, len, -ENOTSUP, "a --pid program's work cannot be paused (ibench pauses only "
+                                    "programs it started)");
     if (!r->act_live) {
         if (!on)
             return 0;
@@ -340,6 +394,8 @@ static int m_work(void *ctx, int on, char *why, size_t len)
 
 static void work_end(struct run *r)
 {
+    if (r->o->metric.kind == MK_IO_RATE && r->have_svc) /* the program itself was the work: running again */
+        child_pause(&r->svc, 0, NULL, NULL, 0);
     if (!r->act_live)
         return;
     child_pause(&r->act, 0, NULL, NULL, 0); /* a paused work acts on SIGTERM once resumed */
@@ -624,6 +680,15 @@ static int a_caused(void *ctx, const struct prof_params *pp, struct prof_meter *
                                              : "step units/s");
     if (ops->occupancy == SOI_OCC_RSS)
         c->occupancy_what = sdup("resident memory");
+    if (r->o->metric.kind == MK_IO_RATE && !r->have_svc) { /* nothing to pause: the rounds need alone windows */
+        c->reason = sdup("not measured: a --pid program with --metric io-rate is its own work, and ibench pauses "
+                         "only programs it started (profile it with --target to measure caused)");
+        return c->unit && c->reason ? 0 : -ENOMEM;
+    }
+    /* the rounds start with the work paused (a reference's calibration too): an io-rate program is its own work,
+     * running until now; work_end runs it again */
+    if (r->o->metric.kind == MK_IO_RATE && (rc = child_pause(&r->svc, 1, NULL, why, len)) < 0)
+        return rc;
     if (ops->caused_ref) { /* read through a reference the SoI slows (soi.h); its unit is the probe's */
         rc = prof_caused_ref(pp, pm, ops->caused_ref, c, why, len);
         if (rc == 0 && c->ref_probe) {

@@ -697,7 +697,7 @@ static int read_soi(struct rd *r, json_t *e, const char *at, struct profile_soi 
     return 0;
 }
 
-static const char *const kinds[] = {"runtime", "cputime", "throughput", "latency", "command", "ipc", NULL};
+static const char *const kinds[] = {"runtime", "cputime", "throughput", "latency", "command", "ipc", "io-rate", NULL};
 
 /* "YYYY-MM-DDTHH:MM:SSZ" */
 static int utc_stamp(const char *s)

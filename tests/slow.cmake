@@ -28,6 +28,7 @@ set(ibench_slow_unit_tests
   IoSoi.DiskBwPacesReadWriteMixAndCleansUp
   PlaceCluster.SweepSamplingRateAndNoise
   Profile.CputimeCountsTheTargetsOwnCpuTime
+  Profile.IoRateProfilesAProgramThatRunsUntilStopped
   Profile.MeasuredFiguresFollowFromTheirSamples
   Profile.PointsNearQoSAreConfirmedWhicheverSideTheyFall
   Profile.ShortRealProfileIsWrittenAndReadBack

@@ -439,7 +439,7 @@ TEST_F(Profile, ShortRealProfileIsWrittenAndReadBack)
     json_t *d = json_load_file(out().c_str(), 0, &e);
     ASSERT_NE(d, nullptr) << e.text;
     EXPECT_STREQ(json_string_value(json_object_get(d, "format")), "ibench-profile");
-    EXPECT_STREQ(json_string_value(json_object_get(d, "version")), "1.5");
+    EXPECT_STREQ(json_string_value(json_object_get(d, "version")), "1.6");
     json_t *sois = json_object_get(d, "sois");
     ASSERT_EQ(json_array_size(sois), 2u);
     int measured = 0;
@@ -521,7 +521,8 @@ TEST_F(Profile, MeasuredFiguresFollowFromTheirSamples)
 {
     Proc p;
     run(p, {"profile", "--name", "t", "--target", target_bin() + " chase 1048576 2000000", "--metric", "runtime",
-            "--sois", "llc-cap", "--no-reach-check", "--samples", "1", "--baselines", "2", "--out", out()},
+            "--sois", "llc-cap", "--no-reach-check", "--samples", "1", "--baselines", "2", "--no-depth", "--out",
+            out()},
         240);
     ASSERT_EQ(p.exit_code(), 0) << p.err;
     json_t *d = load_doc(out());
@@ -623,6 +624,59 @@ TEST(MetricAdapter, RegexAndCommandAdapters)
     metric_free(&m);
 }
 
+// io-rate[:SECONDS]: a running program's own bytes per second, higher is better; counted, never read from a run
+TEST(MetricAdapter, IoRateTakesItsSecondsAndIsCounted)
+{
+    struct metric m;
+    char why[256] = "";
+    double v = 0;
+    ASSERT_EQ(metric_parse(&m, "io-rate", nullptr, why, sizeof(why)), 0) << why;
+    EXPECT_EQ(m.kind, MK_IO_RATE);
+    EXPECT_TRUE(m.higher_better);
+    EXPECT_DOUBLE_EQ(m.period_s, 1.0);
+    EXPECT_STREQ(m.unit, "B/s");
+    EXPECT_STREQ(metric_kind_name(m.kind), "io-rate");
+    EXPECT_EQ(metric_of_run(&m, "", 1000000, 0.1, &v, why, sizeof(why)), -ENOTSUP) << "counted, not read from a run";
+    metric_free(&m);
+    ASSERT_EQ(metric_parse(&m, "io-rate:2.5", nullptr, why, sizeof(why)), 0) << why;
+    EXPECT_DOUBLE_EQ(m.period_s, 2.5);
+    metric_free(&m);
+    for (const char *bad : {"io-rate:0", "io-rate:", "io-rate:x", "io-rate:700", "io-rate:1s"}) {
+        EXPECT_EQ(metric_parse(&m, bad, nullptr, why, sizeof(why)), -EINVAL) << bad;
+        EXPECT_NE(strstr(why, "[0.1, 600]"), nullptr) << bad << ": " << why;
+        metric_free(&m);
+    }
+}
+
+// A program that runs until stopped is profiled by its own I/O rate: a loop of O_DIRECT writes and reads (ib_target
+// disk) as a --target service, no --load. Its baseline is a rate the kernel counted (at least the 4 MiB a run moves
+// each way, within a 0.3 s sample), in B/s; caused was measured by pausing the program itself (its cgroup's freezer)
+// where it has a cgroup; and the program was running again after each pause (the after-baseline has a rate too).
+TEST_F(Profile, IoRateProfilesAProgramThatRunsUntilStopped)
+{
+    const std::string loop = "while :; do " + target_bin() + " disk " + dir.path() + " 4194304 || exit 1; done";
+    Proc p;
+    run(p, {"profile", "--name", "w", "--target", loop, "--metric", "io-rate:0.3", "--sois", "disk-bw", "--samples", "1",
+            "--baselines", "2", "--no-depth", "--dir", dir.path(), "--out", out()},
+        120);
+    ASSERT_EQ(p.exit_code(), 0) << p.err;
+    json_error_t e;
+    json_t *d = json_load_file(out().c_str(), 0, &e);
+    ASSERT_NE(d, nullptr) << e.text;
+    json_t *metric = json_object_get(d, "metric");
+    EXPECT_STREQ(json_string_value(json_object_get(metric, "kind")), "io-rate");
+    EXPECT_STREQ(json_string_value(json_object_get(metric, "unit")), "B/s");
+    json_t *bl = json_object_get(d, "baseline");
+    const double before = num(json_object_get(bl, "before"), "median"), after = num(json_object_get(bl, "after"),
+                                                                                    "median");
+    EXPECT_GT(before, 4.0 * 1048576) << "a rate the kernel counted, in bytes per second";
+    EXPECT_GT(after, 4.0 * 1048576) << "the program runs again after the caused rounds paused it";
+    json_t *s0 = json_array_get(json_object_get(d, "sois"), 0);
+    EXPECT_STREQ(json_string_value(json_object_get(s0, "status")), "measured")
+        << json_string_value(json_object_get(s0, "reason"));
+    json_decref(d);
+}
+
 // A regex or command longer than the room kept for it is refused, not cut into a different one that still compiles
 TEST(MetricAdapter, TooLongRegexOrCommandIsRefused)
 {
@@ -681,7 +735,8 @@ TEST_F(Profile, PointsNearQoSAreConfirmedWhicheverSideTheyFall)
     }
     Proc p;
     run(p, {"profile", "--name", "t", "--target", tagged("sleep 600"), "--metric", "command:sh " + script, "--sois",
-            "mem-bw", "--no-reach-check", "--samples", "1", "--baselines", "3", "--warmup", "0", "--out", out()},
+            "mem-bw", "--no-reach-check", "--samples", "1", "--baselines", "3", "--warmup", "0", "--no-depth", "--out",
+            out()},
         240);
     ASSERT_EQ(p.exit_code(), 0) << p.err;
     json_t *d = load_doc(out());
