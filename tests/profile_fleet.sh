@@ -7,8 +7,9 @@
 # (docs/synthetic-targets.md), one sample per point, no depth (it adds points, and nothing here reads them).
 # Asserted is only what holds on any machine: exit 0, the profile validates against the schema, `ibench show` reads
 # it, every requested SoI is in it once, measured (tolerated within 0-100) or skipped with a reason, at least one
-# measured, and the disk target left no file behind. The designed sensitivities themselves are not asserted: on a VM the vCPUs need not share an LLC or memory path, and the host's noise exceeds a QoS band
-# (docs/profile.md, "Where it stands on the development host"); validation/bench-profile is where they are judged.
+# measured, and the disk target left no file behind. The designed sensitivities themselves are not asserted: on a
+# VM the vCPUs need not share an LLC or memory path, and the host's noise exceeds a QoS band (docs/profile.md,
+# "Where it stands on the development host"); validation/bench-profile is where they are judged.
 set -euo pipefail
 [ $# -eq 3 ] || { echo "usage: profile_fleet.sh IBENCH IB_TARGET llc|dram|int|disk" >&2; exit 2; }
 ibench=$1 target=$2 mode=$3
