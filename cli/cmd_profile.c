@@ -212,6 +212,10 @@ static const struct cli_opt profile_table[] = {
                 "where the curve first falls below F (2 more points at most)"),
      .flags = CLI_OPT_GT_MIN, .def = "0.5", .have = CLI_HAVE(PO, floor_given)},
     {CLI_FLAG("no-depth", PO, po.no_depth, "the tolerated search only: no point at 100 % or below the --floor")},
+    {CLI_DOUBLE("usage-seconds", "S", PO, po.usage_s, 0, 600,
+                "after the first baseline, what the target presses over time, counted by the\n"
+                "kernel for its processes in 100 ms windows while its work runs alone (0: not)"),
+     .def = "3"},
 };
 #undef PO
 
@@ -223,7 +227,8 @@ const struct cli_cmd cli_cmd_profile = {
              "                      [--qos Q] [--sois LIST] [--target-cpus LIST] [--out FILE] [--json]\n"
              "                      [--samples N] [--baselines N] [--caused-level X] [--caused-rounds N]\n"
              "                      [--caused-budget S] [--timeout S] [--warmup MS] [--dir DIR]\n"
-             "                      [--no-reach-check] [--no-sequential] [--floor F | --no-depth]\n\n",
+             "                      [--no-reach-check] [--no-sequential] [--floor F | --no-depth]\n"
+             "                      [--usage-seconds S]\n\n",
     .about = "Profiles a target: for every SoI, how much interference it tolerates before its QoS breaks, and\n"
              "how much it causes (docs/profile.md). Tolerated: the SoI, on CPUs that share its resource with the\n"
              "target (never the target's), held at 25, 50, 75 and 100 %, then two bisection steps inside the first\n"

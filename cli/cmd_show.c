@@ -131,6 +131,25 @@ static int cmd_show(void *opts, int argc, char **argv, int first)
             printf(": %s", STR(s->reach.reason));
         printf("\n");
     }
+    if (p.have_usage) { /* 1.6: what the target pressed over time */
+        const struct profile_usage *u = &p.usage;
+        printf("\nusage over time (%.3g s in %.0f ms windows, counted for %s):\n", u->seconds, u->window_s * 1e3,
+               TTY_TEXT(u->source ? u->source : "-"));
+        printf("  %-10s %-5s %10s %10s %10s %6s %10s %7s %9s %9s  %s\n", "resource", "unit", "mean", "p90", "max",
+               "duty", "level", "bursts", "burst s", "gap s", "of capacity (mean / level)");
+        for (unsigned i = 0; i < u->nres; i++) {
+            const struct profile_usage_res *x = &u->res[i];
+            char b5[32], b6[32], b7[32], b9[96];
+            if (x->soi)
+                snprintf(b9, sizeof(b9), "%.1f / %.1f %% of %s", x->cap_mean_pct, x->cap_level_pct, x->soi);
+            else
+                snprintf(b9, sizeof(b9), "-");
+            printf("  %-10s %-5s %10s %10s %10s %6s %10s %7u %9s %9s  %s\n", STR(x->name), STR(x->unit),
+                   NUM(b1, "%.4g", x->mean), NUM(b2, "%.4g", x->p90), NUM(b3, "%.4g", x->max),
+                   NUM(b4, "%.2f", x->duty), NUM(b5, "%.4g", x->level), x->bursts, NUM(b6, "%.2f", x->burst_mean_s),
+                   NUM(b7, "%.2f", x->gap_mean_s), b9);
+        }
+    }
     hdr = 0; /* 1.6: how deep each curve falls */
     for (unsigned i = 0; i < p.nsois; i++) {
         const struct profile_soi *s = &p.sois[i];

@@ -59,6 +59,8 @@ struct run {
     struct vprobe ref;
     int ref_init, ref_open, ref_cpu;
     unsigned window_ms;
+    int usage_err;            /* m_usage: the work failed while its usage was sampled */
+    char usage_why[256];
 };
 
 static int target_alive(struct run *r, char *why, size_t len)
@@ -428,6 +430,129 @@ static uint64_t m_now(void *ctx)
 {
     (void)ctx;
     return clk_mono_ns();
+}
+
+/* ---- the target's usage over time (profile 1.6 "usage") ----------------------------------------------------------- */
+
+/* Noise floors, in each metric's unit (usage.h's order): a window above its floor is active. Chosen above what an
+ * idle program's counters move by in 100 ms here (a log line, /proc reads: well under 1 MiB/s and 10 op/s; a
+ * sleeping process's wake-ups: under 5 % of a CPU); memory has none (a resident set is never noise). */
+static const double usage_floor[USAGE_NMETRIC] = {1048576, 1048576, 10, 10, 0.05, 0};
+#define USAGE_WINDOW_MS 100
+
+/* The sampler's clock: its sleeps keep the work going (a batch run that ended is started again), as m_wait does. */
+static uint64_t usage_now(void *ctx)
+{
+    (void)ctx;
+    return clk_mono_ns();
+}
+
+static void usage_sleep_until(void *ctx, uint64_t t_ns)
+{
+    struct run *r = ctx;
+    for (uint64_t now = clk_mono_ns(); now < t_ns && !atomic_load(r->stop); now = clk_mono_ns()) {
+        if (!r->usage_err && work_check(r, r->usage_why, sizeof(r->usage_why)) < 0)
+            r->usage_err = 1;
+        uint64_t d = t_ns - now > 20 * IB_NS_PER_MS ? 20 * IB_NS_PER_MS : t_ns - now;
+        struct timespec ts = {(time_t)(d / 1000000000ULL), (long)(d % 1000000000ULL)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* What the target pressed over o->usage_s seconds, its work running alone (the batch job in a loop, start-up
+ * included; the load generator; an io-rate program by itself), counted by the kernel for the processes of the
+ * service's cgroup, else of the --pid's tree, else of this process's tree (the work runs as ibench's child: a run
+ * that ends is folded into ibench's counters, and usage.c takes it back off; ibench's own threads only sleep here). */
+static int m_usage(void *ctx, struct profile_usage *out, char *why, size_t len)
+{
+    struct run *r = ctx;
+    const struct profile_opts *o = r->o;
+    struct usage_src src = {0};
+    struct usage_series se = {0};
+    char procs[CG_PATH_MAX + 16];
+    const char *source;
+    int rc;
+    if (r->have_svc && r->svc.cg[0]) {
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", r->svc.cg);
+        rc = usage_src_procs_cgroup(&src, NULL, procs, why, len);
+        source = "the processes of the service's cgroup (/proc/PID/io, schedstat, statm)";
+    } else {
+        pid_t root = r->have_svc ? r->svc.pid : o->pid > 0 ? o->pid : getpid();
+        rc = usage_src_procs_tree(&src, NULL, root, why, len);
+        source = o->pid > 0 || r->have_svc ? "the target's process tree (/proc/PID/io, schedstat, statm)"
+                                           : "the work's processes, children of ibench (/proc/PID/io, schedstat, statm)";
+    }
+    if (rc < 0)
+        return rc;
+    out_progress("profile", "target: its usage over time, %g s", o->usage_s);
+    r->usage_err = 0;
+    if (o->metric.kind != MK_IO_RATE)
+        rc = m_work(r, 1, why, len);
+    struct usage_clock clk = {.now_ns = usage_now, .sleep_until = usage_sleep_until, .ctx = r};
+    const unsigned nwin = (unsigned)(o->usage_s * 1000 / USAGE_WINDOW_MS + 0.5);
+    if (rc == 0)
+        rc = usage_sample(&src, &clk, (uint64_t)USAGE_WINDOW_MS * IB_NS_PER_MS, nwin ? nwin : 1, r->stop, &se, why,
+                          len);
+    if (rc == 0 && r->usage_err)
+        rc = ib_why(why, len, -ECHILD, "%s", r->usage_why);
+    work_end(r);
+    usage_src_close(&src);
+    if (rc == 0 && !(out->source = strdup(source)))
+        rc = -ENOMEM;
+    out->window_s = USAGE_WINDOW_MS / 1e3;
+    out->seconds = se.n ? (double)(se.t_ns[se.n] - se.t_ns[0]) / 1e9 : 0;
+    for (unsigned k = 0; rc == 0 && k < USAGE_NMETRIC && out->nres < PROFILE_USAGE_MAX; k++) {
+        /* /proc/PID/io counts read and write system calls, not device operations (and, rooted at ibench, ibench's
+         * own reads of /proc): bytes say what reached the storage layer, operations are left out */
+        if (k == USAGE_READ_OPS || k == USAGE_WRITE_OPS)
+            continue;
+        struct usage_stats st;
+        if (usage_summarise(se.v[k], se.n, out->window_s, usage_floor[k], &st) == -ENODATA)
+            continue; /* this source does not count it */
+        struct profile_usage_res *x = &out->res[out->nres++];
+        profile_usage_res_init(x);
+        x->name = strdup(usage_metric_name[k]);
+        x->unit = strdup(usage_metric_unit[k]);
+        x->windows = malloc((se.n ? se.n : 1) * sizeof(double));
+        if (!x->name || !x->unit || !x->windows) {
+            rc = -ENOMEM;
+            break;
+        }
+        memcpy(x->windows, se.v[k], se.n * sizeof(double));
+        x->nwindows = se.n;
+        x->floor = usage_floor[k];
+        x->mean = st.mean, x->p50 = st.p50, x->p90 = st.p90, x->max = st.max, x->duty = st.duty;
+        x->level = st.level, x->bursts = st.bursts, x->burst_mean_s = st.burst_mean_s;
+        x->burst_max_s = st.burst_max_s, x->gap_mean_s = st.gap_mean_s;
+    }
+    usage_series_free(&se);
+    if (rc == -ENOMEM)
+        return ib_why(why, len, rc, "out of memory");
+    return rc;
+}
+
+/* The usage's % of capacity, where an SoI of the profile presses that resource in its unit: written bytes of the
+ * disk-write SoI's write bandwidth, read bytes of disk-bw's, memory of mem-cap's. */
+static void usage_of_capacity(struct profile *p)
+{
+    static const char *const map[][2] = {{"write", "disk-write"}, {"read", "disk-bw"}, {"memory", "mem-cap"}};
+    for (unsigned i = 0; p->have_usage && i < p->usage.nres; i++) {
+        struct profile_usage_res *x = &p->usage.res[i];
+        for (size_t k = 0; k < IB_ARRAY_SIZE(map); k++) {
+            if (strcmp(x->name, map[k][0]))
+                continue;
+            for (unsigned j = 0; j < p->nsois; j++) {
+                const struct profile_soi *s = &p->sois[j];
+                const int unit_ok = s->capacity_unit && (!strcmp(s->capacity_unit, x->unit) ||
+                                                         (!strcmp(x->unit, "B") && !strcmp(s->capacity_unit, "bytes")));
+                if (strcmp(s->soi, map[k][1]) || !unit_ok || !(s->capacity > 0) || x->soi)
+                    continue;
+                x->soi = strdup(s->soi);
+                x->cap_mean_pct = 100 * x->mean / s->capacity;
+                x->cap_level_pct = 100 * x->level / s->capacity;
+            }
+        }
+    }
 }
 
 /* The target's resident memory as % of the SoI's capacity: the service's group, the --pid process, the work's
@@ -826,7 +951,8 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
     struct prof_meter pm = {.ctx = &r, .sample = m_sample, .soi_hold = m_hold, .soi_mark = m_mark,
                             .soi_read = m_read, .work = m_work, .wait_ms = m_wait, .now_ns = m_now,
                             .occupancy = m_occupancy, .progress = m_progress,
-                            .pressure = m_pressure, .ref_curve = m_ref_curve, .ref_window = m_ref_window};
+                            .pressure = m_pressure, .ref_curve = m_ref_curve, .ref_window = m_ref_window,
+                            .usage = o->usage_s > 0 ? m_usage : NULL};
     struct prof_params pp;
     prof_params_default(&pp);
     pp.qos = o->qos;
@@ -891,6 +1017,7 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
     struct prof_sois ps = {.ctx = &r, .n = r.sois_total, .name = a_name, .resource = a_resource, .open = a_open,
                            .caused = a_caused, .close = a_close, .stage = a_stage};
     rc = prof_profile(&pp, &pm, &ps, r.nb, stop, p, why, len);
+    usage_of_capacity(p);
     free(r.list);
 out:
     out_progress_done();

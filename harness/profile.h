@@ -52,6 +52,7 @@ struct profile_opts {
     int no_sequential;      /* every point takes all its samples */
     double floor;           /* depth: follow each curve down to this relative (0: the method's default, 0.5) */
     int no_depth;           /* no depth: the tolerated search only */
+    double usage_s;         /* the target's usage over time, counted, for this many seconds (0: not measured) */
 };
 
 /* Run the whole profile on machine m (prof_profile on the real target and SoIs). On success *out is the profile

@@ -115,6 +115,13 @@ void profile_free(struct profile *p)
     for (unsigned i = 0; i < p->nphases; i++)
         phase_free(&p->phases[i]);
     free(p->phases);
+    for (unsigned i = 0; i < p->usage.nres; i++) {
+        free(p->usage.res[i].name);
+        free(p->usage.res[i].unit);
+        free(p->usage.res[i].soi);
+        free(p->usage.res[i].windows);
+    }
+    free(p->usage.source);
     free(p->warning);
     profile_init(p);
 }
@@ -725,7 +732,7 @@ static int parse_version(const char *s, int *major, int *minor)
     return 1;
 }
 
-static const char *const phases[] = {"baseline before", "tolerated", "caused", "baseline after", NULL};
+static const char *const phases[] = {"baseline before", "tolerated", "caused", "baseline after", "usage", NULL};
 
 /* 1.4: what an incomplete profile lacks; none in a complete one. */
 static int read_missing(struct rd *r, json_t *d, struct profile *p)
@@ -767,6 +774,73 @@ static int get_share(struct rd *r, json_t *o, const char *at, const char *key, d
     if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) <= 100))
         return bad(r, f, v, "a number in [0, 100] or null");
     *out = json_number_value(v);
+    return 0;
+}
+
+void profile_usage_res_init(struct profile_usage_res *u)
+{
+    memset(u, 0, sizeof(*u));
+    u->floor = u->mean = u->p50 = u->p90 = u->max = u->duty = u->level = NAN;
+    u->burst_mean_s = u->burst_max_s = u->gap_mean_s = u->cap_mean_pct = u->cap_level_pct = NAN;
+}
+
+/* 1.6: the target's counted usage over time (struct profile_usage). */
+static int read_usage(struct rd *r, json_t *d, struct profile *p)
+{
+    json_t *o, *a, *w;
+    char f[PATH_MAX_LEN], g[PATH_MAX_LEN], h[PATH_MAX_LEN];
+    int rc = get_obj(r, d, "", "usage", OPT, &o);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    struct profile_usage *u = &p->usage;
+    TRY(get_num(r, o, "usage", "window_s", REQ, 0, 3600, 1, &u->window_s));
+    TRY(get_num(r, o, "usage", "seconds", REQ, 0, INFINITY, 0, &u->seconds));
+    TRY(get_str(r, o, "usage", "source", REQ | S_NONEMPTY, &u->source));
+    TRY(get_arr(r, o, "usage", "resources", REQ, 0, PROFILE_USAGE_MAX, "resources", &a));
+    snprintf(f, sizeof(f), "usage.resources");
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *v = json_array_get(a, i);
+        struct profile_usage_res *x = &u->res[u->nres++];
+        profile_usage_res_init(x);
+        at_idx(g, f, i);
+        if (!json_is_object(v))
+            return bad(r, g, v, "an object");
+        long long nb = 0;
+        TRY(get_str(r, v, g, "name", REQ | S_NONEMPTY, &x->name));
+        TRY(get_str(r, v, g, "unit", REQ | S_NONEMPTY, &x->unit));
+        TRY(get_str(r, v, g, "soi", S_NONEMPTY, &x->soi));
+        TRY(get_num(r, v, g, "floor", REQ, 0, INFINITY, 0, &x->floor));
+        TRY(get_num(r, v, g, "mean", OPT, 0, INFINITY, 0, &x->mean));
+        TRY(get_num(r, v, g, "p50", OPT, 0, INFINITY, 0, &x->p50));
+        TRY(get_num(r, v, g, "p90", OPT, 0, INFINITY, 0, &x->p90));
+        TRY(get_num(r, v, g, "max", OPT, 0, INFINITY, 0, &x->max));
+        TRY(get_num(r, v, g, "duty", OPT, 0, 1, 0, &x->duty));
+        TRY(get_num(r, v, g, "level", OPT, 0, INFINITY, 0, &x->level));
+        TRY(get_int(r, v, g, "bursts", REQ, 0, INT_MAX, &nb));
+        x->bursts = (unsigned)nb;
+        TRY(get_num(r, v, g, "burst_mean_s", OPT, 0, INFINITY, 0, &x->burst_mean_s));
+        TRY(get_num(r, v, g, "burst_max_s", OPT, 0, INFINITY, 0, &x->burst_max_s));
+        TRY(get_num(r, v, g, "gap_mean_s", OPT, 0, INFINITY, 0, &x->gap_mean_s));
+        TRY(get_num(r, v, g, "of_capacity_mean_pct", OPT, 0, INFINITY, 0, &x->cap_mean_pct));
+        TRY(get_num(r, v, g, "of_capacity_level_pct", OPT, 0, INFINITY, 0, &x->cap_level_pct));
+        TRY(get_arr(r, v, g, "windows", REQ, 0, PROFILE_USAGE_WINDOWS, "numbers >= 0 or null", &w));
+        at_key(h, g, "windows");
+        if (json_array_size(w) && !(x->windows = calloc(json_array_size(w), sizeof(double))))
+            return oom(r);
+        for (size_t k = 0; k < json_array_size(w); k++) {
+            json_t *e = json_array_get(w, k);
+            char q[PATH_MAX_LEN];
+            at_idx(q, h, k);
+            if (json_is_null(e))
+                x->windows[k] = NAN;
+            else if (json_is_number(e) && json_number_value(e) >= 0)
+                x->windows[k] = json_number_value(e);
+            else
+                return bad(r, q, e, "a number >= 0 or null");
+            x->nwindows++;
+        }
+    }
+    p->have_usage = 1;
     return 0;
 }
 
@@ -943,6 +1017,7 @@ static int read_doc(struct rd *r, json_t *d, struct profile *p)
     TRY(get_str(r, o, "baseline", "confidence", bq | S_NONEMPTY, &p->confidence));
     TRY(read_missing(r, d, p));
     TRY(read_phases(r, d, p));
+    TRY(read_usage(r, d, p));
 
     int has = get_obj(r, d, "", "characteristics", OPT, &o); /* 1.3 */
     if (has < 0)
@@ -1319,6 +1394,40 @@ static json_t *profile_json(const struct profile *p)
             json_array_append_new(phs, j);
         }
         json_object_set_new(d, "phases", phs);
+    }
+    if (p->have_usage) {
+        const struct profile_usage *u = &p->usage;
+        json_t *uo = json_object(), *rs = json_array();
+        req_num(uo, "window_s", u->window_s);
+        req_num(uo, "seconds", u->seconds);
+        req_str(uo, "source", u->source);
+        for (unsigned i = 0; i < u->nres; i++) {
+            const struct profile_usage_res *x = &u->res[i];
+            json_t *j = json_object();
+            req_str(j, "name", x->name);
+            req_str(j, "unit", x->unit);
+            opt_str(j, "soi", x->soi);
+            req_num(j, "floor", x->floor);
+            opt_num(j, "mean", x->mean);
+            opt_num(j, "p50", x->p50);
+            opt_num(j, "p90", x->p90);
+            opt_num(j, "max", x->max);
+            opt_num(j, "duty", x->duty);
+            opt_num(j, "level", x->level);
+            json_object_set_new(j, "bursts", json_integer(x->bursts));
+            opt_num(j, "burst_mean_s", x->burst_mean_s);
+            opt_num(j, "burst_max_s", x->burst_max_s);
+            opt_num(j, "gap_mean_s", x->gap_mean_s);
+            opt_num(j, "of_capacity_mean_pct", x->cap_mean_pct);
+            opt_num(j, "of_capacity_level_pct", x->cap_level_pct);
+            json_t *w = json_array();
+            for (unsigned k = 0; k < x->nwindows; k++)
+                json_array_append_new(w, isfinite(x->windows[k]) ? json_real(x->windows[k]) : json_null());
+            json_object_set_new(j, "windows", w);
+            json_array_append_new(rs, j);
+        }
+        json_object_set_new(uo, "resources", rs);
+        json_object_set_new(d, "usage", uo);
     }
 
     if (isfinite(p->data_sharing)) {

@@ -150,6 +150,31 @@ struct profile_phase {
  * named in why ("cpu some 98.8 % > 20 %; io some 93.1 % > 20 %"). The resource the phase's own SoI presses is not judged (io for disk-cap and disk-bw,
  * memory for mem-cap). 1 disturbed, 0 not (why ""). */
 int profile_phase_disturbed(const struct profile_phase *ph, char *why, size_t len);
+/* A usage resource with every figure absent (NAN) and no windows. */
+struct profile_usage_res;
+void profile_usage_res_init(struct profile_usage_res *u);
+
+/* 1.6: what the target pressed over time, counted by the kernel for its processes (harness/usage.h), in windows of
+ * window_s while its work ran alone: per resource its windows and their summary. A window is active above floor
+ * (the resource's noise floor, in its unit); level is the 90th percentile of the active windows (the pressure while
+ * active), duty their share; bursts are runs of active windows. of_capacity: mean and level as % of the capacity
+ * of the SoI that presses that resource (soi), when the profile measured it; NAN otherwise. */
+#define PROFILE_USAGE_MAX 8
+#define PROFILE_USAGE_WINDOWS 6000
+struct profile_usage_res {
+    char *name, *unit, *soi;     /* soi: NULL when no SoI of the profile gives a capacity */
+    double floor, mean, p50, p90, max, duty, level, burst_mean_s, burst_max_s, gap_mean_s; /* NAN: absent */
+    unsigned bursts;
+    double cap_mean_pct, cap_level_pct;
+    double *windows;             /* NAN: the window had no figure */
+    unsigned nwindows;
+};
+struct profile_usage {
+    double window_s, seconds;
+    char *source;                /* how it was counted: "cgroup processes", "process tree" */
+    struct profile_usage_res res[PROFILE_USAGE_MAX];
+    unsigned nres;
+};
 
 struct profile {
     int major, minor;            /* as read; written as PROFILE_MAJOR.PROFILE_MINOR */
@@ -162,6 +187,8 @@ struct profile {
     unsigned nmissing;
     struct profile_phase *phases; /* 1.4: pressure per phase, in measuring order */
     unsigned nphases;
+    int have_usage;              /* 1.6 */
+    struct profile_usage usage;
     double timeout_s;            /* 1.4 method.timeout_s: one sample's limit; NAN: absent */
     char *tool, *created;
     /* machine */

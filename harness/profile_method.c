@@ -936,6 +936,22 @@ int prof_profile(const struct prof_params *pp0, struct prof_meter *m, struct pro
     if (rc < 0)
         return rc;
     pp.noise = prof_noise(p->before, got);
+    /* what the target presses over time, counted by the kernel while its work runs alone (optional): a failure is
+     * written as missing, the SoIs go on */
+    if (m->usage && !halt) {
+        char uw[512] = "";
+        int ur = m->usage(m->ctx, &p->usage, uw, sizeof(uw));
+        if (ur == 0) {
+            p->have_usage = 1;
+        } else if (stopped(ur, stop)) {
+            halt = intr = 1;
+            rc = profile_add_missing(p, "usage", NULL, NAN, "not measured: " PROF_INTERRUPTED);
+        } else {
+            rc = profile_add_missing(p, "usage", NULL, NAN, uw);
+        }
+        if (rc < 0)
+            return oom(why, len);
+    }
     for (unsigned i = 0; rc == 0 && i < s->n; i++) {
         struct profile_soi *e = &p->sois[p->nsois++];
         profile_soi_init(e);

@@ -92,6 +92,9 @@ struct prof_meter {
     int (*ref_window)(void *ctx, double *rate, char *why, size_t len);
     /* optional progress lines */
     void (*progress)(void *ctx, const char *line);
+    /* optional: the target's usage over time while its work runs alone, counted by the kernel (struct
+     * profile_usage, 1.6), taken after the first baseline; a failure is written as missing ("usage") */
+    int (*usage)(void *ctx, struct profile_usage *out, char *why, size_t len);
     /* optional: a snapshot of the machine's pressure (ib_pressure_read; a fake returns scripted ones) */
     int (*pressure)(void *ctx, struct ib_pressure_snap *s, char *why, size_t len);
 };

@@ -196,8 +196,8 @@ def scenarios(ib, work, svc_port):
                                      "--settle-solo", "60", "--settle-beside", "60", "--out", out],
                           (0.05, 2.5), {"out.json"}),
         "profile": (lambda i: [ib, "profile", "--name", "chaos", "--target", f"{daemon} sleep 0.05", "--metric",
-                               "runtime", "--sois", "disk-bw", "--samples", "1", "--baselines", "1", "--timeout",
-                               "5", "--caused-budget", "1", "--dir", work, "--out", out], (0.05, 4.5), {"out.json"}),
+                               "runtime", "--sois", "disk-bw", "--samples", "1", "--baselines", "1", "--usage-seconds",
+                               "0.5", "--timeout", "5", "--caused-budget", "1", "--dir", work, "--out", out], (0.05, 4.5), {"out.json"}),
         "profile-pid": None,  # filled below: needs the service's pid
         # the SoI by i % 2, the signal by i % 4: every signal with each SoI within eight points
         "run": (lambda i: [ib, "run", "--soi", "mem-cap", "--intensity", "50", "--duration", "2", "--max-bytes",
@@ -325,7 +325,7 @@ def main():
             table["profile-pid"] = (
                 lambda i: [a.ibench, "profile", "--name", "chaos-pid", "--pid", str(service.proc.pid), "--load",
                            CLIENT.format(port=service.port), "--metric", "latency:latency ([0-9.]+)", "--target-cpus", "0",
-                           "--sois", "disk-bw", "--samples", "1", "--baselines", "1", "--timeout", "5",
+                           "--sois", "disk-bw", "--samples", "1", "--baselines", "1", "--usage-seconds", "0.5", "--timeout", "5",
                            "--caused-budget", "1", "--dir", work, "--out", os.path.join(work, "out.json")],
                 (0.05, 4.0), {"out.json"})
         build, window, allowed = table[a.scenario]

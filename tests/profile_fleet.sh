@@ -31,7 +31,7 @@ case "$mode" in # about 0.15 s of work per run here: the values are not asserted
   *) echo "profile_fleet.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
 out=$dir/fleet-$mode.json
-"$ibench" profile --name "fleet-$mode" --target "$cmd" --metric "$metric" --sois "$sois" --samples 1 --baselines 2 --no-depth \
+"$ibench" profile --name "fleet-$mode" --target "$cmd" --metric "$metric" --sois "$sois" --samples 1 --baselines 2 --no-depth --usage-seconds 1 \
   --dir "$dir" --out "$out"
 /usr/bin/python3 "$here/check_profile_schema.py" "$out"
 "$ibench" show "$out"

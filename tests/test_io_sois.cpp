@@ -574,7 +574,7 @@ TEST_F(IoBin, AProfileStopsOnADirItsDiskSoiRefuses)
     ib_test::Proc p;
     const std::string out = d.path + "/p.json";
     run(p, {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--sois", "disk-cap", "--dir",
-            "/nonexistent-ibench", "--out", out});
+            "/nonexistent-ibench", "--usage-seconds", "0", "--out", out});
     EXPECT_EQ(p.exit_code(), IB_EXIT_USAGE) << p.err;
     EXPECT_NE(p.err.find("--dir /nonexistent-ibench: No such file or directory; no profile written"),
               std::string::npos)

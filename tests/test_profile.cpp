@@ -43,8 +43,15 @@ protected:
     {
         return {"IBENCH_CACHE_DIR=" + dir.path(), "IBENCH_PROGRESS=0"};
     }
-    void run(Proc &p, const std::vector<std::string> &args, double timeout_s = 120)
+    // A profile here measures no usage over time (3 s by default) unless the test asks for it with --usage-seconds:
+    // the tests of other parts do not pay for it, UsageOverTime* and ShortRealProfile* measure it.
+    void run(Proc &p, std::vector<std::string> args, double timeout_s = 120)
     {
+        if (!args.empty() && args[0] == "profile" &&
+            std::find(args.begin(), args.end(), "--usage-seconds") == args.end()) {
+            args.push_back("--usage-seconds");
+            args.push_back("0");
+        }
         ASSERT_TRUE(p.start(args, env()));
         ASSERT_TRUE(p.finish(timeout_s)) << "ibench did not finish within " << timeout_s << " s; stderr: " << p.err;
     }
@@ -356,8 +363,9 @@ TEST_F(Profile, CtrlCBeforeTheFirstSampleWritesNothing)
 }
 
 // A profile interrupted at a random point once a sample has finished is written with what was measured, marked
-// incomplete, valid against the schema, and `ibench show` lists its missing parts; exit 130, and no child is left. The point: 0-3 s after the first baseline sample, anywhere in the baselines,
-// disk-bw's search or its caused rounds (these alone take 4 s).
+// incomplete, valid against the schema, and `ibench show` lists its missing parts; exit 130, and no child is left.
+// The point: 0-3 s after the first baseline sample, anywhere in the baselines, the usage over time (1 s), disk-bw's
+// search or its caused rounds (these alone take 4 s).
 TEST_F(Profile, CtrlCAtARandomPointWritesWhatWasMeasuredIncomplete)
 {
     const unsigned seed = (unsigned)time(nullptr) ^ (unsigned)getpid();
@@ -367,7 +375,8 @@ TEST_F(Profile, CtrlCAtARandomPointWritesWhatWasMeasuredIncomplete)
     Proc p;
     // progress as it goes off a terminal (a line per sample): "solo sample 2/2" says the first one finished
     ASSERT_TRUE(p.start({"profile", "--name", "t", "--target", tagged("sleep 0.05"), "--metric", "runtime", "--sois",
-                         "disk-bw", "--dir", dir.path(), "--samples", "1", "--baselines", "2", "--out", out()},
+                         "disk-bw", "--dir", dir.path(), "--samples", "1", "--baselines", "2", "--usage-seconds", "1",
+                         "--out", out()},
                         {"IBENCH_CACHE_DIR=" + dir.path()}));
     ASSERT_TRUE(p.pump_until([&] { return p.err.find("solo sample 2/2") != std::string::npos; }, 60)) << p.err;
     const double until = ib_test::now_s() + delay_ms / 1000.0; // pump() returns as soon as a line arrives
@@ -431,7 +440,7 @@ TEST_F(Profile, ShortRealProfileIsWrittenAndReadBack)
 {
     Proc p;
     run(p, {"profile", "--name", "t", "--target", target_bin() + " chase 1048576 2000000", "--metric", "runtime",
-            "--sois", "llc-cap,l1d", "--samples", "1", "--baselines", "2", "--out", out()},
+            "--sois", "llc-cap,l1d", "--samples", "1", "--baselines", "2", "--usage-seconds", "1", "--out", out()},
         240);
     ASSERT_EQ(p.exit_code(), 0) << p.err;
     ASSERT_TRUE(exists(out()));
@@ -677,6 +686,46 @@ TEST_F(Profile, IoRateProfilesAProgramThatRunsUntilStopped)
     json_decref(d);
 }
 
+// The target's usage over time (profile 1.6 "usage"): a batch job that sleeps 0.3 s, then writes and reads 8 MiB
+// with O_DIRECT, run in a loop for 3 s, is counted by the kernel in 100 ms windows: its writes come in bursts
+// (several, each shorter than a run) with idle windows between, so its duty lies strictly between 0 and 1 and its
+// level while active is above its mean; every window is kept; operations are not reported (system calls).
+TEST_F(Profile, UsageOverTimeShowsABurstyWritersDutyAndBursts)
+{
+    const std::string job = "sleep 0.3; " + target_bin() + " disk " + dir.path() + " 8388608";
+    Proc p;
+    run(p, {"profile", "--name", "b", "--target", job, "--metric", "runtime", "--sois", "l1d", "--samples", "1",
+            "--baselines", "1", "--no-depth", "--usage-seconds", "3", "--out", out()},
+        120);
+    ASSERT_EQ(p.exit_code(), 0) << p.err;
+    json_t *d = load_doc(out());
+    ASSERT_NE(d, nullptr);
+    json_t *u = json_object_get(d, "usage");
+    ASSERT_TRUE(json_is_object(u)) << "no usage in the profile";
+    EXPECT_NEAR(num(u, "window_s"), 0.1, 1e-12);
+    EXPECT_NEAR(num(u, "seconds"), 3.0, 0.5);
+    json_t *w = nullptr, *r;
+    size_t i;
+    json_array_foreach(json_object_get(u, "resources"), i, r)
+    {
+        const char *name = json_string_value(json_object_get(r, "name"));
+        EXPECT_TRUE(strcmp(name, "read-ops") && strcmp(name, "write-ops")) << name << ": system calls, not reported";
+        if (!strcmp(name, "write"))
+            w = r;
+    }
+    ASSERT_NE(w, nullptr) << "no write bytes counted";
+    const double duty = num(w, "duty"), mean = num(w, "mean"), level = num(w, "level");
+    printf("write: mean %.3g B/s, duty %.2f, level %.3g B/s, %d bursts of %.2f s, gaps %.2f s\n", mean, duty, level,
+           (int)json_integer_value(json_object_get(w, "bursts")), num(w, "burst_mean_s"), num(w, "gap_mean_s"));
+    EXPECT_GT(duty, 0.02) << "the writes were counted";
+    EXPECT_LT(duty, 0.8) << "the 0.3 s sleeps are idle windows";
+    EXPECT_GT(level, mean) << "the pressure while active is above the mean";
+    EXPECT_GE(json_integer_value(json_object_get(w, "bursts")), 2) << "a run about every 0.4 s";
+    EXPECT_GT(mean * 3, 2 * 8388608.0) << "at least two runs' 8 MiB counted over 3 s";
+    EXPECT_GE(json_array_size(json_object_get(w, "windows")), 25u);
+    json_decref(d);
+}
+
 // A regex or command longer than the room kept for it is refused, not cut into a different one that still compiles
 TEST(MetricAdapter, TooLongRegexOrCommandIsRefused)
 {
@@ -783,11 +832,12 @@ protected:
     }
     json_t *profile_of(Proc &p, int hang_at, const std::string &sois)
     {
-        // --samples 1 --baselines 2: runs 0-1 the baseline; then per point a solo run and one beside the SoI
+        // --samples 1 --baselines 2: runs 0-1 the baseline; then per point a solo run and one beside the SoI (no usage
+        // over time: its loop of runs would move the count)
         // progress as it goes off a terminal: a line per sample (no IBENCH_PROGRESS=0 here)
         EXPECT_TRUE(p.start({"profile", "--name", "t", "--target", hanging_target(hang_at), "--metric", "runtime",
                              "--sois", sois, "--no-reach-check", "--samples", "1", "--baselines", "2", "--timeout", "2",
-                             "--out", out()},
+                             "--usage-seconds", "0", "--out", out()},
                             {"IBENCH_CACHE_DIR=" + dir.path()}));
         EXPECT_TRUE(p.finish(240)) << p.err;
         EXPECT_EQ(p.exit_code(), 1) << p.err;

@@ -40,6 +40,7 @@ const BadCase kBadCases[] = {
     {"caused-over-100-v1.1", ": sois[0].caused: a number in [0, 100] or null expected, got 120"},
     {"confidence-missing", ": sois[0].confidence: missing"},
     {"depth-floor", ": sois[0].depth.floor: a number in (0, 1] expected, got 2"},
+    {"usage-duty", ": usage.resources[0].duty: a number in [0, 1] expected, got 1.5"},
     {"cpus-negative", ": sois[0].cpus[0]: a CPU number (an integer >= 0) expected, got -1"},
     {"created-not-utc", ": created: a UTC time"},
     {"curve-empty", ": sois[0].curve: an array of points (at least 1)"},
@@ -222,6 +223,23 @@ void fill_full(struct profile *p)
     s->confidence = {6.25, 2.5, strdup("high")};
     s->have_depth = 1; // 1.6
     s->depth = {0.5, 0.0125, 0.004, 60.164, 3, 7.5};
+    p->have_usage = 1; // 1.6
+    p->usage.window_s = 0.1;
+    p->usage.seconds = 0.3;
+    p->usage.source = strdup("the work's processes");
+    p->usage.nres = 1;
+    struct profile_usage_res *u = &p->usage.res[0];
+    profile_usage_res_init(u);
+    u->name = strdup("write");
+    u->unit = strdup("B/s");
+    u->soi = strdup("disk-write");
+    u->floor = 1048576;
+    u->mean = 2.5e7, u->p50 = 0, u->p90 = 6e7, u->max = 7.5e7, u->duty = 1.0 / 3, u->level = 7.5e7;
+    u->bursts = 1, u->burst_mean_s = 0.1, u->burst_max_s = 0.1; // gap_mean_s: absent with one burst
+    u->cap_mean_pct = 1.25, u->cap_level_pct = 3.75;
+    u->nwindows = 3;
+    u->windows = (double *)malloc(3 * sizeof(double));
+    u->windows[0] = 0, u->windows[1] = 7.5e7, u->windows[2] = NAN;
     s = &p->sois[1];
     profile_soi_init(s);
     s->soi = strdup("l2-cap");
@@ -373,7 +391,7 @@ void expect_equal(const struct profile &a, const struct profile &b)
         EXPECT_TRUE(same(x.confidence.tolerated_pts, y.confidence.tolerated_pts));
         EXPECT_TRUE(same(x.confidence.noise_pct, y.confidence.noise_pct));
         EXPECT_STREQ(x.confidence.level, y.confidence.level);
-        EXPECT_EQ(x.have_depth, y.have_depth);
+        EXPECT_EQ(x.have_depth, y.have_depth); // 1.6 depth
         EXPECT_TRUE(same(x.depth.floor, y.depth.floor));
         EXPECT_TRUE(same(x.depth.relative_100, y.depth.relative_100));
         EXPECT_TRUE(same(x.depth.se_100, y.depth.se_100));
@@ -674,6 +692,23 @@ TEST(ProfileFmt, RoundTrip14)
     ASSERT_EQ(profile_read(f.c_str(), &b, why, sizeof(why)), 0) << why;
     EXPECT_EQ(b.minor, PROFILE_MINOR);
     expect_equal(a, b);
+    // 1.6 usage: every figure, a window without a figure as null, an absent gap left out
+    ASSERT_EQ(b.have_usage, 1);
+    ASSERT_EQ(b.usage.nres, 1u);
+    const struct profile_usage_res &ua = a.usage.res[0], &ub = b.usage.res[0];
+    EXPECT_STREQ(ub.name, "write");
+    EXPECT_STREQ(ub.soi, "disk-write");
+    EXPECT_STREQ(b.usage.source, "the work's processes");
+    for (auto fld : {&profile_usage_res::floor, &profile_usage_res::mean, &profile_usage_res::p50,
+                   &profile_usage_res::p90, &profile_usage_res::max, &profile_usage_res::duty, &profile_usage_res::level,
+                   &profile_usage_res::burst_mean_s, &profile_usage_res::burst_max_s, &profile_usage_res::gap_mean_s,
+                   &profile_usage_res::cap_mean_pct, &profile_usage_res::cap_level_pct})
+        EXPECT_TRUE(same(ua.*fld, ub.*fld));
+    EXPECT_EQ(ub.bursts, 1u);
+    ASSERT_EQ(ub.nwindows, 3u);
+    EXPECT_EQ(ub.windows[1], 7.5e7);
+    EXPECT_TRUE(std::isnan(ub.windows[2]));
+    EXPECT_EQ(text.find("gap_mean_s"), std::string::npos) << "absent, not null";
     // the point without a self-meter reading stayed absent, and the skipped SoI carries nothing measured
     EXPECT_TRUE(std::isnan(b.sois[0].curve[2].achieved_pct));
     EXPECT_EQ(b.sois[1].ncurve, 0u);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ib_err.h"
 #include "profile_method.h"
 #include "soi.h"
 #include "test_support.h"
@@ -48,8 +49,29 @@ struct Fake {
     std::mt19937_64 rng{7};
     std::normal_distribution<double> nd{0, 1};
 
+    int usage_mode = 0;      // the usage hook: 0 none, 1 measures, 2 fails
+    unsigned samples_before_usage = 0;
+
     Fake(Mode m, long k) : mode(m), stop_at(k) {}
     static Fake *of(void *c) { return static_cast<Fake *>(c); }
+    static int usage(void *c, struct profile_usage *u, char *why, size_t len)
+    {
+        Fake *f = of(c);
+        f->samples_before_usage = f->samples_ok;
+        if (f->usage_mode == 2)
+            return ib_why(why, len, -EACCES, "cannot read /proc/42/io: Permission denied");
+        u->window_s = 0.1;
+        u->seconds = 0.2;
+        u->source = strdup("fake");
+        profile_usage_res_init(&u->res[0]);
+        u->res[0].name = strdup("write");
+        u->res[0].unit = strdup("B/s");
+        u->res[0].floor = 1;
+        u->res[0].windows = (double *)calloc(2, sizeof(double));
+        u->res[0].nwindows = 2;
+        u->nres = 1;
+        return 0;
+    }
     // one call: true when it fails for the stop (interruptible: it fails as the real adapter's does)
     bool call(bool interruptible)
     {
@@ -150,6 +172,8 @@ struct Fake {
         m.ref_curve = ref_curve;
         m.ref_window = ref_window;
         m.progress = progress;
+        if (usage_mode)
+            m.usage = usage;
         return m;
     }
 
@@ -453,6 +477,40 @@ TEST(ProfileStop, EveryPointOfAFakeProfileKeepsWhatWasMeasuredAndListsWhatIsMiss
 
 // A stop the measurements do not see (the flag raised while none of them fails) is seen between SoIs: raised during
 // the first SoI's search, that SoI is measured whole, the rest is listed as not measured, and no baseline after.
+// The usage over time is taken once, after the first baseline (every sample of it in) and before the SoIs; one that
+// cannot be measured is written as missing ("usage", its reason), and the SoIs are measured all the same.
+TEST(ProfileStop, UsageFollowsTheFirstBaselineAndItsFailureIsMissingNotFatal)
+{
+    for (int mode : {1, 2}) {
+        Fake f(Mode::real, -1);
+        f.usage_mode = mode;
+        prof_params pp;
+        prof_params_default(&pp);
+        pp.timeout_s = 60;
+        profile p;
+        profile_init(&p);
+        describe(&p, pp);
+        prof_meter m = f.meter();
+        prof_sois s = f.sois();
+        char why[512] = "";
+        ASSERT_EQ(prof_profile(&pp, &m, &s, kBaselines, &f.stop, &p, why, sizeof(why)), 0) << why;
+        EXPECT_EQ(f.samples_before_usage, kBaselines) << "after the whole first baseline, before any point";
+        EXPECT_EQ(p.sois[0].status, PROFILE_MEASURED);
+        if (mode == 1) {
+            EXPECT_EQ(p.have_usage, 1);
+            EXPECT_TRUE(p.complete);
+            EXPECT_EQ(p.nmissing, 0u);
+        } else {
+            EXPECT_EQ(p.have_usage, 0);
+            EXPECT_FALSE(p.complete);
+            ASSERT_EQ(p.nmissing, 1u);
+            EXPECT_STREQ(p.missing[0].phase, "usage");
+            EXPECT_STREQ(p.missing[0].reason, "cannot read /proc/42/io: Permission denied");
+        }
+        profile_free(&p);
+    }
+}
+
 TEST(ProfileStop, AFlagRaisedBetweenMeasurementsEndsTheProfileAtTheNextSoI)
 {
     Result r;
