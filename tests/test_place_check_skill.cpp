@@ -427,9 +427,7 @@ TEST(PlaceCheckSkill, SeedAndProfileSetsRefusedWhereTheyDoNotApply)
     for (const auto &a : bad) {
         ib_test::Proc p;
         run(p, a);
-        std::string line;
-        for (const auto &s : a)
-            line += s + " ";
+        const std::string line = ib_test::words(a);
         EXPECT_EQ(2, p.exit_code()) << line << "\n" << p.err;
         EXPECT_EQ(1, std::count(p.err.begin(), p.err.end(), '\n')) << line << "\none line: " << p.err;
         EXPECT_TRUE(p.out.empty()) << line << ": no partial report\n" << p.out;

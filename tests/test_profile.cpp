@@ -312,9 +312,7 @@ TEST_F(Profile, BadArgumentsExitTwoWithOneLine)
     for (const auto &a : bad) {
         Proc p;
         run(p, a, 30);
-        std::string line;
-        for (const auto &s : a)
-            line += s + " ";
+        const std::string line = ib_test::words(a);
         EXPECT_EQ(p.exit_code(), 2) << line << "\n" << p.err;
         EXPECT_NE(p.err.find("ibench profile: "), std::string::npos) << line << "\n" << p.err;
         EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << "one line: " << p.err;

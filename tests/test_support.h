@@ -244,6 +244,15 @@ private:
 };
 
 // Runs `cmd` through sh, stdout and stderr together; *rc its exit status (-1: did not exit).
+// argv as one line, words joined by spaces: what a failure message names
+inline std::string words(const std::vector<std::string> &argv)
+{
+    std::string line;
+    for (const auto &w : argv)
+        line += (line.empty() ? "" : " ") + w;
+    return line;
+}
+
 inline std::string sh(const std::string &cmd, int *rc)
 {
     std::string out;
