@@ -144,6 +144,11 @@ void expect_figures_follow_from_samples(json_t *d)
             EXPECT_EQ(meets, r >= qos + 2 * se);
             EXPECT_EQ(unsure, se > 0 && r < qos + 2 * se && r >= qos - 2 * se);
         }
+        // the depth's points follow the search's (profile_method.h, "Depth"); they are checked after it
+        json_t *dep = json_object_get(s, "depth");
+        const size_t ndepth = dep ? (size_t)json_integer_value(json_object_get(dep, "points")) : 0;
+        ASSERT_LE(ndepth, n);
+        const size_t nsearch = n - ndepth;
         // replay the search on the recorded points: 25, 50, 75, 100 up to the first that did not meet QoS, then the
         // bisection; the safe end is the last point that met it
         size_t i = 0;
@@ -169,13 +174,32 @@ void expect_figures_follow_from_samples(json_t *d)
             }
             lo = x;
         }
-        while (hi > 0 && i < n) {
+        while (hi > 0 && i < nsearch) {
             const double x = 0.5 * (lo + hi);
             if (!decide(x, &pass))
                 return;
             (pass ? lo : hi) = x;
         }
-        EXPECT_EQ(i, n) << "points beyond where the search ends";
+        EXPECT_EQ(i, nsearch) << "points beyond where the search ends, other than the depth's";
+        if (dep) { // 100 % measured (by the search or first of the depth), read as the depth says
+            double at100 = NAN;
+            for (size_t j = 0; j < n; j++)
+                if (num(json_array_get(curve, j), "intensity") == 100)
+                    at100 = num(json_array_get(curve, j), "relative");
+            EXPECT_EQ(num(dep, "relative_at_100"), at100);
+            if (ndepth && num(json_array_get(curve, nsearch), "intensity") != 100)
+                ADD_FAILURE() << "the depth's first point is not 100 % though the search did not reach it";
+        }
+        // the safe end over every point: the highest intensity at and below which every point met QoS
+        for (size_t j = 0; j < n; j++) {
+            const double xj = num(json_array_get(curve, j), "intensity");
+            bool all = true;
+            for (size_t q = 0; q < n; q++)
+                all &= num(json_array_get(curve, q), "intensity") > xj ||
+                       json_is_true(json_object_get(json_array_get(curve, q), "meets_qos"));
+            if (all && xj > lo)
+                lo = xj;
+        }
         // the bracket: the safe end, and the lowest point above it that broke QoS beyond its noise (else 100)
         double top = 100;
         for (size_t j = 0; j < n; j++) {
