@@ -27,8 +27,8 @@ static void validate_about(FILE *f)
             "the effect is within the noise the ramp looks longer (4x longer steps up to ~1 s, then more cycles)\n"
             "within --budget S seconds per SoI (default 100; --quick: the first round only), and says how long it\n"
             "looked. Then the overlap matrix (every SoI at 100 %% against every probe) and the catalogue's claims.\n"
-            "--quick: fewer cycles, 200 ms I/O steps, mem-cap left out, and overlap cells only on each SoI's side\n"
-            "of the CPU / I/O divide (the claims read no other). --plot DIR: charts (PNG, SVG). --dir: where disk\n"
+            "--quick: fewer cycles, 200 ms I/O steps, mem-cap left out, and only the overlap rows the claims read,\n"
+            "on their side of the CPU / I/O divide. --plot DIR: charts (PNG, SVG). --dir: where disk\n"
             "SoIs and probes make their files (default $TMPDIR or /var/tmp).\n"
             "A verdict is BUSY, not pass or FAIL, when the SoI's threads waited more than %.0f %% of their runnable\n"
             "time for a CPU (their run-queue delay; the wait column): the machine, not the SoI, decided the figures.\n\n",
@@ -354,7 +354,7 @@ static int cmd_validate(void *opts, int argc, char **argv, int first)
 static const struct cli_opt validate_table[] = {
     {CLI_STR("soi", "NAME|all", VO, soi, "one SoI, or all of them (the default)")},
     {CLI_FLAG("quick", VO, vo.quick,
-              "fewer cycles, shorter I/O steps, mem-cap left out, no overlap cell across CPU / I/O")},
+              "fewer cycles, shorter I/O steps, mem-cap left out, the overlap rows the claims read")},
     {CLI_DOUBLE("budget", "S", VO, vo.budget_s, 0, 86400,
                 "seconds per SoI a ramp may look longer while its effect is within the noise\n"
                 "(default 100; with --quick, the first round only)")},

@@ -25,7 +25,7 @@
 //    it by less than half of what it does to the bandwidth probe; llc-cap does not hurt the streaming probe more
 //    than the half-LLC chase beyond their noise (when either was hurt at all); int, fp and simd move the cache probes by less than 5 % + twice
 //    their standard error, and did their work beside each of them (else "moves nothing" would hold by placement).
-// The run takes about 2 1/2 minutes; it runs alone (RUN_SERIAL), since anything beside it would be measured.
+// The run takes about 1 1/2 minutes; it runs alone (RUN_SERIAL), since anything beside it would be measured.
 //
 // Busy is a verdict (docs/validation.md): where an assertion on an SoI's timing or work per CPU second does not hold
 // and that SoI's threads were measured waiting for a CPU more than IB_BUSY_WAIT_PCT of their runnable time (the

@@ -813,6 +813,15 @@ int val_overlap_run(struct val_ctx *c, const struct soi_ops *only, struct val_ov
             snprintf(row->why, sizeof(row->why), "%s", vm->quick_skip);
             continue;
         }
+        int claimed = 0; /* --quick measures the rows the claims read (vprobe.c's overlap_claims), no other */
+        for (size_t k = 0; k < overlap_nclaims; k++)
+            claimed |= !strcmp(overlap_claims[k].soi, ops->name);
+        if (c->o.quick && !claimed) {
+            row->skipped = 1;
+            snprintf(row->why, sizeof(row->why), "--quick: no claim reads this row (validate without --quick "
+                     "measures it)");
+            continue;
+        }
         if (real_open(c, ops, 0, row->why, sizeof(row->why)) < 0) {
             row->skipped = 1;
             continue;
