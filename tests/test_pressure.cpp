@@ -199,6 +199,11 @@ TEST(Pressure, SchedOfNamedThreads)
     ib_sched s{};
     char why[256] = "";
     pid_t self = (pid_t)syscall(SYS_gettid);
+    // the kernel adds a thread's run time to its schedstat when the thread is switched out or ticked: a test run
+    // alone in a fresh process (ctest -R) can read it before either happened, 0. Some CPU, then a sleep, first.
+    for (const double t0 = ib_test::now_s(); ib_test::now_s() - t0 < 0.005;)
+        ;
+    usleep(1000);
     int rc = ib_sched_threads(&self, 1, &s, why, sizeof(why));
     if (rc == -ENOENT)
         GTEST_SKIP() << "no schedstat on this kernel: " << why;
