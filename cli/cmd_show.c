@@ -141,11 +141,12 @@ static int cmd_show(void *opts, int argc, char **argv, int first)
             const struct profile_usage_res *x = &u->res[i];
             char b5[32], b6[32], b7[32], b9[96];
             if (x->soi)
-                snprintf(b9, sizeof(b9), "%.1f / %.1f %% of %s", x->cap_mean_pct, x->cap_level_pct, x->soi);
+                snprintf(b9, sizeof(b9), "%.1f / %.1f %% of %s", x->cap_mean_pct, x->cap_level_pct, TTY_TEXT(x->soi));
             else
                 snprintf(b9, sizeof(b9), "-");
-            printf("  %-10s %-5s %10s %10s %10s %6s %10s %7u %9s %9s  %s\n", STR(x->name), STR(x->unit),
-                   NUM(b1, "%.4g", x->mean), NUM(b2, "%.4g", x->p90), NUM(b3, "%.4g", x->max),
+            /* names from a file: escaped, as every string show prints from one */
+            printf("  %-10s %-5s %10s %10s %10s %6s %10s %7u %9s %9s  %s\n", TTY_TEXT(STR(x->name)),
+                   TTY_TEXT(STR(x->unit)), NUM(b1, "%.4g", x->mean), NUM(b2, "%.4g", x->p90), NUM(b3, "%.4g", x->max),
                    NUM(b4, "%.2f", x->duty), NUM(b5, "%.4g", x->level), x->bursts, NUM(b6, "%.2f", x->burst_mean_s),
                    NUM(b7, "%.2f", x->gap_mean_s), b9);
         }
