@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ib_err.h"
+#include "readfile.h"
 
 #define DEFAULT_WINDOW_NS IB_NS_PER_S
 #define DEFAULT_INTERVAL_NS (10 * IB_NS_PER_MS)
@@ -203,54 +204,13 @@ int pl_numa_maps_parse(const char *text, const unsigned *node_os, unsigned nnode
     return 0;
 }
 
-/* The whole of a /proc file (NUL-terminated, malloc'd).  -errno. */
-static int slurp(const char *path, char **text, size_t *n)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    size_t cap = 4096, used = 0;
-    char *buf = malloc(cap);
-    int rc = buf ? 0 : -ENOMEM;
-    while (rc == 0) {
-        if (used + 1 >= cap) {
-            char *nb = cap < 256 * IB_MIB ? realloc(buf, cap * 2) : NULL;
-            if (!nb) {
-                rc = -ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + used, cap - used - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            rc = -errno;
-        else if (r == 0)
-            break;
-        else
-            used += (size_t)r;
-    }
-    close(fd);
-    if (rc < 0) {
-        free(buf);
-        return rc;
-    }
-    buf[used] = 0;
-    *text = buf;
-    if (n)
-        *n = used;
-    return 0;
-}
-
 int pl_numa_maps_read(const char *proc_root, pid_t pid, const unsigned *node_os, unsigned nnodes, uint64_t *bytes,
                       char *why, size_t len)
 {
     char path[4200];
     snprintf(path, sizeof(path), "%s/%d/numa_maps", proc_root ? proc_root : "/proc", (int)pid);
     char *text;
-    int rc = slurp(path, &text, NULL);
+    int rc = ib_read_all(path, 256 * IB_MIB, &text, NULL);
     if (rc == -ENOENT || rc == -ESRCH)
         return ib_why(why, len, -ESRCH, "no process %d (%s: %s)", (int)pid, path, strerror(-rc));
     if (rc < 0)
@@ -309,7 +269,7 @@ static int read_thread(const char *task_dir, long tid, double *ns, int *cpu)
 {
     char path[4300], *text;
     snprintf(path, sizeof(path), "%s/%ld/stat", task_dir, tid);
-    int rc = slurp(path, &text, NULL);
+    int rc = ib_read_all(path, 256 * IB_MIB, &text, NULL);
     if (rc < 0)
         return rc == -ESRCH ? -ENOENT : rc;
     /* fields after the command name, which is in parentheses and may hold anything: field 3 is the first */
@@ -333,7 +293,7 @@ static int read_thread(const char *task_dir, long tid, double *ns, int *cpu)
         return -EPROTO;
     *cpu = (int)f[39];
     snprintf(path, sizeof(path), "%s/%ld/schedstat", task_dir, tid);
-    rc = slurp(path, &text, NULL);
+    rc = ib_read_all(path, 256 * IB_MIB, &text, NULL);
     if (rc == 0) {
         *ns = strtod(text, NULL);
         free(text);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ib_err.h"
+#include "readfile.h"
 
 /* ---------------------------------------------------------------- CSV */
 
@@ -192,45 +193,20 @@ int pl_vectors_parse(const char *text, struct pl_vectors *out, char *why, size_t
     return rc;
 }
 
-/* The whole file as text (at most 16 MiB). */
+/* The whole file as text (at most 16 MiB, no NUL byte): what a user gives a command. */
 static int slurp(const char *path, const char *what, char **text, char *why, size_t len)
 {
-    *text = NULL;
-    FILE *fp = fopen(path, "re");
-    if (!fp)
-        return ib_why(why, len, errno == ENOENT ? -ENOENT : -EINVAL, "%s %s: %s", what, path, strerror(errno));
-    size_t cap = 8192, n = 0;
-    char *t = malloc(cap);
-    int rc = t ? 0 : ib_why(why, len, -ENOMEM, "out of memory");
-    while (!rc) {
-        if (n + 4096 + 1 > cap) {
-            cap *= 2;
-            char *nt = cap > (16u << 20) ? NULL : realloc(t, cap);
-            if (!nt) {
-                rc = ib_why(why, len, -EINVAL, "%s %s: larger than 16 MiB", what, path);
-                break;
-            }
-            t = nt;
-        }
-        size_t r = fread(t + n, 1, cap - n - 1, fp);
-        n += r;
-        if (r == 0) {
-            if (ferror(fp))
-                rc = ib_why(why, len, -EINVAL, "%s %s: read error", what, path);
-            break;
-        }
-    }
-    fclose(fp);
-    if (rc) {
-        free(t);
-        return rc;
-    }
-    t[n] = 0;
-    if (strlen(t) != n) {
-        free(t);
+    size_t n = 0;
+    int rc = ib_read_all(path, 16u << 20, text, &n);
+    if (rc == -EFBIG)
+        return ib_why(why, len, -EINVAL, "%s %s: larger than 16 MiB", what, path);
+    if (rc < 0)
+        return ib_why(why, len, rc == -ENOENT ? -ENOENT : -EINVAL, "%s %s: %s", what, path, strerror(-rc));
+    if (strlen(*text) != n) {
+        free(*text);
+        *text = NULL;
         return ib_why(why, len, -EINVAL, "%s %s: holds a NUL byte", what, path);
     }
-    *text = t;
     return 0;
 }
 

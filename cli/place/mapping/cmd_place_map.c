@@ -18,37 +18,19 @@
 #include "pl_map.h"
 #include "pl_proc.h"
 #include "place.h"
+#include "readfile.h"
 #include "render.h"
 
 #define CMD "place map"
 
 static char *slurp(const char *path, char *why, size_t len)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        ib_why(why, len, -errno, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap);
-    for (size_t r; b && (r = fread(b + n, 1, cap - n - 1, f)) > 0;) {
-        n += r;
-        if (n + 1 == cap) {
-            char *nb = cap < (16u << 20) ? realloc(b, cap * 2) : NULL;
-            if (!nb) {
-                free(b);
-                b = NULL;
-                ib_why(why, len, -EFBIG, "%s: larger than 16 MiB", path);
-                break;
-            }
-            b = nb, cap *= 2;
-        }
-    }
-    if (b)
-        b[n] = 0;
-    else if (!why[0])
-        ib_why(why, len, -ENOMEM, "out of memory");
-    fclose(f);
+    char *b = NULL;
+    int rc = ib_read_all(path, 16u << 20, &b, NULL);
+    if (rc == -EFBIG)
+        ib_why(why, len, rc, "%s: larger than 16 MiB", path);
+    else if (rc < 0)
+        ib_why(why, len, rc, "%s: %s", path, strerror(-rc));
     return b;
 }
 
