@@ -125,20 +125,32 @@ static int stamped_read(const struct usage_src *src, struct usage_snap *s, char 
     return rc;
 }
 
+/* The target's processes as the kernel counts them (harness/usage.h): the service's cgroup (a daemon it started
+ * included) where it has one, else the tree of the service or the --pid, else this process's tree (a batch job's
+ * work runs as ibench's child: a run that ends is folded into ibench's counters, and usage.c takes it back off).
+ * *source says which, in words. */
+static int target_src(const struct run *r, struct usage_src *src, const char **source, char *why, size_t len)
+{
+    if (r->have_svc && r->svc.cg[0]) {
+        char procs[CG_PATH_MAX + 16];
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", r->svc.cg);
+        *source = "the processes of the service's cgroup (/proc/PID/io, schedstat, statm)";
+        return usage_src_procs_cgroup(src, NULL, procs, why, len);
+    }
+    const int own = !r->have_svc && r->o->pid <= 0;
+    *source = own ? "the work's processes, children of ibench (/proc/PID/io, schedstat, statm)"
+                  : "the target's process tree (/proc/PID/io, schedstat, statm)";
+    return usage_src_procs_tree(src, NULL, r->have_svc ? r->svc.pid : own ? getpid() : r->o->pid, why, len);
+}
+
 /* io-rate: the bytes the running program read and wrote per second over the metric's period, as the kernel counts
- * them for its processes: its cgroup's (a daemon it started included) where it has one, else its process tree. */
+ * them for its processes (target_src). */
 static int io_rate_sample(struct run *r, double *v, char *why, size_t len)
 {
     struct usage_src src = {0};
     struct usage_snap a, b;
-    char procs[CG_PATH_MAX + 16];
-    int rc;
-    if (r->have_svc && r->svc.cg[0]) {
-        snprintf(procs, sizeof(procs), "%s/cgroup.procs", r->svc.cg);
-        rc = usage_src_procs_cgroup(&src, NULL, procs, why, len);
-    } else {
-        rc = usage_src_procs_tree(&src, NULL, r->have_svc ? r->svc.pid : r->o->pid, why, len);
-    }
+    const char *source;
+    int rc = target_src(r, &src, &source, why, len);
     if (rc < 0)
         return rc;
     if ((rc = stamped_read(&src, &a, why, len)) == 0 && !a.have_io)
@@ -450,38 +462,25 @@ static uint64_t usage_now(void *ctx)
 static void usage_sleep_until(void *ctx, uint64_t t_ns)
 {
     struct run *r = ctx;
-    for (uint64_t now = clk_mono_ns(); now < t_ns && !atomic_load(r->stop); now = clk_mono_ns()) {
-        if (!r->usage_err && work_check(r, r->usage_why, sizeof(r->usage_why)) < 0)
-            r->usage_err = 1;
-        uint64_t d = t_ns - now > 20 * IB_NS_PER_MS ? 20 * IB_NS_PER_MS : t_ns - now;
-        struct timespec ts = {(time_t)(d / 1000000000ULL), (long)(d % 1000000000ULL)};
-        nanosleep(&ts, NULL);
-    }
+    const uint64_t now = clk_mono_ns();
+    if (now >= t_ns || r->usage_err)
+        return;
+    /* m_wait sleeps in slices, starting ended runs again; a stop (-EINTR) is the sampler's to see */
+    int rc = m_wait(r, (unsigned)((t_ns - now + IB_NS_PER_MS - 1) / IB_NS_PER_MS), r->usage_why, sizeof(r->usage_why));
+    r->usage_err = rc < 0 && rc != -EINTR;
 }
 
 /* What the target pressed over o->usage_s seconds, its work running alone (the batch job in a loop, start-up
- * included; the load generator; an io-rate program by itself), counted by the kernel for the processes of the
- * service's cgroup, else of the --pid's tree, else of this process's tree (the work runs as ibench's child: a run
- * that ends is folded into ibench's counters, and usage.c takes it back off; ibench's own threads only sleep here). */
+ * included; the load generator; an io-rate program by itself), counted by the kernel for its processes (target_src;
+ * ibench's own threads only sleep meanwhile). */
 static int m_usage(void *ctx, struct profile_usage *out, char *why, size_t len)
 {
     struct run *r = ctx;
     const struct profile_opts *o = r->o;
     struct usage_src src = {0};
     struct usage_series se = {0};
-    char procs[CG_PATH_MAX + 16];
     const char *source;
-    int rc;
-    if (r->have_svc && r->svc.cg[0]) {
-        snprintf(procs, sizeof(procs), "%s/cgroup.procs", r->svc.cg);
-        rc = usage_src_procs_cgroup(&src, NULL, procs, why, len);
-        source = "the processes of the service's cgroup (/proc/PID/io, schedstat, statm)";
-    } else {
-        pid_t root = r->have_svc ? r->svc.pid : o->pid > 0 ? o->pid : getpid();
-        rc = usage_src_procs_tree(&src, NULL, root, why, len);
-        source = o->pid > 0 || r->have_svc ? "the target's process tree (/proc/PID/io, schedstat, statm)"
-                                           : "the work's processes, children of ibench (/proc/PID/io, schedstat, statm)";
-    }
+    int rc = target_src(r, &src, &source, why, len);
     if (rc < 0)
         return rc;
     out_progress("profile", "target: its usage over time, %g s", o->usage_s);
