@@ -96,6 +96,19 @@ struct profile_depth {
     unsigned points;       /* points the depth added to the search */
     double seconds;        /* what they took */
 };
+/* The victim beside the SoI in bursts (1.7; profile_method.h, "Bursts"): a square wave, the SoI at level % for
+ * on_s then idle for off_s, over whole periods. relative is the work done over the time it took against solo (a
+ * time average over on and off); on_relative the relative while on that explains it, (relative - off share) / on
+ * share, clamped to [0, 1]: what the model reads for a burst of on_s. */
+#define PROFILE_MAX_BURSTS 8
+struct profile_burst {
+    double on_s, off_s, level;
+    double relative, relative_se; /* se NAN: not recorded */
+    double on_relative;
+    unsigned samples;             /* samples beside the wave */
+    double seconds;               /* what the burst point took, solo samples included */
+    int timed_out;                /* a sample ran out of time: relative is a bound (<=) */
+};
 struct profile_confidence {
     double tolerated_pts, noise_pct;
     char *level;
@@ -122,6 +135,8 @@ struct profile_soi {
     struct profile_confidence confidence;
     int have_depth;
     struct profile_depth depth;
+    struct profile_burst bursts[PROFILE_MAX_BURSTS]; /* 1.7, by on_s ascending */
+    unsigned nbursts;
 };
 
 struct profile_cache {
