@@ -1475,3 +1475,13 @@ int profile_write(const char *path, const struct profile *p, char *why, size_t l
         return ib_why(why, len, rc, "%s: %s", path, strerror(-rc));
     return 0;
 }
+
+const char *profile_usage_soi(const char *usage_name)
+{
+    /* one table: the profile's usage_of_capacity and the placement model read the same pairs */
+    static const char *const map[][2] = {{"write", "disk-write"}, {"read", "disk-bw"}, {"memory", "mem-cap"}};
+    for (size_t k = 0; usage_name && k < sizeof map / sizeof map[0]; k++)
+        if (!strcmp(usage_name, map[k][0]))
+            return map[k][1];
+    return NULL;
+}
