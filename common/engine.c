@@ -495,7 +495,7 @@ int engine_run(struct soi *s, const struct ramp_sched *sched, const atomic_int *
  * step, acts on the request with the workers parked, releases them into the next step and only then answers, so a
  * window begun by a request starts no later than the request returns. Windows are aggregated on the fly. */
 
-enum bg_req { REQ_NONE = 0, REQ_SET, REQ_MARK, REQ_READ, REQ_QUIT };
+enum bg_req { REQ_NONE = 0, REQ_SET, REQ_WAVE, REQ_MARK, REQ_READ, REQ_QUIT };
 
 struct win_acc {
     uint64_t t0, t1, units, cpu_ns, wall_sum;
@@ -514,6 +514,7 @@ struct engine_bg {
     /* under e.cmu */
     enum bg_req req;
     double req_x;
+    uint64_t req_on, req_off; /* REQ_WAVE */
     uint64_t req_ns;        /* when it was posted */
     unsigned posted, answered;
     int req_rc;
@@ -522,6 +523,10 @@ struct engine_bg {
     struct engine_window win; /* the window a READ ended */
     /* the control thread's own */
     struct win_acc acc;
+    int wave;               /* a square wave runs (engine_wave): wave_x in the on phase (high), 0 in the off phase */
+    int high;
+    double wave_x;
+    uint64_t wave_on, wave_off, flip_at; /* flip_at: CLOCK_MONOTONIC, the running phase's end */
     char why[256];
 };
 
@@ -573,12 +578,16 @@ static void *ctl_main(void *arg)
         }
         pthread_mutex_unlock(&e->cmu);
         struct step_result r = {0};
-        rc = eng_collect(e, t0, nap_until(e, t0 + b->step_ns), &r, b->why, sizeof(b->why));
+        uint64_t until = t0 + b->step_ns;
+        if (b->wave && b->flip_at < until) /* a phase ends the step it ends in */
+            until = b->flip_at;
+        rc = eng_collect(e, t0, nap_until(e, until), &r, b->why, sizeof(b->why));
         if (rc == 0)
             acc_add(&b->acc, &r, e->units);
         pthread_mutex_lock(&e->cmu);
         q = b->req;
         double x = b->req_x;
+        uint64_t on = b->req_on, off = b->req_off;
         if (rc == 0 && q != REQ_NONE && b->req_ns > r.t1_ns) {
             /* posted while this step's workers parked: a window ended here would end before its request; the next
              * step (ended at once: wake stays set) is the request's */
@@ -592,8 +601,20 @@ static void *ctl_main(void *arg)
                 acc_window(&b->acc, e->x, e->n, &b->win);
         }
         pthread_mutex_unlock(&e->cmu);
-        if (rc == 0 && q == REQ_SET) /* set_intensity only on a change: mem-cap's grows gigabytes */
+        if (rc == 0 && (q == REQ_SET || q == REQ_WAVE)) { /* set_intensity only on a change: mem-cap's grows GBs */
+            b->wave = q == REQ_WAVE;
             rc = eng_set(e, x, x != e->x, b->why, sizeof(b->why));
+            if (b->wave) {
+                b->wave_x = x, b->wave_on = on, b->wave_off = off, b->high = 1;
+                b->flip_at = clk_mono_ns() + on;
+            }
+        } else if (rc == 0 && b->wave && clk_mono_ns() >= b->flip_at) {
+            /* the next phase; it lasts its length from when its level is in force (a footprint grown, or released:
+             * set_intensity runs at every flip), so a slow set_intensity stretches the period, not the on time */
+            b->high = !b->high;
+            rc = eng_set(e, b->high ? b->wave_x : 0, 1, b->why, sizeof(b->why));
+            b->flip_at = clk_mono_ns() + (b->high ? b->wave_on : b->wave_off);
+        }
         if (q != REQ_NONE) /* a new window begins with the next step */
             b->acc = (struct win_acc){0};
     } while (rc == 0 && q != REQ_QUIT);
@@ -631,7 +652,8 @@ static int bg_wait(struct engine_bg *b, unsigned n, char *why, size_t len)
     return rc < 0 ? rc : b->req_rc;
 }
 
-static int bg_call(struct engine_bg *b, enum bg_req q, double x, struct engine_window *w, char *why, size_t len)
+static int bg_call(struct engine_bg *b, enum bg_req q, double x, uint64_t on, uint64_t off, struct engine_window *w,
+                   char *why, size_t len)
 {
     if (!b)
         return ib_why(why, len, -EINVAL, "engine: not started");
@@ -641,6 +663,8 @@ static int bg_call(struct engine_bg *b, enum bg_req q, double x, struct engine_w
     if (rc == 0) {
         b->req = q;
         b->req_x = x;
+        b->req_on = on;
+        b->req_off = off;
         b->req_ns = clk_mono_ns();
         e->wake = 1;
         pthread_cond_broadcast(&e->cv_ctl);
@@ -694,15 +718,23 @@ int engine_set(struct engine_bg *e, double x, char *why, size_t len)
 {
     if (!(x >= 0 && x <= 100))
         return ib_why(why, len, -EINVAL, "engine: intensity %g %% is not in 0..100", x);
-    return bg_call(e, REQ_SET, x, NULL, why, len);
+    return bg_call(e, REQ_SET, x, 0, 0, NULL, why, len);
 }
 
-int engine_mark(struct engine_bg *e, char *why, size_t len) { return bg_call(e, REQ_MARK, 0, NULL, why, len); }
+int engine_wave(struct engine_bg *e, double x, uint64_t on_ns, uint64_t off_ns, char *why, size_t len)
+{
+    if (!(x > 0 && x <= 100) || !on_ns || !off_ns)
+        return ib_why(why, len, -EINVAL, "engine: a wave needs an intensity in (0, 100] and both phases > 0 (%g %%, "
+                      "%llu ns on, %llu ns off)", x, (unsigned long long)on_ns, (unsigned long long)off_ns);
+    return bg_call(e, REQ_WAVE, x, on_ns, off_ns, NULL, why, len);
+}
+
+int engine_mark(struct engine_bg *e, char *why, size_t len) { return bg_call(e, REQ_MARK, 0, 0, 0, NULL, why, len); }
 
 int engine_read(struct engine_bg *e, struct engine_window *w, char *why, size_t len)
 {
     struct engine_window tmp;
-    return bg_call(e, REQ_READ, 0, w ? w : &tmp, why, len);
+    return bg_call(e, REQ_READ, 0, 0, 0, w ? w : &tmp, why, len);
 }
 
 int engine_status(struct engine_bg *e, char *why, size_t len)

@@ -95,6 +95,13 @@ int engine_start(struct soi *s, double x, const struct engine_bg_opts *opts, con
  * intensity in force), and they resume at x before this returns; a new window begins. 0, -EINTR, or -errno with why
  * (the SoI failed). */
 int engine_set(struct engine_bg *e, double x, char *why, size_t len);
+/* Run the SoI as a square wave from now on: x (0 < x <= 100) for on_ns, then 0 (the workers parked, set_intensity(0):
+ * a footprint released) for off_ns, repeating, until the next engine_set or engine_wave. Each phase lasts its length
+ * from when its level is in force (set_intensity runs at every flip; a slow one stretches the period), and ends the
+ * metering step it ends in. Returns once x is in force, the on phase begun; windows go on across phases (a window's
+ * intensity is the level in force at its end, its achieved the mean over both). 0, -EINTR, -EINVAL (x, or a phase
+ * of 0 ns), or -errno with why. */
+int engine_wave(struct engine_bg *e, double x, uint64_t on_ns, uint64_t off_ns, char *why, size_t len);
 /* Begin a window now. 0, -EINTR, or -errno with why. */
 int engine_mark(struct engine_bg *e, char *why, size_t len);
 /* End the window begun by the last engine_mark (or engine_start / engine_set when none since) now, and report it;

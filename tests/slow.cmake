@@ -21,6 +21,7 @@ set(ibench_slow_unit_tests
   DutyOnCpu.IntAt25PercentKeepsItsWorkerUnder35Percent
   DutyOnCpu.PrefetchAt25PercentToo
   Engine.BgHeldPointKeepsTheSoiRunningAllAlong
+  Engine.BgWaveAlternatesUntilSet
   ExtenderReplay.OverHttpGivesTheSamePlacements
   ExtenderReplay.SimulatorScenarioGivesTheSamePlacements
   IoBin.CalibrateMeasuresTheFilesystem

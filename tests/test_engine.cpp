@@ -923,6 +923,65 @@ TEST_F(Engine, BgSoiFailureIsReported)
     EXPECT_EQ(e2, nullptr);
 }
 
+// engine_wave: the SoI alternates between its level and 0 on the wave's period, set_intensity at every flip (the
+// footprint released and grown again), until engine_set ends the wave. On a coarse period (200 ms phases, 10 ms
+// steps, windows of 50 ms): most windows lie inside one phase, so their intensities alternate in runs; a window of
+// whole periods averages both.
+TEST_F(Engine, BgWaveAlternatesUntilSet)
+{
+    open(kFp);
+    struct engine_bg_opts o = {10 * kMs, 0};
+    Bg bg;
+    ASSERT_EQ(engine_start(s, 30, &o, nullptr, &bg.e, why, sizeof why), 0) << why;
+    EXPECT_EQ(engine_wave(bg.e, 0, 200 * kMs, 200 * kMs, why, sizeof why), -EINVAL);
+    EXPECT_EQ(engine_wave(bg.e, 100, 0, 200 * kMs, why, sizeof why), -EINVAL);
+    EXPECT_EQ(engine_wave(bg.e, 100, 200 * kMs, 0, why, sizeof why), -EINVAL);
+    ASSERT_EQ(engine_wave(bg.e, 100, 200 * kMs, 200 * kMs, why, sizeof why), 0) << why;
+    const uint64_t t0 = clk_mono_ns();
+    std::vector<double> x, pct;
+    struct engine_window w;
+    ASSERT_EQ(engine_mark(bg.e, why, sizeof why), 0) << why;
+    while (clk_mono_ns() - t0 < 1600 * kMs) {
+        hold_ms(50);
+        ASSERT_EQ(engine_read(bg.e, &w, why, sizeof why), 0) << why;
+        x.push_back(w.intensity);
+        pct.push_back(w.achieved_pct);
+    }
+    unsigned flips = 0, on = 0;
+    for (size_t i = 0; i < x.size(); i++) {
+        EXPECT_TRUE(x[i] == 100 || x[i] == 0) << "window " << i << " at " << x[i];
+        on += x[i] == 100;
+        flips += i && x[i] != x[i - 1];
+    }
+    // 1.6 s of 0.4 s periods: 8 phases, 7 flips; loose bounds for a loaded host (a late read merges windows)
+    EXPECT_GE(flips, 4u);
+    EXPECT_LE(flips, 10u);
+    EXPECT_GE(on, x.size() / 4);
+    EXPECT_LE(on, 3 * x.size() / 4);
+    // a window of two whole periods: the footprint held half the time
+    ASSERT_EQ(engine_mark(bg.e, why, sizeof why), 0) << why;
+    hold_ms(800);
+    ASSERT_EQ(engine_read(bg.e, &w, why, sizeof why), 0) << why;
+    EXPECT_NEAR(w.achieved_pct, 50.0, 15.0);
+    // set_intensity at every flip, alternating
+    {
+        std::lock_guard<std::mutex> l(state.mu);
+        ASSERT_GE(state.set_calls.size(), 6u);
+        EXPECT_EQ(state.set_calls[0], 30.0);
+        for (size_t i = 1; i < state.set_calls.size(); i++)
+            EXPECT_EQ(state.set_calls[i], i % 2 ? 100.0 : 0.0) << "call " << i;
+    }
+    // engine_set ends the wave: the level holds
+    ASSERT_EQ(engine_set(bg.e, 30, why, sizeof why), 0) << why;
+    for (int i = 0; i < 6; i++) {
+        hold_ms(100);
+        ASSERT_EQ(engine_read(bg.e, &w, why, sizeof why), 0) << why;
+        EXPECT_EQ(w.intensity, 30.0);
+        EXPECT_DOUBLE_EQ(w.achieved_pct, 30.0) << "read " << i;
+    }
+    EXPECT_EQ(engine_status(bg.e, why, sizeof why), 0) << why;
+}
+
 TEST_F(Engine, BgBadArguments)
 {
     open(kFp);
