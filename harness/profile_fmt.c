@@ -99,7 +99,7 @@ void profile_free(struct profile *p)
         return;
     char **strs[] = {&p->tool, &p->created, &p->fingerprint, &p->cpu_model, &p->name, &p->command, &p->load,
                      &p->metric_kind, &p->metric_spec, &p->metric_unit, &p->metric_adapter, &p->metric_regex,
-                     &p->search, &p->relative_to, &p->confidence, &p->data_sharing_source};
+                     &p->search, &p->relative_to, &p->confidence, &p->data_sharing_source, &p->bursts_off};
     for (size_t i = 0; i < IB_ARRAY_SIZE(strs); i++)
         free(*strs[i]);
     for (unsigned i = 0; i < p->ncaches; i++)
@@ -618,6 +618,44 @@ static int read_caused(struct rd *r, json_t *e, const char *at, struct profile_c
 static const char *const statuses[] = {"measured", "skipped", "incomplete", NULL};
 static const char *const statuses13[] = {"measured", "skipped", NULL};
 
+/* 1.7: the victim beside the SoI in bursts (struct profile_burst), by on_s ascending; absent: none measured. */
+static int read_bursts(struct rd *r, json_t *e, const char *at, struct profile_soi *s)
+{
+    json_t *a;
+    char f[PATH_MAX_LEN], g[PATH_MAX_LEN];
+    int rc = get_arr(r, e, at, "bursts", OPT, 0, PROFILE_MAX_BURSTS, "bursts", &a);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    at_key(f, at, "bursts");
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *v = json_array_get(a, i);
+        struct profile_burst *b = &s->bursts[i];
+        long long n = 0;
+        at_idx(g, f, i);
+        if (!json_is_object(v))
+            return bad(r, g, v, "a burst (an object)");
+        *b = (struct profile_burst){.relative_se = NAN};
+        TRY(get_num(r, v, g, "on_s", REQ, 0, INFINITY, 1, &b->on_s));
+        if (i && !(b->on_s > s->bursts[i - 1].on_s)) {
+            char h[PATH_MAX_LEN];
+            at_key(h, g, "on_s");
+            return bad(r, h, json_object_get(v, "on_s"), "a number > %g (bursts by on_s ascending)",
+                       s->bursts[i - 1].on_s);
+        }
+        TRY(get_num(r, v, g, "off_s", REQ, 0, INFINITY, 0, &b->off_s));
+        TRY(get_num(r, v, g, "level", REQ, 0, 100, 1, &b->level));
+        TRY(get_num(r, v, g, "relative", REQ, 0, INFINITY, 0, &b->relative));
+        TRY(get_num(r, v, g, "relative_se", OPT, 0, INFINITY, 0, &b->relative_se));
+        TRY(get_num(r, v, g, "on_relative", REQ, 0, 1, 0, &b->on_relative));
+        TRY(get_int(r, v, g, "samples", REQ, 1, UINT_MAX, &n));
+        b->samples = (unsigned)n;
+        TRY(get_num(r, v, g, "seconds", REQ, 0, INFINITY, 0, &b->seconds));
+        TRY(get_bool(r, v, g, "timed_out", OPT, &b->timed_out));
+        s->nbursts = (unsigned)i + 1;
+    }
+    return 0;
+}
+
 static int read_soi(struct rd *r, json_t *e, const char *at, struct profile_soi *s)
 {
     if (!json_is_object(e))
@@ -687,6 +725,7 @@ static int read_soi(struct rd *r, json_t *e, const char *at, struct profile_soi 
     TRY(get_num(r, o, f, "noise_pct", REQ, 0, INFINITY, 0, &s->confidence.noise_pct));
     TRY(get_str(r, o, f, "level", REQ | S_NONEMPTY, &s->confidence.level));
     s->have_confidence = 1;
+    TRY(read_bursts(r, e, at, s));
     if (!json_object_get(e, "depth")) /* before 1.6, or a profile made with --no-depth */
         return 0;
     struct profile_depth *d = &s->depth;
@@ -732,7 +771,8 @@ static int parse_version(const char *s, int *major, int *minor)
     return 1;
 }
 
-static const char *const phases[] = {"baseline before", "tolerated", "caused", "baseline after", "usage", NULL};
+static const char *const phases[] = {"baseline before", "tolerated", "bursts", "caused", "baseline after", "usage",
+                                     NULL};
 
 /* 1.4: what an incomplete profile lacks; none in a complete one. */
 static int read_missing(struct rd *r, json_t *d, struct profile *p)
@@ -1004,6 +1044,13 @@ static int read_doc(struct rd *r, json_t *d, struct profile *p)
     p->caused_min_rounds = (unsigned)n;
     TRY(get_num(r, o, "method", "caused_budget_s", OPT, 0, INFINITY, 1, &p->caused_budget_s));
     TRY(get_num(r, o, "method", "timeout_s", OPT, 0, INFINITY, 1, &p->timeout_s)); /* 1.4 */
+    int got_on = get_arr(r, o, "method", "burst_on_s", OPT, 1, PROFILE_MAX_BURSTS, "numbers > 0", &a); /* 1.7 */
+    if (got_on < 0)
+        return got_on;
+    for (size_t i = 0; got_on == 0 && i < json_array_size(a); i++)
+        TRY(elem_num(r, a, "method.burst_on_s", i, 0, 1, &p->burst_on_s[i]));
+    p->nburst_on = got_on == 0 ? (unsigned)json_array_size(a) : 0;
+    TRY(get_str(r, o, "method", "bursts_off", S_NONEMPTY, &p->bursts_off));
 
     /* an incomplete profile has what was measured of its baseline: either side, or neither */
     const int bq = p->complete ? REQ : OPT;
@@ -1283,6 +1330,25 @@ static json_t *soi_json(const struct profile_soi *s)
         req_num(d, "seconds", s->depth.seconds);
         json_object_set_new(e, "depth", d);
     }
+    if (s->nbursts) {
+        json_t *a = json_array();
+        for (unsigned i = 0; i < s->nbursts && i < PROFILE_MAX_BURSTS; i++) {
+            const struct profile_burst *b = &s->bursts[i];
+            json_t *j = json_object();
+            req_num(j, "on_s", b->on_s);
+            req_num(j, "off_s", b->off_s);
+            req_num(j, "level", b->level);
+            req_num(j, "relative", b->relative);
+            opt_num(j, "relative_se", b->relative_se);
+            req_num(j, "on_relative", b->on_relative);
+            json_object_set_new(j, "samples", json_integer(b->samples));
+            req_num(j, "seconds", b->seconds);
+            if (b->timed_out)
+                json_object_set_new(j, "timed_out", json_true());
+            json_array_append_new(a, j);
+        }
+        json_object_set_new(e, "bursts", a);
+    }
     return e;
 }
 
@@ -1346,6 +1412,9 @@ static json_t *profile_json(const struct profile *p)
     opt_num(o, "caused_budget_s", p->caused_budget_s);
 
     opt_num(o, "timeout_s", p->timeout_s);
+    if (p->nburst_on)
+        json_object_set_new(o, "burst_on_s", num_array(p->burst_on_s, p->nburst_on));
+    opt_str(o, "bursts_off", p->bursts_off);
 
     /* an incomplete profile has what was measured of it: the reader requires the rest of a complete one */
     json_object_set_new(d, "baseline", o = json_object());

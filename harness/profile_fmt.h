@@ -19,7 +19,7 @@ extern "C" {
 
 #define PROFILE_FORMAT "ibench-profile"
 #define PROFILE_MAJOR 1
-#define PROFILE_MINOR 6
+#define PROFILE_MINOR 7
 #define PROFILE_MAX_CPUS 256
 /* sois[] entries a profile may list: each SoI once, and a newer minor version's SoIs this ibench does not know */
 #define PROFILE_MAX_SOIS 256
@@ -205,6 +205,9 @@ struct profile {
     int have_usage;              /* 1.6 */
     struct profile_usage usage;
     double timeout_s;            /* 1.4 method.timeout_s: one sample's limit; NAN: absent */
+    double burst_on_s[PROFILE_MAX_BURSTS]; /* 1.7 method.burst_on_s: the on-lengths bursts were measured at, where due */
+    unsigned nburst_on;          /* 0: bursts off or absent */
+    char *bursts_off;            /* 1.7 method.bursts_off: why no SoI has bursts (off, or no square wave); NULL */
     char *tool, *created;
     /* machine */
     char *fingerprint, *cpu_model;

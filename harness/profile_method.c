@@ -17,7 +17,8 @@ void prof_params_default(struct prof_params *pp)
     *pp = (struct prof_params){.qos = 0.95, .higher_better = 1, .samples = 3, .bisect_steps = 2,
                                .caused_level = 100, .caused_min_rounds = 3, .caused_max_rounds = 12,
                                .caused_se_target = 5, .caused_budget_s = 4, .caused_window_ms = 300,
-                               .settle_ms = 40, .sequential = 1, .floor = 0.5, .floor_steps = 2};
+                               .settle_ms = 40, .sequential = 1, .floor = 0.5, .floor_steps = 2,
+                               .burst_on_s = {0.25, 1, 4}, .nburst_on = 3};
 }
 
 static void say(struct prof_meter *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -137,6 +138,40 @@ int prof_point_verdict(const struct prof_params *pp, double rel, double se)
     return 0;
 }
 
+/* A point's local solo baseline (profile_method.h, "Tolerated"): the SoI idle, n more solo samples appended to
+ * solo[]/wall[] (*ns of them so far); two that agree within the noise of one are enough in a first round. Their
+ * median in *sm (base when it is not a positive number) and their wall times' in *solo_wall. A solo sample past its
+ * timeout: *to PROF_TO_SOLO. */
+static int local_solo(const struct prof_params *pp, struct prof_meter *m, const char *what, double x, int first,
+                      unsigned n, double base, double *solo, double *wall, unsigned *ns, double *sm, double *solo_wall,
+                      enum prof_timeout *to, char *why, size_t len)
+{
+    double t[PROF_MAX_SAMPLES];
+    int rc = m->soi_hold(m->ctx, 0, 0, why, len);
+    if (rc < 0)
+        return rc;
+    for (unsigned i = 0; i < n; i++) {
+        say(m, "%s, %g %%: solo sample %u", what, x, *ns + 1);
+        if ((rc = sample_timed(m, &solo[*ns], &wall[*ns], why, len)) < 0) {
+            if (rc == -ETIMEDOUT)
+                *to = PROF_TO_SOLO;
+            return rc;
+        }
+        ++*ns;
+        /* two solo samples that agree within the noise of one are the local baseline already (first round) */
+        if (first && *ns == 2 && n > 2 && pp->sequential && pp->noise > 0 &&
+            fabs(solo[0] - solo[1]) <= pp->noise * 0.5 * (solo[0] + solo[1]))
+            break;
+    }
+    memcpy(t, solo, *ns * sizeof(double));
+    *sm = ib_median(t, *ns);
+    if (!(*sm > 0) || !isfinite(*sm))
+        *sm = base;
+    memcpy(t, wall, *ns * sizeof(double));
+    *solo_wall = ib_median(t, *ns);
+    return 0;
+}
+
 /* One point (profile_method.h, "Tolerated"): rounds of solo then beside samples until the verdict is certain or
  * PROF_CONFIRM_ROUNDS more rounds are spent; a timeout (prof_tolerated's comment) says which in *to. */
 static int point(const struct prof_params *pp, struct prof_meter *m, double x, double base, struct profile_point *p,
@@ -151,27 +186,10 @@ static int point(const struct prof_params *pp, struct prof_meter *m, double x, d
     double sm = base, v = 0, rel = 0, se = 0;
     struct prof_window w = {.achieved_pct = NAN};
     for (unsigned round = 0; round <= PROF_CONFIRM_ROUNDS && !timed_out; round++) {
-        if ((rc = m->soi_hold(m->ctx, 0, 0, why, len)) < 0)
+        double solo_wall;
+        if ((rc = local_solo(pp, m, "tolerated", x, round == 0, n, base, solo, wall, &ns, &sm, &solo_wall, to, why,
+                             len)) < 0)
             return rc;
-        for (unsigned i = 0; i < n; i++) {
-            say(m, "tolerated, %g %%: solo sample %u", x, ns + 1);
-            if ((rc = sample_timed(m, &solo[ns], &wall[ns], why, len)) < 0) {
-                if (rc == -ETIMEDOUT)
-                    *to = PROF_TO_SOLO;
-                return rc;
-            }
-            ns++;
-            /* two solo samples that agree within the noise of one are the local baseline already (first round) */
-            if (round == 0 && ns == 2 && n > 2 && pp->sequential && pp->noise > 0 &&
-                fabs(solo[0] - solo[1]) <= pp->noise * 0.5 * (solo[0] + solo[1]))
-                break;
-        }
-        memcpy(t, solo, ns * sizeof(double));
-        sm = ib_median(t, ns);
-        if (!(sm > 0) || !isfinite(sm))
-            sm = base;
-        memcpy(t, wall, ns * sizeof(double));
-        const double solo_wall = ib_median(t, ns);
         if ((rc = m->soi_hold(m->ctx, x, 0, why, len)) < 0 || (rc = m->soi_mark(m->ctx, why, len)) < 0)
             return rc;
         const double margin = 3 * pp->noise;
@@ -402,6 +420,129 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
             out->curve[i].intensity > lo)
             out->hi = out->curve[i].intensity;
     out->tolerated = hi < 0 ? 100 : estimate(pp, out, hi);
+    return 0;
+}
+
+/* ---- bursts (profile_method.h, "Bursts") ------------------------------------------------------------------------ */
+
+int prof_bursts_due(const struct prof_params *pp, const struct prof_meter *m, const struct prof_tol_result *t)
+{
+    const struct profile_point *at = point_at(t, 100);
+    return pp->nburst_on > 0 && m->soi_wave && at && !at->meets_qos && !at->uncertain;
+}
+
+/* The burst point of on-length on_s: solo, then the wave until enough samples and periods (the header's rule). */
+static int burst_point(const struct prof_params *pp, struct prof_meter *m, double base, double on_s,
+                       struct profile_burst *b, enum prof_timeout *to, char *why, size_t len)
+{
+    const unsigned n = pp->samples < 1 ? 1 : pp->samples > PROF_MAX_SAMPLES ? PROF_MAX_SAMPLES : pp->samples;
+    const double off_s = on_s, period = on_s + off_s, cap = fmax(PROF_BURST_PERIODS * period, PROF_BURST_CAP_S);
+    const uint64_t t0 = m->now_ns(m->ctx);
+    double solo[PROF_MAX_SAMPLES], wall[PROF_MAX_SAMPLES], sm = base, solo_wall = 0;
+    unsigned ns = 0;
+    int rc = local_solo(pp, m, "bursts", on_s, 1, n, base, solo, wall, &ns, &sm, &solo_wall, to, why, len);
+    if (rc < 0)
+        return rc;
+    if ((rc = m->soi_wave(m->ctx, PROF_BURST_LEVEL, on_s, off_s, why, len)) < 0)
+        return rc;
+    const uint64_t w0 = m->now_ns(m->ctx);
+    /* Running sums (a short victim beside long bursts takes many samples): the work done, each sample's relative
+     * times its wall time, and the time; per sample and per block of whole periods (batch means). */
+    double sw = 0, sd = 0, sr = 0, sr2 = 0, bw = 0, bd = 0, mb = 0, mb2 = 0, el = 0, next = period;
+    unsigned k = 0, blocks = 0;
+    int timed_out = 0;
+    while ((k < n && el < cap) || el < PROF_BURST_PERIODS * period) {
+        double v, w;
+        say(m, "bursts of %g s: sample %u beside the SoI", on_s, k + 1);
+        if ((rc = sample_timed(m, &v, &w, why, len)) == -ETIMEDOUT) {
+            if (!pp->wall_bound || !(pp->timeout_s > 0)) {
+                char wy[256];
+                snprintf(wy, sizeof(wy), "%s", why);
+                *to = PROF_TO_BESIDE;
+                return ib_why(why, len, rc, "beside bursts of %g s: %s; this metric is not bounded by a sample's wall "
+                              "time, so the burst is neither a value nor a bound", on_s, wy);
+            }
+            const double bound = solo_wall / pp->timeout_s;
+            v = pp->higher_better ? sm * bound : sm / bound;
+            timed_out = 1;
+            rc = 0;
+        }
+        if (rc < 0)
+            return rc;
+        const double r = rel_of(pp, v, sm);
+        k++;
+        sw += r * w, sd += w, sr += r, sr2 += r * r, bw += r * w, bd += w;
+        el = (double)(m->now_ns(m->ctx) - w0) / 1e9;
+        if (el >= next && bd > 0) { /* a block of whole periods closes */
+            mb += bw / bd, mb2 += (bw / bd) * (bw / bd), blocks++;
+            bw = bd = 0;
+            next = (floor(el / period) + 1) * period;
+        }
+        if (timed_out)
+            break; /* a sample past the timeout is not noise: waiting for more would cost a timeout each */
+    }
+    /* The work over the time against solo (sw / sd: sm / mean for equal-work samples of a lower-is-better metric,
+     * mean / sm for equal-time ones of a higher-is-better one), read over whole periods: the span's last period is
+     * partial, and samples end rarely inside an on phase that slows them, so the span overweights on time. The
+     * span's own on and off time (the wave's schedule) give the on speed, and whole periods weigh it on/P. */
+    const double per = sd > 0 ? sw / sd : 0, whole = floor(el / period), rem = el - whole * period;
+    const double on_t = whole * on_s + fmin(rem, on_s), on_share = on_s / period;
+    const double span_on = el > 0 ? on_t / el : on_share;
+    const double x_on = (per - (1 - span_on)) / span_on, rel = fmax(0, (1 - on_share) + on_share * x_on);
+    double cv; /* the work rate's relative standard error */
+    if (blocks >= 2) {
+        const double bm = mb / blocks;
+        cv = sqrt(fmax(0, (mb2 - blocks * bm * bm) / (blocks - 1)) / blocks) / bm;
+    } else if (k >= 2) {
+        const double rm = sr / k;
+        cv = sqrt(fmax(0, (sr2 - k * rm * rm) / (k - 1)) / k) / rm;
+    } else {
+        cv = pp->noise;
+    }
+    *b = (struct profile_burst){.on_s = on_s, .off_s = off_s, .level = PROF_BURST_LEVEL, .relative = rel,
+                                .relative_se = timed_out ? NAN : rel * sqrt(pow(1.2533 * pp->noise, 2) / ns + cv * cv),
+                                .on_relative = fmin(1, fmax(0, (rel - (1 - on_share)) / on_share)), .samples = k,
+                                .seconds = (double)(m->now_ns(m->ctx) - t0) / 1e9, .timed_out = timed_out};
+    say(m, "bursts of %g s: relative %.3f, on %.3f (%u samples, %.3g periods)%s", on_s, rel, b->on_relative, k,
+        el / period, timed_out ? ", a bound: a sample ran out of time" : "");
+    return 0;
+}
+
+int prof_bursts(const struct prof_params *pp, struct prof_meter *m, double base, const struct prof_tol_result *t,
+                struct prof_burst_result *out, char *why, size_t len)
+{
+    memset(out, 0, sizeof(*out));
+    out->at_on_s = NAN;
+    if (!prof_bursts_due(pp, m, t))
+        return 0;
+    double on[PROFILE_MAX_BURSTS];
+    unsigned n = pp->nburst_on > PROFILE_MAX_BURSTS ? PROFILE_MAX_BURSTS : pp->nburst_on;
+    memcpy(on, pp->burst_on_s, n * sizeof(double));
+    for (unsigned i = 1; i < n; i++) /* sorted by on_s */
+        for (unsigned j = i; j > 0 && on[j] < on[j - 1]; j--) {
+            double x = on[j];
+            on[j] = on[j - 1], on[j - 1] = x;
+        }
+    const uint64_t t0 = m->now_ns(m->ctx);
+    int rc = 0;
+    enum prof_timeout to = PROF_TO_NONE;
+    for (unsigned i = 0; i < n && rc == 0; i++) {
+        if (i && on[i] == on[i - 1])
+            continue;
+        if ((rc = burst_point(pp, m, base, on[i], &out->b[out->n], &to, why, len)) < 0)
+            out->at_on_s = on[i];
+        else
+            out->n++;
+    }
+    char hw[256] = "";
+    int hr = m->soi_hold(m->ctx, 0, 0, hw, sizeof(hw));
+    out->seconds = (double)(m->now_ns(m->ctx) - t0) / 1e9;
+    if (rc == -ETIMEDOUT)
+        out->timeout = to;
+    if (rc < 0)
+        return rc;
+    if (hr < 0 && hr != -EINTR) /* a stop after the last burst leaves them whole; the adapter stops the SoI */
+        return ib_why(why, len, hr, "%s", hw);
     return 0;
 }
 
@@ -780,7 +921,7 @@ static int cut_short(struct profile *p, struct profile_soi *e, const struct prof
 /* Caused stopped during its rounds: no figure (a part of its rounds is not the median of them), the reason, listed.
  * Nothing of a reference is kept: its calibration without rounds reads nothing, and the adapter names its unit only
  * once caused is measured. */
-static int caused_cut(struct profile *p, const struct profile_soi *e, struct profile_caused *c)
+static int caused_cut(struct profile *p, const struct profile_soi *e, struct profile_caused *c, const char *reason)
 {
     free(c->rounds);
     c->rounds = NULL;
@@ -793,11 +934,56 @@ static int caused_cut(struct profile *p, const struct profile_soi *e, struct pro
     c->value = c->se = c->alone = c->beside = c->cpu_lost_pct = c->cpu_lost_se = c->occupancy_pct = NAN;
     c->distinguishable = -1;
     free(c->reason);
-    c->reason = strdup("not measured: " PROF_INTERRUPTED " during its rounds");
+    c->reason = strdup(reason);
     if (!c->unit) /* the adapter sets it first; a file must have one */
         c->unit = strdup("-");
     return !c->reason || !c->unit ? -ENOMEM
                                   : profile_add_missing(p, "caused", e->soi, c->intensity, c->reason);
+}
+
+/* The bursts of a measured SoI (profile_method.h, "Bursts") into e, which keeps the bursts measured whatever
+ * happens. A stop or a solo sample past its timeout raises *halt (a stop *intr too): the burst under way and caused
+ * are listed missing (caused NAN with its reason). A sample beside the wave that gives no bound ends the bursts, listed;
+ * caused follows. A bound is listed as the tolerated search lists its bounds. 0, or -errno that ends the profile. */
+static int soi_bursts(const struct prof_params *pp, struct prof_meter *m, double base, const struct prof_tol_result *t,
+                      const atomic_int *stop, struct profile *p, struct profile_soi *e, int *halt, int *intr,
+                      char *why, size_t len)
+{
+    struct prof_phase_mark mk;
+    struct prof_burst_result br;
+    prof_phase_begin(m, &mk);
+    int rc = prof_bursts(pp, m, base, t, &br, why, len);
+    int prc = phase_done(m, &mk, p, "bursts", e->soi, why, len);
+    memcpy(e->bursts, br.b, br.n * sizeof(br.b[0]));
+    e->nbursts = br.n;
+    for (unsigned k = 0; k < br.n && prc == 0; k++)
+        if (br.b[k].timed_out) {
+            char *tw = prof_dupf("bursts of %g s: a sample beside the SoI did not finish within %g s: relative <= %.3g, "
+                                 "a bound, not a value", br.b[k].on_s, pp->timeout_s, br.b[k].relative);
+            prc = !tw || profile_add_missing(p, "bursts", e->soi, PROF_BURST_LEVEL, tw) < 0 ? oom(why, len) : 0;
+            free(tw);
+        }
+    if (prc < 0)
+        return prc;
+    const int intr_now = stopped(rc, stop), solo_to = rc == -ETIMEDOUT && br.timeout == PROF_TO_SOLO;
+    if (!intr_now && !(rc == -ETIMEDOUT && br.timeout != PROF_TO_NONE))
+        return rc;
+    char *r = intr_now ? prof_dupf("bursts of %g s not measured: " PROF_INTERRUPTED, br.at_on_s)
+                       : prof_dupf("bursts of %g s not measured: %s", br.at_on_s, why);
+    rc = !r || profile_add_missing(p, "bursts", e->soi, PROF_BURST_LEVEL, r) < 0 ? oom(why, len) : 0;
+    free(r);
+    if (rc < 0 || !(intr_now || solo_to)) {
+        if (rc == 0)
+            say(m, "%s", why);
+        return rc;
+    }
+    *halt = 1;
+    *intr |= intr_now;
+    r = intr_now ? strdup("not measured: " PROF_INTERRUPTED " during its bursts")
+                 : prof_dupf("not measured: the profile stopped at a solo sample of its bursts (%s)", why);
+    rc = !r || caused_cut(p, e, &e->caused, r) < 0 ? oom(why, len) : 0;
+    free(r);
+    return rc;
 }
 
 /* SoI i: open, tolerated, caused, close; e filled: measured, skipped, or incomplete (p->missing says what). A timeout
@@ -864,12 +1050,17 @@ static int one_soi(const struct prof_params *pp, struct prof_meter *m, struct pr
                                  .cpu_lost_se = NAN, .se = NAN, .value = NAN, .alone = NAN, .beside = NAN,
                                  .distinguishable = -1, .unthrottled = -1};
     e->have_caused = 1;
+    if (prof_bursts_due(pp, m, &t)) {
+        rc = soi_bursts(pp, m, base, &t, stop, p, e, halt, intr, why, len);
+        if (rc < 0 || *halt) /* caused is not measured after a stop or a solo timeout (soi_bursts listed it) */
+            goto out;
+    }
     prof_phase_begin(m, &mk);
     rc = s->caused(s->ctx, pp, m, c, why, len);
     prc = phase_done(m, &mk, p, "caused", e->soi, why, len);
     if (stopped(rc, stop)) { /* the tolerated search stands: the entry is measured, its caused missing */
         *halt = *intr = 1;
-        rc = caused_cut(p, e, c) < 0 ? oom(why, len) : prc;
+        rc = caused_cut(p, e, c, "not measured: " PROF_INTERRUPTED " during its rounds") < 0 ? oom(why, len) : prc;
     } else if (rc == 0) {
         rc = prc;
     }
@@ -936,6 +1127,14 @@ int prof_profile(const struct prof_params *pp0, struct prof_meter *m, struct pro
     if (rc < 0)
         return rc;
     pp.noise = prof_noise(p->before, got);
+    /* what bursts were asked for, or why none were */
+    if (pp.nburst_on && m->soi_wave) {
+        p->nburst_on = pp.nburst_on > PROFILE_MAX_BURSTS ? PROFILE_MAX_BURSTS : pp.nburst_on;
+        memcpy(p->burst_on_s, pp.burst_on_s, p->nburst_on * sizeof(double));
+    } else if (!(p->bursts_off = strdup(pp.nburst_on ? "off: this meter cannot run the SoI as a square wave"
+                                                     : "off: not asked for"))) {
+        return oom(why, len);
+    }
     /* what the target presses over time, counted by the kernel while its work runs alone (optional): a failure is
      * written as missing, the SoIs go on */
     if (m->usage && !halt) {
@@ -973,7 +1172,8 @@ int prof_profile(const struct prof_params *pp0, struct prof_meter *m, struct pro
         }
         rc = one_soi(&pp, m, s, i, p->before_median, stop, p, e, &halt, &intr, why, len);
         if (rc == 0 && halt && !intr)
-            snprintf(halt_why, sizeof(halt_why), "%s: %s", e->soi, e->reason ? e->reason : "");
+            snprintf(halt_why, sizeof(halt_why), "%s: %s", e->soi,
+                     e->reason ? e->reason : e->caused.reason ? e->caused.reason : "");
     }
     if (rc == 0 && !halt && raised(stop))
         halt = intr = 1;

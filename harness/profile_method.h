@@ -23,6 +23,21 @@
  * first falls below the floor is bisected floor_steps (2) times between the highest point at or above the floor and
  * the lowest point above it below the floor, and read by linear interpolation between them. Each is a point as above
  * (appended to the curve); the bracket and the point estimate are then taken from every point.
+ * Bursts (pp->nburst_on > 0 and the meter has soi_wave; prof_bursts): when the SoI's point at 100 % broke QoS beyond
+ * its noise (whatever the SoI), the victim is measured beside the SoI as a square wave, 100 % for on_s then idle for
+ * off_s = on_s, for each on_s of pp->burst_on_s (0.25, 1, 4 s): a point's local solo baseline (as above: median sm of
+ * `samples` solo samples, 2 when they agree), then samples beside the wave, back to back from the start of its first
+ * on phase, until at least `samples` samples AND 3 whole periods (P = on + off) have elapsed; never past
+ * cap = max(3 P, PROF_BURST_CAP_S) (no sample starts after it: a long victim gets fewer samples). A sample that runs
+ * out of time ends the point as a bound (timed_out, relative <=; its value is the point's timeout bound) where
+ * wall_bound; otherwise the bursts end there (PROF_TO_BESIDE). relative = the work done over the time it took
+ * against solo: sm / mean(beside) for a lower-is-better metric (equal-work samples: run times), mean(beside) / sm
+ * for a higher-is-better one (equal-time samples: rates). relative_se = relative x sqrt((1.2533 noise)^2 / ns +
+ * (se_b / mean)^2): the solo median's error from the baseline's noise (ns solo samples), and se_b the error of the
+ * beside mean by batch means, the sd of the means of blocks of whole periods (a block closes at the first sample that
+ * ends past a period boundary) over sqrt(blocks): the phase-to-phase spread inside a period is not error; with
+ * fewer than 2 whole blocks, sd(samples) / sqrt(k), and the noise when k < 2. on_relative = clamp((relative -
+ * off/P) / (on/P), 0, 1): the speed while on that explains the mean, idle phases counted unharmed. Sorted by on_s.
  *
  * Caused: the SoI held at the reference intensity, unthrottled, its windows alternating alone (the target's work
  * paused) and beside (the work running): A0 B1 A1 B2 A2 ... Per round i, caused_i = 100 x (1 - B_i / mean(A_i-1,
@@ -90,6 +105,10 @@ struct prof_meter {
     int (*ref_curve)(void *ctx, const double *levels, unsigned n, double *rel, double *rel_se, char *why,
                      size_t len);
     int (*ref_window)(void *ctx, double *rate, char *why, size_t len);
+    /* optional: run the SoI as a square wave from now on, x % for on_s then idle (0 %, its footprint released) for
+     * off_s, repeating, until the next soi_hold; returns once the first on phase began. NULL: bursts are not
+     * measured (the profile says so, method.bursts_off) */
+    int (*soi_wave)(void *ctx, double x, double on_s, double off_s, char *why, size_t len);
     /* optional progress lines */
     void (*progress)(void *ctx, const char *line);
     /* optional: the target's usage over time while its work runs alone, counted by the kernel (struct
@@ -116,9 +135,12 @@ struct prof_params {
                              * throughput or latency of a load of fixed work), so a timed-out sample is a bound */
     double floor;           /* depth: the relative the curve is followed down to (0.5); 0: no depth */
     unsigned floor_steps;   /* depth: bisection steps towards where the curve falls below floor (2) */
+    double burst_on_s[PROFILE_MAX_BURSTS]; /* bursts: the on-lengths, s (0.25, 1, 4); each in [0.05, 60] */
+    unsigned nburst_on;     /* 0: no bursts */
 };
 /* The defaults: qos 0.95, 3 samples, 2 bisection steps, caused at 100 % with 3..12 rounds, se target 5 points,
- * budget 4 s of rounds (about 6), 300 ms windows, 40 ms settle, sequential, depth to a floor of 0.5 in 2 steps. */
+ * budget 4 s of rounds (about 6), 300 ms windows, 40 ms settle, sequential, depth to a floor of 0.5 in 2 steps,
+ * bursts of 0.25, 1 and 4 s. */
 void prof_params_default(struct prof_params *pp);
 
 /* n solo samples with the SoI idle (the caller holds none): values in v[0..n-1], their median. On an error (a
@@ -164,6 +186,29 @@ int prof_point_verdict(const struct prof_params *pp, double rel, double se);
  * out->timeout PROF_TO_BESIDE; a solo sample that times out stops it with PROF_TO_SOLO. */
 int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double base, struct prof_tol_result *out,
                    char *why, size_t len);
+
+/* Bursts (above, "Bursts"). */
+#define PROF_BURST_LEVEL 100.0
+#define PROF_BURST_PERIODS 3      /* whole periods beside the wave, at least */
+#define PROF_BURST_CAP_S 40.0     /* beside the wave: no sample starts past max(this, 3 periods) */
+#define PROF_BURST_MIN_S 0.05     /* an on-length's range, s */
+#define PROF_BURST_MAX_S 60.0
+struct prof_burst_result {
+    struct profile_burst b[PROFILE_MAX_BURSTS]; /* by on_s ascending */
+    unsigned n;
+    enum prof_timeout timeout; /* with -ETIMEDOUT: which (PROF_TO_BESIDE: a sample beside the wave past its timeout
+                                * gave no bound; PROF_TO_SOLO: a solo sample, the profile stops) */
+    double at_on_s;            /* with an error: the on-length being measured; NAN otherwise */
+    double seconds;            /* what the bursts took */
+};
+/* Are bursts due after this search: on, a meter with soi_wave, and a point at 100 % that broke QoS beyond its
+ * noise (a bound counts)? */
+int prof_bursts_due(const struct prof_params *pp, const struct prof_meter *m, const struct prof_tol_result *t);
+/* The bursts of the SoI the meter holds, after its tolerated search t (nothing when not due: out->n 0); the SoI is
+ * left idle. base as prof_tolerated's. 0, -ETIMEDOUT (out->timeout says which; out->b holds the bursts measured
+ * before), -EINTR or -errno with why. */
+int prof_bursts(const struct prof_params *pp, struct prof_meter *m, double base, const struct prof_tol_result *t,
+                struct prof_burst_result *out, char *why, size_t len);
 
 /* Caused at pp->caused_level (the SoI left idle as prof_tolerated leaves it); fills out's measured members (value, se, distinguishable, alone, beside,
  * cpu_lost_pct/se, unthrottled, rounds (malloc'd), occupancy_pct, basis "cpu-second"); the caller sets intensity,

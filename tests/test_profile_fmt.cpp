@@ -40,6 +40,7 @@ const BadCase kBadCases[] = {
     {"caused-over-100-v1.1", ": sois[0].caused: a number in [0, 100] or null expected, got 120"},
     {"confidence-missing", ": sois[0].confidence: missing"},
     {"depth-floor", ": sois[0].depth.floor: a number in (0, 1] expected, got 2"},
+    {"bursts-on-relative", ": sois[0].bursts[1].on_relative: a number in [0, 1] expected, got 1.5"},
     {"usage-duty", ": usage.resources[0].duty: a number in [0, 1] expected, got 1.5"},
     {"cpus-negative", ": sois[0].cpus[0]: a CPU number (an integer >= 0) expected, got -1"},
     {"created-not-utc", ": created: a UTC time"},
@@ -223,6 +224,11 @@ void fill_full(struct profile *p)
     s->confidence = {6.25, 2.5, strdup("high")};
     s->have_depth = 1; // 1.6
     s->depth = {0.5, 0.0125, 0.004, 60.164, 3, 7.5};
+    s->nbursts = 2; // 1.7: one a value, one a bound without a standard error
+    s->bursts[0] = {0.25, 0.25, 100, 0.995, 0.0125, 0.99, 6, 2.25, 0};
+    s->bursts[1] = {4, 4, 100, 0.51, NAN, 0.02, 96, 24.75, 1};
+    p->nburst_on = 3;
+    p->burst_on_s[0] = 0.25, p->burst_on_s[1] = 1, p->burst_on_s[2] = 4;
     p->have_usage = 1; // 1.6
     p->usage.window_s = 0.1;
     p->usage.seconds = 0.3;
@@ -298,6 +304,10 @@ void expect_equal(const struct profile &a, const struct profile &b)
     EXPECT_STREQ(a.confidence, b.confidence);
     EXPECT_EQ(a.complete, b.complete);
     EXPECT_TRUE(same(a.timeout_s, b.timeout_s));
+    ASSERT_EQ(a.nburst_on, b.nburst_on); // 1.7
+    for (unsigned i = 0; i < a.nburst_on; i++)
+        EXPECT_EQ(a.burst_on_s[i], b.burst_on_s[i]);
+    EXPECT_STREQ(a.bursts_off, b.bursts_off);
     ASSERT_EQ(a.nmissing, b.nmissing);
     for (unsigned i = 0; i < a.nmissing; i++) {
         EXPECT_STREQ(a.missing[i].phase, b.missing[i].phase);
@@ -398,6 +408,14 @@ void expect_equal(const struct profile &a, const struct profile &b)
         EXPECT_TRUE(same(x.depth.below_floor_at, y.depth.below_floor_at));
         EXPECT_EQ(x.depth.points, y.depth.points);
         EXPECT_TRUE(same(x.depth.seconds, y.depth.seconds));
+        ASSERT_EQ(x.nbursts, y.nbursts); // 1.7 bursts
+        for (unsigned k = 0; k < x.nbursts; k++) {
+            const profile_burst &u = x.bursts[k], &w = y.bursts[k];
+            EXPECT_TRUE(u.on_s == w.on_s && u.off_s == w.off_s && u.level == w.level && u.relative == w.relative) << k;
+            EXPECT_TRUE(same(u.relative_se, w.relative_se)) << k;
+            EXPECT_TRUE(u.on_relative == w.on_relative && u.samples == w.samples && u.seconds == w.seconds) << k;
+            EXPECT_EQ(u.timed_out, w.timed_out) << k;
+        }
     }
 }
 
@@ -473,7 +491,7 @@ TEST(ProfileFmt, NewerVersionsUnknownSoiIsAWarningAndEscapesComeOutEscaped)
     ASSERT_EQ(profile_read(f.c_str(), &p, why, sizeof(why)), 0) << why;
     ASSERT_NE(p.warning, nullptr);
     EXPECT_NE(std::string(p.warning).find("1 SoI this ibench does not know"), std::string::npos) << p.warning;
-    EXPECT_NE(std::string(p.warning).find("version 1.9, newer than this ibench's 1.6"), std::string::npos)
+    EXPECT_NE(std::string(p.warning).find("version 1.9, newer than this ibench's 1.7"), std::string::npos)
         << p.warning;
     EXPECT_STREQ(p.sois[2].soi, "l3-cap\x1b[31m") << "the struct keeps the name as the file has it";
     profile_free(&p);
@@ -676,7 +694,7 @@ TEST(ProfileFmt, RoundTrip14)
     char why[512] = "";
     ASSERT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
     const std::string text = slurp(f);
-    EXPECT_NE(text.find("\"version\": \"1.6\""), std::string::npos);
+    EXPECT_NE(text.find("\"version\": \"1.7\""), std::string::npos);
     EXPECT_NE(text.find("\"probe\": \"disk-rand\""), std::string::npos) << text;
     EXPECT_NE(text.find("\"complete\": true"), std::string::npos) << text;
     EXPECT_NE(text.find("\"steal_pct\": null"), std::string::npos) << "an absent source is null, not 0";

@@ -7,6 +7,7 @@
 // share while the target's work runs, and its CPU share by another.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -57,6 +58,14 @@ struct Fake {
     int pressure_reads = 0, pressure_fails = 0;
     double io_some_share = 0, cpu_some_share = 0; // of the wall time since the last reading
 
+    // a square wave (soi_wave): on while waving, its phases from wave_t0
+    int lower = 0;                     // the metric is lower-is-better (a run time)
+    double absorb_s = 0;               // bursts this long or shorter do the victim no harm
+    int waving = 0;
+    double wave_x = 0, wave_on = 0, wave_off = 0;
+    uint64_t wave_t0 = 0;
+    std::vector<double> waves;         // on_s of every soi_wave call
+
     explicit Fake(uint64_t seed) : rng(seed) {}
     double g() { return nd(rng); }
 
@@ -75,8 +84,64 @@ struct Fake {
                 snprintf(why, len, "'fake' did not finish within %g s", f->timeout_s);
                 return -ETIMEDOUT;
             }
+        if (f->waving) {
+            *v = f->wave_sample() * (1 + f->noise * f->g());
+            return 0;
+        }
         f->now += (uint64_t)(f->sample_s * 1e9);
-        *v = f->base * f->rel(f->x) * (1 + f->noise * f->g());
+        *v = (f->lower ? f->base / f->rel(f->x) : f->base * f->rel(f->x)) * (1 + f->noise * f->g());
+        return 0;
+    }
+    // Beside the SoI as a square wave (soi_wave): the victim's speed is 1 while the wave is off and while it is on
+    // in bursts no longer than absorb_s (a buffer absorbs them), rel(level) while it is on longer. A lower-is-better
+    // sample is a fixed work (sample_s of solo time) and reads its run time; a higher-is-better one a fixed time
+    // (sample_s) and reads its mean speed: either way, samples over whole periods give exactly the time average.
+    double speed(uint64_t t) const
+    {
+        const uint64_t on = (uint64_t)(wave_on * 1e9), per = on + (uint64_t)(wave_off * 1e9);
+        const bool high = (t - wave_t0) % per < on;
+        return high && wave_on > absorb_s ? rel(wave_x) : 1.0;
+    }
+    uint64_t phase_end(uint64_t t) const
+    {
+        const uint64_t on = (uint64_t)(wave_on * 1e9), per = on + (uint64_t)(wave_off * 1e9);
+        const uint64_t in = (t - wave_t0) % per;
+        return t + (in < on ? on - in : per - in);
+    }
+    double wave_sample()
+    {
+        const uint64_t t0 = now;
+        if (lower) { // a fixed work: run until sample_s seconds of solo work are done
+            double work = 0;
+            while (work < sample_s - 1e-12) {
+                const uint64_t e = phase_end(now);
+                const double sp = speed(now), can = sp * (double)(e - now) / 1e9;
+                if (work + can >= sample_s) {
+                    now += (uint64_t)std::llround((sample_s - work) / sp * 1e9);
+                    break;
+                }
+                work += can;
+                now = e;
+            }
+            return base * ((double)(now - t0) / 1e9) / sample_s;
+        }
+        const uint64_t end = now + (uint64_t)(sample_s * 1e9);
+        double work = 0;
+        while (now < end) {
+            const uint64_t e = std::min(phase_end(now), end);
+            work += speed(now) * (double)(e - now) / 1e9;
+            now = e;
+        }
+        return base * work / sample_s;
+    }
+    static int wave(void *c, double x, double on_s, double off_s, char *, size_t)
+    {
+        Fake *f = of(c);
+        f->x = x;
+        f->x_changed_in_window = 1;
+        f->waving = 1;
+        f->wave_x = x, f->wave_on = on_s, f->wave_off = off_s, f->wave_t0 = f->now;
+        f->waves.push_back(on_s);
         return 0;
     }
     static int hold(void *c, double x, int unthrottled, char *, size_t)
@@ -85,6 +150,7 @@ struct Fake {
         if (x != f->x)
             f->x_changed_in_window = 1;
         f->x = x;
+        f->waving = 0;
         f->unthrottled = unthrottled;
         f->holds++;
         return 0;
@@ -191,6 +257,7 @@ struct Fake {
         m.ref_window = ref_window;
         m.occupancy = occ;
         m.pressure = press;
+        m.soi_wave = wave;
         return m;
     }
 };
@@ -947,4 +1014,294 @@ TEST(ProfileMethod, CausedThroughAReference)
     ASSERT_NE(c.reason, nullptr);
     EXPECT_NE(strstr(c.reason, "slowed by 4.0 % beside the SoI at 100 %"), nullptr) << c.reason;
     caused_ref_free(c);
+}
+
+// ---- bursts (profile_method.h, "Bursts") ---------------------------------------------------------------------
+
+namespace {
+
+// A search whose point at 100 % broke QoS beyond its noise (a bound of 0.02: decided), for prof_bursts alone.
+struct prof_tol_result broke_at_100()
+{
+    struct prof_tol_result t = {};
+    t.curve[0] = {};
+    t.curve[0].intensity = 100;
+    t.curve[0].relative = 0.02;
+    t.ncurve = 1;
+    return t;
+}
+
+std::vector<struct profile_burst> bursts_of(Fake &f, struct prof_params pp, int want_rc = 0)
+{
+    struct prof_meter m = f.meter();
+    struct prof_tol_result t = broke_at_100();
+    struct prof_burst_result br;
+    char why[256] = "";
+    EXPECT_EQ(prof_bursts(&pp, &m, f.base, &t, &br, why, sizeof why), want_rc) << why;
+    EXPECT_EQ(f.x, 0) << "the SoI is left idle";
+    return std::vector<struct profile_burst>(br.b, br.b + br.n);
+}
+
+} // namespace
+
+// (a) A victim harmed only by sustained pressure (a buffer absorbs bursts of up to 0.5 s; beside the SoI held, or
+// in longer bursts, it keeps 0.02 of its speed): bursts of 0.25 s read on_relative 1, of 1 and 4 s the sustained
+// 0.02, exactly as the fake dictates, for a higher- and a lower-is-better metric; relative is the time average
+// 0.5 + 0.5 x on_relative.
+TEST(ProfileMethod, BurstsShorterThanTheBufferDoNoHarmLongerOnesTheSustainedHarm)
+{
+    for (int lower = 0; lower < 2; lower++) {
+        struct prof_params pp;
+        prof_params_default(&pp);
+        pp.higher_better = !lower;
+        Fake f(31);
+        f.lower = lower;
+        f.absorb_s = 0.5;
+        f.rel = [](double x) { return x < 60 ? 1.0 : 0.02; };
+        struct prof_tol_result t = search(f, pp);
+        struct prof_meter m = f.meter();
+        ASSERT_EQ(prof_bursts_due(&pp, &m, &t), 1) << "the point at 100 % broke QoS";
+        struct prof_burst_result br;
+        char why[256] = "";
+        ASSERT_EQ(prof_bursts(&pp, &m, f.base, &t, &br, why, sizeof why), 0) << why;
+        ASSERT_EQ(br.n, 3u);
+        const double on[] = {0.25, 1, 4}, on_rel[] = {1.0, 0.02, 0.02};
+        for (unsigned i = 0; i < 3; i++) {
+            const struct profile_burst &b = br.b[i];
+            EXPECT_EQ(b.on_s, on[i]) << lower << " " << i;
+            EXPECT_EQ(b.off_s, on[i]);
+            EXPECT_EQ(b.level, 100);
+            EXPECT_NEAR(b.on_relative, on_rel[i], 1e-9) << lower << " " << i;
+            EXPECT_NEAR(b.relative, 0.5 + 0.5 * on_rel[i], 1e-9) << lower << " " << i;
+            if (!lower) {
+                EXPECT_NEAR(b.relative_se, 0, 1e-9) << "no noise, equal samples in whole periods";
+            } else { // equal-work samples: the blocks of whole periods differ in their on time, and say so
+                EXPECT_LT(b.relative_se, 0.2) << i;
+            }
+            EXPECT_EQ(b.timed_out, 0);
+        }
+        EXPECT_EQ(f.waves, (std::vector<double>{0.25, 1, 4}));
+        EXPECT_EQ(f.x, 0) << "the SoI is left idle";
+    }
+}
+
+// (b) An SoI whose point at 100 % met QoS gets no bursts; nor one whose point at 100 % is uncertain, nor a search
+// without a point at 100 % (no depth), nor a meter without a square wave.
+TEST(ProfileMethod, BurstsOnlyWhereTheFullSoiBrokeQos)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(32);
+    f.rel = [](double) { return 0.99; };
+    struct prof_tol_result t = search(f, pp);
+    struct prof_meter m = f.meter();
+    EXPECT_EQ(prof_bursts_due(&pp, &m, &t), 0);
+    struct prof_burst_result br;
+    char why[256] = "";
+    ASSERT_EQ(prof_bursts(&pp, &m, f.base, &t, &br, why, sizeof why), 0) << why;
+    EXPECT_EQ(br.n, 0u);
+    EXPECT_TRUE(f.waves.empty());
+    t = broke_at_100();
+    EXPECT_EQ(prof_bursts_due(&pp, &m, &t), 1);
+    t.curve[0].uncertain = 1;
+    EXPECT_EQ(prof_bursts_due(&pp, &m, &t), 0);
+    t = broke_at_100();
+    t.curve[0].intensity = 75;
+    EXPECT_EQ(prof_bursts_due(&pp, &m, &t), 0);
+    t = broke_at_100();
+    m.soi_wave = nullptr;
+    EXPECT_EQ(prof_bursts_due(&pp, &m, &t), 0);
+}
+
+namespace {
+
+// One fake SoI for a whole profile (prof_profile) on the meter of f.
+struct OneSoi {
+    Fake *f;
+    static int open(void *, unsigned, struct profile_soi *e, char *, size_t)
+    {
+        e->cpus[0] = 1;
+        e->ncpus = 1;
+        e->capacity = 1e9;
+        e->capacity_unit = strdup("B/s");
+        e->capacity_source = strdup("fake");
+        return 1;
+    }
+    static int caused(void *, const struct prof_params *pp, struct prof_meter *m, struct profile_caused *c, char *why,
+                      size_t len)
+    {
+        c->unit = strdup("B/s");
+        return prof_caused(pp, m, c, why, len);
+    }
+    static int close(void *, char *, size_t) { return 0; }
+    static const char *name(void *, unsigned) { return "fake-disk"; }
+    static const char *resource(void *, unsigned) { return "nothing"; }
+    struct prof_sois sois()
+    {
+        struct prof_sois s = {};
+        s.ctx = this;
+        s.n = 1;
+        s.name = name;
+        s.resource = resource;
+        s.open = open;
+        s.caused = caused;
+        s.close = close;
+        return s;
+    }
+};
+
+void profile_with(Fake &f, const struct prof_params &pp, struct profile *p)
+{
+    struct prof_meter m = f.meter();
+    OneSoi o{&f};
+    struct prof_sois s = o.sois();
+    profile_init(p);
+    char why[256] = "";
+    ASSERT_EQ(prof_profile(&pp, &m, &s, 3, nullptr, p, why, sizeof why), 0) << why;
+    ASSERT_EQ(p->nsois, 1u);
+}
+
+} // namespace
+
+// (c) A whole profile: bursts by default where due, listed as a phase and the method's on-lengths; with them off
+// (--no-bursts: nburst_on 0) none, and the profile says why (test_profile_fmt reads and writes them).
+TEST(ProfileMethod, BurstsInAWholeProfileAndSwitchedOff)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    pp.burst_on_s[0] = 4, pp.burst_on_s[1] = 0.25; // any order: measured by on_s
+    pp.nburst_on = 2;
+    for (int off = 0; off < 2; off++) {
+        Fake f(33);
+        f.absorb_s = 0.5;
+        f.rel = [](double x) { return x < 60 ? 1.0 : 0.02; };
+        if (off)
+            pp.nburst_on = 0;
+        struct profile p;
+        profile_with(f, pp, &p);
+        const struct profile_soi &e = p.sois[0];
+        EXPECT_EQ(e.status, PROFILE_MEASURED);
+        unsigned phases = 0;
+        for (unsigned i = 0; i < p.nphases; i++)
+            phases += !strcmp(p.phases[i].phase, "bursts");
+        if (off) {
+            EXPECT_EQ(e.nbursts, 0u);
+            EXPECT_TRUE(f.waves.empty());
+            EXPECT_EQ(p.nburst_on, 0u);
+            ASSERT_NE(p.bursts_off, nullptr);
+            EXPECT_STREQ(p.bursts_off, "off: not asked for");
+            EXPECT_EQ(phases, 0u);
+        } else {
+            ASSERT_EQ(e.nbursts, 2u);
+            EXPECT_EQ(e.bursts[0].on_s, 0.25);
+            EXPECT_EQ(e.bursts[1].on_s, 4);
+            EXPECT_NEAR(e.bursts[0].on_relative, 1, 1e-9);
+            EXPECT_NEAR(e.bursts[1].on_relative, 0.02, 1e-9);
+            EXPECT_EQ(p.nburst_on, 2u);
+            EXPECT_EQ(p.bursts_off, nullptr);
+            EXPECT_EQ(phases, 1u);
+            EXPECT_TRUE(std::isfinite(e.caused.value)) << "caused follows the bursts";
+        }
+        profile_free(&p);
+    }
+    // a meter without a square wave: none, and the profile says so
+    Fake f(34);
+    f.rel = [](double x) { return x < 60 ? 1.0 : 0.02; };
+    pp.nburst_on = 2;
+    struct prof_meter m = f.meter();
+    m.soi_wave = nullptr;
+    OneSoi o{&f};
+    struct prof_sois s = o.sois();
+    struct profile p;
+    profile_init(&p);
+    char why[256] = "";
+    ASSERT_EQ(prof_profile(&pp, &m, &s, 3, nullptr, &p, why, sizeof why), 0) << why;
+    EXPECT_EQ(p.sois[0].nbursts, 0u);
+    ASSERT_NE(p.bursts_off, nullptr);
+    EXPECT_NE(std::string(p.bursts_off).find("square wave"), std::string::npos) << p.bursts_off;
+    profile_free(&p);
+}
+
+// (d) Counting: samples beside the wave until at least `samples` samples and 3 whole periods, never starting one
+// past max(3 periods, PROF_BURST_CAP_S); seconds count the solo samples too.
+TEST(ProfileMethod, BurstsCountSamplesAndPeriods)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(35);
+    f.rel = [](double x) { return x > 0 ? 0.02 : 1.0; };
+    f.sample_s = 0.25; // 3 periods of 0.5, 2, 8 s: 6, 24, 96 samples of 0.25 s (more than `samples`)
+    std::vector<struct profile_burst> b = bursts_of(f, pp);
+    ASSERT_EQ(b.size(), 3u);
+    const unsigned k[] = {6, 24, 96};
+    const double per[] = {0.5, 2, 8};
+    for (unsigned i = 0; i < 3; i++) {
+        EXPECT_EQ(b[i].samples, k[i]) << i;
+        EXPECT_NEAR(b[i].seconds, 3 * 0.25 + 3 * per[i], 1e-6) << "3 solo samples, then 3 periods";
+    }
+    // a slow victim: `samples` samples, past 3 periods (15 s each: 45 s)
+    Fake s(36);
+    s.rel = [](double x) { return x > 0 ? 0.02 : 1.0; };
+    s.sample_s = 15;
+    pp.nburst_on = 1;
+    b = bursts_of(s, pp);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(b[0].samples, 3u);
+    EXPECT_NEAR(b[0].seconds, 6 * 15, 1e-6);
+    // slower still: the cap (40 s) stops it with 2 samples of 25 s
+    Fake c(37);
+    c.rel = [](double x) { return x > 0 ? 0.02 : 1.0; };
+    c.sample_s = 25;
+    b = bursts_of(c, pp);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(b[0].samples, 2u);
+    // long bursts: 3 periods however many samples (on 20 s: 120 s, past the cap)
+    Fake l(38);
+    l.rel = [](double x) { return x > 0 ? 0.02 : 1.0; };
+    l.sample_s = 10;
+    pp.burst_on_s[0] = 20;
+    b = bursts_of(l, pp);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(b[0].samples, 12u);
+    // a sample beside the wave past its timeout ends the point as a bound (the wall-time metric)
+    Fake t(39);
+    t.rel = [](double x) { return x > 0 ? 0.02 : 1.0; };
+    t.timeout_at = {4}; // the second sample beside the first wave (0-2: its solo samples)
+    t.timeout_s = 10;
+    pp.timeout_s = 10;
+    pp.wall_bound = 1;
+    pp.burst_on_s[0] = 0.25;
+    b = bursts_of(t, pp);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(b[0].timed_out, 1);
+    EXPECT_EQ(b[0].samples, 2u);
+    EXPECT_TRUE(std::isnan(b[0].relative_se)) << "a bound has no standard error";
+    // ... and without a bound (a metric not bounded by the wall time) the bursts end there
+    Fake u(40);
+    u.rel = [](double x) { return x > 0 ? 0.02 : 1.0; };
+    u.timeout_at = {4};
+    u.timeout_s = 10;
+    pp.wall_bound = 0;
+    b = bursts_of(u, pp, -ETIMEDOUT);
+    EXPECT_TRUE(b.empty());
+}
+
+// The standard error: noise in the beside samples and the solo ones gives a positive relative_se of the size of
+// the noise over the blocks of whole periods; the relative stays near the truth.
+TEST(ProfileMethod, BurstsStandardErrorFromTheSpreadAndTheSoloNoise)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    pp.noise = 0.05;
+    Fake f(41);
+    f.noise = 0.05;
+    f.absorb_s = 0.5;
+    f.rel = [](double x) { return x > 0 ? 0.02 : 1.0; };
+    std::vector<struct profile_burst> b = bursts_of(f, pp);
+    ASSERT_EQ(b.size(), 3u);
+    for (auto &x : b) {
+        EXPECT_GT(x.relative_se, 0.005) << x.on_s;
+        EXPECT_LT(x.relative_se, 0.2) << x.on_s;
+        EXPECT_NEAR(x.relative, x.on_s <= 0.5 ? 1.0 : 0.51, 4 * x.relative_se) << x.on_s;
+    }
 }
