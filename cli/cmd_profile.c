@@ -16,6 +16,7 @@
 #include "output.h"
 #include "parse.h"
 #include "profile.h"
+#include "profile_method.h"
 #include "soi.h"
 #include "target.h"
 
@@ -26,6 +27,35 @@ struct profile_cmd_opts {
     int json;
     int floor_given;
 };
+
+/* --bursts LIST: on-lengths in seconds, comma separated, each in [PROF_BURST_MIN_S, PROF_BURST_MAX_S], at most
+ * PROFILE_MAX_BURSTS, none twice. */
+static int set_bursts(const struct cli_opt *op, const char *arg, void *opts, char *why, size_t len)
+{
+    (void)op;
+    struct profile_cmd_opts *o = opts;
+    char buf[256];
+    if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+        return ib_why(why, len, -EINVAL, "--bursts: a list of at most %d lengths in seconds expected",
+                      PROFILE_MAX_BURSTS);
+    o->po.nbursts = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        double x;
+        if (parse_double(t, &x) < 0 || !(x >= PROF_BURST_MIN_S && x <= PROF_BURST_MAX_S))
+            return ib_why(why, len, -EINVAL, "--bursts: '%s' is not a length in seconds in [%g, %g]", t,
+                          PROF_BURST_MIN_S, PROF_BURST_MAX_S);
+        if (o->po.nbursts >= PROFILE_MAX_BURSTS)
+            return ib_why(why, len, -EINVAL, "--bursts: at most %d lengths", PROFILE_MAX_BURSTS);
+        for (unsigned i = 0; i < o->po.nbursts; i++)
+            if (o->po.bursts[i] == x)
+                return ib_why(why, len, -EINVAL, "--bursts: %g s is listed twice", x);
+        o->po.bursts[o->po.nbursts++] = x;
+    }
+    if (!o->po.nbursts)
+        return ib_why(why, len, -EINVAL, "--bursts: a list of lengths in seconds expected, e.g. 0.25,1,4");
+    return 0;
+}
 
 /* Everything that can be checked before minutes of measuring. 0 or the exit code (message printed). */
 static int check(struct profile_opts *o, struct machine *m, const char *cpus, const char *out)
@@ -83,6 +113,8 @@ static int cmd_profile(void *opts, int argc, char **argv, int first)
         return cli_fail(IB_EXIT_USAGE, "profile", "--name NAME is required (no '/')");
     if (!!o.target_cmd == !!o.pid)
         return cli_fail(IB_EXIT_USAGE, "profile", "give exactly one of --target 'CMD' and --pid PID");
+    if (o.no_bursts && o.nbursts) /* never ignored in silence */
+        return cli_fail(IB_EXIT_USAGE, "profile", "--bursts and --no-bursts exclude each other");
     if (o.no_depth && co->floor_given) /* never ignored in silence */
         return cli_fail(IB_EXIT_USAGE, "profile", "--floor goes with the depth, which --no-depth turns off");
     char why[512] = "";
@@ -212,6 +244,11 @@ static const struct cli_opt profile_table[] = {
                 "where the curve first falls below F (2 more points at most)"),
      .flags = CLI_OPT_GT_MIN, .def = "0.5", .have = CLI_HAVE(PO, floor_given)},
     {CLI_FLAG("no-depth", PO, po.no_depth, "the tolerated search only: no point at 100 % or below the --floor")},
+    {CLI_CUSTOM("bursts", "LIST", PO, po.bursts, set_bursts,
+                "where the SoI at 100 % breaks QoS, the target beside it in bursts: 100 % for each\n"
+                "length (s, 0.05-60, comma separated, at most " CLI_STR_OF(PROFILE_MAX_BURSTS) "), then idle as long"),
+     .def = "0.25,1,4"},
+    {CLI_FLAG("no-bursts", PO, po.no_bursts, "no bursts")},
     {CLI_DOUBLE("usage-seconds", "S", PO, po.usage_s, 0, 600,
                 "after the first baseline, what the target presses over time, counted by the\n"
                 "kernel for its processes in 100 ms windows while its work runs alone (0: not)"),
@@ -228,13 +265,15 @@ const struct cli_cmd cli_cmd_profile = {
              "                      [--samples N] [--baselines N] [--caused-level X] [--caused-rounds N]\n"
              "                      [--caused-budget S] [--timeout S] [--warmup MS] [--dir DIR]\n"
              "                      [--no-reach-check] [--no-sequential] [--floor F | --no-depth]\n"
-             "                      [--usage-seconds S]\n\n",
+             "                      [--bursts LIST | --no-bursts] [--usage-seconds S]\n\n",
     .about = "Profiles a target: for every SoI, how much interference it tolerates before its QoS breaks, and\n"
              "how much it causes (docs/profile.md). Tolerated: the SoI, on CPUs that share its resource with the\n"
              "target (never the target's), held at 25, 50, 75 and 100 %, then two bisection steps inside the first\n"
              "bracket that breaks QoS; a point that breaks it is measured again and counts only when it breaks twice.\n"
              "Then the depth: 100 % when the search stopped short of it and, when it reads below --floor (0.5),\n"
              "where the curve first falls below the floor, so a prediction never extends a point that met QoS.\n"
+             "Then, where 100 % broke QoS, bursts: the SoI at 100 % for each --bursts length, then idle as long, over\n"
+             "3 whole periods and --samples samples at least: the target's relative speed, and while on.\n"
              "Caused: the SoI at --caused-level (100), unthrottled, in windows alternating alone and beside the\n"
              "target's running work; per round the share of its work per second of its own CPU time that the\n"
              "target took; the median over the rounds with its standard error, 'distinguishable' when beyond twice\n"

@@ -166,6 +166,26 @@ static int cmd_show(void *opts, int argc, char **argv, int first)
         printf(" (%u point%s, %s s)\n", s->depth.points, s->depth.points == 1 ? "" : "s",
                NUM(b4, "%.1f", s->depth.seconds));
     }
+    hdr = 0; /* 1.7: the target beside the SoI in bursts, a small table per SoI that has them */
+    for (unsigned i = 0; i < p.nsois; i++) {
+        const struct profile_soi *s = &p.sois[i];
+        if (!s->nbursts)
+            continue;
+        if (!hdr++)
+            printf("\nbursts (the SoI on for on s, then idle for off s; relative over whole periods, on: while on):\n");
+        printf("  %s\n  %8s %8s %7s %9s %7s %7s %8s %9s\n", TTY_TEXT(STR(s->soi)), "on s", "off s", "level",
+               "relative", "se", "on", "samples", "seconds");
+        for (unsigned k = 0; k < s->nbursts && k < PROFILE_MAX_BURSTS; k++) {
+            const struct profile_burst *b = &s->bursts[k];
+            char c5[32], c6[32], c7[32];
+            printf("  %8s %8s %7s %8s%s %7s %7s %8u %9s\n", NUM(b1, "%g", b->on_s), NUM(b2, "%g", b->off_s),
+                   NUM(b3, "%g", b->level), NUM(b4, "%.3f", b->relative), b->timed_out ? "<" : " ",
+                   NUM(c5, "%.3f", b->relative_se), NUM(c6, "%.3f", b->on_relative), b->samples,
+                   NUM(c7, "%.1f", b->seconds));
+        }
+    }
+    if (!hdr && p.bursts_off)
+        printf("\nbursts: %s\n", TTY_TEXT(p.bursts_off));
     hdr = 0; /* caused, in detail: CPU time the SoI lost to the target, and what the target occupies */
     for (unsigned i = 0; i < p.nsois; i++) {
         const struct profile_soi *s = &p.sois[i];

@@ -247,6 +247,17 @@ static int m_hold(void *ctx, double x, int unthrottled, char *why, size_t len)
     return engine_start(r->s, x, &eo, r->stop, &r->eng, why, len);
 }
 
+/* The SoI as a square wave (engine_wave): started at x when it is not running (throttled, as tolerated holds it),
+ * then alternating x and 0 in the engine's control thread until the next m_hold. */
+static int m_wave(void *ctx, double x, double on_s, double off_s, char *why, size_t len)
+{
+    struct run *r = ctx;
+    int rc = m_hold(ctx, x, 0, why, len);
+    if (rc < 0)
+        return rc;
+    return engine_wave(r->eng, x, (uint64_t)(on_s * 1e9), (uint64_t)(off_s * 1e9), why, len);
+}
+
 static int m_mark(void *ctx, char *why, size_t len)
 {
     struct run *r = ctx;
@@ -951,7 +962,7 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
                             .soi_read = m_read, .work = m_work, .wait_ms = m_wait, .now_ns = m_now,
                             .occupancy = m_occupancy, .progress = m_progress,
                             .pressure = m_pressure, .ref_curve = m_ref_curve, .ref_window = m_ref_window,
-                            .usage = o->usage_s > 0 ? m_usage : NULL};
+                            .usage = o->usage_s > 0 ? m_usage : NULL, .soi_wave = m_wave};
     struct prof_params pp;
     prof_params_default(&pp);
     pp.qos = o->qos;
@@ -969,6 +980,12 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
         pp.floor = o->floor;
     if (o->no_depth)
         pp.floor = 0;
+    if (o->nbursts) {
+        pp.nburst_on = o->nbursts > PROFILE_MAX_BURSTS ? PROFILE_MAX_BURSTS : o->nbursts;
+        memcpy(pp.burst_on_s, o->bursts, pp.nburst_on * sizeof(double));
+    }
+    if (o->no_bursts)
+        pp.nburst_on = 0;
     pp.timeout_s = o->timeout_s;
     r.window_ms = pp.caused_window_ms;
     /* a sample's relative performance is at most its wall time's: runtime itself, and the throughput or latency of a

@@ -52,6 +52,9 @@ struct profile_opts {
     int no_sequential;      /* every point takes all its samples */
     double floor;           /* depth: follow each curve down to this relative (0: the method's default, 0.5) */
     int no_depth;           /* no depth: the tolerated search only */
+    double bursts[PROFILE_MAX_BURSTS]; /* bursts' on-lengths, s (nbursts 0: the method's default, 0.25, 1, 4) */
+    unsigned nbursts;
+    int no_bursts;          /* no bursts */
     double usage_s;         /* the target's usage over time, counted, for this many seconds (0: not measured) */
 };
 

@@ -872,3 +872,28 @@ TEST(ProfileFmt, ShowSaysACausedWasReadThroughItsReference)
     EXPECT_NE(p.out.find("read/s alone"), std::string::npos) << p.out;
     EXPECT_NE(p.out.find(" 1.00@0 "), std::string::npos) << p.out;
 }
+
+// show prints the bursts of an SoI that has them, a small table (a bound marked "<"); a profile with none says why.
+TEST(ProfileFmt, ShowPrintsTheBursts)
+{
+    TempDir dir("profile_fmt");
+    struct profile a;
+    fill_full(&a);
+    const std::string f = dir.path() + "/p17.json";
+    char why[512] = "";
+    ASSERT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
+    Proc p;
+    run(p, {"show", f});
+    EXPECT_EQ(p.status, 0) << p.err;
+    EXPECT_NE(p.out.find("\nbursts ("), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("    0.25     0.25     100    0.995  "), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("       4        4     100    0.510<"), std::string::npos) << p.out;
+    a.sois[0].nbursts = 0;
+    a.nburst_on = 0;
+    a.bursts_off = strdup("off: not asked for");
+    ASSERT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
+    profile_free(&a);
+    Proc q;
+    run(q, {"show", f});
+    EXPECT_NE(q.out.find("\nbursts: off: not asked for\n"), std::string::npos) << q.out;
+}
