@@ -71,7 +71,7 @@ static void log_fields(void *ctx, const char *verb, const char *body, size_t len
 
 /* The command's options, as given. */
 struct extender_opts {
-    const char *listen, *profiles, *nodes, *unknown, *refuse, *cert, *key, *log_level;
+    const char *listen, *profiles, *nodes, *unknown, *refuse, *decide, *cert, *key, *log_level;
     double margin;
     unsigned assume_ttl_s, threads, conns, per_addr, timeout_s;
     uint64_t max_body, body_mem;
@@ -85,7 +85,8 @@ static int cmd_extender(void *opts, int argc, char **argv, int first)
     const char *addr = eo->listen, *cert = eo->cert, *key = eo->key;
     struct pl_extender_opts xo = {.profiles = eo->profiles, .nodes = eo->nodes, .margin = eo->margin,
                                   .pessimistic = !strcmp(eo->unknown, "pessimistic"),
-                                  .assume_ttl_s = eo->assume_ttl_s, .established = !strcmp(eo->refuse, "established")};
+                                  .assume_ttl_s = eo->assume_ttl_s, .established = !strcmp(eo->refuse, "established"),
+                                  .decide_headroom = !strcmp(eo->decide, "headroom")};
     unsigned long threads = eo->threads, timeout = eo->timeout_s, conns = eo->conns, per_addr = eo->per_addr;
     uint64_t max_body = eo->max_body, body_mem = eo->body_mem;
     bool body_mem_set = eo->body_mem_set, per_addr_set = eo->per_addr_set;
@@ -187,6 +188,7 @@ _Static_assert(HTTP_DEFAULT_CONNS == 256 && HTTP_DEFAULT_PER_ADDRESS == 32 && HT
 
 static const char *const unknown_modes[] = {"pessimistic", "optimistic", NULL};
 static const char *const refuse_rules[] = {"established", "uncertain", NULL};
+static const char *const decide_modes[] = {"model", "headroom", NULL};
 static const char *const log_levels[] = {"off", "error", "info", "debug", NULL};
 
 #define EO struct extender_opts
@@ -215,6 +217,10 @@ static const struct cli_opt extender_table[] = {
                 "profiles' uncertainty; an uncertain node passes and prioritize ranks\n"
                 "it last"),
      .def = "established"},
+    {CLI_CHOICE("decide", "MODE", EO, decide, decide_modes,
+                "model: the predicted relative performance with its bounds against each\n"
+                "member's QoS line; headroom: the rule before 1.7 (docs/placement.md)"),
+     .def = "model"},
     {CLI_STR("tls-cert", "F", EO, cert, "HTTPS with this PEM certificate (with --tls-key)")},
     {CLI_STR("tls-key", "F", EO, key, "and this PEM key (both or neither)")},
     {CLI_UINT("threads", "N", EO, threads, 1, 256, "the server's thread pool"), .def = "2", .what = "1-256"},
@@ -250,6 +256,7 @@ const struct cli_cmd cli_cmd_extender = {
     .summary = "the Kubernetes scheduler extender: filter and prioritize over HTTP",
     .usage = "usage: ibench extender [--listen ADDR:PORT] [--profiles DIR] [--nodes DIR] [--margin M]\n"
              "                       [--unknown pessimistic|optimistic] [--refuse established|uncertain]\n"
+             "                       [--decide model|headroom]\n"
              "                       [--tls-cert F --tls-key F] [--threads N]\n"
              "                       [--max-body BYTES] [--body-memory BYTES] [--max-connections N]\n"
              "                       [--max-per-address N] [--timeout S] [--log-level off|error|info|debug]\n"

@@ -30,8 +30,10 @@ struct Ext {
     Ext(bool pessimistic = true)
     {
         std::string store = kDir + "store";
-        pl_extender_opts o = {}; // established false: the goldens are the old rule (--refuse uncertain)
+        pl_extender_opts o = {}; // established false, headroom: the goldens are the old rule (--refuse uncertain
+                                 // --decide headroom); the model's decisions are test_pl_wmodel's
         o.profiles = store.c_str(), o.margin = PL_COLOC_MARGIN, o.pessimistic = pessimistic, o.established = false;
+        o.decide_headroom = true;
         char why[256] = "";
         EXPECT_EQ(pl_extender_new(&o, &x, why, sizeof why), 0) << why;
     }

@@ -54,6 +54,7 @@ struct Ext {
     {
         pl_extender_opts o = {};
         o.profiles = dir.c_str(), o.margin = PL_COLOC_MARGIN, o.pessimistic = pessimistic;
+        o.decide_headroom = true; // the store's profiles break at so many copies by the headroom rule (before 1.7)
         o.nodes = nodes, o.cache_cap = cap, o.assume_ttl_s = assume, o.clock = fake_clock;
         char why[256] = "";
         EXPECT_EQ(pl_extender_new(&o, &x, why, sizeof why), 0) << why;
@@ -488,7 +489,7 @@ TEST(ExtenderNodes, ReadyOnlyWithAStore)
 unsigned allowed(const profile *p, bool pessimistic, unsigned cap)
 {
     std::vector<const profile *> g;
-    pl_coloc_opts o = {PL_COLOC_MARGIN, pessimistic, false, false}; // Ext: established false (the old rule)
+    pl_coloc_opts o = {PL_COLOC_MARGIN, pessimistic, false, false, PL_DECIDE_HEADROOM, PL_WM_PRODUCT}; // Ext's rule
     for (unsigned n = 2; n <= cap; n++) {
         g.assign(n, p);
         pl_coloc_result r = {};

@@ -144,6 +144,7 @@ TEST(PlaceColocate, ExactDecisionsAndReasons)
     // optimistic: memcached is safe beside redis on b (not beside disk on a, whose disk-bw it presses), and b is
     // fuller than the empty c; xz then goes to b too: a and b are both safe, b the fuller
     CliRun r = ibench({"colocate", "--fleet", fleet, "--unknown", "optimistic", "--refuse", "uncertain", "--json",
+                       "--decide", "headroom",
                        "--profiles", kCorun + "/memcached.json", kCorun + "/xz.json"});
     ASSERT_EQ(r.code, 0) << r.err;
     json_error_t e;
@@ -162,7 +163,8 @@ TEST(PlaceColocate, ExactDecisionsAndReasons)
 
     // pessimistic, refusing every negative headroom (the old default): memcached takes the empty c (unsafe
     // beside disk and redis); dram:2:8 then fits nowhere safely, and waits with every machine's reason
-    r = ibench({"colocate", "--fleet", fleet, "--refuse", "uncertain", "--profiles", kCorun + "/memcached.json",
+    r = ibench({"colocate", "--fleet", fleet, "--refuse", "uncertain", "--decide", "headroom", "--profiles",
+                kCorun + "/memcached.json",
                 kCorun + "/dram.json:2:8"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("memcached (1 CPUs, 1.0 GiB): -> c"), std::string::npos) << r.out;
@@ -170,7 +172,8 @@ TEST(PlaceColocate, ExactDecisionsAndReasons)
     EXPECT_NE(r.out.find("dram (2 CPUs, 8.0 GiB): waits"), std::string::npos) << r.out;
     // the default refuses only established breaks: none of those refusals was beyond the figures' se, so a and b
     // are uncertain (said why), memcached still takes the empty c before them, and dram no longer waits
-    r = ibench({"colocate", "--fleet", fleet, "--profiles", kCorun + "/memcached.json", kCorun + "/dram.json:2:8"});
+    r = ibench({"colocate", "--fleet", fleet, "--decide", "headroom", "--profiles", kCorun + "/memcached.json",
+                kCorun + "/dram.json:2:8"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("refusing established breaks only): 2 placed, 0 wait"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("memcached (1 CPUs, 1.0 GiB): -> c"), std::string::npos) << r.out;

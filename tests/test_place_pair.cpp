@@ -81,7 +81,8 @@ struct Check {
         std::vector<const struct profile *> g;
         for (auto *a : apps)
             g.push_back(&a->p);
-        struct pl_coloc_opts o = {margin, pessimistic, terse, established};
+        // the headroom rule (before 1.7, --decide headroom): these profiles carry tolerated figures, not curves
+        struct pl_coloc_opts o = {margin, pessimistic, terse, established, PL_DECIDE_HEADROOM, PL_WM_PRODUCT};
         rc = pl_coloc_check(g.data(), (unsigned)g.size(), &o, &r, why, sizeof why);
     }
     ~Check() { pl_coloc_result_free(&r); }
@@ -470,7 +471,23 @@ TEST(PlacePairCli, TableJsonAndBadInput)
     ASSERT_EQ(json_array_size(dec), 1u) << r.out;
     EXPECT_STREQ(json_string_value(json_object_get(json_array_get(dec, 0), "resource")), "mem-bw");
     EXPECT_STREQ(json_string_value(json_object_get(json_array_get(dec, 0), "application")), "memcached");
+    // the model decides (1.7): memcached's curve at hog's 60 % on mem-bw, exact figures (se 0), under its QoS
+    EXPECT_NE(strstr(json_string_value(json_object_get(doc, "why")), "memcached predicted 0.75 [0.75, 0.75] < (even "
+                                                                      "optimistic) QoS 0.95: mem-bw: 0.79"),
+              nullptr)
+        << json_string_value(json_object_get(doc, "why"));
+    EXPECT_STREQ(json_string_value(json_object_get(doc, "decide")), "model");
+    json_t *pm = json_array_get(json_object_get(doc, "predictions"), 0);
+    EXPECT_STREQ(json_string_value(json_object_get(pm, "decision")), "refused");
+    EXPECT_STREQ(json_string_value(json_object_get(pm, "resource")), "mem-bw");
+    json_decref(doc);
+    r = ibench({"pair", mc, hog.path, "--json", "--decide", "headroom"}); // the rule before 1.7
+    ASSERT_EQ(r.code, 0) << r.err;
+    doc = json_loads(r.out.c_str(), 0, &e);
+    ASSERT_NE(doc, nullptr) << e.text << r.out;
+    EXPECT_STREQ(json_string_value(json_object_get(doc, "verdict")), "unsafe");
     EXPECT_NE(strstr(json_string_value(json_object_get(doc, "why")), "hog breaks memcached"), nullptr);
+    EXPECT_EQ(json_array_size(json_object_get(doc, "predictions")), 0u);
     json_decref(doc);
 
     r = ibench({"pair", mc});

@@ -42,12 +42,12 @@ extern const char place_help_topology[], place_help_distances[], place_help_conc
 /* A command that reads no NUMA distances refuses --distances (never ignored in silence): 0, or the exit code after
  * one line. */
 int place_refuse_distances(const char *cmd, const struct place_opts *o);
-/* The co-location check's options (place pair, place colocate): --margin, --unknown, --refuse, over a struct
+/* The co-location check's options (place pair, place colocate): --margin, --unknown, --refuse, --decide, over a struct
  * place_coloc_args ck in the command's option struct st (the defaults: pl_coloc.h's), and what they make of the
  * library's struct pl_coloc_opts. */
 struct place_coloc_args {
     double margin;
-    const char *unknown, *refuse;
+    const char *unknown, *refuse, *decide;
 };
 struct pl_coloc_opts;
 void place_coloc_opts(const struct place_coloc_args *a, struct pl_coloc_opts *o);
@@ -64,14 +64,15 @@ struct place_check_args {
     uint64_t seed;                   /* the bootstrap's */
 };
 int place_predict_check(const char *cmd, const struct place_check_args *a, char **recs, unsigned n);
-extern const char place_help_margin[], place_help_unknown[], place_help_refuse[];
-extern const char *const place_unknown_modes[], *const place_refuse_rules[];
+extern const char place_help_margin[], place_help_unknown[], place_help_refuse[], place_help_decide[];
+extern const char *const place_unknown_modes[], *const place_refuse_rules[], *const place_decide_modes[];
 #define PLACE_COLOC_OPTS(st)                                                                                       \
     {CLI_DOUBLE("margin", "M", st, ck.margin, 0, 100, place_help_margin), .def = CLI_STR_OF(PL_COLOC_MARGIN),      \
      .what = "a number of points in 0-100"},                                                                       \
         {CLI_CHOICE("unknown", "MODE", st, ck.unknown, place_unknown_modes, place_help_unknown),                   \
          .def = "pessimistic"},                                                                                    \
-        {CLI_CHOICE("refuse", "RULE", st, ck.refuse, place_refuse_rules, place_help_refuse), .def = "established"}
+        {CLI_CHOICE("refuse", "RULE", st, ck.refuse, place_refuse_rules, place_help_refuse), .def = "established"}, \
+        {CLI_CHOICE("decide", "MODE", st, ck.decide, place_decide_modes, place_help_decide), .def = "model"}
 
 /* Loads the machine and its hierarchy for o->concerns (h may be NULL when the command needs none).  On failure
  * prints one line as "ibench place CMD: ..." and returns the exit code (2 for bad input); 0 on success. */

@@ -9,13 +9,15 @@
 
 #include "ib_rand.h"
 #include "pl_sim.h"
+#include "pl_wmodel.h"
 #include "profile_fmt.h"
 
-/* The candidates, simplest first (a tie in selection goes to the earlier one). */
+/* The candidates, simplest first (a tie in selection goes to the earlier one); the model's two last. */
 const struct pl_pred_rule pl_pred_rules[] = {
-    {"product-flat-dist", 0, 0, 0}, {"product-extend-dist", 0, 1, 0}, {"min-flat-dist", 1, 0, 0},
-    {"min-extend-dist", 1, 1, 0},   {"product-flat-any", 0, 0, 1},    {"product-extend-any", 0, 1, 1},
-    {"min-flat-any", 1, 0, 1},      {"min-extend-any", 1, 1, 1},
+    {"product-flat-dist", 0, 0, 0, 0}, {"product-extend-dist", 0, 1, 0, 0}, {"min-flat-dist", 1, 0, 0, 0},
+    {"min-extend-dist", 1, 1, 0, 0},   {"product-flat-any", 0, 0, 1, 0},    {"product-extend-any", 0, 1, 1, 0},
+    {"min-flat-any", 1, 0, 1, 0},      {"min-extend-any", 1, 1, 1, 0},      {"windows", 0, 0, 0, 1},
+    {"windows-min", 1, 0, 0, 1},
 };
 const unsigned pl_pred_nrules = sizeof pl_pred_rules / sizeof pl_pred_rules[0];
 
@@ -71,6 +73,10 @@ double pl_pred_pressure(const struct profile *const *others, unsigned n, const c
 double pl_predict(const struct profile *app, const struct profile *const *others, unsigned n,
                   const struct pl_pred_rule *r, const char *only_soi)
 {
+    if (r->windows) {
+        struct pl_wm_pred p;
+        return pl_wm_predict(app, others, n, r->min ? PL_WM_MIN : PL_WM_PRODUCT, only_soi, &p) == 0 ? p.rel : NAN;
+    }
     double rel = 1.0;
     for (unsigned i = 0; i < app->nsois; i++) {
         const struct profile_soi *s = &app->sois[i];

@@ -28,17 +28,22 @@ extern "C" {
 struct profile;
 
 /* A prediction rule: how the co-runners' pressures add up and how A's curves are read (docs/placement.md,
- * "Prediction rules").  The default, PL_PRED_DEFAULT, is the fleet simulator's truth model (pl_sim_truth): the product
- * over A's measured SoIs of its curve at the summed caused figures distinguishable from 0, flat beyond the last point.
- * The others are candidates a corpus may select, on one half, to be reported on the other (place predict --fit). */
+ * "Prediction rules").  The default, PL_PRED_MODEL ("windows"), is the model that decides (pl_wmodel.h): the
+ * co-runners' pressure window by window, A's curves and burst response, the mean over windows.  PL_PRED_TRUTH is the
+ * fleet simulator's truth model (pl_sim_truth), the default before 1.7: the product over A's measured SoIs of its
+ * curve at the summed caused figures distinguishable from 0, flat beyond the last point.  The others are candidates
+ * a corpus may select, on one half, to be reported on the other (place predict --fit). */
 struct pl_pred_rule {
     const char *name;
     int min;    /* 1: the worst single resource; 0: the product over resources */
     int extend; /* 1: beyond the last measured point the curve goes on along its last segment (down to 0, never up);
                  * 0: flat */
     int any;    /* 1: every finite positive caused figure counts, distinguishable or not; 0: distinguishable only */
+    int windows; /* 1: the model (pl_wm_predict, min: PL_WM_MIN); extend and any do not apply */
 };
-#define PL_PRED_DEFAULT "product-flat-dist"
+#define PL_PRED_MODEL "windows"
+#define PL_PRED_TRUTH "product-flat-dist"
+#define PL_PRED_DEFAULT PL_PRED_MODEL
 extern const struct pl_pred_rule pl_pred_rules[];
 extern const unsigned pl_pred_nrules;
 const struct pl_pred_rule *pl_pred_rule_find(const char *name);

@@ -204,6 +204,48 @@ static int shape_warnings(const struct profile *const *apps, unsigned n, struct 
     return 0;
 }
 
+const char *pl_coloc_decide_name(enum pl_coloc_decide d) { return d == PL_DECIDE_HEADROOM ? "headroom" : "model"; }
+
+/* The model's verdict over the headroom rule's (decide model): each member beside all the others (pl_wm_group);
+ * refused: a member's optimistic bound under its QoS line (established), or its pessimistic bound (not
+ * established: uncertain refused too); uncertain: bounds straddling it; the fit the smallest prediction. */
+static int model_decides(const struct profile *const *apps, unsigned n, const struct pl_coloc_opts *o,
+                         struct pl_coloc_result *r)
+{
+    struct pl_wm_group g;
+    if (!(r->pred = calloc(n, sizeof *r->pred)) || pl_wm_group_check(apps, n, o->combine, r->pred, &g) < 0)
+        return -ENOMEM;
+    free(r->deciding);
+    free(r->uncertain);
+    r->deciding = r->uncertain = NULL;
+    r->verdict = PL_COLOC_SAFE;
+    for (unsigned a = 0; a < n; a++) {
+        const double q = pl_wm_qos(apps[a]);
+        enum pl_wm_decision d = pl_wm_decide(&r->pred[a], q);
+        if (d == PL_WM_UNCERTAIN && !o->established)
+            d = PL_WM_REFUSED;
+        if (d == PL_WM_KEPT)
+            continue;
+        const enum pl_coloc_verdict v = d == PL_WM_REFUSED ? PL_COLOC_UNSAFE : PL_COLOC_UNCERTAIN;
+        if (v > r->verdict)
+            r->verdict = v;
+        if (o->terse)
+            continue;
+        const struct pl_wm_pred *p = &r->pred[a];
+        char la[96];
+        /* "RES (A predicted ...)", joined by ", ": the headroom rule's form, which the extender counts by resource */
+        int err = append(d == PL_WM_REFUSED ? &r->deciding : &r->uncertain, ", ",
+                         "%s (%s predicted %.2f [%.2f, %.2f] %s QoS %.2f: %s)", p->deciding[0] ? p->deciding : "model",
+                         label(apps, n, a, la, sizeof la), p->rel, p->lo, p->hi,
+                         p->hi < q ? "< (even optimistic)" : p->lo >= q ? ">=" : "straddles", q, p->why);
+        if (err)
+            return err;
+    }
+    r->safe = r->verdict != PL_COLOC_UNSAFE;
+    r->fit = g.fit;
+    return 0;
+}
+
 int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct pl_coloc_opts *o,
                    struct pl_coloc_result *r, char *why, size_t len)
 {
@@ -229,6 +271,9 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
     }
     r->napps = n;
     r->safe = true;
+    r->decide = o->decide;
+    /* decide model: the cells are explanation, every one filled, no text; the model decides below */
+    const bool model = o->decide == PL_DECIDE_MODEL, texts = !o->terse && !model, stop = o->terse && !model;
     for (unsigned k = 0; k < r->nres; k++) {
         double least = INFINITY, cv[PL_COLOC_MAX_APPS], clo[PL_COLOC_MAX_APPS];
         const struct profile_soi *sp[PL_COLOC_MAX_APPS];
@@ -277,7 +322,7 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
                     c->uncertain = true;
                     if (r->verdict == PL_COLOC_SAFE)
                         r->verdict = PL_COLOC_UNCERTAIN;
-                    if (!o->terse) {
+                    if (texts) {
                         char la[96];
                         err = append(&r->uncertain, ", ", "%s (%s: %.1f caused as counted > %.1f tolerated - %g margin, "
                                      "but %.1f established beyond 2 se <= %.1f the bracket's high end - %g)",
@@ -292,8 +337,10 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
                 }
                 r->safe = false;
                 r->verdict = PL_COLOC_UNSAFE;
-                if (o->terse)
+                if (stop)
                     return 0;
+                if (!texts)
+                    continue;
                 char *who = NULL, *figs = NULL, la[96], lb[96];
                 for (unsigned b = 0; b < n && err == 0; b++)
                     if (b != a && clo[b] > 0) {
@@ -319,8 +366,10 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
             if (c->headroom < 0) {
                 r->safe = false;
                 r->verdict = PL_COLOC_UNSAFE;
-                if (o->terse)
+                if (stop)
                     return 0;
+                if (!texts)
+                    continue;
                 char *who = NULL; /* the others that press r as counted (an unknown counted 100 among them) */
                 char lb[96], la[96];
                 for (unsigned b = 0; b < n && err == 0; b++)
@@ -340,6 +389,10 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
         if (isfinite(least))
             r->fit += least;
     }
+    if (model && (err = model_decides(apps, n, o, r)) != 0) {
+        pl_coloc_result_free(r);
+        return ib_why(why, len, err, "out of memory");
+    }
     if (!o->terse && (err = shape_warnings(apps, n, r))) {
         pl_coloc_result_free(r);
         return ib_why(why, len, err, "out of memory");
@@ -355,6 +408,7 @@ void pl_coloc_result_free(struct pl_coloc_result *r)
     free(r->cell);
     free(r->deciding);
     free(r->uncertain);
+    free(r->pred);
     for (unsigned w = 0; w < r->nwarnings; w++)
         free(r->warnings[w]);
     free(r->warnings);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "pl_wmodel.h"
 #include "profile_fmt.h"
 
 #ifdef __cplusplus
@@ -18,11 +19,17 @@ extern "C" {
 
 #define PL_COLOC_MAX_APPS 64
 
-/* A group's verdict.  Uncertain: only with `established`: a cell the reading (pessimistic or optimistic) calls
- * unsafe, but whose break is not established beyond the profiles' uncertainty; the group is not refused and ranks
- * after every safe one. */
+/* A group's verdict.  Uncertain (only with `established`): the model's bounds straddle a member's QoS line (decide
+ * model), or a cell the reading calls unsafe but whose break is not established beyond the profiles' uncertainty
+ * (decide headroom); the group is not refused and ranks after every safe one. */
 enum pl_coloc_verdict { PL_COLOC_SAFE = 0, PL_COLOC_UNCERTAIN, PL_COLOC_UNSAFE };
 const char *pl_coloc_verdict_name(enum pl_coloc_verdict v);
+
+/* What decides: the model (pl_wmodel.h: each member's predicted relative performance beside the others, with its
+ * bounds, against its QoS line; the default since 1.7), or the headroom rule (tolerated - margin - others' caused
+ * per resource, the rule before 1.7, kept for comparison: --decide headroom). */
+enum pl_coloc_decide { PL_DECIDE_MODEL = 0, PL_DECIDE_HEADROOM };
+const char *pl_coloc_decide_name(enum pl_coloc_decide d); /* "model", "headroom" */
 
 struct pl_coloc_opts {
     double margin;    /* points kept free under every tolerated figure (default PL_COLOC_MARGIN) */
@@ -35,7 +42,11 @@ struct pl_coloc_opts {
                        * distinguishable figures only, unknowns 0) against the tolerated bracket's high end (the
                        * lowest intensity that broke QoS beyond its noise, unknown: 100), less the margin.  A cell
                        * unsafe by the reading above but not established is uncertain.  false (--refuse uncertain):
-                       * every cell the reading calls unsafe refuses, as before 1.4 */
+                       * every cell the reading calls unsafe refuses, as before 1.4.  Decide model: refuse a
+                       * member whose optimistic bound is under its QoS line (true), or whose pessimistic bound is
+                       * (false: uncertain refused too) */
+    enum pl_coloc_decide decide; /* PL_DECIDE_MODEL (0) unless asked: the cells are then explanation only */
+    enum pl_wm_combine combine;  /* decide model: how a window's resources combine (product, 0) */
 };
 #define PL_COLOC_MARGIN 5.0
 
@@ -63,14 +74,19 @@ struct pl_coloc_result {
                                    * (co-runners that press it joined by '+'; established: each one's figure and
                                    * se); safe: NULL */
     char *uncertain;              /* uncertain: the cells that made it so, with their figures; else NULL */
-    double fit;                   /* groups not refused: larger is better (monotone: less pressure never fits worse);
-                                   * an uncertain group's is computed on the same reading, so its negative headroom
-                                   * counts against it */
+    double fit;                   /* groups not refused: larger is better (monotone: less pressure never fits worse).
+                                   * Decide model: the smallest member prediction (0-1).  Headroom: the summed
+                                   * headroom (points); an uncertain group's is computed on the same reading, so its
+                                   * negative headroom counts against it */
+    enum pl_coloc_decide decide;  /* what decided */
+    struct pl_wm_pred *pred;      /* decide model: napps predictions, member a beside all the others; else NULL */
     char **warnings;              /* e.g. profiles taken on machines of another shape */
     unsigned nwarnings;
 };
 
-/* Checks a group of n >= 2 applications (a pair is n == 2).  0 with *r filled (pl_coloc_result_free), or -EINVAL
+/* Checks a group of n >= 2 applications (a pair is n == 2).  Decide model: verdict, safe, deciding, uncertain and
+ * fit are the model's (pl_wm_group_check; deciding and uncertain name each member refused or uncertain with its
+ * prediction, bounds, QoS line and why); the cells are filled as the headroom rule reads them, as explanation.  0 with *r filled (pl_coloc_result_free), or -EINVAL
  * with one line (n < 2, a profile with no measured SoI, a margin outside 0-100). */
 int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct pl_coloc_opts *o,
                    struct pl_coloc_result *r, char *why, size_t len);

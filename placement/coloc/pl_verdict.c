@@ -1,6 +1,7 @@
 /* pl_verdict.c - the co-location verdict (pl_verdict.h).  Rules: room first (CPU, memory, the group limit), so a
  * machine that cannot hold the application is never judged on interference; a machine without tenants fits; else
- * pl_coloc_check of its tenants plus the application decides, and a group that cannot be judged is not safe. */
+ * pl_coloc_check of its tenants plus the application decides (by default the model: pl_wmodel.h), and a group
+ * that cannot be judged is not safe. */
 #include "pl_verdict.h"
 
 #include <math.h>
@@ -10,6 +11,15 @@ const char *pl_verdict_name(enum pl_verdict_kind k)
 {
     static const char *const n[] = {"no room", "fits", "safe", "unsafe", "uncertain"};
     return (unsigned)k < sizeof n / sizeof n[0] ? n[k] : "?";
+}
+
+static unsigned worst(const struct pl_wm_pred *p, unsigned n)
+{
+    unsigned w = 0;
+    for (unsigned a = 1; a < n; a++)
+        if (p[a].rel < p[w].rel)
+            w = a;
+    return w;
 }
 
 void pl_verdict_of(const struct pl_sim_fleet *f, unsigned mi, unsigned a, bool interference,
@@ -45,6 +55,12 @@ void pl_verdict_of(const struct pl_sim_fleet *f, unsigned mi, unsigned a, bool i
     if (v->kind == PL_V_UNCERTAIN)
         snprintf(v->why, sizeof v->why, "no break established beyond the profiles' uncertainty; uncertain: %s",
                  r.uncertain ? r.uncertain : "(terse)");
+    else if (r.safe && r.pred) { /* the model: the member predicted lowest, against its line */
+        const unsigned w = worst(r.pred, r.napps);
+        snprintf(v->why, sizeof v->why, "every member predicted at or above its QoS beyond the uncertainty; lowest %s "
+                 "%.2f [%.2f, %.2f] (QoS %.2f)", g[w]->name ? g[w]->name : "?", r.pred[w].rel, r.pred[w].lo,
+                 r.pred[w].hi, pl_wm_qos(g[w]));
+    }
     else
         snprintf(v->why, sizeof v->why, "%s", r.safe ? "every headroom >= 0 both ways" : r.deciding ? r.deciding : "");
     pl_coloc_result_free(&r);

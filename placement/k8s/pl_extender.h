@@ -73,6 +73,7 @@ struct pl_extender_opts {
     void *clock_ctx;
     bool established;     /* refuse only breaks established beyond the profiles' uncertainty (default true, as place
                            * colocate): an uncertain node passes filter and prioritize ranks it after the others */
+    bool decide_headroom; /* decide by the headroom rule (before 1.7); false (default): the model (pl_wmodel.h) */
     bool general_only;    /* tests: every Node object's state read through jansson, not from the scanned text (the
                            * two must decide alike) */
 };

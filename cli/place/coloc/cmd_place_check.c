@@ -228,8 +228,12 @@ static void stats_row(const char *label, const struct pl_check_stats *s, const c
 
 /* ---- the decisions, the per-group baseline and the bootstrap ------------------------------------------------------ */
 
-/* The options `place pair` decides with by default: what --check scores. */
+/* The options `place pair` decides with by default (the model): what --check scores; and the headroom rule's (the
+ * default before 1.7), scored beside it for comparison. */
 static const struct pl_coloc_opts pc_pair_opts = {.margin = PL_COLOC_MARGIN, .pessimistic = true, .established = true};
+static const struct pl_coloc_opts pc_head_opts = {.margin = PL_COLOC_MARGIN, .pessimistic = true, .established = true,
+                                                  .decide = PL_DECIDE_HEADROOM};
+#define PC_NDEC 4 /* place pair (the model), headroom, per group, constant */
 
 static json_t *dec_json(const struct pl_check_dec *d)
 {
@@ -288,26 +292,26 @@ static const char *boot_words(const struct pl_boot *b)
 
 static void print_dec_line(const char *label, const struct pl_check_dec *d, int t)
 {
-    char c[3][24];
-    for (int k = 0; k < 3; k++) {
+    char c[PC_NDEC][24];
+    for (int k = 0; k < PC_NDEC; k++) {
         const unsigned *x = d[k].n[t];
-        if (k == 0)
+        if (k < 2)
             snprintf(c[k], sizeof c[k], "%u/%u/%u", x[PL_COLOC_UNSAFE], x[PL_COLOC_UNCERTAIN], x[PL_COLOC_SAFE]);
         else /* the baselines have no uncertain decision */
             snprintf(c[k], sizeof c[k], "%u/-/%u", x[PL_COLOC_UNSAFE], x[PL_COLOC_SAFE]);
     }
-    printf("%-44s %12s %12s %13s\n", label, c[0], c[1], c[2]);
+    printf("%-44s %12s %12s %12s %13s\n", label, c[0], c[1], c[2], c[3]);
 }
 
 static void print_rate_line(const char *label, const struct pl_check_dec *d, int recall, int refused)
 {
-    char c[3][24];
-    for (int k = 0; k < 3; k++) {
+    char c[PC_NDEC][24];
+    for (int k = 0; k < PC_NDEC; k++) {
         const unsigned *x = d[k].n[recall ? PL_TRUTH_BREAK : PL_TRUTH_SAFE];
         unsigned num = x[PL_COLOC_UNSAFE] + (refused ? x[PL_COLOC_UNCERTAIN] : 0);
         snprintf(c[k], sizeof c[k], "%u/%u", num, recall ? d[k].breaks : d[k].safe);
     }
-    printf("%-44s %12s %12s %13s\n", label, c[0], c[1], c[2]);
+    printf("%-44s %12s %12s %12s %13s\n", label, c[0], c[1], c[2], c[3]);
 }
 
 /* The report of one set: its document, and the table unless json. */
@@ -316,13 +320,14 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
     const unsigned m = s->m, mo = s->mo, all = m + mo;
     const int json = a->json, half = a->half, fit = a->fit;
     const double qos = a->qos;
-    const struct pl_pred_rule *dflt = pl_pred_rule_find(PL_PRED_DEFAULT), *rule = a->rule ? a->rule : dflt;
+    const struct pl_pred_rule *dflt = pl_pred_rule_find(PL_PRED_DEFAULT), *rule = a->rule ? a->rule : dflt,
+                              *tru = pl_pred_rule_find(PL_PRED_TRUTH);
     struct pc_rec *r = s->r;
     struct pl_check_case *cases = calloc(m, sizeof *cases), *gcases = calloc(m, sizeof *gcases);
     double *meas = calloc(all, sizeof(double)), *grp = calloc(all, sizeof(double));
     int *group = calloc(all, sizeof(int)), *hf = calloc(all, sizeof(int));
     unsigned *idx = calloc(m, sizeof(unsigned));
-    enum pl_coloc_verdict *dec = calloc(3 * (size_t)m, sizeof *dec);
+    enum pl_coloc_verdict *dec = calloc(PC_NDEC * (size_t)m, sizeof *dec);
     json_t *doc = json_object(), *arr = json_array(), *fits = json_array(), *resj = json_array();
     int rc = cases && gcases && meas && grp && group && hf && idx && dec && doc && arr && fits && resj
                  ? 0
@@ -340,8 +345,8 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
                 best = st, rule = &pl_pred_rules[k];
         }
     }
-    struct pl_check_stats model, constant, deflt, group_st;
-    struct pl_check_dec dtab[3]; /* place pair, per group, constant */
+    struct pl_check_stats model, constant, deflt, truth_st, group_st;
+    struct pl_check_dec dtab[PC_NDEC]; /* place pair (the model), headroom, per group, constant */
     struct pc_boot_row rows[2];
     unsigned nrows = 0;
     double gmean[2][2];
@@ -350,6 +355,8 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
     unsigned nres = 0;
     struct pl_check_stats *rst = NULL;
     if (rc == 0) {
+        pc_cases(r, m, tru, NULL, cases);
+        pl_check_eval(cases, m, qos, 0, 0, &truth_st);
         pc_cases(r, m, dflt, NULL, cases);
         pl_check_eval(cases, m, qos, 0, 0, &deflt);
         pc_cases(r, m, rule, NULL, cases);
@@ -367,10 +374,11 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
         /* the decisions: place pair's on each record's pair; the baselines' from their predictions */
         for (unsigned i = 0; i < m; i++) {
             dec[i] = pl_check_decision(&r[i].p[0], &r[i].p[1], &pc_pair_opts);
-            dec[m + i] = pl_check_decision_of(grp[i], qos);
-            dec[2 * m + i] = pl_check_decision_of(1.0, qos);
+            dec[m + i] = pl_check_decision(&r[i].p[0], &r[i].p[1], &pc_head_opts);
+            dec[2 * m + i] = pl_check_decision_of(grp[i], qos);
+            dec[3 * m + i] = pl_check_decision_of(1.0, qos);
         }
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < PC_NDEC; k++)
             pl_check_decisions(cases, dec + (size_t)k * m, m, qos, &dtab[k]);
         /* the bootstrap: the held-out half and all records (or the one half asked for) */
         unsigned k = 0;
@@ -402,6 +410,7 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
             json_object_set_new(rj, "per_group", json_real(grp[i]));
             json_object_set_new(rj, "truth", json_string(pl_truth_name(pl_check_truth(r[i].measured, r[i].se, qos))));
             json_object_set_new(rj, "decision", json_string(pl_check_decision_name(dec[i])));
+            json_object_set_new(rj, "decision_headroom", json_string(pl_check_decision_name(dec[m + i])));
             json_array_append_new(arr, rj);
         }
         /* per resource: A's curve on that resource alone, at what B causes there */
@@ -439,6 +448,7 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
         json_object_set_new(doc, "model", stats_json(&model));
         json_object_set_new(doc, "constant", stats_json(&constant));
         json_object_set_new(doc, "default_rule", stats_json(&deflt));
+        json_object_set_new(doc, "truth_rule", stats_json(&truth_st));
         json_object_set_new(doc, "fit", fit ? fits : json_null());
         if (fit) /* else unused, released below */
             fits = NULL;
@@ -453,9 +463,10 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
                             json_pack("{s:f,s:o,s:o}", "io_some_pct", PL_CHECK_IO_SOME_PCT, "groups", groups,
                                       "stats", stats_json(&group_st)));
         json_object_set_new(doc, "decisions",
-                            json_pack("{s:f,s:s,s:s,s:o,s:o,s:o}", "margin", pc_pair_opts.margin, "unknown",
-                                      "pessimistic", "default", "uncertain_kept", "place_pair", dec_json(&dtab[0]),
-                                      "per_group", dec_json(&dtab[1]), "constant", dec_json(&dtab[2])));
+                            json_pack("{s:f,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "margin", pc_pair_opts.margin, "unknown",
+                                      "pessimistic", "default", "uncertain_kept", "decide", "model", "place_pair",
+                                      dec_json(&dtab[0]), "headroom", dec_json(&dtab[1]), "per_group",
+                                      dec_json(&dtab[2]), "constant", dec_json(&dtab[3])));
         json_t *bj = json_array();
         for (unsigned k = 0; k < nrows; k++)
             json_array_append_new(bj, json_pack("{s:s,s:i,s:o,s:o}", "records", rows[k].label, "n", (int)rows[k].k,
@@ -485,13 +496,15 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
         printf("rule %s%s, half %s\n\n", rule->name, rule == dflt ? " (the default)" : "",
                half < 0 ? "all" : half ? "B" : "A");
         check_table(doc, &model, &constant, qos);
-        if (rule != dflt) {
-            printf("\nthe default rule (%s) on the same records:\n", dflt->name);
-            printf("%-22s %7s %9s %10s %9s %7s\n", "", "MAE", "rank corr", "within 2se", "precision", "recall");
-            stats_row(rule->name, &model, NULL);
+        printf("\n%s on the same records:\n", rule != dflt ? "the default rule (the model) and the rule before 1.7"
+                                                          : "the rule before 1.7 (the simulator's truth)");
+        printf("%-22s %7s %9s %10s %9s %7s\n", "", "MAE", "rank corr", "within 2se", "precision", "recall");
+        stats_row(rule->name, &model, NULL);
+        if (rule != dflt)
             stats_row(dflt->name, &deflt, NULL);
-            stats_row("constant 1.0", &constant, NULL);
-        }
+        if (rule != tru)
+            stats_row(tru->name, &truth_st, NULL);
+        stats_row("constant 1.0", &constant, NULL);
         printf("\nper resource (rule %s on that resource alone; the constant's MAE %.3f):\n", rule->name,
                constant.mae);
         printf("%-22s %7s %9s %10s %9s %7s\n", "resource", "MAE", "rank corr", "within 2se", "precision", "recall");
@@ -516,11 +529,12 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
         stats_row("per group", &group_st, NULL);
         stats_row("constant 1.0", &constant, NULL);
 
-        printf("\ndecisions (refused/uncertain/kept): place pair's verdict on each record's pair (margin %g, unknowns\n"
-               "pessimistic; uncertain is kept by default, --refuse established); a baseline refuses below %.2f.\n"
+        printf("\ndecisions (refused/uncertain/kept): place pair's verdict on each record's pair, by the model (each\n"
+               "program's QoS line; uncertain is kept by default, --refuse established) and by the headroom rule\n"
+               "before 1.7 (--decide headroom: margin %g, unknowns pessimistic); a baseline refuses below %.2f.\n"
                "truth: a break when measured + 2 se < %.2f, safe when measured - 2 se >= %.2f, else unclear\n",
                pc_pair_opts.margin, qos, qos, qos);
-        printf("%-44s %12s %12s %13s\n", "", "place pair", "per group", "constant 1.0");
+        printf("%-44s %12s %12s %12s %13s\n", "", "place pair", "headroom", "per group", "constant 1.0");
         char lab[64];
         snprintf(lab, sizeof lab, "breaks (%u)", dtab[0].breaks);
         print_dec_line(lab, dtab, PL_TRUTH_BREAK);

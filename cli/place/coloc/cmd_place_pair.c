@@ -17,6 +17,7 @@
 #include "pl_check.h"
 #include "pl_coloc.h"
 #include "pl_sim.h"
+#include "pl_wmodel.h"
 #include "place.h"
 #include "render.h"
 
@@ -54,6 +55,13 @@ static const char *name_of(const struct profile *p) { return p->name ? p->name :
 
 static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
+/* A member's decision as the check made it: uncertain is refused without --refuse established. */
+static const char *member_decision(const struct pl_wm_pred *m, const struct profile *p, const struct pl_coloc_opts *o)
+{
+    enum pl_wm_decision d = pl_wm_decide(m, pl_wm_qos(p));
+    return pl_wm_decision_name(d == PL_WM_UNCERTAIN && !o->established ? PL_WM_REFUSED : d);
+}
+
 static json_t *pair_doc(char *const *paths, const struct profile *p, const struct pl_coloc_result *r,
                         const struct pl_coloc_opts *o)
 {
@@ -62,6 +70,7 @@ static json_t *pair_doc(char *const *paths, const struct profile *p, const struc
     json_object_set_new(doc, "margin", json_real(o->margin));
     json_object_set_new(doc, "unknown", json_string(o->pessimistic ? "pessimistic" : "optimistic"));
     json_object_set_new(doc, "refuse", json_string(o->established ? "established" : "uncertain"));
+    json_object_set_new(doc, "decide", json_string(pl_coloc_decide_name(o->decide)));
     json_t *apps = json_array();
     for (unsigned a = 0; a < r->napps; a++)
         json_array_append_new(apps, json_pack("{s:s,s:s,s:o}", "name", name_of(&p[a]), "file", paths[a], "qos",
@@ -81,13 +90,29 @@ static json_t *pair_doc(char *const *paths, const struct profile *p, const struc
                 json_object_set_new(cj, "tolerated_high", json_real(c->tol_hi));
             }
             json_array_append_new(cells, cj);
-            if (c->headroom < 0 && !c->uncertain)
+            if (!r->pred && c->headroom < 0 && !c->uncertain)
                 json_array_append_new(deciding, json_pack("{s:s,s:s,s:f}", "resource", r->res[k], "application",
                                                           name_of(&p[a]), "headroom", c->headroom));
         }
         json_array_append_new(res, json_pack("{s:s,s:o}", "name", r->res[k], "cells", cells));
     }
     json_object_set_new(doc, "resources", res);
+    json_t *preds = json_array(); /* decide model: each member beside all the others */
+    for (unsigned a = 0; r->pred && a < r->napps; a++) {
+        const struct pl_wm_pred *m = &r->pred[a];
+        if (!strcmp(member_decision(m, &p[a], o), "refused")) /* deciding: the refused members' resources */
+            for (unsigned k = 0; k < r->nres; k++)
+                if (!strcmp(r->res[k], m->deciding))
+                    json_array_append_new(deciding, json_pack("{s:s,s:s,s:f}", "resource", r->res[k], "application",
+                                                              name_of(&p[a]), "headroom",
+                                                              r->cell[a * r->nres + k].headroom));
+        json_array_append_new(preds, json_pack("{s:s,s:f,s:f,s:f,s:f,s:s,s:s,s:s,s:i,s:o}", "application",
+                                               name_of(&p[a]), "relative", m->rel, "lo", m->lo, "hi", m->hi, "qos",
+                                               pl_wm_qos(&p[a]), "decision", member_decision(m, &p[a], o),
+                                               "resource", m->deciding, "why", m->why, "windows", (int)m->nwindows,
+                                               "window_s", num_or_null(m->window_s)));
+    }
+    json_object_set_new(doc, "predictions", preds);
     json_object_set_new(doc, "verdict", json_string(pl_coloc_verdict_name(r->verdict)));
     json_object_set_new(doc, "deciding", deciding);
     json_object_set_new(doc, "why", r->deciding ? json_string(r->deciding) : json_null());
@@ -102,9 +127,30 @@ static json_t *pair_doc(char *const *paths, const struct profile *p, const struc
 
 static void pair_table(const struct profile *p, const struct pl_coloc_result *r, const struct pl_coloc_opts *o)
 {
-    printf("%u applications, margin %g points, unknowns %s, refusing %s\n\n", r->napps, o->margin,
-           o->pessimistic ? "pessimistic" : "optimistic",
-           o->established ? "established breaks only" : "every negative headroom");
+    const bool model = r->pred != NULL;
+    if (model) {
+        printf("%u applications, deciding by the model (each beside all the others: predicted relative performance\n"
+               "[pessimistic, optimistic] against its QoS line), refusing %s\n\n", r->napps,
+               o->established ? "established breaks only (the optimistic bound under the line)"
+                              : "uncertain too (the pessimistic bound under the line)");
+        printf("%-20s %9s %15s %6s %10s  %s\n", "application", "predicted", "bounds", "QoS", "decision", "why");
+        printf("%-20s %9s %15s %6s %10s  %s\n", "-----------", "---------", "------", "---", "--------", "---");
+        for (unsigned a = 0; a < r->napps; a++) {
+            const struct pl_wm_pred *m = &r->pred[a];
+            char label[40], b[32];
+            snprintf(label, sizeof label, "%u %s", a + 1, TTY_TEXT(name_of(&p[a])));
+            snprintf(b, sizeof b, "[%.3f, %.3f]", m->lo, m->hi);
+            printf("%-20.20s %9.3f %15s %6.2f %10s  %s\n", label, m->rel, b, pl_wm_qos(&p[a]),
+                   member_decision(m, &p[a], o), TTY_TEXT(m->why));
+        }
+        printf("\nthe headroom rule's cells (explanation; the rule before 1.7, --decide headroom), margin %g points,\n"
+               "unknowns %s:\n\n", o->margin, o->pessimistic ? "pessimistic" : "optimistic");
+    } else {
+        printf("%u applications, deciding by the headroom rule (--decide headroom, the rule before 1.7), margin %g "
+               "points, unknowns %s, refusing %s\n\n", r->napps, o->margin,
+               o->pessimistic ? "pessimistic" : "optimistic",
+               o->established ? "established breaks only" : "every negative headroom");
+    }
     printf("%-14s %-20s %10s %13s %9s\n", "resource", "application", "tolerates", "others cause", "headroom");
     printf("%-14s %-20s %10s %13s %9s\n", "--------", "-----------", "---------", "------------", "--------");
     bool marks = false, unjudged = false;
@@ -134,7 +180,7 @@ static void pair_table(const struct profile *p, const struct pl_coloc_result *r,
             snprintf(oth, sizeof oth, "%.1f%s", c->others, c->unknown_oth ? "?" : "");
             marks |= c->unknown_tol || c->unknown_oth;
             printf("%-14s %-20.20s %10s %13s %9.1f%s\n", TTY_TEXT(r->res[k]), label, t, oth, c->headroom,
-                   c->uncertain ? "  uncertain" : c->headroom < 0 ? "  breaks" : "");
+                   c->uncertain ? "  uncertain" : c->headroom < 0 ? (model ? "  negative" : "  breaks") : "");
         }
     }
     if (nf)
@@ -148,7 +194,15 @@ static void pair_table(const struct profile *p, const struct pl_coloc_result *r,
     if (none && *none)
         printf("not judged (measured by no one): %s\n", none);
     free(none);
-    if (r->verdict == PL_COLOC_UNCERTAIN)
+    if (model && r->verdict == PL_COLOC_UNCERTAIN)
+        printf("\nverdict: uncertain (not refused: no break established beyond the profiles' uncertainty), fit %.3f: "
+               "%s\n", r->fit, TTY_TEXT(r->uncertain));
+    else if (model && r->safe)
+        printf("\nverdict: safe, fit %.3f (the lowest member prediction): every member's pessimistic bound meets its "
+               "QoS\n", r->fit);
+    else if (model)
+        printf("\nverdict: unsafe: %s\n", TTY_TEXT(r->deciding));
+    else if (r->verdict == PL_COLOC_UNCERTAIN)
         printf("\nverdict: uncertain (not refused: no break established beyond the profiles' uncertainty), fit %.1f: "
                "%s\n", r->fit, TTY_TEXT(r->uncertain));
     else if (r->safe)
@@ -272,6 +326,11 @@ static int cmd_place_predict(void *opts, int argc, char **argv, int first)
     for (unsigned i = 1; i < n; i++)
         others[i - 1] = &p[i];
     double rel = pl_predict(&p[0], others, n - 1, rule, NULL);
+    struct pl_wm_pred wm = {0}; /* the model's bounds and why (rule windows) */
+    if (rule->windows && pl_wm_predict(&p[0], others, n - 1, rule->min ? PL_WM_MIN : PL_WM_PRODUCT, NULL, &wm) < 0) {
+        free_profiles(p, n);
+        return cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
+    }
     json_t *doc = json_object(), *res = json_array(), *beside = json_array();
     for (unsigned i = 1; i < n; i++)
         json_array_append_new(beside, json_pack("{s:s,s:s}", "name", name_of(&p[i]), "file", paths[i]));
@@ -279,8 +338,9 @@ static int cmd_place_predict(void *opts, int argc, char **argv, int first)
         const struct profile_soi *s = &p[0].sois[i];
         if (s->status != PROFILE_MEASURED)
             continue;
-        double x = pl_pred_pressure(others, n - 1, s->soi, rule);
-        json_array_append_new(res, json_pack("{s:s,s:f,s:f}", "name", s->soi, "pressure", x, "relative",
+        /* the windows rule's pressure varies by window: no one figure (its why says what pressed) */
+        const double x = rule->windows ? NAN : pl_pred_pressure(others, n - 1, s->soi, rule);
+        json_array_append_new(res, json_pack("{s:s,s:o,s:f}", "name", s->soi, "pressure", num_or_null(x), "relative",
                                              pl_predict(&p[0], others, n - 1, rule, s->soi)));
     }
     json_object_set_new(doc, "command", json_string(cmd));
@@ -290,6 +350,12 @@ static int cmd_place_predict(void *opts, int argc, char **argv, int first)
     json_object_set_new(doc, "resources", res);
     json_object_set_new(doc, "rule", json_string(rule->name));
     json_object_set_new(doc, "relative", json_real(rel));
+    if (rule->windows) {
+        json_object_set_new(doc, "lo", json_real(wm.lo));
+        json_object_set_new(doc, "hi", json_real(wm.hi));
+        json_object_set_new(doc, "decision", json_string(pl_wm_decision_name(pl_wm_decide(&wm, pl_wm_qos(&p[0])))));
+        json_object_set_new(doc, "why", json_string(wm.why));
+    }
     json_object_set_new(doc, "meets_qos", isfinite(p[0].qos) ? json_boolean(rel >= p[0].qos) : json_null());
     if (json) {
         rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, cmd, "cannot write JSON");
@@ -303,13 +369,20 @@ static int cmd_place_predict(void *opts, int argc, char **argv, int first)
         json_t *row;
         json_array_foreach(res, k, row)
         {
-            printf("%-14s %9.1f %9.3f\n", TTY_TEXT(json_string_value(json_object_get(row, "name"))),
-                   json_real_value(json_object_get(row, "pressure")), json_real_value(json_object_get(row, "relative")));
+            const json_t *pr = json_object_get(row, "pressure");
+            char pb[16];
+            snprintf(pb, sizeof pb, json_is_number(pr) ? "%.1f" : "-", json_number_value(pr));
+            printf("%-14s %9s %9.3f\n", TTY_TEXT(json_string_value(json_object_get(row, "name"))), pb,
+                   json_real_value(json_object_get(row, "relative")));
         }
         printf("\npredicted relative performance %.3f", rel);
+        if (rule->windows)
+            printf(" [%.3f, %.3f]", wm.lo, wm.hi);
         if (isfinite(p[0].qos))
             printf(" (%s its QoS %.2f)", rel >= p[0].qos ? "meets" : "under", p[0].qos);
         printf("\n");
+        if (rule->windows)
+            printf("decision: %s; %s\n", pl_wm_decision_name(pl_wm_decide(&wm, pl_wm_qos(&p[0]))), TTY_TEXT(wm.why));
     }
     json_decref(doc);
     free_profiles(p, n);
@@ -325,13 +398,15 @@ const struct cli_cmd cli_cmd_place_pair = {
     CLI_RUN(cmd_place_pair, struct pair_args),
     .summary = "may these applications share a machine: per-resource safety both ways, on profiles",
     .usage = "usage: ibench place pair A.json B.json [C.json ...] [--margin M] [--unknown pessimistic|optimistic]\n"
-             "                         [--refuse established|uncertain] [--json]\n\n",
-    .about = "May these applications share a machine?  Per resource (SoI), what each tolerates, what the others cause\n"
-             "together (summed, capped at 100 %), and the headroom = tolerated - margin - others.  Safe when every\n"
-             "headroom is >= 0, in every direction.  Unsafe only when a break is established beyond the profiles'\n"
-             "uncertainty (the others' caused at value - 2 se against the tolerated bracket's high end); a negative\n"
-             "headroom that is not established is uncertain: not refused, ranked after safe groups, and said why.\n"
-             "The fit (the slack the binding members keep, summed over resources) ranks groups: larger is better.\n\n",
+             "                         [--refuse established|uncertain] [--decide model|headroom] [--json]\n\n",
+    .about = "May these applications share a machine?  Each member's relative performance beside all the others is\n"
+             "predicted by the model (the co-runners' pressure window by window, the member's curves and burst\n"
+             "response, the mean over windows) with a pessimistic and an optimistic bound.  Unsafe when a member's\n"
+             "optimistic bound is under its QoS line (a break established beyond the profiles' uncertainty); safe\n"
+             "when every pessimistic bound meets it; else uncertain: not refused, ranked after safe groups, and said\n"
+             "why.  The fit (the lowest member prediction) ranks groups: larger is better.  The headroom rule's\n"
+             "cells (per resource: tolerated - margin - the others' caused) are shown as explanation; --decide\n"
+             "headroom decides by them, the rule before 1.7 (docs/placement.md).\n\n",
     .more = "\nExit 0 safe, uncertain or unsafe alike (the verdict is the answer), 2 bad input.\n",
     CLI_OPTS(pair_opts),
     .args = CLI_ARGS_ANY,
@@ -341,9 +416,10 @@ const struct cli_cmd cli_cmd_place_pair = {
 static const struct cli_opt predict_table[] = {
     {CLI_LIST("beside", "FILE", PA, beside, nbeside, "a co-runner's profile (repeat for several)")},
     {CLI_CUSTOM("rule", "RULE", PA, rule, set_rule,
-                "how pressures add up and curves are read: product|min (over resources),\n"
-                "flat|extend (beyond a curve's last point), dist|any (caused figures counted:\n"
-                "distinguishable from 0 only, or every one), joined by '-', e.g. min-extend-dist"),
+                "windows (the model that decides, by window; windows-min: the worst resource\n"
+                "of a window), or product|min (over resources), flat|extend (beyond a curve's\n"
+                "last point), dist|any (caused figures counted: distinguishable from 0 only, or\n"
+                "every one), joined by '-', e.g. min-extend-dist (product-flat-dist: before 1.7)"),
      .def = PL_PRED_DEFAULT, .have = CLI_HAVE(PA, have_rule)},
     {CLI_FLAG("check", PA, check, "the arguments are co-run records")},
     {CLI_LIST("profiles", "DIR", PA, profiles, nprofiles,
@@ -374,10 +450,12 @@ const struct cli_cmd cli_cmd_place_predict = {
              "       ibench place predict --check RECORD.json... --profiles DIR [--profiles DIR2 ...] [--qos Q]\n"
              "                            [--half A|B|all] [--rule RULE | --fit] [--seed S] [--json]\n\n",
     .about = "A's relative performance beside co-runners, from the profiles.  The default rule (" PL_PRED_DEFAULT ") is "
-             "the fleet\n"
-             "simulator's truth model without its noise: the product over A's measured SoIs of A's sensitivity curve\n"
-             "at the pressure the co-runners cause together there (their caused figures distinguishable from 0,\n"
-             "summed, capped at 100), the curve flat beyond its last point.  1.0 = as fast as alone.\n\n"
+             "the model\n"
+             "place pair decides by: the co-runners' pressure window by window (their usage over time as a share of\n"
+             "A's capacity, else their caused figures distinguishable from 0), A's curve and burst response per\n"
+             "resource, the product over resources, the mean over windows, with pessimistic and optimistic bounds.\n"
+             PL_PRED_TRUTH " is the fleet simulator's truth model (the default before 1.7): the product over A's\n"
+             "measured SoIs of its curve at the co-runners' summed caused figures.  1.0 = as fast as alone.\n\n"
              "With --check: do profiles predict on this machine?  Each co-run record (ibench corun --out) is predicted\n"
              "from DIR/<A's name>.json beside DIR/<B's name>.json and set against what was measured; overall, the\n"
              "rule and the constant predictor 1.0 (\"no interference\") are scored alike: mean absolute error, rank\n"
