@@ -1,6 +1,10 @@
 /* pl_coloc.c - may these applications share a machine?  (the iBench paper §V.A, on profiles; docs/placement.md "Co-location")
  *
- * The rules, each with its reason:
+ * Since 1.7 the model decides by default (opts.decide PL_DECIDE_MODEL, pl_wmodel.h: each member's prediction beside
+ * the others, with its bounds, against its QoS line; model_decides below); the headroom rule that follows fills the
+ * cells as explanation, and decides only with PL_DECIDE_HEADROOM (--decide headroom, the rule before 1.7).
+ *
+ * The headroom rule, each part with its reason:
  * - Resources are the SoIs named in any member's profile, by name, sorted.
  * - Safety is a hard constraint, per resource, in every direction: for each member a and resource r, what the others
  *   cause together on r must stay under what a tolerates on r, less the margin.  The paper's objective, the L1 norm of
