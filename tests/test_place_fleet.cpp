@@ -159,7 +159,25 @@ TEST(PlaceColocate, ExactDecisionsAndReasons)
               nullptr);
     EXPECT_STREQ(json_string_value(json_object_get(json_array_get(cand, 1), "verdict")), "safe");
     EXPECT_STREQ(json_string_value(json_object_get(json_array_get(d, 1), "machine")), "b");
+    EXPECT_STREQ(json_string_value(json_object_get(doc, "decide")), "headroom");
     json_decref(doc);
+
+    // the default decides by the model (said in the JSON and the header, which names no unknown rule: the model
+    // reads none): memcached's disk-bw beside disk is uncertain on a, redis on b is safe, b the fuller
+    r = ibench({"colocate", "--fleet", fleet, "--json", "--profiles", kCorun + "/memcached.json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    doc = json_loads(r.out.c_str(), 0, &e);
+    ASSERT_NE(doc, nullptr) << e.text;
+    EXPECT_STREQ(json_string_value(json_object_get(doc, "decide")), "model");
+    d = json_object_get(doc, "decisions");
+    EXPECT_STREQ(json_string_value(json_object_get(json_array_get(d, 0), "machine")), "b");
+    cand = json_object_get(json_array_get(d, 0), "candidates");
+    EXPECT_STREQ(json_string_value(json_object_get(json_array_get(cand, 0), "verdict")), "uncertain");
+    EXPECT_STREQ(json_string_value(json_object_get(json_array_get(cand, 1), "verdict")), "safe");
+    json_decref(doc);
+    r = ibench({"colocate", "--fleet", fleet, "--refuse", "uncertain", "--profiles", kCorun + "/memcached.json"});
+    EXPECT_NE(r.out.find("(interference policy, deciding by the model, refusing uncertain too): 1 placed"),
+              std::string::npos) << r.out;
 
     // pessimistic, refusing every negative headroom (the old default): memcached takes the empty c (unsafe
     // beside disk and redis); dram:2:8 then fits nowhere safely, and waits with every machine's reason

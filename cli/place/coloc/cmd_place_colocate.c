@@ -130,6 +130,7 @@ static int cmd_place_colocate(void *opts, int argc, char **argv, int opnd)
     json_object_set_new(doc, "margin", json_real(o.margin));
     json_object_set_new(doc, "unknown", json_string(o.pessimistic ? "pessimistic" : "optimistic"));
     json_object_set_new(doc, "refuse", json_string(o.established ? "established" : "uncertain"));
+    json_object_set_new(doc, "decide", json_string(pl_coloc_decide_name(o.decide)));
     unsigned placed = 0;
     for (unsigned a = first; a < fl.f.napps; a++) {
         struct pl_sim_app *ap = &fl.f.app[a];
@@ -158,11 +159,19 @@ static int cmd_place_colocate(void *opts, int argc, char **argv, int opnd)
     if (json) {
         rc = out_json(stdout, doc) == 0 ? IB_EXIT_OK : cli_fail(IB_EXIT_FAIL, CMD, "cannot write JSON");
     } else {
+        /* the interference policy's check as it decided: the model reads no unknown rule (no evidence is no
+         * pressure), so its header names none */
+        bool headroom = o.decide == PL_DECIDE_HEADROOM;
+        const char *how = !interference ? ""
+                          : headroom    ? (o.pessimistic ? ", deciding by the headroom rule, unknowns pessimistic"
+                                                         : ", deciding by the headroom rule, unknowns optimistic")
+                                        : ", deciding by the model";
+        const char *refusing = !interference   ? ""
+                               : o.established ? ", refusing established breaks only"
+                               : headroom      ? ", refusing any negative headroom"
+                                               : ", refusing uncertain too";
         printf("%u applications on %u machines (%s policy%s%s): %u placed, %u wait\n", fl.f.napps - first, fl.f.nm,
-               policy, interference ? (o.pessimistic ? ", unknowns pessimistic" : ", unknowns optimistic") : "",
-               interference ? (o.established ? ", refusing established breaks only" : ", refusing any negative headroom")
-                            : "",
-               placed, fl.f.napps - first - placed);
+               policy, how, refusing, placed, fl.f.napps - first - placed);
         size_t i;
         json_t *d;
         json_array_foreach(decisions, i, d)
@@ -217,11 +226,14 @@ const struct cli_cmd cli_cmd_place_colocate = {
     .usage = "usage: ibench place colocate --fleet FLEET.json --profiles FILE[:CPUS[:GIB]] [FILE...]\n"
              "                             [--policy interference|least-loaded] [--cpus N] [--memory-gib G]\n"
              "                             [--margin M] [--unknown pessimistic|optimistic]\n"
-             "                             [--refuse established|uncertain] [--json]\n\n",
+             "                             [--refuse established|uncertain] [--decide model|headroom] [--json]\n\n",
     .about = "Places applications (one per profile, in the order given) on a fleet whose machines may already hold\n"
-             "tenants, one after another, and says for each where it goes, or that it waits, and why.  --margin,\n"
-             "--unknown and --refuse are the co-location check's (ibench place pair --help): a machine whose\n"
-             "check is uncertain takes the application only when no safe or empty machine does.\n\n",
+             "tenants, one after another, and says for each where it goes, or that it waits, and why.  The\n"
+             "interference policy decides as place pair does: by the model (--decide model, the default: each\n"
+             "member's prediction and bounds against its QoS line) or by the headroom rule before 1.7 (--decide\n"
+             "headroom).  --margin, --unknown, --refuse and --decide are the co-location check's (ibench place pair\n"
+             "--help; --margin and --unknown shape the headroom rule only): a machine whose check is uncertain takes\n"
+             "the application only when no safe or empty machine does.\n\n",
     CLI_OPTS(colocate_table),
     .args = CLI_ARGS_ANY,
 };
