@@ -84,6 +84,7 @@ run pair-uncertain pair "$corun/memcached.json" "$corun/disk.json"
 run pair-unsafe-old pair "$corun/memcached.json" "$corun/disk.json" --refuse uncertain
 grep -q '"verdict": "uncertain"' "$out/pair-uncertain.json" || { echo "FAIL: pair-uncertain is not uncertain"; fail=1; }
 run simulate simulate --scenario ibench-200x40 --policy interference --seed 1
+run simulate-headroom simulate --scenario ibench-200x40 --policy interference --seed 1 --decide headroom
 run simulate-recorded simulate --scenario ibench-200x40-recorded --policy interference --seed 1 --truth recorded --records "$here/fixtures/corun"
 run simulate-files simulate --fleet "$fleet/machines.json" --arrivals "$fleet/arrivals.json" --policy least-loaded \
   --seed 2

@@ -50,8 +50,10 @@ void make(struct profile *p, const char *name, double qos, const std::vector<Soi
     }
 }
 
-// One run of ibench-200x40; fixture: the memcached fixture is the recorded pool, else the built-in one.
-std::string run_json(const char *policy, uint64_t seed, struct pl_sim_result *out = nullptr, bool fixture = true)
+// One run of ibench-200x40; fixture: the memcached fixture is the recorded pool, else the built-in one; decide: what
+// decides in the interference policy (the model by default, as place simulate).
+std::string run_json(const char *policy, uint64_t seed, struct pl_sim_result *out = nullptr, bool fixture = true,
+                     enum pl_coloc_decide decide = PL_DECIDE_MODEL)
 {
     struct profile mc;
     char why[256] = "";
@@ -59,6 +61,7 @@ std::string run_json(const char *policy, uint64_t seed, struct pl_sim_result *ou
     const struct profile *rec[] = {&mc};
     struct pl_sim_scenario s;
     EXPECT_EQ(pl_sim_scenario_make("ibench-200x40", seed, fixture ? rec : nullptr, 1, &s, why, sizeof why), 0) << why;
+    s.f.decide = decide;
     struct pl_sim_result r;
     EXPECT_EQ(pl_sim_run(&s.f, pl_sim_policy_find(policy), seed, &r, why, sizeof why), 0) << why;
     char *j = pl_sim_json("ibench-200x40", policy, seed, "model", &r);
@@ -124,7 +127,7 @@ struct pl_sim_app app_of(const struct profile *p, unsigned duration = 10)
 struct Tiny {
     struct pl_sim_machine m[3] = {};
     struct pl_sim_app app[3] = {};
-    struct pl_sim_fleet f = {m, 3, app, 3, nullptr};
+    struct pl_sim_fleet f = {m, 3, app, 3, nullptr, PL_DECIDE_MODEL};
     struct profile quiet, noisy, victim;
     Tiny()
     {
@@ -267,7 +270,7 @@ TEST(PlaceSim, UnknownScenarioAndEmptyFleetAreRefused)
     char why[256] = "";
     EXPECT_EQ(pl_sim_scenario_make("nope", 1, nullptr, 0, &s, why, sizeof why), -EINVAL);
     EXPECT_STREQ(why, "unknown scenario 'nope' (known: ibench-200x40, ibench-200x40-recorded)");
-    struct pl_sim_fleet f = {nullptr, 0, nullptr, 0, nullptr};
+    struct pl_sim_fleet f = {nullptr, 0, nullptr, 0, nullptr, PL_DECIDE_MODEL};
     struct pl_sim_result r;
     EXPECT_EQ(pl_sim_run(&f, pl_sim_policy_find("least-loaded"), 1, &r, why, sizeof why), -EINVAL);
     EXPECT_STREQ(why, "the fleet has no machine");
@@ -297,7 +300,7 @@ TEST(PlaceSim, WorkIsDoneAtTheRateTheTruthGives)
     m[0].cpus = 4, m[0].mem = 8.0 * (1 << 30);
     struct pl_sim_app app[2] = {app_of(&a), app_of(&b)};
     app[0].qos = app[1].qos = 0.4;
-    struct pl_sim_fleet f = {m, 1, app, 2, nullptr};
+    struct pl_sim_fleet f = {m, 1, app, 2, nullptr, PL_DECIDE_MODEL};
     struct pl_sim_result r;
     char why[256] = "";
     ASSERT_EQ(pl_sim_run(&f, pl_sim_policy_find("least-loaded"), 3, &r, why, sizeof why), 0) << why;
@@ -313,21 +316,24 @@ TEST(PlaceSim, WorkIsDoneAtTheRateTheTruthGives)
     profile_free(&a), profile_free(&b);
 }
 
+// Both ways of deciding (the model, the default since 1.7, and the headroom rule before it) against least-loaded.
 void five_seeds(bool machines)
 {
-    for (uint64_t seed = 1; seed <= 5; seed++) {
-        struct pl_sim_result ll, in;
-        run_json("least-loaded", seed, &ll, false);
-        run_json("interference", seed, &in, false);
-        printf("seed %llu: least-loaded viol %u mean %.3f worst %.3f machine-s %.0f util %.3f | interference viol %u "
-               "mean %.3f worst %.3f machine-s %.0f util %.3f\n",
-               (unsigned long long)seed, ll.violations, ll.mean_rel, ll.worst_rel, ll.machine_seconds, ll.utilization,
-               in.violations, in.mean_rel, in.worst_rel, in.machine_seconds, in.utilization);
-        if (machines)
-            EXPECT_LE(in.machine_seconds, ll.machine_seconds) << "seed " << seed;
-        else
-            EXPECT_LT(in.violations, ll.violations) << "seed " << seed;
-    }
+    for (enum pl_coloc_decide dec : {PL_DECIDE_MODEL, PL_DECIDE_HEADROOM})
+        for (uint64_t seed = 1; seed <= 5; seed++) {
+            struct pl_sim_result ll, in;
+            run_json("least-loaded", seed, &ll, false);
+            run_json("interference", seed, &in, false, dec);
+            printf("seed %llu: least-loaded viol %u mean %.3f worst %.3f machine-s %.0f util %.3f | interference "
+                   "(%s) viol %u mean %.3f worst %.3f machine-s %.0f util %.3f\n",
+                   (unsigned long long)seed, ll.violations, ll.mean_rel, ll.worst_rel, ll.machine_seconds,
+                   ll.utilization, pl_coloc_decide_name(dec), in.violations, in.mean_rel, in.worst_rel,
+                   in.machine_seconds, in.utilization);
+            if (machines)
+                EXPECT_LE(in.machine_seconds, ll.machine_seconds) << pl_coloc_decide_name(dec) << ", seed " << seed;
+            else
+                EXPECT_LT(in.violations, ll.violations) << pl_coloc_decide_name(dec) << ", seed " << seed;
+        }
 }
 
 TEST(PlaceSim, InterferenceHasFewerViolationsOverFiveSeeds) { five_seeds(false); }
@@ -377,6 +383,47 @@ TEST(PlaceSim, CommandRefusesBadInputWithOneLine)
     EXPECT_EQ(rc, 0);
     EXPECT_NE(o.find("\"scenario\": \"ibench-200x40\",\n  \"policy\": \"interference\",\n  \"seed\": 2,"),
               std::string::npos) << o;
+}
+
+// place simulate --decide: the interference policy decides by the model unless told otherwise, and --decide headroom
+// is the policy before 1.7 exactly: seed 1 of the built-in pool gives the figures docs/placement.md dated 2026-11-26
+// ("Results on ibench-200x40": 67 violations, 30150 machine-seconds, 53 moves, 34 closed).  The model's seed-1 figures
+// are pinned too (33, 30904, 18, 16: the same table's "since 1.7" rows), and least-loaded names no rule.
+TEST(PlaceSim, CommandDecidesByTheModelAndHeadroomReproducesTheFiguresBefore17)
+{
+    struct Want {
+        const char *args, *decide;
+        unsigned violations, moves, closed;
+        double machine_s;
+    };
+    for (const Want &w : {Want{"", "model", 33, 18, 16, 30904}, Want{" --decide model", "model", 33, 18, 16, 30904},
+                          Want{" --decide headroom", "headroom", 67, 53, 34, 30150}}) {
+        int rc;
+        std::string o = sh(std::string(IBENCH_BIN) + " place simulate --scenario ibench-200x40 --policy interference"
+                           " --seed 1 --json" + w.args, &rc);
+        ASSERT_EQ(rc, 0) << w.args << ": " << o;
+        json_t *d = json_loads(o.c_str(), 0, nullptr);
+        ASSERT_NE(d, nullptr) << o;
+        EXPECT_STREQ(json_string_value(json_object_get(d, "decide")), w.decide) << w.args;
+        EXPECT_EQ(json_integer_value(json_object_get(d, "qos_violations")), w.violations) << w.args;
+        EXPECT_EQ(json_integer_value(json_object_get(d, "adaptive_moves")), w.moves) << w.args;
+        EXPECT_EQ(json_integer_value(json_object_get(d, "machines_closed")), w.closed) << w.args;
+        EXPECT_NEAR(json_number_value(json_object_get(d, "machine_seconds")), w.machine_s, 0.5) << w.args;
+        json_decref(d);
+    }
+    int rc;
+    std::string o = sh(std::string(IBENCH_BIN) + " place simulate --scenario ibench-200x40 --policy both --seed 1"
+                       " --decide headroom", &rc);
+    EXPECT_EQ(rc, 0) << o;
+    EXPECT_NE(o.find("policy least-loaded, seed 1"), std::string::npos) << o;
+    EXPECT_NE(o.find("policy interference (decide headroom), seed 1"), std::string::npos) << o;
+    o = sh(std::string(IBENCH_BIN) + " place simulate --scenario ibench-200x40 --policy least-loaded --seed 1 --json",
+           &rc);
+    EXPECT_EQ(o.find("\"decide\""), std::string::npos) << "least-loaded decides by CPU and memory alone";
+    o = sh(std::string(IBENCH_BIN) + " place simulate --scenario ibench-200x40 --policy interference --seed 1"
+           " --decide maybe", &rc);
+    EXPECT_EQ(rc, 2) << o;
+    EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << o;
 }
 
 } // namespace

@@ -44,7 +44,12 @@ void place_coloc_opts(const struct place_coloc_args *a, struct pl_coloc_opts *o)
     o->margin = a->margin;
     o->pessimistic = !strcmp(a->unknown, "pessimistic");
     o->established = !strcmp(a->refuse, "established");
-    o->decide = a->decide && !strcmp(a->decide, "headroom") ? PL_DECIDE_HEADROOM : PL_DECIDE_MODEL;
+    o->decide = place_decide(a->decide);
+}
+
+enum pl_coloc_decide place_decide(const char *mode)
+{
+    return mode && !strcmp(mode, "headroom") ? PL_DECIDE_HEADROOM : PL_DECIDE_MODEL;
 }
 
 int place_refuse_distances(const char *cmd, const struct place_opts *o)

@@ -11,6 +11,7 @@
 #include "metric.h"
 #include "opts.h"
 #include "pl_bind.h"
+#include "pl_coloc.h"
 #include "pl_machine.h"
 #include "pl_proc.h"
 
@@ -51,6 +52,9 @@ struct place_coloc_args {
 };
 struct pl_coloc_opts;
 void place_coloc_opts(const struct place_coloc_args *a, struct pl_coloc_opts *o);
+/* --decide's MODE as the library's choice: "headroom" the rule before 1.7, anything else (NULL: not given) the
+ * model, the default. */
+enum pl_coloc_decide place_decide(const char *mode);
 /* place predict --check (cli/place/coloc/cmd_place_check.c): co-run records recs[0..n) scored against the predictions
  * of each profile set dirs[0..ndirs) in turn, one report each; 0, or the exit code after one line. */
 struct pl_pred_rule;
@@ -72,7 +76,10 @@ extern const char *const place_unknown_modes[], *const place_refuse_rules[], *co
         {CLI_CHOICE("unknown", "MODE", st, ck.unknown, place_unknown_modes, place_help_unknown),                   \
          .def = "pessimistic"},                                                                                    \
         {CLI_CHOICE("refuse", "RULE", st, ck.refuse, place_refuse_rules, place_help_refuse), .def = "established"}, \
-        {CLI_CHOICE("decide", "MODE", st, ck.decide, place_decide_modes, place_help_decide), .def = "model"}
+        PLACE_OPT_DECIDE(st, ck.decide, place_help_decide)
+/* --decide alone over the const char * field f of st, with the command's help h (place simulate: the policy's) */
+#define PLACE_OPT_DECIDE(st, f, h)                                                                                 \
+    {CLI_CHOICE("decide", "MODE", st, f, place_decide_modes, h), .def = "model"}
 
 /* Loads the machine and its hierarchy for o->concerns (h may be NULL when the command needs none).  On failure
  * prints one line as "ibench place CMD: ..." and returns the exit code (2 for bad input); 0 on success. */

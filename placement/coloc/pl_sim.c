@@ -208,9 +208,12 @@ bool pl_sim_safe_before(const struct pl_sim_fleet *f, unsigned i, double fit_i, 
     return pl_sim_machine_safe_before(&f->m[i], f->m[i].name, fit_i, &f->m[j], f->m[j].name, fit_j);
 }
 
-/* Among machines where CPU and memory fit, those where pl_coloc_check(tenants + app) is safe (margin
- * PL_COLOC_MARGIN, unknowns optimistic); a shared safe machine before an empty one (packing onto a safe co-runner is
- * what keeps machines free, the point of the iBench paper V.A), the best fit first, ties by least loaded, then name. */
+/* Among machines where CPU and memory fit, those where pl_coloc_check(tenants + app) with the caller's options does
+ * not refuse (o->decide says what decides: the model, or the headroom rule before 1.7; an uncertain group is kept
+ * only with o->established, and then comes after every safe group and every empty machine), less the groups a
+ * re-profile ruled out; a shared safe machine before an empty one (packing onto a safe co-runner is what keeps
+ * machines free, the point of the iBench paper V.A), the best fit first, ties by least loaded, then name.  The
+ * simulator's own options are choose_interference's. */
 int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned a, int exclude, const struct pl_coloc_opts *opts)
 {
     int best = -1;
@@ -254,9 +257,17 @@ int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned a, int exclude, co
     return best;
 }
 
+/* The simulator's interference policy: what decides is f->decide (place simulate --decide; the model by default).
+ * Margin PL_COLOC_MARGIN and unknowns optimistic shape the headroom rule (--decide headroom decides as the policy
+ * did before 1.7, reproducing the figures docs/placement.md dates 2026-11-26); the model reads neither.  Uncertain
+ * is refused in both modes (established false, as the policy was before --refuse established existed): a simulator
+ * that packs must not count a group the profiles cannot clear as safe.  Kept, an uncertain group would be taken
+ * exactly where the application would otherwise wait, which on a fleet short of CPU (ibench-200x40) is often, and
+ * the run would then score the profiles' noise, not the rule. */
 static int choose_interference(const struct pl_sim_fleet *f, unsigned a, int exclude)
 {
-    const struct pl_coloc_opts o = {.margin = PL_COLOC_MARGIN, .pessimistic = false};
+    const struct pl_coloc_opts o = {
+        .margin = PL_COLOC_MARGIN, .pessimistic = false, .established = false, .decide = f->decide};
     return pl_sim_choose_safe(f, a, exclude, &o);
 }
 
@@ -450,6 +461,7 @@ int pl_sim_run(struct pl_sim_fleet *f, const struct pl_sim_policy *pol, uint64_t
                char *why, size_t len)
 {
     memset(r, 0, sizeof *r);
+    r->decide = pol->choose == choose_interference ? pl_coloc_decide_name(f->decide) : NULL;
     if (f->nm == 0)
         return ib_why(why, len, -EINVAL, "the fleet has no machine");
     if (f->napps == 0)
@@ -744,6 +756,8 @@ char *pl_sim_json(const char *scenario, const char *policy, uint64_t seed, const
         json_object_set_new(tr, "share_recorded", all ? json_real((double)r->truth_recorded / all) : json_null());
     }
     json_object_set_new(doc, "truth", tr);
+    if (r->decide) /* the interference policy's: what decided */
+        json_object_set_new(doc, "decide", json_string(r->decide));
     json_object_set_new(doc, "apps", json_integer(r->napps));
     json_object_set_new(doc, "machines", json_integer(r->nmachines));
     json_object_set_new(doc, "qos_violations", json_integer(r->violations));

@@ -83,6 +83,9 @@ struct pl_sim_fleet {
      * of (A, B), a repetition drawn at random from the records (capped at 1.0), multiplied over such co-runners;
      * the co-runners without a record go through the model together. */
     const struct pl_sim_records *records;
+    /* What decides in the interference policy (place simulate --decide): PL_DECIDE_MODEL (0, the default since 1.7)
+     * or PL_DECIDE_HEADROOM (the rule before 1.7, for comparison).  Other policies ignore it. */
+    enum pl_coloc_decide decide;
 };
 
 /* A policy: the machine index for app (not yet on any machine), or -1 (wait).  `exclude` is a machine it may not
@@ -92,8 +95,8 @@ struct pl_sim_policy {
     int (*choose)(const struct pl_sim_fleet *f, unsigned app, int exclude);
 };
 const struct pl_sim_policy *pl_sim_policy_find(const char *name);
-/* The interference policy's rule with the check's options given (the policy itself: margin PL_COLOC_MARGIN,
- * unknowns optimistic): among machines where CPU and memory fit and the tenants plus app are safe, a shared one
+/* The interference policy's rule with the check's options given (the policy itself: f->decide, margin
+ * PL_COLOC_MARGIN, unknowns optimistic, uncertain refused; pl_sim.c says why): among machines where CPU and memory fit and the tenants plus app are safe, a shared one
  * before an empty one, the fullest first, then the best fit, then name.  -1: none. */
 int pl_sim_choose_safe(const struct pl_sim_fleet *f, unsigned app, int exclude, const struct pl_coloc_opts *o);
 /* The interference policy's order between two machines that both take the application (safe, or empty): whether
@@ -132,6 +135,7 @@ struct pl_sim_result {
     unsigned nseries;
     /* with recorded truth: co-runner pairs evaluated from records, and through the model (no record) */
     unsigned long truth_recorded, truth_model;
+    const char *decide;         /* the interference policy: what decided ("model", "headroom"); other policies NULL */
 };
 
 /* Runs the fleet (machines start empty; apps sorted by arrival) under a policy.  0 or -EINVAL with one line. */

@@ -130,7 +130,9 @@ static int read_records(const char *dir, struct pl_sim_records *out)
 
 static void print_result(const char *name, const char *policy, unsigned long long seed, const struct pl_sim_result *r)
 {
-    printf("%s, policy %s, seed %llu: %u applications on %u machines\n", name, policy, seed, r->napps, r->nmachines);
+    printf("%s, policy %s%s%s%s, seed %llu: %u applications on %u machines\n", name, policy,
+           r->decide ? " (decide " : "", r->decide ? r->decide : "", r->decide ? ")" : "", seed, r->napps,
+           r->nmachines);
     printf("  QoS violations      %u (applications ever under their QoS in the truth)\n"
            "  adaptive moves      %u\n  machines closed     %u\n"
            "  waited on arrival   %u (mean wait %.1f s)\n"
@@ -149,7 +151,7 @@ static void print_result(const char *name, const char *policy, unsigned long lon
 
 struct simulate_args {
     struct place_opts po;
-    const char *scenario, *fleet, *arrivals, *profiles, *policy, *seed, *plot, *truth, *records;
+    const char *scenario, *fleet, *arrivals, *profiles, *policy, *seed, *plot, *truth, *records, *decide;
 };
 
 /* --seed is read with the other checks (its refusal names no value), as --policy and --truth are */
@@ -222,6 +224,7 @@ static int cmd_place_simulate(void *opts, int argc, char **argv, int first)
     }
     f = scenario ? &s.f : &fl.f;
     f->records = records ? &recorded : NULL;
+    f->decide = place_decide(a->decide);
     for (unsigned k = 0; k < npol && rc == 0; k++) {
         e = pl_sim_run(f, pols[k], seed, &r[k], why, sizeof why);
         if (e < 0)
@@ -284,6 +287,11 @@ static const struct cli_opt simulate_table[] = {
              "the other co-runners through the model; the share from records is reported"),
      .def = "model"},
     {CLI_STR("records", "DIR", SA, records, "co-run records (ibench corun --out, *.json) for --truth recorded")},
+    PLACE_OPT_DECIDE(SA, decide,
+                     "what decides in the interference policy: model (each member's prediction and\n"
+                     "bounds against its QoS line) or headroom (tolerated - 5 margin - others'\n"
+                     "caused, unknowns optimistic: the rule before 1.7); uncertain is refused in both\n"
+                     "(docs/placement.md)"),
 };
 #undef SA
 
@@ -293,9 +301,12 @@ const struct cli_cmd cli_cmd_place_simulate = {
     .summary = "a fleet simulator: co-location policies on profiles against a ground truth",
     .usage = "usage: ibench place simulate (--scenario NAME [--profiles DIR] | --fleet FILE --arrivals FILE)\n"
              "                             --policy least-loaded|interference|both --seed S [--json] [--plot FILE]\n"
-             "                             [--truth model|recorded --records DIR]\n\n",
+             "                             [--truth model|recorded --records DIR] [--decide model|headroom]\n\n",
     .about = "A fleet of machines receives applications with profiles; a policy places them, and a ground truth (the\n"
              "profiles' sensitivity curves under the co-runners' summed caused pressure, times 2 % noise) says how\n"
-             "each fares and how fast it does its work (docs/placement.md, \"A fleet simulator\").\n\n",
+             "each fares and how fast it does its work (docs/placement.md, \"A fleet simulator\").  The interference\n"
+             "policy places where the co-location check does not refuse, decided by the model (--decide model, the\n"
+             "default) or by the headroom rule before 1.7 (--decide headroom); a group the check calls uncertain is\n"
+             "refused: a simulator that packs must not count what the profiles cannot clear as safe.\n\n",
     CLI_OPTS(simulate_table),
 };
