@@ -1,6 +1,8 @@
-/* cmd_place_pair.c - `ibench place pair`: may these applications share a machine (placement/coloc/pl_coloc.h), and
- * `ibench place predict`: how one would fare beside others by the fleet simulator's truth model (pl_sim.h).
- * docs/placement.md, "Co-location on profiles". */
+/* cmd_place_pair.c - `ibench place pair`: may these applications share a machine (placement/coloc/pl_coloc.h: decided
+ * by the model, pl_wmodel.h, unless --decide headroom), and `ibench place predict`: how one would fare beside others,
+ * by a prediction rule (the model's windows by default; product-flat-dist, the fleet simulator's truth, pl_sim.h, on
+ * request), and with --check how well a rule predicts measured co-runs (cmd_place_check.c).  docs/placement.md,
+ * "Co-location on profiles", "One model that predicts and decides", "The simulator's ground truth". */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <jansson.h>
@@ -445,7 +447,7 @@ static const struct cli_opt predict_table[] = {
 const struct cli_cmd cli_cmd_place_predict = {
     .name = "place predict",
     CLI_RUN(cmd_place_predict, struct predict_args),
-    .summary = "an application's relative performance beside others, by the simulator's truth",
+    .summary = "an application's relative performance beside others, by the model (--check: against co-runs)",
     .usage = "usage: ibench place predict A.json --beside B.json [--beside C.json ...] [--rule RULE] [--json]\n"
              "       ibench place predict --check RECORD.json... --profiles DIR [--profiles DIR2 ...] [--qos Q]\n"
              "                            [--half A|B|all] [--rule RULE | --fit] [--seed S] [--json]\n\n",
