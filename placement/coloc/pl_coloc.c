@@ -217,7 +217,7 @@ static int model_decides(const struct profile *const *apps, unsigned n, const st
                          struct pl_coloc_result *r)
 {
     struct pl_wm_group g;
-    if (!(r->pred = calloc(n, sizeof *r->pred)) || pl_wm_group_check(apps, n, o->combine, r->pred, &g) < 0)
+    if (!(r->pred = calloc(n, sizeof *r->pred)) || pl_wm_group_check(apps, n, o->combine, !o->terse, r->pred, &g) < 0)
         return -ENOMEM;
     free(r->deciding);
     free(r->uncertain);
@@ -278,7 +278,9 @@ int pl_coloc_check(const struct profile *const *apps, unsigned n, const struct p
     r->decide = o->decide;
     /* decide model: the cells are explanation, every one filled, no text; the model decides below */
     const bool model = o->decide == PL_DECIDE_MODEL, texts = !o->terse && !model, stop = o->terse && !model;
-    for (unsigned k = 0; k < r->nres; k++) {
+    /* terse under the model: no cell is read (a scheduler's loop wants the verdict and the fit), none is filled */
+    const bool cells = !(model && o->terse);
+    for (unsigned k = 0; cells && k < r->nres; k++) {
         double least = INFINITY, cv[PL_COLOC_MAX_APPS], clo[PL_COLOC_MAX_APPS];
         const struct profile_soi *sp[PL_COLOC_MAX_APPS];
         bool ck[PL_COLOC_MAX_APPS];

@@ -35,8 +35,9 @@ struct pl_coloc_opts {
     double margin;    /* points kept free under every tolerated figure (default PL_COLOC_MARGIN) */
     bool pessimistic; /* unknowns (skipped SoI, NAN or indistinguishable caused, a resource missing from a profile)
                        * count against safety; false: in its favour */
-    bool terse;       /* a scheduler's inner loop: no `deciding` text, no warnings; an unsafe group returns at its
-                       * first deciding cell (the cells after it are not filled) */
+    bool terse;       /* a scheduler's inner loop: no `deciding` text, no warnings, no prediction's why; under the
+                       * headroom rule an unsafe group returns at its first deciding cell (the cells after it are not
+                       * filled), under the model no cell is filled */
     bool established; /* refuse only a break established beyond the profiles' uncertainty (the front ends'
                        * default, --refuse established): the others' caused counted at its lower bound (value - 2 se,
                        * distinguishable figures only, unknowns 0) against the tolerated bracket's high end (the

@@ -60,30 +60,45 @@ struct wcurve {
     unsigned n;
 };
 
-static void curve_prep(const struct profile_soi *s, enum pl_wm_reading rd, struct wcurve *c)
+/* The three readings of s's curve at once (one pass: the points are sorted and averaged the same way in each). */
+static void curve_prep3(const struct profile_soi *s, struct wcurve c[3])
 {
-    unsigned cnt[CURVE_MAX];
-    c->n = 0;
+    unsigned cnt[CURVE_MAX], n = 0;
     for (unsigned i = 0; s->curve && i < s->ncurve && i < CURVE_MAX; i++) {
         const struct profile_point *p = &s->curve[i];
         if (!isfinite(p->intensity) || !isfinite(p->relative))
             continue;
         const double se = isfinite(p->relative_se) ? p->relative_se : 0;
-        const double yi = p->relative + (rd == PL_WM_PESSIMISTIC ? -2 * se : rd == PL_WM_OPTIMISTIC ? 2 * se : 0);
+        const double y[3] = {p->relative, p->relative - 2 * se, p->relative + 2 * se}; /* enum pl_wm_reading's order */
         unsigned k = 0;
-        while (k < c->n && c->x[k] < p->intensity)
+        while (k < n && c[0].x[k] < p->intensity)
             k++;
-        if (k < c->n && c->x[k] == p->intensity) {
-            c->y[k] += yi, cnt[k]++;
+        if (k < n && c[0].x[k] == p->intensity) {
+            for (int r = 0; r < 3; r++)
+                c[r].y[k] += y[r];
+            cnt[k]++;
             continue;
         }
-        memmove(c->x + k + 1, c->x + k, (c->n - k) * sizeof c->x[0]);
-        memmove(c->y + k + 1, c->y + k, (c->n - k) * sizeof c->y[0]);
-        memmove(cnt + k + 1, cnt + k, (c->n - k) * sizeof cnt[0]);
-        c->x[k] = p->intensity, c->y[k] = yi, cnt[k] = 1, c->n++;
+        for (int r = 0; r < 3; r++) {
+            memmove(c[r].x + k + 1, c[r].x + k, (n - k) * sizeof c[r].x[0]);
+            memmove(c[r].y + k + 1, c[r].y + k, (n - k) * sizeof c[r].y[0]);
+            c[r].x[k] = p->intensity, c[r].y[k] = y[r];
+        }
+        memmove(cnt + k + 1, cnt + k, (n - k) * sizeof cnt[0]);
+        cnt[k] = 1, n++;
     }
-    for (unsigned k = 0; k < c->n; k++)
-        c->y[k] = clamp01(c->y[k] / cnt[k]);
+    for (int r = 0; r < 3; r++) {
+        c[r].n = n;
+        for (unsigned k = 0; k < n; k++)
+            c[r].y[k] = clamp01(c[r].y[k] / cnt[k]);
+    }
+}
+
+static void curve_prep(const struct profile_soi *s, enum pl_wm_reading rd, struct wcurve *c)
+{
+    struct wcurve all[3];
+    curve_prep3(s, all);
+    *c = all[rd];
 }
 
 static double curve_at(const struct wcurve *c, double x)
@@ -172,8 +187,11 @@ double pl_wm_burst_share(const struct profile_soi *s, double L, enum pl_wm_readi
 
 /* ---- pressure -------------------------------------------------------------------------------------------------- */
 
-static const struct profile_soi *soi_of(const struct profile *p, const char *name)
+/* hint: where name probably is (profiles of one ibench list their SoIs in the same order) */
+static const struct profile_soi *soi_at(const struct profile *p, const char *name, unsigned hint)
 {
+    if (hint < p->nsois && !strcmp(p->sois[hint].soi, name))
+        return &p->sois[hint];
     for (unsigned i = 0; i < p->nsois; i++)
         if (!strcmp(p->sois[i].soi, name))
             return &p->sois[i];
@@ -198,10 +216,10 @@ static const struct profile_usage_res *usage_for(const struct profile *b, const 
 }
 
 /* B's caused figure on soi by reading, % of capacity; 0 in all three when within 2 se of 0 or not measured. */
-static void caused_readings(const struct profile *b, const char *soi, double c[3])
+static void caused_readings(const struct profile *b, const char *soi, unsigned hint, double c[3])
 {
     c[0] = c[1] = c[2] = 0;
-    const struct profile_soi *s = soi_of(b, soi);
+    const struct profile_soi *s = soi_at(b, soi, hint);
     if (!s || s->status != PROFILE_MEASURED || !s->have_caused || !isfinite(s->caused.value))
         return;
     const double v = s->caused.value, se = isfinite(s->caused.se) ? s->caused.se : 0;
@@ -300,8 +318,8 @@ static unsigned timeline(const struct profile *a, const struct profile *const *o
 
 /* what presses s, for the deciding resource's line: "fio's write 2.7 GB/s (100 % of capacity) + gzip's caused 4.0
  * +- 1.0 %" */
-static void beside_text(const struct profile_soi *s, const struct profile *const *others, unsigned n, char *buf,
-                        size_t len)
+static void beside_text(const struct profile_soi *s, unsigned hint, const struct profile *const *others, unsigned n,
+                        char *buf, size_t len)
 {
     size_t at = 0;
     buf[0] = 0;
@@ -325,10 +343,10 @@ static void beside_text(const struct profile_soi *s, const struct profile *const
                          100 * (sum / act) / s->capacity);
         } else {
             double c[3];
-            caused_readings(b, s->soi, c);
+            caused_readings(b, s->soi, hint, c);
             if (!(c[PL_WM_PESSIMISTIC] > 0))
                 continue;
-            const struct profile_soi *bs = soi_of(b, s->soi);
+            const struct profile_soi *bs = soi_at(b, s->soi, hint);
             w = snprintf(buf + at, len - at, "%s%s's caused %.1f +- %.1f %%", at ? " + " : "", name, bs->caused.value,
                          isfinite(bs->caused.se) ? bs->caused.se : 0.0);
         }
@@ -339,8 +357,9 @@ static void beside_text(const struct profile_soi *s, const struct profile *const
         snprintf(buf, len, "no co-runner's counted pressure");
 }
 
-int pl_wm_predict(const struct profile *a, const struct profile *const *others, unsigned n, enum pl_wm_combine comb,
-                  const char *only_soi, struct pl_wm_pred *out)
+/* texts false: no deciding/why (a scheduler's inner loop: formatting the line costs more than the prediction) */
+static int predict(const struct profile *a, const struct profile *const *others, unsigned n, enum pl_wm_combine comb,
+                   const char *only_soi, bool texts, struct pl_wm_pred *out)
 {
     memset(out, 0, sizeof *out);
     out->rel = out->lo = out->hi = NAN;
@@ -353,7 +372,9 @@ int pl_wm_predict(const struct profile *a, const struct profile *const *others, 
     for (unsigned w = 0; w < 3 * N; w++)
         acc[0][w] = 1.0;
     out->nwindows = N, out->window_s = ws;
-    double best[3] = {2, 2, 2};
+    double best[3] = {2, 2, 2}, dec_active = 0, dec_lsum = 0, dec_ksum = 0;
+    unsigned dec_nfin = 0, dec_ninf = 0;
+    const struct profile_soi *dec = NULL;
     for (unsigned i = 0; i < a->nsois; i++) {
         const struct profile_soi *s = &a->sois[i];
         if (s->status != PROFILE_MEASURED || (only_soi && strcmp(s->soi, only_soi)))
@@ -367,7 +388,7 @@ int pl_wm_predict(const struct profile *a, const struct profile *const *others, 
             const struct profile_usage_res *us = usage_for(others[j], s);
             if (!us) {
                 double c[3];
-                caused_readings(others[j], s->soi, c);
+                caused_readings(others[j], s->soi, i, c);
                 for (int r = 0; r < 3; r++)
                     cs[r] += c[r];
                 continue;
@@ -379,12 +400,16 @@ int pl_wm_predict(const struct profile *a, const struct profile *const *others, 
                     u[w] += 100 * v / s->capacity;
             }
         }
+        bool any = cs[PL_WM_PESSIMISTIC] > 0;
+        for (unsigned w = 0; w < N && !any; w++)
+            any = u[w] > 0;
+        if (!any)
+            continue; /* nothing presses s: 1 in every window, in every reading */
         struct wcurve cv[3];
         struct wburst bs[3];
         double m[3], active = 0, lsum = 0, ksum = 0;
         unsigned nfin = 0, ninf = 0;
-        for (int r = 0; r < 3; r++)
-            curve_prep(s, (enum pl_wm_reading)r, &cv[r]);
+        curve_prep3(s, cv);
         for (int r = 0; r < 3; r++)
             bursts_prep(s, &cv[PL_WM_CENTRAL], (enum pl_wm_reading)r, &bs[r]);
         for (int r = 0; r < 3; r++) {
@@ -414,18 +439,24 @@ int pl_wm_predict(const struct profile *a, const struct profile *const *others, 
         if (!pressed || m[PL_WM_CENTRAL] > best[PL_WM_CENTRAL] ||
             (m[PL_WM_CENTRAL] == best[PL_WM_CENTRAL] && m[PL_WM_PESSIMISTIC] >= best[PL_WM_PESSIMISTIC]))
             continue;
+        /* the deciding resource so far; its line is written once, at the end (a scheduler's loop calls this often) */
         memcpy(best, m, sizeof best);
-        snprintf(out->deciding, sizeof out->deciding, "%s", s->soi);
+        dec = s, dec_active = active, dec_lsum = lsum, dec_ksum = ksum, dec_nfin = nfin, dec_ninf = ninf;
+    }
+    if (dec && texts) {
+        snprintf(out->deciding, sizeof out->deciding, "%s", dec->soi);
         char beside[256], burst[96];
-        beside_text(s, others, n, beside, sizeof beside);
-        if (!nfin)
+        beside_text(dec, (unsigned)(dec - a->sois), others, n, beside, sizeof beside);
+        if (!dec_nfin)
             snprintf(burst, sizeof burst, "sustained");
         else
-            snprintf(burst, sizeof burst, "bursts of %.2g s (k %.2f)%s", lsum / nfin, ksum / nfin,
-                     ninf ? ", partly sustained" : "");
-        const double lo = fmin(m[PL_WM_PESSIMISTIC], m[PL_WM_CENTRAL]), hi = fmax(m[PL_WM_OPTIMISTIC], m[PL_WM_CENTRAL]);
+            snprintf(burst, sizeof burst, "bursts of %.2g s (k %.2f)%s", dec_lsum / dec_nfin, dec_ksum / dec_nfin,
+                     dec_ninf ? ", partly sustained" : "");
+        const double lo = fmin(best[PL_WM_PESSIMISTIC], best[PL_WM_CENTRAL]),
+                     hi = fmax(best[PL_WM_OPTIMISTIC], best[PL_WM_CENTRAL]);
         if (snprintf(out->why, sizeof out->why, "%s: %.2f [%.2f, %.2f] beside %s, active %.0f %% of %u window%s, %s",
-                     s->soi, m[PL_WM_CENTRAL], lo, hi, beside, 100 * active / N, N, N == 1 ? "" : "s", burst) < 0)
+                     dec->soi, best[PL_WM_CENTRAL], lo, hi, beside, 100 * dec_active / N, N, N == 1 ? "" : "s",
+                     burst) < 0)
             out->why[0] = 0; /* a longer line is cut: still one line */
     }
     double sum[3] = {0, 0, 0};
@@ -436,13 +467,19 @@ int pl_wm_predict(const struct profile *a, const struct profile *const *others, 
     out->rel = sum[PL_WM_CENTRAL] / N;
     out->lo = fmin(sum[PL_WM_PESSIMISTIC] / N, out->rel);
     out->hi = fmax(sum[PL_WM_OPTIMISTIC] / N, out->rel);
-    if (!out->deciding[0])
+    if (!out->deciding[0] && texts)
         snprintf(out->why, sizeof out->why, "no counted pressure on a resource %s measured", a->name ? a->name : "?");
     return 0;
 }
 
-int pl_wm_group_check(const struct profile *const *apps, unsigned n, enum pl_wm_combine c, struct pl_wm_pred *preds,
-                struct pl_wm_group *g)
+int pl_wm_predict(const struct profile *a, const struct profile *const *others, unsigned n, enum pl_wm_combine comb,
+                  const char *only_soi, struct pl_wm_pred *out)
+{
+    return predict(a, others, n, comb, only_soi, true, out);
+}
+
+int pl_wm_group_check(const struct profile *const *apps, unsigned n, enum pl_wm_combine c, bool texts,
+                      struct pl_wm_pred *preds, struct pl_wm_group *g)
 {
     g->decision = PL_WM_KEPT, g->fit = INFINITY, g->worst = 0;
     const struct profile **others = malloc((n ? n : 1) * sizeof *others);
@@ -454,7 +491,7 @@ int pl_wm_group_check(const struct profile *const *apps, unsigned n, enum pl_wm_
         for (unsigned b = 0; b < n; b++)
             if (b != a)
                 others[k++] = apps[b];
-        if (pl_wm_predict(apps[a], others, k, c, NULL, &preds[a]) < 0) {
+        if (predict(apps[a], others, k, c, NULL, texts, &preds[a]) < 0) {
             free(others);
             return -ENOMEM;
         }

@@ -11,6 +11,8 @@
 #ifndef IB_PL_WMODEL_H
 #define IB_PL_WMODEL_H
 
+#include <stdbool.h>
+
 #include "profile_fmt.h"
 
 #ifdef __cplusplus
@@ -45,15 +47,15 @@ double pl_wm_qos(const struct profile *p);
 enum pl_wm_decision pl_wm_decide(const struct pl_wm_pred *p, double qos);
 const char *pl_wm_decision_name(enum pl_wm_decision d); /* "kept", "uncertain", "refused" */
 
-/* A group: every member against all the others.  preds[n] out.  Refused if any member is, kept if all are, else
+/* A group: every member against all the others.  preds[n] out (texts false: their deciding and why left empty).  Refused if any member is, kept if all are, else
  * uncertain; fit the smallest member prediction (central), worst its member.  0 or -ENOMEM. */
 struct pl_wm_group {
     enum pl_wm_decision decision;
     double fit;
     unsigned worst;
 };
-int pl_wm_group_check(const struct profile *const *apps, unsigned n, enum pl_wm_combine c, struct pl_wm_pred *preds,
-                struct pl_wm_group *g);
+int pl_wm_group_check(const struct profile *const *apps, unsigned n, enum pl_wm_combine c, bool texts,
+                      struct pl_wm_pred *preds, struct pl_wm_group *g);
 
 /* k(L): the share of A's sustained harm on s that a burst of L seconds does (INFINITY: sustained, 1), by reading
  * (pessimistic: the larger share).  In [0, 1]; 1 when s has no usable burst. */
