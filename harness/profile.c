@@ -545,22 +545,19 @@ static int m_usage(void *ctx, struct profile_usage *out, char *why, size_t len)
  * disk-write SoI's write bandwidth, read bytes of disk-bw's, memory of mem-cap's. */
 static void usage_of_capacity(struct profile *p)
 {
-    static const char *const map[][2] = {{"write", "disk-write"}, {"read", "disk-bw"}, {"memory", "mem-cap"}};
     for (unsigned i = 0; p->have_usage && i < p->usage.nres; i++) {
         struct profile_usage_res *x = &p->usage.res[i];
-        for (size_t k = 0; k < IB_ARRAY_SIZE(map); k++) {
-            if (strcmp(x->name, map[k][0]))
+        const char *soi = profile_usage_soi(x->name);
+        for (unsigned j = 0; soi && !x->soi && j < p->nsois; j++) {
+            const struct profile_soi *s = &p->sois[j];
+            const int unit_ok = s->capacity_unit && (!strcmp(s->capacity_unit, x->unit) ||
+                                                     (!strcmp(x->unit, "B") && !strcmp(s->capacity_unit, "bytes")));
+            if (strcmp(s->soi, soi) || !unit_ok || !(s->capacity > 0))
                 continue;
-            for (unsigned j = 0; j < p->nsois; j++) {
-                const struct profile_soi *s = &p->sois[j];
-                const int unit_ok = s->capacity_unit && (!strcmp(s->capacity_unit, x->unit) ||
-                                                         (!strcmp(x->unit, "B") && !strcmp(s->capacity_unit, "bytes")));
-                if (strcmp(s->soi, map[k][1]) || !unit_ok || !(s->capacity > 0) || x->soi)
-                    continue;
-                x->soi = strdup(s->soi);
-                x->cap_mean_pct = 100 * x->mean / s->capacity;
-                x->cap_level_pct = 100 * x->level / s->capacity;
-            }
+            if (!(x->soi = strdup(s->soi)))
+                return; /* out of memory: the figures stay absent */
+            x->cap_mean_pct = 100 * x->mean / s->capacity;
+            x->cap_level_pct = 100 * x->level / s->capacity;
         }
     }
 }
