@@ -1548,7 +1548,8 @@ int profile_write(const char *path, const struct profile *p, char *why, size_t l
 const char *profile_usage_soi(const char *usage_name)
 {
     /* one table: the profile's usage_of_capacity and the placement model read the same pairs */
-    static const char *const map[][2] = {{"write", "disk-write"}, {"read", "disk-bw"}, {"memory", "mem-cap"}};
+    static const char *const map[][2] = {{"write", "disk-write"}, {"read", "disk-bw"}, {"memory", "mem-cap"},
+                                         {"net", "net-bw"},         {"llc", "llc-cap"},  {"mem-bw", "mem-bw"}};
     for (size_t k = 0; usage_name && k < sizeof map / sizeof map[0]; k++)
         if (!strcmp(usage_name, map[k][0]))
             return map[k][1];

@@ -269,7 +269,7 @@ int profile_add_phase(struct profile *p, const char *phase, const char *soi, con
  * bracket[1], bracket[1] > 0). Before 1.4 tolerated was the safe end, so older profiles read the same. */
 double profile_soi_safe_tolerated(const struct profile_soi *s);
 /* The SoI whose capacity a usage resource is a share of ("write" -> "disk-write", "read" -> "disk-bw", "memory" ->
- * "mem-cap"), or NULL: no SoI presses it.  One table for the profile's of_capacity and the placement model. */
+ * "mem-cap", "net" -> "net-bw", "llc" -> "llc-cap", "mem-bw" -> "mem-bw"), or NULL: no SoI presses it.  One table for the profile's of_capacity and the placement model. */
 const char *profile_usage_soi(const char *usage_name);
 
 #ifdef __cplusplus

@@ -4,10 +4,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -221,6 +223,51 @@ int usage_parse_number(const char *text, const char *name, uint64_t *v, char *wh
     const char *e = text + strcspn(text, "\n");
     if (!tok_u64(text, e, v) || (*e == '\n' && e[1] != '\0'))
         return ib_why(why, len, -EINVAL, "%s: " TOKF " is not one number", name, TOKA(text, e));
+    return 0;
+}
+
+int usage_parse_net_dev(const char *text, struct usage_net *net, char *why, size_t len)
+{
+    memset(net, 0, sizeof(*net));
+    const char *p = text, *ls, *le;
+    for (unsigned no = 1; next_line(&p, &ls, &le); no++) {
+        const char *colon = memchr(ls, ':', (size_t)(le - ls)), *bar = memchr(ls, '|', (size_t)(le - ls));
+        if (bar && (!colon || bar < colon))
+            continue; /* the two header lines */
+        const char *q = ls, *ts, *te;
+        if (!next_tok(&q, le, &ts, &te))
+            continue;
+        if (!colon)
+            return ib_why(why, len, -EINVAL, "net/dev line %u: expected 'interface: 16 numbers'", no);
+        const char *ns = ls, *ne = colon; /* the name, trimmed */
+        while (ns < ne && (*ns == ' ' || *ns == '\t'))
+            ns++;
+        if (ns == ne)
+            return ib_why(why, len, -EINVAL, "net/dev line %u: no interface name before ':'", no);
+        uint64_t v[16];
+        int n = 0;
+        q = colon + 1;
+        while (next_tok(&q, le, &ts, &te)) {
+            if (n == 16)
+                return ib_why(why, len, -EINVAL, "net/dev line %u: " TOKF " has more than 16 numbers", no,
+                              TOKA(ns, ne));
+            if (!tok_u64(ts, te, &v[n]))
+                return ib_why(why, len, -EINVAL, "net/dev line %u: " TOKF " field %d " TOKF " is not a number", no,
+                              TOKA(ns, ne), n + 1, TOKA(ts, te));
+            n++;
+        }
+        if (n != 16)
+            return ib_why(why, len, -EINVAL, "net/dev line %u: " TOKF " has %d numbers, expected 16", no,
+                          TOKA(ns, ne), n);
+        /* fields 1, 2: received bytes, packets; 9, 10: transmitted. lo's are equal: its transmitted only. */
+        if (tok_is(ns, ne, "lo")) {
+            net->bytes += v[8];
+            net->packets += v[9];
+        } else {
+            net->bytes += v[0] + v[8];
+            net->packets += v[1] + v[9];
+        }
+    }
     return 0;
 }
 
@@ -491,6 +538,13 @@ struct ps_task {
     uint64_t last_ns;
 };
 
+/* A network namespace the set's processes were found in: its counters at the last read. */
+struct ps_ns {
+    char id[64]; /* the /proc/PID/ns/net link, "net:[4026531840]" */
+    bool seen;
+    uint64_t last_b, last_p;
+};
+
 struct ps {
     char root[256];
     char procs[512]; /* the cgroup.procs read, or "" */
@@ -505,6 +559,9 @@ struct ps {
     pid_t *list;
     size_t nl, lcap;
     uint64_t tot[IO_N], cpu_tot;
+    struct ps_ns *ns;
+    size_t nns, nscap;
+    uint64_t net_b, net_p;
     char buf[USAGE_BUF];
 };
 
@@ -768,6 +825,57 @@ static struct ps_proc *holder(struct ps *c, const struct ps_proc *e)
     return NULL;
 }
 
+/* The network namespaces of the processes read now, each once: their increases since the last read into the
+ * totals (a namespace first seen counts from now, a sum that went down adds nothing). *any: one was read. */
+static int ps_net(struct ps *c, bool *any, char *why, size_t len)
+{
+    char path[384], id[64];
+    for (size_t i = 0; i < c->nns; i++)
+        c->ns[i].seen = false;
+    *any = false;
+    for (size_t i = 0; i < c->np; i++) {
+        if (!c->p[i].read_now)
+            continue;
+        snprintf(path, sizeof(path), "%s/%d/ns/net", c->root, (int)c->p[i].pid);
+        ssize_t n = readlink(path, id, sizeof(id) - 1);
+        if (n <= 0)
+            continue; /* gone, a zombie, or not ours to look at: no namespace from it */
+        id[n] = '\0';
+        struct ps_ns *e = NULL;
+        for (size_t k = 0; k < c->nns && !e; k++)
+            if (!strcmp(c->ns[k].id, id))
+                e = &c->ns[k];
+        if (e && e->seen)
+            continue;
+        snprintf(path, sizeof(path), "%s/%d/net/dev", c->root, (int)c->p[i].pid);
+        int rc = ib_read_small(path, c->buf, sizeof(c->buf));
+        if (rc)
+            continue; /* it exited meanwhile */
+        struct usage_net net;
+        rc = usage_parse_net_dev(c->buf, &net, why, len);
+        PARSED(rc, path, why, len);
+        if (!e) {
+            if (grow((void **)&c->ns, &c->nscap, c->nns + 1, sizeof(*c->ns)))
+                return ib_why(why, len, -ENOMEM, "out of memory");
+            e = &c->ns[c->nns++];
+            snprintf(e->id, sizeof(e->id), "%s", id);
+        } else {
+            c->net_b += net.bytes >= e->last_b ? net.bytes - e->last_b : 0;
+            c->net_p += net.packets >= e->last_p ? net.packets - e->last_p : 0;
+        }
+        e->last_b = net.bytes;
+        e->last_p = net.packets;
+        e->seen = true;
+        *any = true;
+    }
+    size_t w = 0;
+    for (size_t k = 0; k < c->nns; k++)
+        if (c->ns[k].seen)
+            c->ns[w++] = c->ns[k];
+    c->nns = w;
+    return 0;
+}
+
 static int ps_read(void *ctx, struct usage_snap *s, char *why, size_t len)
 {
     struct ps *c = ctx;
@@ -834,6 +942,9 @@ static int ps_read(void *ctx, struct usage_snap *s, char *why, size_t len)
         if (e->credit_reads && --e->credit_reads == 0)
             memset(e->credit, 0, sizeof(e->credit));
     }
+    bool net = false;
+    if ((rc = ps_net(c, &net, why, len)) != 0)
+        return rc;
     /* forget the processes not read now, and the threads not seen (what they did since the last read is lost) */
     size_t w = 0;
     for (size_t i = 0; i < c->np; i++)
@@ -856,12 +967,16 @@ static int ps_read(void *ctx, struct usage_snap *s, char *why, size_t len)
     s->write_ops = c->tot[IO_WO];
     s->cpu_ns = c->cpu_tot;
     s->mem_bytes = mem;
+    s->have_net = net;
+    s->net_bytes = c->net_b;
+    s->net_packets = c->net_p;
     return 0;
 }
 
 static void ps_close(void *ctx)
 {
     struct ps *c = ctx;
+    free(c->ns);
     free(c->p);
     free(c->t);
     free(c->list);
@@ -927,6 +1042,185 @@ int usage_src_procs_tree(struct usage_src *src, const char *proc_root, pid_t pid
     return 0;
 }
 
+/* ---- resctrl monitoring, added to a process set */
+
+struct rdt {
+    struct usage_src inner;
+    char group[512];    /* RESCTRL_ROOT/mon_groups/ibench-PID */
+    bool llc, mbw;      /* what mon_features lists */
+    char buf[4096];
+};
+
+/* One domain's file: *v += its number; false (and why) when the kernel says "Unavailable" or "Error". */
+static int rdt_value(struct rdt *c, const char *path, uint64_t *v, bool *ok, char *why, size_t len)
+{
+    int rc = read_file(path, c->buf, sizeof(c->buf), why, len);
+    if (rc)
+        return rc;
+    if (!strncmp(c->buf, "Unavailable", 11) || !strncmp(c->buf, "Error", 5)) {
+        *ok = false; /* the RMID's counter could not be read now */
+        return 0;
+    }
+    uint64_t x;
+    rc = usage_parse_number(c->buf, path, &x, why, len);
+    if (rc)
+        return rc;
+    *v += x;
+    return 0;
+}
+
+static int rdt_read(void *ctx, struct usage_snap *s, char *why, size_t len)
+{
+    struct rdt *c = ctx;
+    int rc = usage_src_read(&c->inner, s, why, len);
+    if (rc)
+        return rc;
+    char dir[sizeof(c->group) + 16], path[sizeof(dir) + 300];
+    snprintf(dir, sizeof(dir), "%s/mon_data", c->group);
+    DIR *d = opendir(dir);
+    if (!d)
+        return ib_why(why, len, -errno, "cannot open %s: %s", dir, strerror(errno));
+    struct dirent *de;
+    bool llc = c->llc, mbw = c->mbw;
+    unsigned domains = 0;
+    uint64_t occ = 0, tot = 0;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, "mon_L3_", 7))
+            continue;
+        domains++;
+        snprintf(path, sizeof(path), "%s/%s/llc_occupancy", dir, de->d_name);
+        if (c->llc)
+            rc = rdt_value(c, path, &occ, &llc, why, len);
+        snprintf(path, sizeof(path), "%s/%s/mbm_total_bytes", dir, de->d_name);
+        if (rc == 0 && c->mbw)
+            rc = rdt_value(c, path, &tot, &mbw, why, len);
+    }
+    closedir(d);
+    if (rc)
+        return rc;
+    if (!domains)
+        return ib_why(why, len, -EIO, "%s holds no mon_L3_* domain", dir);
+    s->have_llc = llc;
+    s->llc_bytes = occ;
+    s->have_mbw = mbw;
+    s->mbw_bytes = tot;
+    return 0;
+}
+
+static void rdt_close(void *ctx)
+{
+    struct rdt *c = ctx;
+    usage_src_close(&c->inner);
+    rmdir(c->group); /* the kernel moves its tasks back to the default group */
+    free(c);
+}
+
+static const struct usage_src_ops rdt_ops = {.name = "procs+resctrl", .read = rdt_read, .close = rdt_close};
+
+/* Every thread of every process of the set now into the group's tasks file. */
+static int rdt_tasks(struct rdt *c, struct ps *p, char *why, size_t len)
+{
+    int rc = ps_list(p, why, len);
+    if (rc)
+        return rc;
+    char tasks[sizeof(c->group) + 8], dir[384];
+    snprintf(tasks, sizeof(tasks), "%s/tasks", c->group);
+    unsigned written = 0;
+    for (size_t i = 0; i < p->nl; i++) {
+        snprintf(dir, sizeof(dir), "%s/%d/task", p->root, (int)p->list[i]);
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        while (rc == 0 && d && (de = readdir(d)) != NULL) {
+            if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                continue;
+            /* one thread id a write; O_CREAT|O_APPEND for a fixture tree, where no kernel made the file */
+            int fd = open(tasks, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+            if (fd < 0) {
+                rc = ib_why(why, len, -errno, "cannot open %s: %s", tasks, strerror(errno));
+                break;
+            }
+            char line[32];
+            int n = snprintf(line, sizeof(line), "%s\n", de->d_name);
+            ssize_t w = write(fd, line, (size_t)n);
+            int e = w == n ? 0 : w < 0 ? errno : EIO;
+            close(fd);
+            if (e == ESRCH)
+                continue; /* the thread ended meanwhile */
+            if (e == EINVAL)
+                rc = ib_why(why, len, -EINVAL, "thread %s is in another resctrl control group (the kernel refuses to"
+                                               " move it to %s)", de->d_name, c->group);
+            else if (e)
+                rc = ib_why(why, len, -e, "cannot write thread %s to %s: %s", de->d_name, tasks, strerror(e));
+            else
+                written++;
+        }
+        if (d)
+            closedir(d);
+        if (rc)
+            return rc;
+    }
+    return written ? 0 : ib_why(why, len, -ESRCH, "no thread of the process set to monitor (it is empty)");
+}
+
+int usage_src_add_resctrl(struct usage_src *src, const char *resctrl_root, char *why, size_t len)
+{
+    if (!src || src->ops != &ps_ops)
+        return ib_why(why, len, -EINVAL, "resctrl monitoring is added to a process set source only");
+    const char *root = resctrl_root ? resctrl_root : "/sys/fs/resctrl";
+    int rc = path_fits(root, 256, why, len);
+    if (rc)
+        return rc;
+    struct rdt *c = calloc(1, sizeof(*c));
+    if (!c)
+        return ib_why(why, len, -ENOMEM, "out of memory");
+    char path[sizeof(c->group)];
+    snprintf(path, sizeof(path), "%s/info", root);
+    if (!file_there(path)) {
+        free(c);
+        return ib_why(why, len, -ENOTSUP, "no resctrl monitoring: %s is not mounted", root);
+    }
+    snprintf(path, sizeof(path), "%s/info/L3_MON/mon_features", root);
+    rc = ib_read_small(path, c->buf, sizeof(c->buf));
+    if (rc) {
+        free(c);
+        return ib_why(why, len, -ENOTSUP, "no resctrl monitoring: the CPU has no L3 monitoring (no %s)", path);
+    }
+    const char *p = c->buf, *ls, *le;
+    while (next_line(&p, &ls, &le)) {
+        const char *q = ls, *ts, *te;
+        if (!next_tok(&q, le, &ts, &te))
+            continue;
+        c->llc = c->llc || tok_is(ts, te, "llc_occupancy");
+        c->mbw = c->mbw || tok_is(ts, te, "mbm_total_bytes");
+    }
+    if (!c->llc && !c->mbw) {
+        free(c);
+        return ib_why(why, len, -ENOTSUP, "no resctrl monitoring: the CPU has no llc_occupancy or mbm_total_bytes");
+    }
+    snprintf(c->group, sizeof(c->group), "%s/mon_groups/ibench-%d", root, (int)getpid());
+    int e = mkdir(c->group, 0755) == 0 ? 0 : errno;
+    if (e == EEXIST && rmdir(c->group) == 0) /* left by a killed ibench of the same pid */
+        e = mkdir(c->group, 0755) == 0 ? 0 : errno;
+    if (e) {
+        rc = ib_why(why, len, -e, "cannot make the resctrl group %s: %s%s", c->group, strerror(e),
+                    e == EACCES || e == EPERM ? " (resctrl needs root)"
+                    : e == ENOSPC           ? " (no free RMID: too many monitoring groups)"
+                                            : "");
+        free(c);
+        return rc;
+    }
+    c->inner = *src;
+    rc = rdt_tasks(c, c->inner.ctx, why, len);
+    if (rc) {
+        rmdir(c->group);
+        free(c);
+        return rc;
+    }
+    src->ops = &rdt_ops;
+    src->ctx = c;
+    return 0;
+}
+
 int usage_src_read(const struct usage_src *src, struct usage_snap *s, char *why, size_t len)
 {
     if (!src || !src->ops || !src->ops->read)
@@ -947,8 +1241,10 @@ void usage_src_close(struct usage_src *src)
 
 /* ---- the sampler */
 
-const char *const usage_metric_name[USAGE_NMETRIC] = {"read", "write", "read-ops", "write-ops", "cpu", "memory"};
-const char *const usage_metric_unit[USAGE_NMETRIC] = {"B/s", "B/s", "op/s", "op/s", "CPU", "B"};
+const char *const usage_metric_name[USAGE_NMETRIC] = {"read", "write",       "read-ops", "write-ops", "cpu",
+                                                     "memory", "net",      "net-packets", "llc",   "mem-bw"};
+const char *const usage_metric_unit[USAGE_NMETRIC] = {"B/s", "B/s",      "op/s", "op/s", "CPU",
+                                                     "B",   "B/s", "packet/s", "B",    "B/s"};
 
 static uint64_t mono_now(void *ctx)
 {
@@ -1042,6 +1338,10 @@ int usage_sample(const struct usage_src *src, const struct usage_clock *clk, uin
         out->v[USAGE_WRITE_OPS][i] = rate(prev.have_io && cur.have_io, prev.write_ops, cur.write_ops, dt, 1e9);
         out->v[USAGE_CPU][i] = rate(prev.have_cpu && cur.have_cpu, prev.cpu_ns, cur.cpu_ns, dt, 1.0);
         out->v[USAGE_MEM_BYTES][i] = cur.have_mem ? (double)cur.mem_bytes : NAN;
+        out->v[USAGE_NET_BPS][i] = rate(prev.have_net && cur.have_net, prev.net_bytes, cur.net_bytes, dt, 1e9);
+        out->v[USAGE_NET_PPS][i] = rate(prev.have_net && cur.have_net, prev.net_packets, cur.net_packets, dt, 1e9);
+        out->v[USAGE_LLC_BYTES][i] = cur.have_llc ? (double)cur.llc_bytes : NAN;
+        out->v[USAGE_MEMBW_BPS][i] = rate(prev.have_mbw && cur.have_mbw, prev.mbw_bytes, cur.mbw_bytes, dt, 1e9);
         out->t_ns[i + 1] = cur.t_ns;
         out->n = i + 1;
         prev = cur;

@@ -36,6 +36,25 @@
  *     children be reaped without wait() (SIGCHLD ignored) folds nothing in, and then the parent's own I/O in those
  *     two reads is understated by up to the child's counters.
  *
+ * Two more resources, each where the kernel or the hardware counts it:
+ *   - network, counted for the target's NETWORK NAMESPACE (the procs source only; the cgroup sources have no
+ *     network counters, have_net false): /proc/PID/net/dev of each distinct namespace of the set's processes (told
+ *     apart by their /proc/PID/ns/net link; a process whose link cannot be read adds no namespace), summed over
+ *     its interfaces: bytes and packets received plus transmitted on every interface but lo, and only
+ *     transmitted on lo (a loopback byte is sent and received in the same namespace: counted once). Received
+ *     bytes count because a program that only downloads or serves uploads presses the network too. A namespace
+ *     first seen counts from its first reading (never its past), one no longer seen is forgotten, and a sum that
+ *     goes down (an interface removed) adds nothing for that read. BLIND SPOT: these are the namespace's
+ *     counters, not the target's sockets': in the host's namespace (the usual case) every program's traffic
+ *     counts, ssh, the package manager and other tenants' included; the figure is the target's alone only when
+ *     the target runs in a network namespace of its own (a container, ip netns exec, unshare -n). Also counted:
+ *     traffic forwarded or bridged through the namespace (it crosses two interfaces: counted twice), and on a
+ *     full-duplex link both directions add up, so the sum may exceed one direction's capacity;
+ *   - LLC occupancy and memory bandwidth from resctrl monitoring (Intel RDT CMT/MBM, AMD PQoS), where the machine
+ *     has it: usage_src_add_resctrl puts the set's threads into a monitoring group of their own and reads its
+ *     llc_occupancy (bytes in the L3 now) and mbm_total_bytes (cumulative bytes to and from memory), summed over
+ *     the L3 domains.
+ *
  * Every reader takes the path it reads under (a cgroup directory, a procfs root), so tests point it at fixture trees.
  * Library code: never prints or exits; 0 or -errno, with a one-line reason in why. */
 #ifndef IB_USAGE_H
@@ -54,10 +73,19 @@ extern "C" {
 /* One reading of a source: cumulative counters (meaningful as differences) and the memory in use now. */
 struct usage_snap {
     uint64_t t_ns; /* the sampler's clock, halfway through the read */
-    bool have_io, have_cpu, have_mem;
+    bool have_io, have_cpu, have_mem, have_net, have_llc, have_mbw;
     uint64_t read_bytes, write_bytes, read_ops, write_ops;
     uint64_t cpu_ns;
     uint64_t mem_bytes;
+    uint64_t net_bytes, net_packets; /* cumulative, the namespaces' (see above) */
+    uint64_t llc_bytes;              /* resctrl llc_occupancy now */
+    uint64_t mbw_bytes;              /* resctrl mbm_total_bytes, cumulative */
+};
+
+/* The network part of a snapshot, as usage_parse_net_dev gives it: received plus transmitted on every interface but
+ * lo, transmitted on lo. */
+struct usage_net {
+    uint64_t bytes, packets;
 };
 
 /* The I/O part of a snapshot, as one parser gives it. */
@@ -86,6 +114,11 @@ int usage_parse_number(const char *text, const char *name, uint64_t *v, char *wh
 int usage_parse_schedstat(const char *text, uint64_t *run_ns, char *why, size_t len);
 /* /proc/PID/statm, "size resident shared text lib data dt" in pages: resident x page_size. */
 int usage_parse_statm(const char *text, uint64_t page_size, uint64_t *rss_bytes, char *why, size_t len);
+
+/* /proc/PID/net/dev: two header lines ("Inter-|   Receive ..." and " face |bytes    packets ..."), then one line per
+ * interface, "NAME: rx_bytes rx_packets errs drop fifo frame compressed multicast tx_bytes tx_packets errs drop
+ * fifo colls carrier compressed" (16 numbers): summed as struct usage_net says. */
+int usage_parse_net_dev(const char *text, struct usage_net *net, char *why, size_t len);
 
 /* ---- sources */
 
@@ -116,6 +149,19 @@ int usage_src_procs_cgroup(struct usage_src *src, const char *proc_root, const c
 /* Process pid and its descendants as each read finds them (PID/task/TID/children, CONFIG_PROC_CHILDREN). A read
  * after pid is gone is -ESRCH. 0 (pid was there at open), or -errno with why. */
 int usage_src_procs_tree(struct usage_src *src, const char *proc_root, pid_t pid, char *why, size_t len);
+/* resctrl monitoring added to an open procs source (an add-on: src then reads both, and closing it removes the
+ * group). Makes the monitoring group RESCTRL_ROOT/mon_groups/ibench-<ibench's pid> (resctrl_root NULL:
+ * "/sys/fs/resctrl"), writes every thread of the set's processes now to its tasks file (threads and children
+ * they create later inherit the group; a process that joins the set otherwise, as one moved into a service's
+ * cgroup, is not in it), and every read adds llc_occupancy (have_llc) and mbm_total_bytes (have_mbw) of
+ * mon_data/mon_L3_* (a domain reading "Unavailable" leaves that figure absent for the read). Only what
+ * info/L3_MON/mon_features lists is read. The group is under the default control group: a thread in another
+ * control group is refused by the kernel (its allocation is never changed), and then the whole add-on is.
+ * 0 (src now counts llc and mem-bw); or, src left as it was: -ENOTSUP with why "no resctrl monitoring: ... is not
+ * mounted", "... the CPU has no llc_occupancy or mbm_total_bytes", -EINVAL for a source that is not a process
+ * set, or -errno with why (not root: -EACCES; no free RMID: -ENOSPC). Every failure after the group was made
+ * removes it. */
+int usage_src_add_resctrl(struct usage_src *src, const char *resctrl_root, char *why, size_t len);
 /* src->ops->read; -EINVAL when src is not open. */
 int usage_src_read(const struct usage_src *src, struct usage_snap *s, char *why, size_t len);
 /* Close and zero; safe on a zeroed or closed source. */
@@ -140,10 +186,16 @@ enum usage_metric {
     USAGE_WRITE_OPS,  /* write operations per second (procs: write system calls) */
     USAGE_CPU,        /* CPU-seconds per second (2.0: two CPUs busy) */
     USAGE_MEM_BYTES,  /* memory in use at the window's end, bytes */
+    USAGE_NET_BPS,    /* network bytes per second, the namespace's (see above) */
+    USAGE_NET_PPS,    /* network packets per second, the same way */
+    USAGE_LLC_BYTES,  /* LLC occupancy at the window's end, bytes (resctrl) */
+    USAGE_MEMBW_BPS,  /* memory bandwidth, bytes per second (resctrl MBM total) */
     USAGE_NMETRIC
 };
-extern const char *const usage_metric_name[USAGE_NMETRIC]; /* "read", "write", "read-ops", ... */
-extern const char *const usage_metric_unit[USAGE_NMETRIC]; /* "B/s", "B/s", "op/s", "op/s", "CPU", "B" */
+/* "read", "write", "read-ops", "write-ops", "cpu", "memory", "net", "net-packets", "llc", "mem-bw" */
+extern const char *const usage_metric_name[USAGE_NMETRIC];
+/* "B/s", "B/s", "op/s", "op/s", "CPU", "B", "B/s", "packet/s", "B", "B/s" */
+extern const char *const usage_metric_unit[USAGE_NMETRIC];
 
 /* Window i runs from t_ns[i] to t_ns[i + 1] (measured); v[m][i] is metric m over it, NAN where the source did not
  * have it or a counter went backwards (a cgroup removed and made again under the same path). */

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <functional>
@@ -16,6 +17,7 @@
 #include "test_support.h"
 
 extern "C" {
+#include "profile_fmt.h"
 #include "usage.h"
 }
 
@@ -210,6 +212,49 @@ TEST(Usage, ParsesCpuAndMemoryFiles)
     EXPECT_EQ(1035u * 4096u, v); // resident pages x the page size
     EXPECT_EQ(-EINVAL, usage_parse_statm("1283 1035\n", 4096, &v, why, sizeof why));
     EXPECT_TRUE(has(why, "statm") && has(why, "2 fields, expected 7")) << why;
+}
+
+// /proc/PID/net/dev recorded here: lo's bytes and packets once (transmitted), eth0's received plus transmitted.
+TEST(Usage, ParsesNetDevLoopbackOnceOthersBothWays)
+{
+    char why[256] = "";
+    usage_net net{};
+    ASSERT_EQ(0, usage_parse_net_dev(ib_test::file_text(fx("net-dev")).c_str(), &net, why, sizeof why)) << why;
+    EXPECT_EQ(1561934651391u + 40846332u + 52364u, net.bytes);
+    EXPECT_EQ(74521224u + 921u + 625u, net.packets);
+    ASSERT_EQ(0, usage_parse_net_dev("", &net, why, sizeof why)) << why;
+    EXPECT_EQ(0u, net.bytes + net.packets);
+    // an old kernel's glued "eth0:123": the name ends at the colon
+    ASSERT_EQ(0, usage_parse_net_dev("eth0:1 2 0 0 0 0 0 0 3 4 0 0 0 0 0 0\n", &net, why, sizeof why)) << why;
+    EXPECT_EQ(4u, net.bytes);
+    EXPECT_EQ(6u, net.packets);
+
+    EXPECT_EQ(-EINVAL, usage_parse_net_dev("  eth0: 1 2 3\n", &net, why, sizeof why));
+    EXPECT_TRUE(has(why, "line 1") && has(why, "'eth0' has 3 numbers, expected 16")) << why;
+    EXPECT_EQ(-EINVAL, usage_parse_net_dev("eth0 1 2 0 0 0 0 0 0 3 4 0 0 0 0 0 0\n", &net, why, sizeof why));
+    EXPECT_TRUE(has(why, "expected 'interface: 16 numbers'")) << why;
+    EXPECT_EQ(-EINVAL,
+              usage_parse_net_dev("lo: 1 2 0 0 0 0 0 0 x 4 0 0 0 0 0 0\n", &net, why, sizeof why));
+    EXPECT_TRUE(has(why, "'lo' field 9 'x' is not a number")) << why;
+    EXPECT_EQ(-EINVAL, usage_parse_net_dev(" : 1\n", &net, why, sizeof why));
+    EXPECT_TRUE(has(why, "no interface name")) << why;
+    EXPECT_EQ(nullptr, strchr(why, '\n'));
+}
+
+// Each usage resource a share of the SoI that presses it, the table the profile and the placement model read.
+TEST(Usage, ResourcesMapToTheSoIsThatPressThem)
+{
+    const char *want[USAGE_NMETRIC] = {"disk-bw", "disk-write", nullptr,  nullptr,   nullptr,
+                                       "mem-cap", "net-bw",     nullptr,  "llc-cap", "mem-bw"};
+    for (int m = 0; m < USAGE_NMETRIC; m++) {
+        const char *soi = profile_usage_soi(usage_metric_name[m]);
+        if (want[m])
+            EXPECT_STREQ(want[m], soi ? soi : "(none)") << usage_metric_name[m];
+        else
+            EXPECT_EQ(nullptr, soi) << usage_metric_name[m];
+    }
+    EXPECT_STREQ("packet/s", usage_metric_unit[USAGE_NET_PPS]);
+    EXPECT_STREQ("B", usage_metric_unit[USAGE_LLC_BYTES]);
 }
 
 // ---- the cgroup sources on fixture directories
@@ -643,9 +688,10 @@ void run_exit_scenario(bool tree)
     usage_src_close(&src);
     ASSERT_EQ(5u, s.n);
     const double *w = s.v[USAGE_WRITE_BPS], *cpu = s.v[USAGE_CPU], *mem = s.v[USAGE_MEM_BYTES];
-    for (int m = 0; m < USAGE_NMETRIC; m++)
+    for (int m = 0; m < USAGE_NMETRIC; m++) // net, llc, mem-bw: absent (no ns/net links, no resctrl)
         for (unsigned i = 0; i < s.n; i++)
-            EXPECT_TRUE(s.v[m][i] >= 0) << usage_metric_name[m] << " window " << i << ": " << s.v[m][i];
+            EXPECT_TRUE(m >= USAGE_NET_BPS ? isnan(s.v[m][i]) : s.v[m][i] >= 0)
+                << usage_metric_name[m] << " window " << i << ": " << s.v[m][i];
     EXPECT_DOUBLE_EQ(10.0 * kMiB, w[0]);
     EXPECT_DOUBLE_EQ(1.5, cpu[0]);
     EXPECT_DOUBLE_EQ((1035.0 + 408) * pg, mem[0]);
@@ -740,6 +786,222 @@ TEST(UsageProcs, MalformedAndGoneRefusedWithOneLine)
     EXPECT_EQ(-ESRCH, usage_src_read(&src, &s, why, sizeof why));
     EXPECT_TRUE(has(why, "process 100 is gone")) << why;
     usage_src_close(&src);
+}
+
+// ---- network, counted per namespace
+
+namespace {
+
+void link_ns(const std::string &proc, int pid, const std::string &id)
+{
+    std::filesystem::create_directories(proc + "/" + std::to_string(pid) + "/ns");
+    std::filesystem::remove(proc + "/" + std::to_string(pid) + "/ns/net");
+    std::filesystem::create_symlink(id, proc + "/" + std::to_string(pid) + "/ns/net");
+}
+
+// A net/dev of lo and eth0: lo transmitted lo_b bytes (lo_p packets); eth0 received rx_b, transmitted tx_b.
+std::string net_dev(uint64_t lo_b, uint64_t lo_p, uint64_t rx_b, uint64_t tx_b)
+{
+    auto n = [](uint64_t v) { return std::to_string(v); };
+    return "Inter-|   Receive                                                |  Transmit\n"
+           " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls "
+           "carrier compressed\n"
+           "    lo: " + n(lo_b) + " " + n(lo_p) + " 0 0 0 0 0 0 " + n(lo_b) + " " + n(lo_p) + " 0 0 0 0 0 0\n"
+           "  eth0: " + n(rx_b) + " 10 0 0 0 0 0 0 " + n(tx_b) + " 20 0 0 0 0 0 0\n";
+}
+
+} // namespace
+
+// The fixture's 100 and 101 share one namespace: its traffic counts once, not once per process. Then 101 enters a
+// namespace of its own (unshare -n): first seen, it counts from its first reading, and its traffic adds after.
+TEST(UsageProcs, NetworkCountedOncePerNamespace)
+{
+    ib_test::TempDir d("usage_net");
+    ASSERT_FALSE(d.path().empty());
+    std::filesystem::copy(fx("proc"), d.path() + "/proc", std::filesystem::copy_options::recursive);
+    const std::string proc = d.path() + "/proc";
+    link_ns(proc, 100, "net:[4026531840]");
+    link_ns(proc, 101, "net:[4026531840]");
+    auto both = [&](const std::string &text) {
+        ASSERT_TRUE(ib_test::write_file(proc + "/100/net/dev", text));
+        ASSERT_TRUE(ib_test::write_file(proc + "/101/net/dev", text));
+    };
+    both(net_dev(1000, 10, 5000, 6000));
+    FakeClock c;
+    c.on_wake = [&](unsigned k) {
+        if (k == 0) { // 1 MiB over lo (sent and received: once), 1 MiB in and out of eth0; 100 packets on lo
+            both(net_dev(1000 + kMiB, 110, 5000 + kMiB / 2, 6000 + kMiB / 2));
+        } else if (k == 1) { // 101 in its own namespace, with a past of 50 MiB; the first one moves 0.5 MiB
+            link_ns(proc, 101, "net:[4026532999]");
+            ASSERT_TRUE(ib_test::write_file(proc + "/101/net/dev", net_dev(0, 0, 50 * kMiB, 0)));
+            ASSERT_TRUE(ib_test::write_file(proc + "/100/net/dev", net_dev(1000 + kMiB + kMiB / 2, 110, 5000 + kMiB / 2,
+                                                                         6000 + kMiB / 2)));
+        } else if (k == 2) { // the new namespace receives 2 MiB
+            ASSERT_TRUE(ib_test::write_file(proc + "/101/net/dev", net_dev(0, 0, 52 * kMiB, 0)));
+        } else if (k == 3) { // lo's counters restart (the namespace made again under the same id): nothing, never < 0
+            ASSERT_TRUE(ib_test::write_file(proc + "/100/net/dev", net_dev(0, 0, 0, 0)));
+        }
+    };
+    char why[256] = "";
+    usage_src src{};
+    ASSERT_EQ(0, usage_src_procs_tree(&src, proc.c_str(), 100, why, sizeof why)) << why;
+    usage_clock clk = clock_of(c);
+    usage_series s{};
+    ASSERT_EQ(0, usage_sample(&src, &clk, 100 * kMs, 4, nullptr, &s, why, sizeof why)) << why;
+    usage_src_close(&src);
+    ASSERT_EQ(4u, s.n);
+    const double *b = s.v[USAGE_NET_BPS], *p = s.v[USAGE_NET_PPS];
+    EXPECT_DOUBLE_EQ(20.0 * kMiB, b[0]); // 1 MiB lo + 0.5 + 0.5 MiB eth0, over 0.1 s
+    EXPECT_DOUBLE_EQ(1000, p[0]);
+    EXPECT_DOUBLE_EQ(5.0 * kMiB, b[1]); // the new namespace's 50 MiB past is not counted
+    EXPECT_DOUBLE_EQ(20.0 * kMiB, b[2]);
+    EXPECT_DOUBLE_EQ(0, b[3]);
+    usage_series_free(&s);
+
+    // no namespace link readable: no network figure
+    std::filesystem::remove(proc + "/100/ns/net");
+    std::filesystem::remove(proc + "/101/ns/net");
+    ASSERT_EQ(0, usage_src_procs_tree(&src, proc.c_str(), 100, why, sizeof why)) << why;
+    usage_snap snap{};
+    ASSERT_EQ(0, usage_src_read(&src, &snap, why, sizeof why)) << why;
+    EXPECT_FALSE(snap.have_net);
+    usage_src_close(&src);
+}
+
+// ---- resctrl monitoring on a fixture root
+
+namespace {
+
+std::string rdt_group(const std::string &root) { return root + "/mon_groups/ibench-" + std::to_string(getpid()); }
+
+void set_mon(const std::string &group, const char *dom, const char *file, const std::string &v)
+{
+    ASSERT_TRUE(ib_test::write_file(group + "/mon_data/mon_L3_" + dom + "/" + file, v + "\n"));
+}
+
+} // namespace
+
+// No resctrl, or no monitoring of what is read: -ENOTSUP with one line, the source left as it was.
+TEST(UsageResctrl, AbsentIsNotSupportedWithOneLineAndTheSourceUnchanged)
+{
+    ib_test::TempDir d("usage_rdt_none");
+    ASSERT_FALSE(d.path().empty());
+    std::filesystem::copy(fx("proc"), d.path() + "/proc", std::filesystem::copy_options::recursive);
+    const std::string proc = d.path() + "/proc", root = d.path() + "/resctrl";
+    std::filesystem::create_directories(root);
+    char why[256] = "";
+    usage_src src{};
+    ASSERT_EQ(0, usage_src_procs_tree(&src, proc.c_str(), 100, why, sizeof why)) << why;
+    EXPECT_EQ(-ENOTSUP, usage_src_add_resctrl(&src, root.c_str(), why, sizeof why));
+    EXPECT_TRUE(has(why, "no resctrl monitoring: ") && has(why, "/resctrl is not mounted")) << why;
+    EXPECT_STREQ("procs", src.ops->name);
+    std::filesystem::create_directories(root + "/info/L3");
+    EXPECT_EQ(-ENOTSUP, usage_src_add_resctrl(&src, root.c_str(), why, sizeof why));
+    EXPECT_TRUE(has(why, "the CPU has no L3 monitoring")) << why;
+    std::filesystem::create_directories(root + "/info/L3_MON");
+    ASSERT_TRUE(ib_test::write_file(root + "/info/L3_MON/mon_features", "mbm_local_bytes\n"));
+    EXPECT_EQ(-ENOTSUP, usage_src_add_resctrl(&src, root.c_str(), why, sizeof why));
+    EXPECT_TRUE(has(why, "the CPU has no llc_occupancy")) << why;
+    EXPECT_EQ(nullptr, strchr(why, '\n'));
+    EXPECT_STREQ("procs", src.ops->name);
+    EXPECT_FALSE(std::filesystem::exists(root + "/mon_groups")) << "nothing made";
+    usage_snap snap{};
+    ASSERT_EQ(0, usage_src_read(&src, &snap, why, sizeof why)) << why;
+    EXPECT_FALSE(snap.have_llc || snap.have_mbw);
+    usage_src_close(&src);
+
+    usage_src cg{};
+    ASSERT_EQ(0, usage_src_cgroup_v2(&cg, fx("v2").c_str(), why, sizeof why)) << why;
+    EXPECT_EQ(-EINVAL, usage_src_add_resctrl(&cg, root.c_str(), why, sizeof why));
+    EXPECT_TRUE(has(why, "process set")) << why;
+    usage_src_close(&cg);
+
+    // this machine, as it is
+    if (!std::filesystem::exists("/sys/fs/resctrl/info")) {
+        ASSERT_EQ(0, usage_src_procs_tree(&src, nullptr, getpid(), why, sizeof why)) << why;
+        EXPECT_EQ(-ENOTSUP, usage_src_add_resctrl(&src, nullptr, why, sizeof why));
+        EXPECT_STREQ("no resctrl monitoring: /sys/fs/resctrl is not mounted", why);
+        usage_src_close(&src);
+    }
+}
+
+// The group is made, every thread of the set written to its tasks, its two L3 domains summed (llc_occupancy a level,
+// mbm_total_bytes a rate), an "Unavailable" domain leaves that figure absent, and closing removes the group.
+TEST(UsageResctrl, GroupOfTheSetsThreadsReadOverDomainsAndRemoved)
+{
+    ib_test::TempDir d("usage_rdt");
+    ASSERT_FALSE(d.path().empty());
+    std::filesystem::copy(fx("proc"), d.path() + "/proc", std::filesystem::copy_options::recursive);
+    std::filesystem::copy(fx("resctrl"), d.path() + "/resctrl", std::filesystem::copy_options::recursive);
+    const std::string proc = d.path() + "/proc", root = d.path() + "/resctrl", group = rdt_group(root);
+    std::filesystem::create_directories(root + "/mon_groups");
+    char why[256] = "";
+    usage_src src{};
+    ASSERT_EQ(0, usage_src_procs_tree(&src, proc.c_str(), 100, why, sizeof why)) << why;
+    ASSERT_EQ(0, usage_src_add_resctrl(&src, root.c_str(), why, sizeof why)) << why;
+    EXPECT_STREQ("procs+resctrl", src.ops->name);
+    ASSERT_TRUE(std::filesystem::is_directory(group));
+    std::string tasks = ib_test::file_text(group + "/tasks");
+    std::vector<std::string> tids;
+    for (size_t a = 0, b; (b = tasks.find('\n', a)) != std::string::npos; a = b + 1)
+        tids.push_back(tasks.substr(a, b - a));
+    std::sort(tids.begin(), tids.end());
+    EXPECT_EQ((std::vector<std::string>{"100", "101", "102"}), tids) << "every thread of 100 and its child 101";
+    // what the kernel gives a new group: its mon_data (here the root's recorded shape)
+    std::filesystem::copy(root + "/mon_data", group + "/mon_data", std::filesystem::copy_options::recursive);
+    FakeClock c;
+    c.on_wake = [&](unsigned k) {
+        if (k == 0) { // 10 MiB more on domain 0, 5 on 1; occupancy 2 MiB + 1 MiB
+            set_mon(group, "00", "mbm_total_bytes", std::to_string(6815744 + 10 * kMiB));
+            set_mon(group, "01", "mbm_total_bytes", std::to_string(2097152 + 5 * kMiB));
+            set_mon(group, "00", "llc_occupancy", std::to_string(2 * kMiB));
+            set_mon(group, "01", "llc_occupancy", std::to_string(kMiB));
+        } else if (k == 1) {
+            set_mon(group, "01", "mbm_total_bytes", "Unavailable");
+        }
+    };
+    usage_clock clk = clock_of(c);
+    usage_series s{};
+    ASSERT_EQ(0, usage_sample(&src, &clk, 100 * kMs, 2, nullptr, &s, why, sizeof why)) << why;
+    ASSERT_EQ(2u, s.n);
+    EXPECT_DOUBLE_EQ(150.0 * kMiB, s.v[USAGE_MEMBW_BPS][0]);
+    EXPECT_DOUBLE_EQ(3.0 * kMiB, s.v[USAGE_LLC_BYTES][0]);
+    EXPECT_TRUE(isnan(s.v[USAGE_MEMBW_BPS][1]));
+    EXPECT_DOUBLE_EQ(3.0 * kMiB, s.v[USAGE_LLC_BYTES][1]);
+    EXPECT_TRUE(s.v[USAGE_WRITE_BPS][0] >= 0) << "the process set is still read";
+    usage_series_free(&s);
+    // the kernel's files go with the group; here the test takes them off, as rmdir would
+    std::filesystem::remove_all(group + "/mon_data");
+    std::filesystem::remove(group + "/tasks");
+    usage_src_close(&src);
+    EXPECT_FALSE(std::filesystem::exists(group)) << "the group is removed on close";
+}
+
+// A failure after the group was made (the set is empty: no thread to monitor) removes it.
+TEST(UsageResctrl, FailureAfterTheGroupWasMadeRemovesIt)
+{
+    ib_test::TempDir d("usage_rdt_fail");
+    ASSERT_FALSE(d.path().empty());
+    std::filesystem::copy(fx("proc"), d.path() + "/proc", std::filesystem::copy_options::recursive);
+    std::filesystem::copy(fx("resctrl"), d.path() + "/resctrl", std::filesystem::copy_options::recursive);
+    const std::string proc = d.path() + "/proc", root = d.path() + "/resctrl", procs = d.path() + "/cgroup.procs";
+    std::filesystem::create_directories(root + "/mon_groups");
+    ASSERT_TRUE(ib_test::write_file(procs, ""));
+    char why[256] = "";
+    usage_src src{};
+    ASSERT_EQ(0, usage_src_procs_cgroup(&src, proc.c_str(), procs.c_str(), why, sizeof why)) << why;
+    EXPECT_EQ(-ESRCH, usage_src_add_resctrl(&src, root.c_str(), why, sizeof why));
+    EXPECT_TRUE(has(why, "no thread")) << why;
+    EXPECT_STREQ("procs", src.ops->name);
+    EXPECT_FALSE(std::filesystem::exists(rdt_group(root))) << "removed after the failure";
+    // a group left by a killed ibench of the same pid is made again
+    std::filesystem::create_directories(rdt_group(root));
+    ASSERT_TRUE(ib_test::write_file(procs, "101\n"));
+    ASSERT_EQ(0, usage_src_add_resctrl(&src, root.c_str(), why, sizeof why)) << why;
+    EXPECT_EQ("101\n", ib_test::file_text(rdt_group(root) + "/tasks"));
+    std::filesystem::remove(rdt_group(root) + "/tasks");
+    usage_src_close(&src);
+    EXPECT_FALSE(std::filesystem::exists(rdt_group(root)));
 }
 
 // ---- real processes: a child's writes, counted by the process-set source
