@@ -459,8 +459,10 @@ static uint64_t m_now(void *ctx)
 
 /* Noise floors, in each metric's unit (usage.h's order): a window above its floor is active. Chosen above what an
  * idle program's counters move by in 100 ms here (a log line, /proc reads: well under 1 MiB/s and 10 op/s; a
- * sleeping process's wake-ups: under 5 % of a CPU); memory has none (a resident set is never noise). */
-static const double usage_floor[USAGE_NMETRIC] = {1048576, 1048576, 10, 10, 0.05, 0};
+ * sleeping process's wake-ups: under 5 % of a CPU); memory and LLC occupancy have none (a footprint is never
+ * noise). Network: 1 MiB/s and 100 packet/s, above an idle host namespace's ssh and keep-alives. mem-bw: 16 MiB/s,
+ * a guess (no machine here has MBM to measure an idle program's on). */
+static const double usage_floor[USAGE_NMETRIC] = {1048576, 1048576, 10, 10, 0.05, 0, 1048576, 100, 0, 16777216};
 #define USAGE_WINDOW_MS 100
 
 /* The sampler's clock: its sleeps keep the work going (a batch run that ended is started again), as m_wait does. */
@@ -481,6 +483,41 @@ static void usage_sleep_until(void *ctx, uint64_t t_ns)
     r->usage_err = rc < 0 && rc != -EINTR;
 }
 
+/* The process whose network namespace the usage counts: the tree's root or the service's. */
+static pid_t usage_pid(const struct run *r)
+{
+    return r->have_svc ? r->svc.pid : r->o->pid > 0 ? r->o->pid : getpid();
+}
+
+/* 1: pid's network namespace is ibench's own, 0: another, -1: not known (its link not readable). */
+static int netns_is_ours(pid_t pid)
+{
+    char a[64], b[64], path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+    ssize_t na = readlink(path, a, sizeof(a) - 1), nb = readlink("/proc/self/ns/net", b, sizeof(b) - 1);
+    if (na <= 0 || nb <= 0)
+        return -1;
+    return na == nb && !memcmp(a, b, (size_t)na);
+}
+
+/* How the usage was counted, in words: the source, what its network figures mean, and whether resctrl counted the
+ * LLC and memory bandwidth (rdt_why: why not, "" when it did). */
+static char *usage_source(const char *source, bool net, int ours, const char *rdt_why)
+{
+    char b[1024];
+    snprintf(b, sizeof(b), "%s; net: %s; llc, mem-bw: %s%s%s", source,
+             !net        ? "not counted (no network namespace of the target's processes could be read)"
+             : ours == 1 ? "/proc/PID/net/dev of its network namespace, which is ibench's (the host's unless ibench "
+                           "runs in one of its own): every program's traffic in it counts, not only the target's"
+             : ours == 0 ? "/proc/PID/net/dev of its network namespace, not ibench's: the target's alone unless "
+                           "other programs share that namespace"
+                         : "/proc/PID/net/dev of its network namespace, perhaps the host's: then every program's "
+                           "traffic counts, not only the target's",
+             *rdt_why ? "not counted (" : "a resctrl monitoring group of its threads (llc_occupancy, mbm_total_bytes)",
+             rdt_why, *rdt_why ? ")" : "");
+    return strdup(b);
+}
+
 /* What the target pressed over o->usage_s seconds, its work running alone (the batch job in a loop, start-up
  * included; the load generator; an io-rate program by itself), counted by the kernel for its processes (target_src;
  * ibench's own threads only sleep meanwhile). */
@@ -491,10 +528,17 @@ static int m_usage(void *ctx, struct profile_usage *out, char *why, size_t len)
     struct usage_src src = {0};
     struct usage_series se = {0};
     const char *source;
+    char rdt_why[256] = "";
     int rc = target_src(r, &src, &source, why, len);
     if (rc < 0)
         return rc;
-    out_progress("profile", "target: its usage over time, %g s", o->usage_s);
+    /* resctrl where the machine has it: the LLC occupancy and memory bandwidth besides (its group removed on close) */
+    if (usage_src_add_resctrl(&src, NULL, rdt_why, sizeof(rdt_why)) == 0)
+        rdt_why[0] = '\0';
+    else if (!rdt_why[0])
+        snprintf(rdt_why, sizeof(rdt_why), "resctrl monitoring failed");
+    out_progress("profile", "target: its usage over time, %g s%s%s", o->usage_s, rdt_why[0] ? "; llc, mem-bw: " : "",
+                 rdt_why);
     r->usage_err = 0;
     if (o->metric.kind != MK_IO_RATE)
         rc = m_work(r, 1, why, len);
@@ -507,7 +551,10 @@ static int m_usage(void *ctx, struct profile_usage *out, char *why, size_t len)
         rc = ib_why(why, len, -ECHILD, "%s", r->usage_why);
     work_end(r);
     usage_src_close(&src);
-    if (rc == 0 && !(out->source = strdup(source)))
+    bool net = false;
+    for (unsigned i = 0; i < se.n && !net; i++)
+        net = isfinite(se.v[USAGE_NET_BPS][i]);
+    if (rc == 0 && !(out->source = usage_source(source, net, netns_is_ours(usage_pid(r)), rdt_why)))
         rc = -ENOMEM;
     out->window_s = USAGE_WINDOW_MS / 1e3;
     out->seconds = se.n ? (double)(se.t_ns[se.n] - se.t_ns[0]) / 1e9 : 0;
@@ -542,7 +589,8 @@ static int m_usage(void *ctx, struct profile_usage *out, char *why, size_t len)
 }
 
 /* The usage's % of capacity, where an SoI of the profile presses that resource in its unit: written bytes of the
- * disk-write SoI's write bandwidth, read bytes of disk-bw's, memory of mem-cap's. */
+ * disk-write SoI's write bandwidth, read bytes of disk-bw's, memory of mem-cap's, network bytes of net-bw's, LLC
+ * occupancy of llc-cap's, memory bandwidth of mem-bw's (profile_usage_soi). */
 static void usage_of_capacity(struct profile *p)
 {
     for (unsigned i = 0; p->have_usage && i < p->usage.nres; i++) {
