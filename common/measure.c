@@ -147,6 +147,7 @@ int meas_start(const struct meas_spec *sp, struct meas_ctl **out, char *why, siz
     if (!r->sp.what)
         r->sp.what = "measurement";
     sp = &r->sp;
+    const char *what = sp->what; /* the caller's string or a literal: it outlives r, which a failure below frees */
     r->th = calloc(sp->n, sizeof(*r->th));
     r->thr = calloc(sp->n, sizeof(*r->thr));
     r->val = calloc((size_t)sp->n * (sp->windows ? sp->windows : 1), sizeof(*r->val));
@@ -154,12 +155,12 @@ int meas_start(const struct meas_spec *sp, struct meas_ctl **out, char *why, siz
     pthread_cond_init(&r->cv, NULL);
     if (!r->th || !r->thr || !r->val) {
         meas_free(r);
-        return ib_why(why, len, -ENOMEM, "%s: out of memory", sp->what);
+        return ib_why(why, len, -ENOMEM, "%s: out of memory", what);
     }
     if (sp->nmeasure) {
         if (pthread_barrier_init(&r->bar, NULL, sp->nmeasure)) {
             meas_free(r);
-            return ib_why(why, len, -ENOMEM, "%s: cannot make a barrier", sp->what);
+            return ib_why(why, len, -ENOMEM, "%s: cannot make a barrier", what);
         }
         r->bar_init = 1;
     }
