@@ -3,6 +3,7 @@
 // half, the paired bootstrap exactly on hand-made cases and against brute force, and the command on the committed
 // corpus (docs/data/corpus).
 #include <math.h>
+#include <unistd.h>
 
 #include "test_support.h"
 
@@ -20,14 +21,21 @@ namespace {
 
 std::string corpus() { return std::string(IBENCH_FIXTURES) + "/../../docs/data/corpus"; }
 
-std::vector<std::string> corpus_records()
+// The profile set the corpus is scored with (docs/data/README.md).
+const char *const kSet = "/profiles-a";
+
+// The records A--B.json whose programs both have a profile in the set (every record, for a complete set).
+std::vector<std::string> corpus_records(const std::string &set = kSet)
 {
     std::vector<std::string> out;
     const std::string dir = corpus() + "/records";
+    auto has = [&](const std::string &name) { return access((corpus() + set + "/" + name + ".json").c_str(), R_OK) == 0; };
     if (DIR *d = opendir(dir.c_str())) {
         while (dirent *e = readdir(d)) {
             std::string n = e->d_name;
-            if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0)
+            const size_t sep = n.find("--");
+            if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0 && sep != std::string::npos &&
+                has(n.substr(0, sep)) && has(n.substr(sep + 2, n.size() - 5 - sep - 2)))
                 out.push_back(dir + "/" + n);
         }
         closedir(d);
@@ -98,7 +106,8 @@ TEST(PlaceCheckSkill, DecisionIsPlacePairsVerdictAndUncertainRefusedIsRefuseUnce
         ASSERT_EQ(0, profile_read((corpus() + "/profiles/" + names[i] + ".json").c_str(), &p[i], why, sizeof why))
             << why;
     }
-    const pl_coloc_opts est = {PL_COLOC_MARGIN, true, false, true}, every = {PL_COLOC_MARGIN, true, false, false};
+    const pl_coloc_opts est = {PL_COLOC_MARGIN, true, false, true, PL_DECIDE_MODEL, PL_WM_PRODUCT},
+                       every = {PL_COLOC_MARGIN, true, false, false, PL_DECIDE_MODEL, PL_WM_PRODUCT};
     unsigned seen[3] = {0, 0, 0};
     for (unsigned i = 0; i < 9; i++)
         for (unsigned j = 0; j < 9; j++) {
@@ -310,10 +319,11 @@ TEST(PlaceCheckSkill, BootstrapIsReproducibleBySeed)
 TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
 {
     const std::vector<std::string> recs = corpus_records();
-    ASSERT_EQ(32u, recs.size());
+    const unsigned N = (unsigned)recs.size();
+    ASSERT_EQ(56u, N) << "every record of the corpus has both its programs' profiles in " << kSet;
     std::vector<std::string> args = {"place", "predict", "--check"};
     args.insert(args.end(), recs.begin(), recs.end());
-    args.insert(args.end(), {"--profiles", corpus() + "/profiles", "--json"});
+    args.insert(args.end(), {"--profiles", corpus() + kSet, "--json"});
     ib_test::Proc p;
     run(p, args);
     ASSERT_EQ(0, p.exit_code()) << p.err;
@@ -321,7 +331,7 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
     json_t *d = json_loads(p.out.c_str(), 0, &e);
     ASSERT_NE(nullptr, d) << e.text;
     json_t *rr = json_object_get(d, "records");
-    ASSERT_EQ(32u, json_array_size(rr));
+    ASSERT_EQ(N, json_array_size(rr));
     // recount the decision table from the records' own truth and decision
     unsigned count[3][3] = {}, nb = 0;
     std::vector<double> meas, grp, model;
@@ -365,16 +375,16 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
     EXPECT_EQ(0, json_integer_value(json_object_get(json_object_get(k, "breaks"), "refused"))) << "never refuses";
     EXPECT_EQ((json_int_t)breaks, json_integer_value(json_object_get(json_object_get(k, "breaks"), "kept")));
     // the per-group predictions are the library's cross-fit of the records' own groups and halves
-    std::vector<double> want(32);
-    pl_check_group_fit(meas.data(), group.data(), half.data(), 32, want.data(), nullptr, nullptr);
-    for (unsigned j = 0; j < 32; j++)
+    std::vector<double> want(N);
+    pl_check_group_fit(meas.data(), group.data(), half.data(), N, want.data(), nullptr, nullptr);
+    for (unsigned j = 0; j < N; j++)
         EXPECT_DOUBLE_EQ(want[j], grp[j]) << j;
     // the bootstrap: the held-out half B, then all; each gain the difference of the two MAEs on those records
     json_t *rows = json_object_get(json_object_get(d, "bootstrap"), "rows");
     ASSERT_EQ(2u, json_array_size(rows));
     EXPECT_STREQ("half B (held out)", json_string_value(json_object_get(json_array_get(rows, 0), "records")));
     EXPECT_EQ((json_int_t)nb, json_integer_value(json_object_get(json_array_get(rows, 0), "n")));
-    EXPECT_EQ(32, json_integer_value(json_object_get(json_array_get(rows, 1), "n")));
+    EXPECT_EQ((json_int_t)N, json_integer_value(json_object_get(json_array_get(rows, 1), "n")));
     json_t *all = json_array_get(rows, 1);
     double gk = json_number_value(json_object_get(json_object_get(all, "constant"), "gain"));
     EXPECT_NEAR(json_number_value(json_object_get(json_object_get(d, "constant"), "mae")) -
@@ -385,7 +395,7 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
                     json_number_value(json_object_get(json_object_get(d, "model"), "mae")),
                 gg, 1e-12);
     pl_boot b;
-    ASSERT_EQ(0, pl_check_bootstrap(meas.data(), model.data(), grp.data(), 32, PL_BOOT_RESAMPLES, PL_BOOT_SEED, &b));
+    ASSERT_EQ(0, pl_check_bootstrap(meas.data(), model.data(), grp.data(), N, PL_BOOT_RESAMPLES, PL_BOOT_SEED, &b));
     EXPECT_DOUBLE_EQ(b.lo, json_number_value(json_object_get(json_object_get(all, "per_group"), "lo")));
     EXPECT_DOUBLE_EQ(b.hi, json_number_value(json_object_get(json_object_get(all, "per_group"), "hi")));
     EXPECT_EQ(PL_BOOT_SEED, json_integer_value(json_object_get(json_object_get(d, "bootstrap"), "seed")));
@@ -393,7 +403,7 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
 
     // two profile sets: one report each, in the order given
     std::vector<std::string> two = args;
-    two.insert(two.end() - 1, {"--profiles", corpus() + "/profiles", "--seed", "9"});
+    two.insert(two.end() - 1, {"--profiles", corpus() + kSet, "--seed", "9"});
     ib_test::Proc q;
     run(q, two);
     ASSERT_EQ(0, q.exit_code()) << q.err;
