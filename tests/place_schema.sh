@@ -73,8 +73,8 @@ run predict-check predict --check "$records/xz-dram.json" "$records/other-machin
 run predict-fit predict --check "$records"/*.json --profiles "$here/../docs/data/corun" --fit
 run predict-half predict --check "$records"/*.json --profiles "$here/../docs/data/corun" --half A --rule min-extend-any
 corpus="$here/../docs/data/corpus"
-run predict-corpus predict --check "$corpus"/records/*.json --profiles "$corpus/profiles" --half B --seed 7
-run predict-sets predict --check "$corpus"/records/*.json --profiles "$corpus/profiles" --profiles "$corpus/profiles"
+run predict-corpus predict --check "$corpus"/records/*.json --profiles "$corpus/profiles-a" --half B --seed 7
+run predict-sets predict --check "$corpus"/records/*.json --profiles "$corpus/profiles-a" --profiles "$corpus/profiles-a"
 corun="$here/../docs/data/corun"
 fleet="$here/../examples/fleet"
 run colocate colocate --fleet "$fleet/fleet.json" --unknown optimistic --profiles "$corun/memcached.json" \
