@@ -25,7 +25,7 @@ struct profile_cmd_opts {
     struct profile_opts po;
     const char *metric, *out, *cpus;
     int json;
-    int floor_given;
+    int floor_given, bursts_given; /* given on the command line, not the table's default */
 };
 
 /* --bursts LIST: on-lengths in seconds, comma separated, each in [PROF_BURST_MIN_S, PROF_BURST_MAX_S], at most
@@ -113,7 +113,7 @@ static int cmd_profile(void *opts, int argc, char **argv, int first)
         return cli_fail(IB_EXIT_USAGE, "profile", "--name NAME is required (no '/')");
     if (!!o.target_cmd == !!o.pid)
         return cli_fail(IB_EXIT_USAGE, "profile", "give exactly one of --target 'CMD' and --pid PID");
-    if (o.no_bursts && o.nbursts) /* never ignored in silence */
+    if (o.no_bursts && co->bursts_given) /* never ignored in silence */
         return cli_fail(IB_EXIT_USAGE, "profile", "--bursts and --no-bursts exclude each other");
     if (o.no_depth && co->floor_given) /* never ignored in silence */
         return cli_fail(IB_EXIT_USAGE, "profile", "--floor goes with the depth, which --no-depth turns off");
@@ -247,7 +247,7 @@ static const struct cli_opt profile_table[] = {
     {CLI_CUSTOM("bursts", "LIST", PO, po.bursts, set_bursts,
                 "where the SoI at 100 % breaks QoS, the target beside it in bursts: 100 % for each\n"
                 "length (s, 0.05-60, comma separated, at most " CLI_STR_OF(PROFILE_MAX_BURSTS) "), then idle as long"),
-     .def = "0.25,1,4"},
+     .def = "0.25,1,4", .have = CLI_HAVE(PO, bursts_given)},
     {CLI_FLAG("no-bursts", PO, po.no_bursts, "no bursts")},
     {CLI_DOUBLE("usage-seconds", "S", PO, po.usage_s, 0, 600,
                 "after the first baseline, what the target presses over time, counted by the\n"

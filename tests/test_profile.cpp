@@ -332,6 +332,10 @@ TEST_F(Profile, BadArgumentsExitTwoWithOneLine)
         {"profile", "--name", "t", "--target", "true", "--metric", "cputime:x"},
         {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--caused-rounds", "1"}, // se 0
         {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--caused-rounds", "2"},
+        {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--bursts", "1", "--no-bursts"},
+        {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--bursts", "0.01"},
+        {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--bursts", "1,1"},
+        {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--bursts", "1,x"},
     };
     for (const auto &a : bad) {
         Proc p;
@@ -855,11 +859,12 @@ protected:
     json_t *profile_of(Proc &p, int hang_at, const std::string &sois)
     {
         // --samples 1 --baselines 2: runs 0-1 the baseline; then per point a solo run and one beside the SoI (no usage
-        // over time: its loop of runs would move the count)
+        // over time: its loop of runs would move the count; no bursts: the timed-out point breaks QoS at 100 % too,
+        // and the phases below are the search's)
         // progress as it goes off a terminal: a line per sample (no IBENCH_PROGRESS=0 here)
         EXPECT_TRUE(p.start({"profile", "--name", "t", "--target", hanging_target(hang_at), "--metric", "runtime",
                              "--sois", sois, "--no-reach-check", "--samples", "1", "--baselines", "2", "--timeout", "2",
-                             "--usage-seconds", "0", "--out", out()},
+                             "--usage-seconds", "0", "--no-bursts", "--out", out()},
                             {"IBENCH_CACHE_DIR=" + dir.path()}));
         EXPECT_TRUE(p.finish(240)) << p.err;
         EXPECT_EQ(p.exit_code(), 1) << p.err;
