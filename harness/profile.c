@@ -598,9 +598,7 @@ static void usage_of_capacity(struct profile *p)
         const char *soi = profile_usage_soi(x->name);
         for (unsigned j = 0; soi && !x->soi && j < p->nsois; j++) {
             const struct profile_soi *s = &p->sois[j];
-            const int unit_ok = s->capacity_unit && (!strcmp(s->capacity_unit, x->unit) ||
-                                                     (!strcmp(x->unit, "B") && !strcmp(s->capacity_unit, "bytes")));
-            if (strcmp(s->soi, soi) || !unit_ok || !(s->capacity > 0))
+            if (strcmp(s->soi, soi) || !profile_usage_unit_ok(x->unit, s->capacity_unit) || !(s->capacity > 0))
                 continue;
             if (!(x->soi = strdup(s->soi)))
                 return; /* out of memory: the figures stay absent */

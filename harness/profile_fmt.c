@@ -1555,3 +1555,9 @@ const char *profile_usage_soi(const char *usage_name)
             return map[k][1];
     return NULL;
 }
+
+int profile_usage_unit_ok(const char *usage_unit, const char *capacity_unit)
+{
+    return usage_unit && capacity_unit &&
+           (!strcmp(usage_unit, capacity_unit) || (!strcmp(usage_unit, "B") && !strcmp(capacity_unit, "bytes")));
+}

@@ -271,6 +271,9 @@ double profile_soi_safe_tolerated(const struct profile_soi *s);
 /* The SoI whose capacity a usage resource is a share of ("write" -> "disk-write", "read" -> "disk-bw", "memory" ->
  * "mem-cap", "net" -> "net-bw", "llc" -> "llc-cap", "mem-bw" -> "mem-bw"), or NULL: no SoI presses it.  One table for the profile's of_capacity and the placement model. */
 const char *profile_usage_soi(const char *usage_name);
+/* 1 when a usage resource's unit reads in an SoI's capacity unit (the same, or "B" against "bytes"); 0 otherwise
+ * (NULL included). The profile's of_capacity and the placement model convert only then. */
+int profile_usage_unit_ok(const char *usage_unit, const char *capacity_unit);
 
 #ifdef __cplusplus
 }

@@ -209,7 +209,7 @@ static const struct profile_usage_res *usage_for(const struct profile *b, const 
         const char *soi = u->name ? profile_usage_soi(u->name) : NULL;
         if (!soi || strcmp(soi, s->soi) || !u->windows || u->nwindows == 0 || !u->unit)
             continue;
-        if (!strcmp(u->unit, s->capacity_unit) || (!strcmp(u->unit, "B") && !strcmp(s->capacity_unit, "bytes")))
+        if (profile_usage_unit_ok(u->unit, s->capacity_unit))
             return u;
     }
     return NULL;
