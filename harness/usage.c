@@ -15,69 +15,18 @@
 
 #include "clock.h"
 #include "ib_err.h"
+#include "kcount.h"
 #include "readfile.h"
 #include "stats.h"
 
-/* ---- text: lines, tokens, numbers */
-
-/* The next line of *p: [*s, *e) without its newline; false at the end of the text. */
-static bool next_line(const char **p, const char **s, const char **e)
-{
-    if (!**p)
-        return false;
-    *s = *p;
-    const char *nl = strchr(*p, '\n');
-    *e = nl ? nl : *p + strlen(*p);
-    *p = nl ? nl + 1 : *e;
-    return true;
-}
-
-/* The next token of [*p, e) separated by spaces or tabs: [*ts, *te); false when none is left. */
-static bool next_tok(const char **p, const char *e, const char **ts, const char **te)
-{
-    const char *q = *p;
-    while (q < e && (*q == ' ' || *q == '\t'))
-        q++;
-    if (q == e)
-        return false;
-    *ts = q;
-    while (q < e && *q != ' ' && *q != '\t')
-        q++;
-    *te = q;
-    *p = q;
-    return true;
-}
-
-static bool tok_is(const char *s, const char *e, const char *word)
-{
-    size_t n = strlen(word);
-    return (size_t)(e - s) == n && memcmp(s, word, n) == 0;
-}
-
-/* [s, e) is all decimal digits (at least one) and fits in 64 bits. */
-static bool tok_u64(const char *s, const char *e, uint64_t *v)
-{
-    if (s == e)
-        return false;
-    uint64_t x = 0;
-    for (const char *c = s; c < e; c++) {
-        if (*c < '0' || *c > '9')
-            return false;
-        unsigned d = (unsigned)(*c - '0');
-        if (x > (UINT64_MAX - d) / 10)
-            return false;
-        x = x * 10 + d;
-    }
-    *v = x;
-    return true;
-}
+/* ---- text (lines, tokens, numbers: kcount.h's kc_next_line, kc_next_tok, kc_tok_is, kc_tok_u64) */
 
 /* "MAJ:MIN" */
 static bool tok_dev(const char *s, const char *e)
 {
     const char *colon = memchr(s, ':', (size_t)(e - s));
     uint64_t v;
-    return colon && tok_u64(s, colon, &v) && tok_u64(colon + 1, e, &v);
+    return colon && kc_tok_u64(s, colon, &v) && kc_tok_u64(colon + 1, e, &v);
 }
 
 /* A token quoted in a reason: at most 40 characters of it. */
@@ -91,24 +40,24 @@ int usage_parse_io_stat(const char *text, struct usage_io *io, char *why, size_t
     static const char *const keys[4] = {"rbytes", "wbytes", "rios", "wios"};
     memset(io, 0, sizeof(*io));
     const char *p = text, *ls, *le;
-    for (unsigned no = 1; next_line(&p, &ls, &le); no++) {
+    for (unsigned no = 1; kc_next_line(&p, &ls, &le); no++) {
         const char *q = ls, *ts, *te;
-        if (!next_tok(&q, le, &ts, &te))
+        if (!kc_next_tok(&q, le, &ts, &te))
             continue; /* an empty line */
         if (!tok_dev(ts, te))
             return ib_why(why, len, -EINVAL, "io.stat line %u: " TOKF " is not a MAJ:MIN device", no, TOKA(ts, te));
         uint64_t v[4] = {0};
         bool seen[4] = {false};
-        while (next_tok(&q, le, &ts, &te)) {
+        while (kc_next_tok(&q, le, &ts, &te)) {
             const char *eq = memchr(ts, '=', (size_t)(te - ts));
             if (!eq || eq == ts)
                 return ib_why(why, len, -EINVAL, "io.stat line %u: " TOKF " is not key=value", no, TOKA(ts, te));
             for (int k = 0; k < 4; k++) {
-                if (!tok_is(ts, eq, keys[k]))
+                if (!kc_tok_is(ts, eq, keys[k]))
                     continue;
                 if (seen[k])
                     return ib_why(why, len, -EINVAL, "io.stat line %u: %s= twice", no, keys[k]);
-                if (!tok_u64(eq + 1, te, &v[k]))
+                if (!kc_tok_u64(eq + 1, te, &v[k]))
                     return ib_why(why, len, -EINVAL, "io.stat line %u: %s=" TOKF " is not a number", no, keys[k],
                                   TOKA(eq + 1, te));
                 seen[k] = true;
@@ -130,35 +79,35 @@ int usage_parse_blkio(const char *text, uint64_t *rd, uint64_t *wr, char *why, s
     static const char *const ignored[] = {"Sync", "Async", "Discard", "Total"};
     *rd = *wr = 0;
     const char *p = text, *ls, *le;
-    for (unsigned no = 1; next_line(&p, &ls, &le); no++) {
+    for (unsigned no = 1; kc_next_line(&p, &ls, &le); no++) {
         const char *q = ls, *t[4][2];
         int n = 0;
-        while (n < 4 && next_tok(&q, le, &t[n][0], &t[n][1]))
+        while (n < 4 && kc_next_tok(&q, le, &t[n][0], &t[n][1]))
             n++;
         if (n == 0)
             continue;
         uint64_t v;
-        if (n == 2 && tok_is(t[0][0], t[0][1], "Total")) {
-            if (!tok_u64(t[1][0], t[1][1], &v))
+        if (n == 2 && kc_tok_is(t[0][0], t[0][1], "Total")) {
+            if (!kc_tok_u64(t[1][0], t[1][1], &v))
                 return ib_why(why, len, -EINVAL, "blkio line %u: Total " TOKF " is not a number", no,
                               TOKA(t[1][0], t[1][1]));
             continue;
         }
         if (n != 3 || !tok_dev(t[0][0], t[0][1]))
             return ib_why(why, len, -EINVAL, "blkio line %u: expected 'MAJ:MIN Read|Write|... N' or 'Total N'", no);
-        if (!tok_u64(t[2][0], t[2][1], &v))
+        if (!kc_tok_u64(t[2][0], t[2][1], &v))
             return ib_why(why, len, -EINVAL, "blkio line %u: " TOKF " is not a number", no, TOKA(t[2][0], t[2][1]));
-        if (tok_is(t[1][0], t[1][1], "Read")) {
+        if (kc_tok_is(t[1][0], t[1][1], "Read")) {
             *rd += v;
             continue;
         }
-        if (tok_is(t[1][0], t[1][1], "Write")) {
+        if (kc_tok_is(t[1][0], t[1][1], "Write")) {
             *wr += v;
             continue;
         }
         bool known = false;
         for (size_t i = 0; i < IB_ARRAY_SIZE(ignored); i++)
-            known = known || tok_is(t[1][0], t[1][1], ignored[i]);
+            known = known || kc_tok_is(t[1][0], t[1][1], ignored[i]);
         if (!known)
             return ib_why(why, len, -EINVAL, "blkio line %u: unknown operation " TOKF, no, TOKA(t[1][0], t[1][1]));
     }
@@ -171,16 +120,16 @@ int usage_parse_proc_io(const char *text, struct usage_io *io, char *why, size_t
     uint64_t v[4] = {0};
     bool seen[4] = {false};
     const char *p = text, *ls, *le;
-    for (unsigned no = 1; next_line(&p, &ls, &le); no++) {
+    for (unsigned no = 1; kc_next_line(&p, &ls, &le); no++) {
         const char *q = ls, *ks, *ke, *vs, *ve;
-        if (!next_tok(&q, le, &ks, &ke))
+        if (!kc_next_tok(&q, le, &ks, &ke))
             continue;
-        if (ke - ks < 2 || ke[-1] != ':' || !next_tok(&q, le, &vs, &ve))
+        if (ke - ks < 2 || ke[-1] != ':' || !kc_next_tok(&q, le, &vs, &ve))
             return ib_why(why, len, -EINVAL, "io line %u: expected 'name: N'", no);
         for (int k = 0; k < 4; k++) {
-            if (!tok_is(ks, ke - 1, keys[k]))
+            if (!kc_tok_is(ks, ke - 1, keys[k]))
                 continue;
-            if (!tok_u64(vs, ve, &v[k]))
+            if (!kc_tok_u64(vs, ve, &v[k]))
                 return ib_why(why, len, -EINVAL, "io line %u: %s " TOKF " is not a number", no, keys[k],
                               TOKA(vs, ve));
             seen[k] = true;
@@ -200,16 +149,16 @@ int usage_parse_cpu_stat(const char *text, uint64_t *cpu_ns, char *why, size_t l
 {
     bool seen = false;
     const char *p = text, *ls, *le;
-    for (unsigned no = 1; next_line(&p, &ls, &le); no++) {
+    for (unsigned no = 1; kc_next_line(&p, &ls, &le); no++) {
         const char *q = ls, *ks, *ke, *vs, *ve;
-        if (!next_tok(&q, le, &ks, &ke))
+        if (!kc_next_tok(&q, le, &ks, &ke))
             continue;
-        if (!next_tok(&q, le, &vs, &ve))
+        if (!kc_next_tok(&q, le, &vs, &ve))
             return ib_why(why, len, -EINVAL, "cpu.stat line %u: expected 'name N'", no);
-        if (!tok_is(ks, ke, "usage_usec"))
+        if (!kc_tok_is(ks, ke, "usage_usec"))
             continue;
         uint64_t us;
-        if (!tok_u64(vs, ve, &us) || us > UINT64_MAX / 1000)
+        if (!kc_tok_u64(vs, ve, &us) || us > UINT64_MAX / 1000)
             return ib_why(why, len, -EINVAL, "cpu.stat line %u: usage_usec " TOKF " is not a number", no,
                           TOKA(vs, ve));
         *cpu_ns = us * 1000;
@@ -220,89 +169,37 @@ int usage_parse_cpu_stat(const char *text, uint64_t *cpu_ns, char *why, size_t l
 
 int usage_parse_number(const char *text, const char *name, uint64_t *v, char *why, size_t len)
 {
-    const char *e = text + strcspn(text, "\n");
-    if (!tok_u64(text, e, v) || (*e == '\n' && e[1] != '\0'))
-        return ib_why(why, len, -EINVAL, "%s: " TOKF " is not one number", name, TOKA(text, e));
-    return 0;
+    return kc_number(text, name, v, why, len);
 }
 
 int usage_parse_net_dev(const char *text, struct usage_net *net, char *why, size_t len)
 {
     memset(net, 0, sizeof(*net));
-    const char *p = text, *ls, *le;
-    for (unsigned no = 1; next_line(&p, &ls, &le); no++) {
-        const char *colon = memchr(ls, ':', (size_t)(le - ls)), *bar = memchr(ls, '|', (size_t)(le - ls));
-        if (bar && (!colon || bar < colon))
-            continue; /* the two header lines */
-        const char *q = ls, *ts, *te;
-        if (!next_tok(&q, le, &ts, &te))
-            continue;
-        if (!colon)
-            return ib_why(why, len, -EINVAL, "net/dev line %u: expected 'interface: 16 numbers'", no);
-        const char *ns = ls, *ne = colon; /* the name, trimmed */
-        while (ns < ne && (*ns == ' ' || *ns == '\t'))
-            ns++;
-        if (ns == ne)
-            return ib_why(why, len, -EINVAL, "net/dev line %u: no interface name before ':'", no);
-        uint64_t v[16];
-        int n = 0;
-        q = colon + 1;
-        while (next_tok(&q, le, &ts, &te)) {
-            if (n == 16)
-                return ib_why(why, len, -EINVAL, "net/dev line %u: " TOKF " has more than 16 numbers", no,
-                              TOKA(ns, ne));
-            if (!tok_u64(ts, te, &v[n]))
-                return ib_why(why, len, -EINVAL, "net/dev line %u: " TOKF " field %d " TOKF " is not a number", no,
-                              TOKA(ns, ne), n + 1, TOKA(ts, te));
-            n++;
-        }
-        if (n != 16)
-            return ib_why(why, len, -EINVAL, "net/dev line %u: " TOKF " has %d numbers, expected 16", no,
-                          TOKA(ns, ne), n);
-        /* fields 1, 2: received bytes, packets; 9, 10: transmitted. lo's are equal: its transmitted only. */
-        if (tok_is(ns, ne, "lo")) {
-            net->bytes += v[8];
-            net->packets += v[9];
-        } else {
-            net->bytes += v[0] + v[8];
-            net->packets += v[1] + v[9];
-        }
-    }
-    return 0;
-}
-
-/* The first n decimal fields of a one-line file into v; -EINVAL with why naming the field when they are not. */
-static int fields_u64(const char *text, const char *name, uint64_t *v, int n, char *why, size_t len)
-{
-    const char *p = text, *ls, *le, *ts, *te;
-    if (!next_line(&p, &ls, &le))
-        return ib_why(why, len, -EINVAL, "%s: empty", name);
-    const char *q = ls;
-    for (int i = 0; i < n; i++) {
-        if (!next_tok(&q, le, &ts, &te))
-            return ib_why(why, len, -EINVAL, "%s: %d fields, expected %d", name, i, n);
-        if (!tok_u64(ts, te, &v[i]))
-            return ib_why(why, len, -EINVAL, "%s: field %d " TOKF " is not a number", name, i + 1, TOKA(ts, te));
-    }
+    struct kc_net_count all, lo;
+    int rc = kc_net_parse(text, NULL, &all, why, len);
+    if (rc)
+        return rc;
+    if (kc_net_parse(text, "lo", &lo, NULL, 0) != 0) /* no lo line: nothing to take off */
+        memset(&lo, 0, sizeof(lo));
+    /* received plus transmitted on every interface; lo's received are its transmitted: counted once */
+    net->bytes = all.rx_bytes - lo.rx_bytes + all.tx_bytes;
+    net->packets = all.rx_packets - lo.rx_packets + all.tx_packets;
     return 0;
 }
 
 int usage_parse_schedstat(const char *text, uint64_t *run_ns, char *why, size_t len)
 {
     uint64_t v[3];
-    int rc = fields_u64(text, "schedstat", v, 3, why, len);
-    if (rc == 0)
-        *run_ns = v[0];
-    return rc;
+    int rc = kc_fields_u64(text, "schedstat", v, 3, 3, why, len);
+    if (rc < 0)
+        return rc;
+    *run_ns = v[0];
+    return 0;
 }
 
 int usage_parse_statm(const char *text, uint64_t page_size, uint64_t *rss_bytes, char *why, size_t len)
 {
-    uint64_t v[7];
-    int rc = fields_u64(text, "statm", v, 7, why, len);
-    if (rc == 0)
-        *rss_bytes = v[1] * page_size;
-    return rc;
+    return kc_rss_parse(text, page_size, rss_bytes, why, len);
 }
 
 /* /proc/PID/stat: "pid (comm) state ppid ... starttime(22) ...". comm may hold spaces and parentheses, so fields
@@ -313,12 +210,12 @@ static int parse_proc_stat(const char *text, char *state, pid_t *ppid, uint64_t 
     const char *e = rp ? rp + strlen(rp) : NULL, *q = rp ? rp + 1 : NULL, *ts, *te;
     uint64_t v = 0;
     for (int field = 3; rp && field <= 22; field++) {
-        if (!next_tok(&q, e, &ts, &te))
+        if (!kc_next_tok(&q, e, &ts, &te))
             break;
         if (field == 3)
             *state = *ts;
         else if (field == 4 || field == 22) {
-            if (!tok_u64(ts, te, &v))
+            if (!kc_tok_u64(ts, te, &v))
                 return ib_why(why, len, -EINVAL, "stat: field %d " TOKF " is not a number", field, TOKA(ts, te));
             if (field == 22) {
                 *start = v;
@@ -333,17 +230,6 @@ static int parse_proc_stat(const char *text, char *state, pid_t *ppid, uint64_t 
 /* ---- shared by the readers */
 
 #define USAGE_BUF (64 * 1024) /* a cgroup.procs of a few thousand pids, an io.stat of hundreds of devices */
-
-/* path into buf; -EFBIG when it does not fit (a cut list or counter would be read as a wrong one). */
-static int read_file(const char *path, char *buf, size_t len, char *why, size_t wlen)
-{
-    int rc = ib_read_small(path, buf, len);
-    if (rc)
-        return ib_why(why, wlen, rc, "cannot read %s: %s", path, strerror(-rc));
-    if (strlen(buf) + 1 >= len)
-        return ib_why(why, wlen, -EFBIG, "%s is larger than %zu bytes", path, len - 1);
-    return 0;
-}
 
 /* Parse a file's text, prefixing the parser's reason with the path. */
 #define PARSED(rc, path, why, len)                                                                                    \
@@ -377,7 +263,7 @@ static int cg2_read(void *ctx, struct usage_snap *s, char *why, size_t len)
     int rc;
     if (c->have_io) {
         struct usage_io io;
-        if ((rc = read_file(c->io, c->buf, sizeof(c->buf), why, len)) != 0)
+        if ((rc = kc_read(c->io, c->buf, sizeof(c->buf), why, len)) != 0)
             return rc;
         rc = usage_parse_io_stat(c->buf, &io, why, len);
         PARSED(rc, c->io, why, len);
@@ -387,13 +273,13 @@ static int cg2_read(void *ctx, struct usage_snap *s, char *why, size_t len)
         s->write_ops = io.write_ops;
         s->have_io = true;
     }
-    if ((rc = read_file(c->cpu, c->buf, sizeof(c->buf), why, len)) != 0)
+    if ((rc = kc_read(c->cpu, c->buf, sizeof(c->buf), why, len)) != 0)
         return rc;
     rc = usage_parse_cpu_stat(c->buf, &s->cpu_ns, why, len);
     PARSED(rc, c->cpu, why, len);
     s->have_cpu = true;
     if (c->have_mem) {
-        if ((rc = read_file(c->mem, c->buf, sizeof(c->buf), why, len)) != 0)
+        if ((rc = kc_read(c->mem, c->buf, sizeof(c->buf), why, len)) != 0)
             return rc;
         rc = usage_parse_number(c->buf, "memory.current", &s->mem_bytes, why, len);
         PARSED(rc, c->mem, why, len);
@@ -442,25 +328,25 @@ static int cg1_read(void *ctx, struct usage_snap *s, char *why, size_t len)
     struct cg1 *c = ctx;
     int rc;
     if (c->bytes[0]) {
-        if ((rc = read_file(c->bytes, c->buf, sizeof(c->buf), why, len)) != 0)
+        if ((rc = kc_read(c->bytes, c->buf, sizeof(c->buf), why, len)) != 0)
             return rc;
         rc = usage_parse_blkio(c->buf, &s->read_bytes, &s->write_bytes, why, len);
         PARSED(rc, c->bytes, why, len);
-        if ((rc = read_file(c->ops, c->buf, sizeof(c->buf), why, len)) != 0)
+        if ((rc = kc_read(c->ops, c->buf, sizeof(c->buf), why, len)) != 0)
             return rc;
         rc = usage_parse_blkio(c->buf, &s->read_ops, &s->write_ops, why, len);
         PARSED(rc, c->ops, why, len);
         s->have_io = true;
     }
     if (c->cpu[0]) {
-        if ((rc = read_file(c->cpu, c->buf, sizeof(c->buf), why, len)) != 0)
+        if ((rc = kc_read(c->cpu, c->buf, sizeof(c->buf), why, len)) != 0)
             return rc;
         rc = usage_parse_number(c->buf, "cpuacct.usage", &s->cpu_ns, why, len);
         PARSED(rc, c->cpu, why, len);
         s->have_cpu = true;
     }
     if (c->mem[0]) {
-        if ((rc = read_file(c->mem, c->buf, sizeof(c->buf), why, len)) != 0)
+        if ((rc = kc_read(c->mem, c->buf, sizeof(c->buf), why, len)) != 0)
             return rc;
         rc = usage_parse_number(c->buf, "memory.usage_in_bytes", &s->mem_bytes, why, len);
         PARSED(rc, c->mem, why, len);
@@ -551,7 +437,6 @@ struct ps {
     pid_t tree;      /* the tree's root pid, or 0 */
     bool started;    /* a first read (the baseline) was made */
     bool no_io, no_cpu; /* /proc/PID/io or schedstat is missing on this kernel */
-    uint64_t page;
     struct ps_proc *p;
     size_t np, pcap;
     struct ps_task *t;
@@ -610,11 +495,11 @@ static int list_add(struct ps *c, pid_t pid)
 static int list_parse(struct ps *c, const char *text, const char *name, char *why, size_t len)
 {
     const char *p = text, *ls, *le;
-    for (unsigned no = 1; next_line(&p, &ls, &le); no++) {
+    for (unsigned no = 1; kc_next_line(&p, &ls, &le); no++) {
         const char *q = ls, *ts, *te;
         uint64_t v;
-        while (next_tok(&q, le, &ts, &te)) {
-            if (!tok_u64(ts, te, &v) || v == 0 || v > 0x7fffffff)
+        while (kc_next_tok(&q, le, &ts, &te)) {
+            if (!kc_tok_u64(ts, te, &v) || v == 0 || v > 0x7fffffff)
                 return ib_why(why, len, -EINVAL, "%s line %u: " TOKF " is not a pid", name, no, TOKA(ts, te));
             if (list_add(c, (pid_t)v))
                 return ib_why(why, len, -ENOMEM, "out of memory");
@@ -629,7 +514,7 @@ static int ps_list(struct ps *c, char *why, size_t len)
     c->nl = 0;
     char path[768];
     if (!c->tree) {
-        int rc = read_file(c->procs, c->buf, sizeof(c->buf), why, len);
+        int rc = kc_read(c->procs, c->buf, sizeof(c->buf), why, len);
         return rc ? rc : list_parse(c, c->buf, c->procs, why, len);
     }
     snprintf(path, sizeof(path), "%s/%d/task", c->root, (int)c->tree);
@@ -768,13 +653,9 @@ static int ps_read_proc(struct ps *c, pid_t pid, struct ps_proc *known, uint64_t
         rc = usage_parse_proc_io(c->buf, &io, why, len);
         PARSED(rc, path, why, len);
     }
-    snprintf(path, sizeof(path), "%s/%d/statm", c->root, (int)pid);
     uint64_t rss = 0;
-    rc = ib_read_small(path, c->buf, sizeof(c->buf));
-    if (rc)
-        return vanished(rc) ? rc : ib_why(why, len, rc, "cannot read %s: %s", path, strerror(-rc));
-    rc = usage_parse_statm(c->buf, c->page, &rss, why, len);
-    PARSED(rc, path, why, len);
+    if ((rc = kc_rss_read(c->root, pid, &rss, why, len)) != 0)
+        return rc; /* vanished, or why says what */
     rc = ps_tasks(c, pid, cpu, why, len);
     if (rc && !vanished(rc))
         return rc;
@@ -997,8 +878,6 @@ static int ps_open(struct usage_src *src, const char *root, struct ps **out, cha
     if (!c)
         return ib_why(why, len, -ENOMEM, "out of memory");
     snprintf(c->root, sizeof(c->root), "%s", root);
-    long pg = sysconf(_SC_PAGESIZE);
-    c->page = pg > 0 ? (uint64_t)pg : 4096;
     *out = c;
     src->ops = &ps_ops;
     src->ctx = c;
@@ -1054,7 +933,7 @@ struct rdt {
 /* One domain's file: *v += its number; false (and why) when the kernel says "Unavailable" or "Error". */
 static int rdt_value(struct rdt *c, const char *path, uint64_t *v, bool *ok, char *why, size_t len)
 {
-    int rc = read_file(path, c->buf, sizeof(c->buf), why, len);
+    int rc = kc_read(path, c->buf, sizeof(c->buf), why, len);
     if (rc)
         return rc;
     if (!strncmp(c->buf, "Unavailable", 11) || !strncmp(c->buf, "Error", 5)) {
@@ -1186,12 +1065,12 @@ int usage_src_add_resctrl(struct usage_src *src, const char *resctrl_root, char 
         return ib_why(why, len, -ENOTSUP, "no resctrl monitoring: the CPU has no L3 monitoring (no %s)", path);
     }
     const char *p = c->buf, *ls, *le;
-    while (next_line(&p, &ls, &le)) {
+    while (kc_next_line(&p, &ls, &le)) {
         const char *q = ls, *ts, *te;
-        if (!next_tok(&q, le, &ts, &te))
+        if (!kc_next_tok(&q, le, &ts, &te))
             continue;
-        c->llc = c->llc || tok_is(ts, te, "llc_occupancy");
-        c->mbw = c->mbw || tok_is(ts, te, "mbm_total_bytes");
+        c->llc = c->llc || kc_tok_is(ts, te, "llc_occupancy");
+        c->mbw = c->mbw || kc_tok_is(ts, te, "mbm_total_bytes");
     }
     if (!c->llc && !c->mbw) {
         free(c);
