@@ -4,12 +4,10 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 #include "ib_err.h"
 #include "kcount.h"
 #include "readfile.h"
+#include "resctrl.h"
 #include "stats.h"
 
 /* ---- text (lines, tokens, numbers: kcount.h's kc_next_line, kc_next_tok, kc_tok_is, kc_tok_u64) */
@@ -921,32 +920,12 @@ int usage_src_procs_tree(struct usage_src *src, const char *proc_root, pid_t pid
     return 0;
 }
 
-/* ---- resctrl monitoring, added to a process set */
+/* ---- resctrl monitoring, added to a process set (the group itself: common/resctrl.h) */
 
 struct rdt {
     struct usage_src inner;
-    char group[512];    /* RESCTRL_ROOT/mon_groups/ibench-PID */
-    bool llc, mbw;      /* what mon_features lists */
-    char buf[4096];
+    struct resctrl_mon mon;
 };
-
-/* One domain's file: *v += its number; false (and why) when the kernel says "Unavailable" or "Error". */
-static int rdt_value(struct rdt *c, const char *path, uint64_t *v, bool *ok, char *why, size_t len)
-{
-    int rc = kc_read(path, c->buf, sizeof(c->buf), why, len);
-    if (rc)
-        return rc;
-    if (!strncmp(c->buf, "Unavailable", 11) || !strncmp(c->buf, "Error", 5)) {
-        *ok = false; /* the RMID's counter could not be read now */
-        return 0;
-    }
-    uint64_t x;
-    rc = usage_parse_number(c->buf, path, &x, why, len);
-    if (rc)
-        return rc;
-    *v += x;
-    return 0;
-}
 
 static int rdt_read(void *ctx, struct usage_snap *s, char *why, size_t len)
 {
@@ -954,35 +933,13 @@ static int rdt_read(void *ctx, struct usage_snap *s, char *why, size_t len)
     int rc = usage_src_read(&c->inner, s, why, len);
     if (rc)
         return rc;
-    char dir[sizeof(c->group) + 16], path[sizeof(dir) + 300];
-    snprintf(dir, sizeof(dir), "%s/mon_data", c->group);
-    DIR *d = opendir(dir);
-    if (!d)
-        return ib_why(why, len, -errno, "cannot open %s: %s", dir, strerror(errno));
-    struct dirent *de;
-    bool llc = c->llc, mbw = c->mbw;
-    unsigned domains = 0;
-    uint64_t occ = 0, tot = 0;
-    while (rc == 0 && (de = readdir(d)) != NULL) {
-        if (strncmp(de->d_name, "mon_L3_", 7))
-            continue;
-        domains++;
-        snprintf(path, sizeof(path), "%s/%s/llc_occupancy", dir, de->d_name);
-        if (c->llc)
-            rc = rdt_value(c, path, &occ, &llc, why, len);
-        snprintf(path, sizeof(path), "%s/%s/mbm_total_bytes", dir, de->d_name);
-        if (rc == 0 && c->mbw)
-            rc = rdt_value(c, path, &tot, &mbw, why, len);
-    }
-    closedir(d);
-    if (rc)
+    struct resctrl_count n;
+    if ((rc = resctrl_mon_read(&c->mon, &n, why, len)) != 0)
         return rc;
-    if (!domains)
-        return ib_why(why, len, -EIO, "%s holds no mon_L3_* domain", dir);
-    s->have_llc = llc;
-    s->llc_bytes = occ;
-    s->have_mbw = mbw;
-    s->mbw_bytes = tot;
+    s->have_llc = n.have_llc;
+    s->llc_bytes = n.llc_bytes;
+    s->have_mbw = n.have_mbm_total;
+    s->mbw_bytes = n.mbm_total_bytes;
     return 0;
 }
 
@@ -990,20 +947,19 @@ static void rdt_close(void *ctx)
 {
     struct rdt *c = ctx;
     usage_src_close(&c->inner);
-    rmdir(c->group); /* the kernel moves its tasks back to the default group */
+    resctrl_mon_close(&c->mon);
     free(c);
 }
 
 static const struct usage_src_ops rdt_ops = {.name = "procs+resctrl", .read = rdt_read, .close = rdt_close};
 
-/* Every thread of every process of the set now into the group's tasks file. */
+/* Every thread of every process of the set now into the group. */
 static int rdt_tasks(struct rdt *c, struct ps *p, char *why, size_t len)
 {
     int rc = ps_list(p, why, len);
     if (rc)
         return rc;
-    char tasks[sizeof(c->group) + 8], dir[384];
-    snprintf(tasks, sizeof(tasks), "%s/tasks", c->group);
+    char dir[384];
     unsigned written = 0;
     for (size_t i = 0; i < p->nl; i++) {
         snprintf(dir, sizeof(dir), "%s/%d/task", p->root, (int)p->list[i]);
@@ -1012,25 +968,10 @@ static int rdt_tasks(struct rdt *c, struct ps *p, char *why, size_t len)
         while (rc == 0 && d && (de = readdir(d)) != NULL) {
             if (de->d_name[0] < '0' || de->d_name[0] > '9')
                 continue;
-            /* one thread id a write; O_CREAT|O_APPEND for a fixture tree, where no kernel made the file */
-            int fd = open(tasks, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-            if (fd < 0) {
-                rc = ib_why(why, len, -errno, "cannot open %s: %s", tasks, strerror(errno));
-                break;
-            }
-            char line[32];
-            int n = snprintf(line, sizeof(line), "%s\n", de->d_name);
-            ssize_t w = write(fd, line, (size_t)n);
-            int e = w == n ? 0 : w < 0 ? errno : EIO;
-            close(fd);
-            if (e == ESRCH)
-                continue; /* the thread ended meanwhile */
-            if (e == EINVAL)
-                rc = ib_why(why, len, -EINVAL, "thread %s is in another resctrl control group (the kernel refuses to"
-                                               " move it to %s)", de->d_name, c->group);
-            else if (e)
-                rc = ib_why(why, len, -e, "cannot write thread %s to %s: %s", de->d_name, tasks, strerror(e));
-            else
+            rc = resctrl_mon_add(&c->mon, (pid_t)atoi(de->d_name), why, len);
+            if (rc == -ESRCH)
+                rc = 0; /* the thread ended meanwhile */
+            else if (rc == 0)
                 written++;
         }
         if (d)
@@ -1045,53 +986,24 @@ int usage_src_add_resctrl(struct usage_src *src, const char *resctrl_root, char 
 {
     if (!src || src->ops != &ps_ops)
         return ib_why(why, len, -EINVAL, "resctrl monitoring is added to a process set source only");
-    const char *root = resctrl_root ? resctrl_root : "/sys/fs/resctrl";
-    int rc = path_fits(root, 256, why, len);
+    struct resctrl_features f;
+    int rc = resctrl_mon_features(resctrl_root, &f, why, len);
     if (rc)
         return rc;
+    if (!f.llc && !f.mbm_total)
+        return ib_why(why, len, -ENOTSUP, "no resctrl monitoring: the CPU has no llc_occupancy or mbm_total_bytes");
     struct rdt *c = calloc(1, sizeof(*c));
     if (!c)
         return ib_why(why, len, -ENOMEM, "out of memory");
-    char path[sizeof(c->group)];
-    snprintf(path, sizeof(path), "%s/info", root);
-    if (!file_there(path)) {
-        free(c);
-        return ib_why(why, len, -ENOTSUP, "no resctrl monitoring: %s is not mounted", root);
-    }
-    snprintf(path, sizeof(path), "%s/info/L3_MON/mon_features", root);
-    rc = ib_read_small(path, c->buf, sizeof(c->buf));
-    if (rc) {
-        free(c);
-        return ib_why(why, len, -ENOTSUP, "no resctrl monitoring: the CPU has no L3 monitoring (no %s)", path);
-    }
-    const char *p = c->buf, *ls, *le;
-    while (kc_next_line(&p, &ls, &le)) {
-        const char *q = ls, *ts, *te;
-        if (!kc_next_tok(&q, le, &ts, &te))
-            continue;
-        c->llc = c->llc || kc_tok_is(ts, te, "llc_occupancy");
-        c->mbw = c->mbw || kc_tok_is(ts, te, "mbm_total_bytes");
-    }
-    if (!c->llc && !c->mbw) {
-        free(c);
-        return ib_why(why, len, -ENOTSUP, "no resctrl monitoring: the CPU has no llc_occupancy or mbm_total_bytes");
-    }
-    snprintf(c->group, sizeof(c->group), "%s/mon_groups/ibench-%d", root, (int)getpid());
-    int e = mkdir(c->group, 0755) == 0 ? 0 : errno;
-    if (e == EEXIST && rmdir(c->group) == 0) /* left by a killed ibench of the same pid */
-        e = mkdir(c->group, 0755) == 0 ? 0 : errno;
-    if (e) {
-        rc = ib_why(why, len, -e, "cannot make the resctrl group %s: %s%s", c->group, strerror(e),
-                    e == EACCES || e == EPERM ? " (resctrl needs root)"
-                    : e == ENOSPC           ? " (no free RMID: too many monitoring groups)"
-                                            : "");
+    if ((rc = resctrl_mon_open(&c->mon, resctrl_root, NULL, NULL, 0, why, len)) != 0) {
         free(c);
         return rc;
     }
+    c->mon.mbm_local = false; /* not a usage figure: left unread */
     c->inner = *src;
     rc = rdt_tasks(c, c->inner.ctx, why, len);
     if (rc) {
-        rmdir(c->group);
+        resctrl_mon_close(&c->mon);
         free(c);
         return rc;
     }
