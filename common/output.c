@@ -91,8 +91,15 @@ static int buf_put(const char *p, size_t len, void *data)
     return w->err ? -1 : 0;
 }
 
-/* The document into fd, with its line end, on the device. */
-static int dump_fd(int fd, json_t *doc, mode_t mode)
+/* What a file receives: a JSON document (with its line end), or text as it is. */
+struct out_body {
+    json_t *doc;
+    const char *text;
+    size_t len;
+};
+
+/* The body into fd, on the device. */
+static int dump_fd(int fd, const struct out_body *body, mode_t mode)
 {
     if (fchmod(fd, mode) != 0)
         return -errno;
@@ -102,8 +109,10 @@ static int dump_fd(int fd, json_t *doc, mode_t mode)
     w->fd = fd;
     w->err = 0;
     w->n = 0;
-    int err = json_dump_callback(doc, buf_put, w, OUT_JSON_FLAGS) == 0 && buf_put("\n", 1, w) == 0 ? buf_flush(w)
-                                                                                                    : -EIO;
+    int err = !body->doc ? (buf_put(body->text, body->len, w) == 0 ? buf_flush(w) : -EIO)
+              : json_dump_callback(body->doc, buf_put, w, OUT_JSON_FLAGS) == 0 && buf_put("\n", 1, w) == 0
+                  ? buf_flush(w)
+                  : -EIO;
     if (w->err)
         err = w->err;
     free(w);
@@ -145,7 +154,7 @@ static int link_unnamed(int fd, const char *path)
 }
 
 /* The way without O_TMPFILE: a named temporary file beside path, renamed over it when complete. */
-static int write_named(const char *path, json_t *doc, mode_t mode)
+static int write_named(const char *path, const struct out_body *body, mode_t mode)
 {
     static const char suffix[] = ".tmp.XXXXXX";
     size_t plen = strlen(path);
@@ -160,7 +169,7 @@ static int write_named(const char *path, json_t *doc, mode_t mode)
         free(tmp);
         return err;
     }
-    int err = dump_fd(fd, doc, mode);
+    int err = dump_fd(fd, body, mode);
     if (close(fd) != 0 && !err)
         err = -errno;
     if (!err && rename(tmp, path) != 0)
@@ -174,10 +183,8 @@ static int write_named(const char *path, json_t *doc, mode_t mode)
 /* Written whole or not at all. The file is written unnamed (O_TMPFILE) and named when complete, so a process killed
  * while writing (SIGKILL, which nothing can catch) leaves no partial or temporary file behind; where the filesystem
  * has no O_TMPFILE, through a named temporary file renamed over path. */
-int out_json_file_atomic(const char *path, json_t *doc)
+static int write_atomic(const char *path, const struct out_body *body)
 {
-    if (!path || !*path || !doc)
-        return -EINVAL;
     mode_t mode = target_mode(path);
     char *dir = dir_of(path);
     if (!dir)
@@ -186,7 +193,7 @@ int out_json_file_atomic(const char *path, json_t *doc)
     int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
     free(dir);
     if (fd >= 0) {
-        err = dump_fd(fd, doc, mode);
+        err = dump_fd(fd, body, mode);
         if (!err)
             err = link_unnamed(fd, path);
         close(fd);
@@ -194,10 +201,24 @@ int out_json_file_atomic(const char *path, json_t *doc)
         return -errno; /* no such directory, no permission: the named way would fail the same */
     }
     if (err == -EOPNOTSUPP)
-        err = write_named(path, doc, mode);
+        err = write_named(path, body, mode);
     if (err == 0)
         fsync_parent(path);
     return err;
+}
+
+int out_json_file_atomic(const char *path, json_t *doc)
+{
+    if (!path || !*path || !doc)
+        return -EINVAL;
+    return write_atomic(path, &(const struct out_body){.doc = doc});
+}
+
+int out_text_file_atomic(const char *path, const char *text, size_t len)
+{
+    if (!path || !*path || (!text && len))
+        return -EINVAL;
+    return write_atomic(path, &(const struct out_body){.text = text ? text : "", .len = len});
 }
 
 /* ---- progress --------------------------------------------------------------------------------------------- */

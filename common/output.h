@@ -14,6 +14,8 @@ extern "C" {
  * path (else a named temporary file renamed over it); killed at any moment, it leaves path as it was or complete,
  * and no other file. */
 int out_json_file_atomic(const char *path, json_t *doc);
+/* The same for len bytes of text (a JUnit report, ...), written as they are. */
+int out_text_file_atomic(const char *path, const char *text, size_t len);
 /* Progress: out_progress formats "text" and hands it, with its label (may be NULL), to the installed sink;
  * out_progress_done says the progress is over (a line is finished). Thread-safe; no sink: nothing. */
 typedef void (*out_progress_line_fn)(const char *label, const char *text);
