@@ -82,13 +82,16 @@ int ib_stat_parse(const char *text, uint64_t *steal, uint64_t *total, char *why,
     return 0;
 }
 
-int ib_schedstat_parse(const char *text, uint64_t *run_ns, uint64_t *wait_ns, char *why, size_t len)
+int ib_schedstat_parse(const char *text, uint64_t *run_ns, uint64_t *wait_ns, uint64_t *slices, char *why,
+                       size_t len)
 {
-    unsigned long long r, w, slices;
-    if (sscanf(text, "%llu %llu %llu", &r, &w, &slices) != 3)
+    unsigned long long r, w, n;
+    if (sscanf(text, "%llu %llu %llu", &r, &w, &n) != 3)
         return ib_why(why, len, -EINVAL, "schedstat is not 'on-CPU-ns wait-ns slices'");
     *run_ns = r;
     *wait_ns = w;
+    if (slices)
+        *slices = n;
     return 0;
 }
 
@@ -176,7 +179,7 @@ int ib_sched_thread(pid_t tid, struct ib_sched *s, char *why, size_t len)
     int rc = ib_read_small(path, buf, sizeof(buf));
     if (rc)
         return ib_why(why, len, rc, "cannot read %s: %s", path, strerror(-rc));
-    rc = ib_schedstat_parse(buf, &s->run_ns, &s->wait_ns, why, len);
+    rc = ib_schedstat_parse(buf, &s->run_ns, &s->wait_ns, &s->slices, why, len);
     if (rc)
         return rc;
     s->have = true;
@@ -199,12 +202,13 @@ int ib_sched_process(pid_t pid, struct ib_sched *s, char *why, size_t len)
         if (de->d_name[0] < '0' || de->d_name[0] > '9')
             continue;
         snprintf(path, sizeof(path), "%s/%s/schedstat", dir, de->d_name);
-        uint64_t r = 0, w = 0;
+        uint64_t r = 0, w = 0, n = 0;
         /* a thread that exits between readdir and read is simply not counted */
-        if (ib_read_small(path, buf, sizeof(buf)) != 0 || ib_schedstat_parse(buf, &r, &w, NULL, 0) != 0)
+        if (ib_read_small(path, buf, sizeof(buf)) != 0 || ib_schedstat_parse(buf, &r, &w, &n, NULL, 0) != 0)
             continue;
         s->run_ns += r;
         s->wait_ns += w;
+        s->slices += n;
         s->ntasks++;
     }
     closedir(d);
@@ -236,6 +240,7 @@ int ib_sched_threads(const pid_t *tids, unsigned n, struct ib_sched *s, char *wh
         }
         s->run_ns += t.run_ns;
         s->wait_ns += t.wait_ns;
+        s->slices += t.slices;
         s->ntasks++;
     }
     s->have = n > 0;
@@ -245,11 +250,12 @@ int ib_sched_threads(const pid_t *tids, unsigned n, struct ib_sched *s, char *wh
 void ib_sched_delta(const struct ib_sched *a, const struct ib_sched *b, struct ib_sched *out)
 {
     memset(out, 0, sizeof(*out));
-    if (!a->have || !b->have || b->run_ns < a->run_ns || b->wait_ns < a->wait_ns)
+    if (!a->have || !b->have || b->run_ns < a->run_ns || b->wait_ns < a->wait_ns || b->slices < a->slices)
         return;
     out->have = true;
     out->run_ns = b->run_ns - a->run_ns;
     out->wait_ns = b->wait_ns - a->wait_ns;
+    out->slices = b->slices - a->slices;
     out->ntasks = b->ntasks;
 }
 
@@ -260,6 +266,7 @@ void ib_sched_add(struct ib_sched *acc, const struct ib_sched *d)
     acc->have = true;
     acc->run_ns += d->run_ns;
     acc->wait_ns += d->wait_ns;
+    acc->slices += d->slices;
     if (d->ntasks > acc->ntasks)
         acc->ntasks = d->ntasks;
 }
@@ -272,6 +279,13 @@ double ib_sched_share(const struct ib_sched *d)
 }
 
 bool ib_busy(double wait_pct) { return wait_pct > IB_BUSY_WAIT_PCT; /* false for NAN */ }
+
+double ib_sched_wait_per_run_us(const struct ib_sched *d)
+{
+    return d->have && d->slices ? (double)d->wait_ns / (double)d->slices / 1e3 : NAN;
+}
+
+bool ib_busy_waits(double wait_per_run_us) { return !(wait_per_run_us < IB_BUSY_WAIT_RUN_US); /* NAN: true */ }
 
 void ib_busy_text(double wait_pct, const struct ib_pressure *p, char *out, size_t len)
 {

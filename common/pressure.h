@@ -47,8 +47,10 @@ struct ib_pressure {
 int ib_psi_parse(const char *text, uint64_t *some_us, uint64_t *full_us, bool *have_full, char *why, size_t len);
 /* Parse /proc/stat's aggregate "cpu" line: steal and the sum of every field. 0, or -EINVAL with why. */
 int ib_stat_parse(const char *text, uint64_t *steal, uint64_t *total, char *why, size_t len);
-/* Parse a schedstat line: on-CPU ns, run-queue wait ns. 0, or -EINVAL with why. */
-int ib_schedstat_parse(const char *text, uint64_t *run_ns, uint64_t *wait_ns, char *why, size_t len);
+/* Parse a schedstat line: on-CPU ns, run-queue wait ns, and (slices may be NULL) the number of times the thread ran
+ * on a CPU. 0, or -EINVAL with why. */
+int ib_schedstat_parse(const char *text, uint64_t *run_ns, uint64_t *wait_ns, uint64_t *slices, char *why,
+                       size_t len);
 
 /* Snapshot from procfs under root (NULL: "/proc"). Missing sources are marked absent, not an error; 0 always
  * unless root itself cannot be read at all (then -errno with why). */
@@ -61,6 +63,7 @@ void ib_pressure_add(struct ib_pressure *acc, const struct ib_pressure *a);
 struct ib_sched {
     bool have;
     uint64_t run_ns, wait_ns;
+    uint64_t slices; /* times they ran on a CPU: every run was preceded by a wait, a wake-up's or another task's */
     unsigned ntasks;
 };
 /* One thread (tid 0: the calling thread). 0, or -errno with why (-ENOENT: no schedstat here). */
@@ -92,6 +95,16 @@ double ib_sched_share(const struct ib_sched *d);
 
 /* The rule: true when wait_pct is above IB_BUSY_WAIT_PCT. A share that was not measured (NAN) is never busy. */
 bool ib_busy(double wait_pct);
+/* The mean wait before a run, in us: wait_ns / slices (NAN when absent or never run). A thread that waits because
+ * another task holds its CPU waits for that task's slice, milliseconds; a thread that only waits to be woken (an I/O
+ * SoI whose own completions wake it, the block layer's work for that I/O beside it) waits a wake-up's latency,
+ * tens of microseconds, however large a share of its short runnable time that is. */
+double ib_sched_wait_per_run_us(const struct ib_sched *d);
+/* The second half of the busy rule: waits of another task's slice, not of wake-ups, at or above IB_BUSY_WAIT_RUN_US
+ * (a figure that was not measured, NAN, counts: the share alone decides, as before the figure was read). A step is
+ * busy when ib_busy(share) and ib_busy_waits(per run). See docs/validation.md, "Busy is a verdict". */
+bool ib_busy_waits(double wait_per_run_us);
+#define IB_BUSY_WAIT_RUN_US 250.0
 /* The figure behind a verdict, one line: "the SoI's threads waited 48 % of their runnable time for a CPU (bound
  * 10 %); PSI cpu some 51 %, steal 0.0 %" (a source that was absent is left out; p may be NULL). */
 void ib_busy_text(double wait_pct, const struct ib_pressure *p, char *out, size_t len);

@@ -147,7 +147,7 @@ TEST(Pressure, BusyRuleOnFakeNumbers)
     EXPECT_TRUE(ib_busy(48.0));
     EXPECT_FALSE(ib_busy(NAN));
     // a delta of fake counters: 30 ms waited of 100 ms runnable -> 30 %
-    ib_sched a{true, 70000000, 10000000, 2}, b{true, 140000000, 40000000, 2}, d{};
+    ib_sched a{true, 70000000, 10000000, 100, 2}, b{true, 140000000, 40000000, 130, 2}, d{};
     ib_sched_delta(&a, &b, &d);
     EXPECT_TRUE(d.have);
     EXPECT_EQ(70000000u, d.run_ns);
@@ -159,7 +159,7 @@ TEST(Pressure, BusyRuleOnFakeNumbers)
     EXPECT_FALSE(d.have);
     EXPECT_TRUE(isnan(ib_sched_share(&d)));
     // runnable under IB_BUSY_MIN_RUNNABLE_NS: a few wake-ups' latency, not judged
-    ib_sched small{true, 600000, 399999, 1};
+    ib_sched small{true, 600000, 399999, 10, 1};
     EXPECT_TRUE(isnan(ib_sched_share(&small)));
     small.wait_ns = 400000; // exactly 1 ms runnable: judged, 40 %
     EXPECT_DOUBLE_EQ(40.0, ib_sched_share(&small));
@@ -167,10 +167,40 @@ TEST(Pressure, BusyRuleOnFakeNumbers)
     ib_sched acc{}, none{};
     ib_sched_add(&acc, &none);
     EXPECT_FALSE(acc.have);
-    ib_sched i1{true, 90000000, 10000000, 1}, i2{true, 50000000, 50000000, 1};
+    ib_sched i1{true, 90000000, 10000000, 40, 1}, i2{true, 50000000, 50000000, 10, 1};
     ib_sched_add(&acc, &i1);
     ib_sched_add(&acc, &i2);
     EXPECT_DOUBLE_EQ(30.0, ib_sched_share(&acc));
+    EXPECT_EQ(50u, acc.slices);
+}
+
+// The second half of the rule: the mean wait before a run tells another task's slice (ms: the machine took the CPU)
+// from a wake-up's latency (us: an I/O SoI woken by its own completions), exactly on fake counters.
+TEST(Pressure, WaitPerRunTellsASliceFromAWakeUp)
+{
+    EXPECT_EQ(250.0, IB_BUSY_WAIT_RUN_US);
+    // beside a CPU hog: 30 ms waited over 10 runs, 3 ms each
+    ib_sched hog{true, 30000000, 30000000, 10, 1};
+    EXPECT_DOUBLE_EQ(3000.0, ib_sched_wait_per_run_us(&hog));
+    EXPECT_TRUE(ib_busy_waits(ib_sched_wait_per_run_us(&hog)));
+    // a disk SoI alone: 40 % of its runnable time waited, in 2000 wake-ups of 20 us
+    ib_sched io{true, 60000000, 40000000, 2000, 1};
+    EXPECT_DOUBLE_EQ(40.0, ib_sched_share(&io));
+    EXPECT_DOUBLE_EQ(20.0, ib_sched_wait_per_run_us(&io));
+    EXPECT_FALSE(ib_busy_waits(ib_sched_wait_per_run_us(&io)));
+    // at the bound: judged; unmeasured (no runs, absent): judged, the share alone decides as before
+    EXPECT_TRUE(ib_busy_waits(250.0));
+    EXPECT_FALSE(ib_busy_waits(249.9));
+    ib_sched never{true, 0, 0, 0, 1}, absent{};
+    EXPECT_TRUE(isnan(ib_sched_wait_per_run_us(&never)));
+    EXPECT_TRUE(isnan(ib_sched_wait_per_run_us(&absent)));
+    EXPECT_TRUE(ib_busy_waits(NAN));
+    // the slices are parsed from schedstat's third field
+    uint64_t r = 0, w = 0, n = 0;
+    char why[128];
+    ASSERT_EQ(0, ib_schedstat_parse("123 456 789\n", &r, &w, &n, why, sizeof why)) << why;
+    EXPECT_EQ(789u, n);
+    ASSERT_EQ(0, ib_schedstat_parse("123 456 789\n", &r, &w, nullptr, why, sizeof why)) << why;
 }
 
 TEST(Pressure, BusyTextSaysTheFigures)
