@@ -160,7 +160,9 @@ static json_t *step_json(const struct soi *s, const struct step_result *r)
     json_object_set_new(o, "wait_pct", num_or_null(r->wait_pct));
     json_object_set_new(o, "psi_cpu_some_pct", num_or_null(r->machine.some_pct[IB_PSI_CPU]));
     json_object_set_new(o, "steal_pct", num_or_null(r->machine.steal_pct));
-    json_object_set_new(o, "busy", isnan(r->wait_pct) || !val_busy_judged(s->ops)
+    const double per_run = ib_sched_wait_per_run_us(&r->sched);
+    json_object_set_new(o, "wait_per_run_us", num_or_null(per_run));
+    json_object_set_new(o, "busy", isnan(r->wait_pct) || !val_busy_judged(per_run)
                                        ? json_null()
                                        : json_boolean(r->requested > 0 && ib_busy(r->wait_pct)));
     return o;
@@ -169,7 +171,7 @@ static json_t *step_json(const struct soi *s, const struct step_result *r)
 /* The run's busy verdict (docs/validation.md, "Busy is a verdict"): BUSY when some step's workers waited more than
  * IB_BUSY_WAIT_PCT of their runnable time for a CPU: that step's figures describe the host, not the SoI. Steps at 0 %
  * ask for no CPU and are not judged (validate.h). */
-static json_t *busy_json(const struct soi_ops *ops, const struct step_result *res, unsigned n)
+static json_t *busy_json(const struct step_result *res, unsigned n)
 {
     int worst = -1, nbusy = 0, nmeas = 0;
     struct ib_sched all = {0};
@@ -183,9 +185,11 @@ static json_t *busy_json(const struct soi_ops *ops, const struct step_result *re
             worst = (int)i;
     }
     char fig[256], text[400];
-    if (worst >= 0 && !val_busy_judged(ops)) {
-        snprintf(text, sizeof(text), "a disk SoI's own I/O completes on its CPU and counts as its wait "
-                 "(at most %.1f %%, step %d)", res[worst].wait_pct, worst + 1);
+    const double per_run = ib_sched_wait_per_run_us(&all);
+    if (worst >= 0 && !val_busy_judged(per_run)) {
+        snprintf(text, sizeof(text), "its threads waited %.0f us before a run on the mean, a wake-up's latency, not "
+                 "another task's slice (bound %.0f us): their own I/O woke them (at most %.1f %% of their runnable "
+                 "time, step %d)", per_run, IB_BUSY_WAIT_RUN_US, res[worst].wait_pct, worst + 1);
         return json_pack("{s:s,s:f,s:o,s:f,s:i,s:i,s:s}", "verdict", "not judged", "bound_pct", IB_BUSY_WAIT_PCT,
                          "wait_pct", num_or_null(ib_sched_share(&all)), "worst_wait_pct", res[worst].wait_pct,
                          "worst_step", worst + 1, "busy_steps", 0, "reason", text);
@@ -510,7 +514,7 @@ static int cmd_run(void *opts, int argc, char **argv, int first)
         ys[i] = res[i].achieved_pct;
     }
     json_object_set_new(doc, "steps", steps);
-    json_object_set_new(doc, "busy", busy_json(ops, res, ndone));
+    json_object_set_new(doc, "busy", busy_json(res, ndone));
     struct linfit lf;
     if (ndone >= 3 && linfit_compute(xs, ys, ndone, &lf) == 0)
         json_object_set_new(doc, "linearity",

@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "config.h"
 #include "ib_err.h"
+#include "junit.h"
 #include "output.h"
 #include "parse.h"
 #include "plot.h"
@@ -41,15 +43,17 @@ static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); 
 /* Did the SoI get its CPU? (validate.h, busy rule): the figures behind a BUSY verdict, and what the readings alone
  * said. busy_steps < 0: not counted. */
 static json_t *busy_json(double all, double worst, double worst_level, int busy_steps, const struct ib_pressure *p,
-                         enum val_verdict measured, int judged)
+                         enum val_verdict measured, double per_run_us)
 {
+    const int judged = val_busy_judged(per_run_us);
     json_t *o = json_pack("{s:f,s:o,s:o,s:o,s:o,s:o,s:s}", "bound_pct", IB_BUSY_WAIT_PCT, "wait_pct", num(all),
                           "worst_step_wait_pct", num(worst), "worst_step_level", num(worst_level), "psi_cpu_some_pct",
                           num(p->some_pct[IB_PSI_CPU]), "steal_pct", num(p->steal_pct), "measured_verdict",
                           val_verdict_name(measured));
     if (busy_steps >= 0)
         json_object_set_new(o, "busy_steps", json_integer(busy_steps));
-    json_object_set_new(o, "judged", json_boolean(judged)); /* false: a disk SoI, its wait reported only */
+    json_object_set_new(o, "wait_per_run_us", num(per_run_us));
+    json_object_set_new(o, "judged", json_boolean(judged)); /* false: waits of wake-ups, reported only */
     return o;
 }
 
@@ -73,9 +77,43 @@ static json_t *self_json(const struct val_self *s, const struct soi_ops *ops)
     }
     if (s->judged)
         json_object_set_new(o, "busy", busy_json(s->wait_pct, s->wait_worst_pct, s->wait_worst_level, s->busy_steps,
-                                                 &s->machine, s->measured, val_busy_judged(ops)));
+                                                 &s->machine, s->measured, s->wait_run_us));
     json_object_update_new(o, json_pack("{s:s,s:s}", "verdict", val_verdict_name(s->verdict), "reason", s->reason));
     return o;
+}
+
+static json_t *meter_json(const struct val_soi *v)
+{
+    const struct val_xcheck *x = &v->meter;
+    json_t *o = json_pack("{s:s,s:s,s:s}", "kind", val_xmeter_kind_text(v->meter_kind), "verdict",
+                          val_verdict_name(x->verdict), "reason", x->reason);
+    if (!x->ran)
+        return o;
+    json_t *lv = json_array();
+    for (unsigned l = 0; l < VAL_XLEVELS; l++)
+        json_array_append_new(lv, json_pack("{s:f,s:o,s:o,s:i}", "level", x->level[l], "pct", num(x->pct[l]),
+                                            "value", num(x->value[l]), "readings", (int)x->readings[l]));
+    json_object_update_new(o, json_pack("{s:s,s:s,s:b,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o,s:i,s:s}", "what", x->what,
+                                        "unit", x->unit, "rate", x->rate, "levels", lv, "background",
+                                        num(x->background), "fit_levels", (int)x->fit_levels, "slope", num(x->slope),
+                                        "r2", num(x->r2), "worst_pts", num(x->worst_pts), "noise_pts",
+                                        num(x->noise_pts), "of_self_meter", num(x->self_ratio), "capacity_limited",
+                                        (int)x->capacity_limited, "measured_verdict", val_verdict_name(x->measured)));
+    return o;
+}
+
+/* The SoI's checks, one element each, for a CI system (JUnit: one test case per SoI and check). */
+static json_t *checks_json(const struct val_soi *v)
+{
+    json_t *a = json_array();
+    if (v->self.ran)
+        json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "check", "self-meter", "verdict",
+                                           val_verdict_name(v->self.verdict), "reason", v->self.reason));
+    json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "check", "outside meter", "verdict",
+                                       val_verdict_name(v->meter.verdict), "reason", v->meter.reason));
+    json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "check", "neighbour", "verdict",
+                                       val_verdict_name(v->neighbour), "reason", v->neighbour_reason));
+    return a;
 }
 
 static json_t *soi_json(const struct val_soi *v)
@@ -116,8 +154,15 @@ static json_t *soi_json(const struct val_soi *v)
                                                    p->lv[p->nlevels - 1].se, "cycle_sd_pct", p->cycle_sd_pct,
                                                    "rounds", rounds));
         json_object_set_new(r, "busy", busy_json(p->wait_pct, p->wait_worst_pct, p->wait_worst_level, -1, &p->machine,
-                                                 v->measured, !p->busy_exempt));
+                                                 v->measured, p->wait_run_us));
+        char shape[200];
+        val_ramp_shape(p, shape, sizeof(shape));
+        json_object_set_new(r, "shape", json_string(shape));
     }
+    json_object_set_new(r, "meter", meter_json(v));
+    json_object_set_new(r, "neighbour", json_pack("{s:s,s:s}", "verdict", val_verdict_name(v->neighbour), "reason",
+                                                  v->neighbour_reason));
+    json_object_set_new(r, "checks", checks_json(v));
     json_object_update_new(r, json_pack("{s:s,s:s}", "verdict", val_verdict_name(v->verdict), "reason", v->reason));
     return r;
 }
@@ -187,6 +232,25 @@ static void print_table(const struct val_soi *v, unsigned n, const struct val_ov
            "calib: what the 100 %% windows read; wait: the share of the SoI's threads' runnable time spent waiting\n"
            "for a CPU (schedstat), over every step: above %.0f %% (or in one step of a failing ramp) the verdict\n"
            "is BUSY: the machine, not the SoI, decided the figures.\n\n", IB_BUSY_WAIT_PCT);
+    printf("outside meter: a counter the kernel keeps, read over the same steps (%% of the capacity, its 0 %% reading "
+           "taken off)\n%-12s %7s %7s %7s %7s %7s %6s %6s %7s  %s\n", "SoI", "m@25%", "m@50%", "m@75%", "m@100%", "R2",
+           "worst", "noise", "of-self", "verdict");
+    for (unsigned i = 0; i < n; i++) {
+        const struct val_xcheck *x = &v[i].meter;
+        printf("%-12s", v[i].ops->name);
+        if (x->ran) {
+            for (unsigned k = 1; k < VAL_XLEVELS; k++)
+                isfinite(x->pct[k]) ? printf(" %7.1f", x->pct[k]) : printf(" %7s", "-");
+            printf(" %7.4f %6.1f %6.1f %7.2f", x->r2, x->worst_pts, x->noise_pts, x->self_ratio);
+        } else {
+            printf(" %7s %7s %7s %7s %7s %6s %6s %7s", "-", "-", "-", "-", "-", "-", "-", "-");
+        }
+        printf("  %s: %s%s%s\n", val_verdict_name(x->verdict), x->ran ? x->what : "", x->ran ? "; " : "", x->reason);
+    }
+    printf("\nm@x: the meter's reading at x %% (a rate: its count's growth over the step's wall time), less its 0 %%\n"
+           "reading, as %% of the SoI's capacity; of-self: the meter over the self-meter at 25-75 %% (1: they agree).\n"
+           "A rate SoI's 100 %% is unpaced and reads where the host's capacity is now: not judged.\n\n");
+    printf("the neighbour's view: a probe on a CPU that shares the resource, beside the SoI at each level\n");
     printf("%-12s %-11s %9s %9s %9s %9s %7s %7s %7s %7s %6s %7s %6s  %s\n", "SoI", "probe", "d@25%", "d@50%",
            "d@75%", "d@100%", "se@100", "noise", "R2", "R2(a)", "self", "looked", "wait", "verdict");
     for (unsigned i = 0; i < n; i++) {
@@ -202,13 +266,16 @@ static void print_table(const struct val_soi *v, unsigned n, const struct val_ov
             printf(" %5.1f%%", p->wait_pct);
         else
             printf(" %6s", "-");
-        printf("  %s: %s\n", val_verdict_name(v[i].verdict), v[i].reason);
+        printf("  %s: %s\n", val_verdict_name(v[i].neighbour), v[i].neighbour_reason);
     }
     printf("\nd@x: the share of its solo rate the probe lost at x %% (paired with 0 %% in the same cycle, median over\n"
            "cycles); se@100: its standard error; noise: the solo probe's even/odd-cycle difference; R2: d against\n"
-           "x (the verdict's); R2(a): against the pressure achieved; self: R2 of the SoI's self-meter beside the\n"
+           "x (reported: a neighbour's loss is a cliff on many real paths); R2(a): against the pressure achieved; self: R2 of the SoI's self-meter beside the\n"
            "probe; looked: how long the ramp measured (longer while undecided); wait: as above, the SoI's threads\n"
            "beside the probe. docs/validation.md says more.\n");
+    printf("\nverdicts\n");
+    for (unsigned i = 0; i < n; i++)
+        printf("%-12s %-11s %s\n", v[i].ops->name, val_verdict_name(v[i].verdict), v[i].reason);
     if (!ov || !ov->nrows)
         return;
     printf("\noverlap: probe degradation (%%) with each SoI at 100 %% on CPU %d, probe on CPU %d\n%-12s", soi_cpu, pcpu,
@@ -251,7 +318,7 @@ static void plots(const char *dir, json_t *sois, json_t *ov)
 }
 
 struct validate_opts {
-    const char *soi, *plot;
+    const char *soi, *plot, *fail_on, *junit;
     int json, no_overlap;
     struct val_opts vo;
 };
@@ -266,6 +333,13 @@ static int cmd_validate(void *opts, int argc, char **argv, int first)
     if (soi && strcmp(soi, "all") && !only)
         return cli_fail(IB_EXIT_USAGE, "validate", "unknown SoI '%s' (ibench list shows them)", soi);
     char why[512] = "";
+    unsigned mask = 0; /* the verdicts besides FAIL that fail the run (junit.h: one rule for the exit and the report) */
+    if (vopt->fail_on && junit_fail_on_parse(vopt->fail_on, &mask, why, sizeof(why)) < 0)
+        return cli_fail(IB_EXIT_USAGE, "validate", "%s", why);
+    int rc0;
+    if (vopt->junit && (rc0 = cli_check_out("validate", "--junit", vopt->junit)) != 0)
+        return rc0;
+    const uint64_t t_start = clk_mono_ns();
     if (plotdir) {
         struct stat st;
         char probe[4200];
@@ -289,14 +363,15 @@ static int cmd_validate(void *opts, int argc, char **argv, int first)
     }
     cli_calib_note("validate", &m);
     cli_signals_install();
-    int failed = 0, busy = 0;
+    int failed = 0, nverd[3] = {0};
     unsigned n = 0;
     const struct val_soi *refused = NULL; /* an SoI refused the user's input: the command stops, exit 2 */
     for (unsigned i = 0; i < soi_count() && n < VAL_MAX_SOIS && !atomic_load(&cli_stop) && !refused; i++)
         if (!only || soi_at(i) == only) {
             val_soi_run(vc, soi_at(i), &v[n]);
-            failed |= v[n].verdict == VAL_FAIL || v[n].self.verdict == VAL_FAIL;
-            busy += (v[n].verdict == VAL_BUSY) + (v[n].self.verdict == VAL_BUSY);
+            failed |= junit_verdict_fails(val_verdict_name(v[n].verdict), mask);
+            for (int k = 0; k < 3; k++) /* BUSY, ISOLATED, UNCHECKED SoIs, said on stderr */
+                nverd[k] += v[n].verdict == (k == 0 ? VAL_BUSY : k == 1 ? VAL_ISOLATED : VAL_UNCHECKED);
             if (v[n].bad_input)
                 refused = &v[n];
             n++;
@@ -313,8 +388,10 @@ static int cmd_validate(void *opts, int argc, char **argv, int first)
     }
     if (overlap && !atomic_load(&cli_stop))
         failed |= val_overlap_run(vc, only, ov) > 0;
-    for (unsigned i = 0; i < ov->nchecks; i++)
-        busy += ov->check[i].verdict == VAL_BUSY;
+    for (unsigned i = 0; i < ov->nchecks; i++) {
+        failed |= junit_verdict_fails(val_verdict_name(ov->check[i].verdict), mask);
+        nverd[0] += ov->check[i].verdict == VAL_BUSY;
+    }
     out_progress_done();
     int intr = atomic_load(&cli_stop);
     json_t *doc = json_pack("{s:s,s:s,s:b,s:i,s:i}", "ibench", IBENCH_VERSION, "validate", "v1", "quick", o.quick,
@@ -323,6 +400,7 @@ static int cmd_validate(void *opts, int argc, char **argv, int first)
     for (unsigned i = 0; i < n; i++)
         json_array_append_new(sois, soi_json(&v[i]));
     json_object_set_new(doc, "sois", sois);
+    json_object_set_new(doc, "seconds", json_real((double)(clk_mono_ns() - t_start) / 1e9));
     if (ovj) {
         json_object_set_new(doc, "overlap", ovj);
         json_object_set_new(doc, "overlap_checks", checks);
@@ -330,6 +408,17 @@ static int cmd_validate(void *opts, int argc, char **argv, int first)
     machine_save_calib(&m, why, sizeof(why));
     if (plotdir && !intr)
         plots(plotdir, sois, ovj);
+    if (vopt->junit && !intr) { /* one test case per SoI and check (docs/ci.md), written whole or not at all */
+        char *xml = NULL;
+        int jrc = junit_from_validate(doc, mask, &xml, why, sizeof(why));
+        if (jrc == 0 && (jrc = out_text_file_atomic(vopt->junit, xml, strlen(xml))) < 0)
+            snprintf(why, sizeof(why), "cannot write %s: %s", vopt->junit, strerror(-jrc));
+        free(xml);
+        if (jrc < 0) {
+            fprintf(stderr, "ibench validate: --junit: %s\n", why);
+            failed = 1;
+        }
+    }
     if (json)
         out_json(stdout, doc);
     else
@@ -340,12 +429,14 @@ static int cmd_validate(void *opts, int argc, char **argv, int first)
     machine_close(&m);
     free(v);
     free(ov);
-    /* BUSY alone is no failure of an SoI: it could not be judged here, now (exit 77, as for "cannot run here") */
-    if (!intr && !failed && busy)
-        fprintf(stderr, "ibench validate: %d verdict%s BUSY: the SoIs' threads waited more than %.0f %% of their "
-                "runnable time for a CPU, so those figures describe the machine; nothing FAILED; run again on an idle "
-                "machine\n", busy, busy == 1 ? "" : "s", IB_BUSY_WAIT_PCT);
-    return intr ? IB_EXIT_INTR : failed ? IB_EXIT_FAIL : busy ? IB_EXIT_SKIP : IB_EXIT_OK;
+    /* BUSY, ISOLATED and UNCHECKED are no failure of an SoI: this host, now, could not show it (docs/ci.md);
+     * --fail-on makes them one */
+    if (!intr && (nverd[0] || nverd[1] || nverd[2]))
+        fprintf(stderr, "ibench validate: not shown here: %d BUSY (the machine took the CPU: run again on an idle "
+                "one), %d ISOLATED (the meter saw the pressure, the neighbour nothing), %d UNCHECKED (no meter here, "
+                "no effect on the neighbour)%s\n", nverd[0], nverd[1], nverd[2],
+                mask ? "; --fail-on counts some of them as failures" : "; not failures without --fail-on");
+    return intr ? IB_EXIT_INTR : failed ? IB_EXIT_FAIL : IB_EXIT_OK;
 }
 
 /* ---- the options and the help, as data (opts.h) ------------------------------------------------------------------ */
@@ -362,6 +453,9 @@ static const struct cli_opt validate_table[] = {
     {CLI_FLAG("json", VO, json, "JSON instead of the table")},
     {CLI_STR("plot", "DIR", VO, plot, "charts (PNG and SVG) into DIR")},
     {CLI_STR("dir", "DIR", VO, vo.dir, "where disk SoIs and probes make their files (default $TMPDIR or /var/tmp)")},
+    {CLI_STR("fail-on", "LIST", VO, fail_on,
+             "busy,isolated,unchecked or all: these verdicts fail the run too (exit 1)")},
+    {CLI_STR("junit", "FILE", VO, junit, "a JUnit XML report too: one test case per SoI and check (docs/ci.md)")},
 };
 #undef VO
 
@@ -371,9 +465,10 @@ const struct cli_cmd cli_cmd_validate = {
     .preset = &(const struct validate_opts){.vo = {.budget_s = -1, .stop = &cli_stop}},
     .summary = "every SoI measured from outside by a probe, and the overlap matrix",
     .usage = "usage: ibench validate [--soi NAME|all] [--quick] [--budget S] [--no-overlap] [--json] [--plot DIR]\n"
-             "                       [--dir DIR]\n\n",
+             "                       [--dir DIR] [--fail-on busy,isolated,unchecked|all] [--junit FILE]\n\n",
     .about_fn = validate_about,
-    .more = "\nExit 0 when every verdict is pass, skipped or undecidable, 1 when some verdict is FAIL, 77 when none is\n"
-            "FAIL but some is BUSY (not judged here: run again on an idle machine), 2 on bad input, 130 on Ctrl-C.\n",
+    .more = "\nExit 0 when no verdict is FAIL (BUSY, ISOLATED, UNCHECKED, skipped and undecidable say what this host\n"
+            "could not show, with why), 1 when some verdict is FAIL or one --fail-on names, 2 on bad input, 130 on\n"
+            "Ctrl-C. docs/ci.md: a CI job.\n",
     CLI_OPTS(validate_table),
 };

@@ -38,4 +38,6 @@ set(ibench_slow_unit_tests
   ProfileTimeout.ASampleBesideTheSoIPastItsTimeoutIsABoundAndTheProfileIsWrittenIncomplete
   ProfileTimeout.ASoloSamplePastItsTimeoutStopsTheMeasuringAndKeepsWhatWasMeasured
   ProfileTimeout.TheFirstSamplePastItsTimeoutWritesAProfileOfWhatIsMissing
+  XmeterDisk.AnSoiThatWritesHalfWhatItCountsFails
+  XmeterDisk.TheRealWriterAgreesWithTheDevice
   place_schema)

@@ -106,7 +106,7 @@ TEST_F(Busy, RampBesideACpuHogIsBusyNotFail)
     ib_test::CpuHog hog(cpu);
     ASSERT_TRUE(hog.ok()) << "the hog did not run on CPU " << cpu;
     val_self o{};
-    val_self_ramp(s, 1, &stop, &o);
+    val_self_ramp(s, 1, &stop, NULL, &o, NULL);
     print_self("int beside a hog on its CPU", o);
     ASSERT_TRUE(o.judged) << o.reason;
     EXPECT_GT(o.wait_pct, IB_BUSY_WAIT_PCT) << "a hog on the same CPU: the worker waits for it";
@@ -124,7 +124,7 @@ TEST_F(Busy, BrokenSelfMeterOnAnIdleCpuIsStillFail)
 {
     open(&half_ops);
     val_self o{};
-    val_self_ramp(s, 1, &stop, &o);
+    val_self_ramp(s, 1, &stop, NULL, &o, NULL);
     print_self("a duty SoI on its CPU half the time it says", o);
     ASSERT_TRUE(o.judged) << o.reason;
     // waiting only lowers an on-CPU share: this holds busy or not
@@ -140,7 +140,8 @@ TEST_F(Busy, BrokenSelfMeterOnAnIdleCpuIsStillFail)
 }
 
 // The command line: `ibench run` says BUSY per step and in its verdict line; `ibench validate` calls the self-meter
-// BUSY and exits 77 (nothing FAILED, nothing could be judged), with a hog on the SoI's CPU.
+// BUSY and exits 0 (nothing FAILED: BUSY says this host could not show it), or 1 with --fail-on busy, with a hog on
+// the SoI's CPU.
 TEST_F(Busy, RunAndValidateSayBusyBesideAHog)
 {
     const std::string c = std::to_string(cpu);
@@ -174,8 +175,12 @@ TEST_F(Busy, RunAndValidateSayBusyBesideAHog)
     ib_test::Proc v;
     ASSERT_TRUE(v.start({"validate", "--soi", "int", "--quick", "--no-overlap", "--json"}, cache));
     ASSERT_TRUE(v.finish(180 * ib_test::kHangScale)) << v.err;
-    EXPECT_EQ(v.exit_code(), 77) << "BUSY alone: not judged here\n" << v.err;
+    EXPECT_EQ(v.exit_code(), 0) << "BUSY alone: not judged here, no failure\n" << v.err;
     EXPECT_NE(v.err.find("BUSY"), std::string::npos) << v.err;
+    ib_test::Proc f;
+    ASSERT_TRUE(f.start({"validate", "--soi", "int", "--quick", "--no-overlap", "--json", "--fail-on", "busy"}, cache));
+    ASSERT_TRUE(f.finish(180 * ib_test::kHangScale)) << f.err;
+    EXPECT_EQ(f.exit_code(), 1) << "--fail-on busy: BUSY fails the run\n" << f.err;
     doc = json_loads(v.out.c_str(), 0, &e);
     ASSERT_NE(doc, nullptr) << e.text << ": " << v.out;
     json_t *self = json_object_get(json_array_get(json_object_get(doc, "sois"), 0), "self");

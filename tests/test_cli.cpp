@@ -506,6 +506,8 @@ TEST_F(Bin, BadInputExitsTwoWithOneLine)
     expect_usage_error({"validate", "--soi", "nope"}, {"validate", "unknown SoI", "'nope'"});
     expect_usage_error({"validate", "--plot", "/nonexistent-ibench-dir"}, {"--plot", "writable directory"});
     expect_usage_error({"validate", "stray"}, {"'stray'"});
+    expect_usage_error({"validate", "--fail-on", "bussy"}, {"--fail-on", "'bussy'", "busy, isolated, unchecked"});
+    expect_usage_error({"validate", "--fail-on", ","}, {"--fail-on", "'' is not busy"});
     expect_usage_error({"probe", "chase-llc"}, {"chase-llc", "--beside"});
     expect_usage_error({"probe", "chase", "--bytes", "1"}, {"--bytes", "'1'"});
     expect_usage_error({"probe", "pingpong", "--cpus", "0"}, {"--cpus", "'0'"});
@@ -675,8 +677,8 @@ TEST_F(Bin, ValidateReportsAVerdictWithItsReason)
 {
     Proc p;
     run(p, {"validate", "--soi", "l1d", "--quick", "--no-overlap", "--json"}, 120);
-    // 77: a verdict is BUSY (under ctest -j2 another test may hold the SoI's CPU) and nothing failed
-    EXPECT_TRUE(p.exit_code() == 0 || p.exit_code() == 1 || p.exit_code() == 77) << p.err;
+    // 0 whatever is BUSY (under ctest -j2 another test may hold the SoI's CPU), UNCHECKED or ISOLATED; 1: a FAIL
+    EXPECT_TRUE(p.exit_code() == 0 || p.exit_code() == 1) << p.err;
     json_t *doc = parse_json(p.out);
     ASSERT_NE(doc, nullptr);
     json_t *sois = json_object_get(doc, "sois");
@@ -685,7 +687,8 @@ TEST_F(Bin, ValidateReportsAVerdictWithItsReason)
     EXPECT_STREQ(json_string_value(json_object_get(r, "soi")), "l1d");
     const char *v = json_string_value(json_object_get(r, "verdict"));
     ASSERT_NE(v, nullptr);
-    EXPECT_TRUE(!strcmp(v, "pass") || !strcmp(v, "FAIL") || !strcmp(v, "skipped") || !strcmp(v, "BUSY")) << v;
+    // l1d: no outside meter anywhere, and no probe without SMT: UNCHECKED here; pass on an SMT machine
+    EXPECT_TRUE(!strcmp(v, "pass") || !strcmp(v, "FAIL") || !strcmp(v, "UNCHECKED") || !strcmp(v, "BUSY")) << v;
     const char *reason = json_string_value(json_object_get(r, "reason"));
     ASSERT_NE(reason, nullptr);
     EXPECT_GT(strlen(reason), 10u) << "a verdict always says why";

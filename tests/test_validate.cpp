@@ -116,8 +116,9 @@ enum val_verdict ramp_once(FakeRamp &f, double budget, struct val_ramp *r, std::
 
 } // namespace
 
-// +20 % at 100 %, with per-cycle noise (30 % at 60 ms) that 16 cycles of 60 ms cannot resolve (se ~7.5 points): the
-// ramp lengthens its dwell and passes within its 100 s budget; with no budget (the first round only) it cannot.
+// +20 % at 100 %, with per-cycle noise (30 % at 60 ms) that 16 cycles of 60 ms resolve only now and then (se ~7.5
+// points): the ramp lengthens its dwell and passes within its 100 s budget; with no budget (the first round only) a
+// quarter of the runs miss it (no effect beyond the noise, or a shape the noise made non-monotone).
 TEST(ValidateRamp, AdaptiveDwellFindsAnEffectThatShortStepsHide)
 {
     const int runs = 100;
@@ -145,11 +146,12 @@ TEST(ValidateRamp, AdaptiveDwellFindsAnEffectThatShortStepsHide)
            "steps only\n", pass, runs, worst_looked, longer, pass_short, runs);
     EXPECT_GE(pass, 90);
     EXPECT_GE(longer, 70);
-    EXPECT_LE(pass_short, 30);
+    EXPECT_LE(pass_short, 80);
 }
 
-// No effect, the same noise: FAIL (no effect beyond the noise), saying how long it looked and what noise it saw.
-TEST(ValidateRamp, NoEffectFailsAndSaysHowLongItLooked)
+// No effect, the same noise: UNCHECKED (no effect beyond the noise: the neighbour cannot confirm the SoI; only an
+// outside meter can FAIL it), saying how long it looked and what noise it saw.
+TEST(ValidateRamp, NoEffectIsUncheckedAndSaysHowLongItLooked)
 {
     const int runs = 100;
     int fail_none = 0;
@@ -158,14 +160,14 @@ TEST(ValidateRamp, NoEffectFailsAndSaysHowLongItLooked)
         struct val_ramp r;
         std::string why;
         enum val_verdict v = ramp_once(f, 100, &r, &why);
-        fail_none += v == VAL_FAIL && why.find("no effect beyond the noise") != std::string::npos;
+        fail_none += v == VAL_UNCHECKED && why.find("no effect beyond the noise") != std::string::npos;
         EXPECT_LE(r.looked_s, 100 + 1e-9);
         EXPECT_NE(why.find("looked "), std::string::npos) << why;
         EXPECT_NE(why.find("noise: se "), std::string::npos) << why;
-        if (seed == 0 || (getenv("IB_TEST_VERBOSE") && v != VAL_FAIL))
+        if (seed == 0 || (getenv("IB_TEST_VERBOSE") && v != VAL_UNCHECKED))
             printf("seed %d: %s: %s\n", seed, val_verdict_name(v), why.c_str());
     }
-    printf("no effect: FAIL/no effect %d/%d\n", fail_none, runs);
+    printf("no effect: UNCHECKED/no effect %d/%d\n", fail_none, runs);
     EXPECT_GE(fail_none, 95);
 }
 
@@ -187,14 +189,17 @@ TEST(ValidateRamp, StalledCyclesDoNotHideAnEffect)
     EXPECT_GE(pass, 90);
 }
 
-// A resolved effect with the wrong shape (a cliff at 100 %) is FAIL, not linear, decided in the first round.
-TEST(ValidateRamp, ACliffIsNotLinear)
+// A resolved effect shaped as a cliff at 100 % passes: a neighbour's loss beside a queue is a cliff on real devices,
+// so the shape is reported (where it falls fastest, R^2), not judged as a line; decided in the first round.
+TEST(ValidateRamp, ACliffPassesWithItsShape)
 {
     FakeRamp f{std::mt19937_64(7), cliff, 30, 0.02};
     struct val_ramp r;
     std::string why;
-    EXPECT_EQ(ramp_once(f, 100, &r, &why), VAL_FAIL);
-    EXPECT_NE(why.find("not linear"), std::string::npos) << why;
+    EXPECT_EQ(ramp_once(f, 100, &r, &why), VAL_PASS) << why;
+    EXPECT_NE(why.find("monotone within the noise, falls fastest from 75 to 100 %"), std::string::npos) << why;
+    EXPECT_LT(r.r2, 0.9) << why;
+    EXPECT_NE(why.find("R^2 "), std::string::npos) << why;
     EXPECT_TRUE(r.decided);
     EXPECT_EQ(f.calls, 1u);
 }
@@ -213,7 +218,7 @@ TEST(ValidateRamp, NoEffectOnAnUnsharedBandwidthIsSkipped)
     char why[256] = "", rs[640];
     ASSERT_EQ(val_probe_ramp(&m, &c, &r, why, sizeof(why)), 0);
     EXPECT_EQ(val_ramp_verdict(&r, &m, "dram", 0, 100, 1, rs, sizeof(rs), nullptr), VAL_SKIPPED) << rs;
-    EXPECT_EQ(val_ramp_verdict(&r, &m, nullptr, 0, 100, 1, rs, sizeof(rs), nullptr), VAL_FAIL) << rs;
+    EXPECT_EQ(val_ramp_verdict(&r, &m, nullptr, 0, 100, 1, rs, sizeof(rs), nullptr), VAL_UNCHECKED) << rs;
 }
 
 // ---- busy is a verdict -------------------------------------------------------------------------------------------
@@ -238,6 +243,10 @@ TEST(ValidateBusy, TheRuleOnFakeNumbers)
     EXPECT_EQ(val_busy_rule(VAL_SKIPPED, 90.0, 90.0), VAL_SKIPPED);
     EXPECT_EQ(val_busy_rule(VAL_INTERRUPTED, 90.0, 90.0), VAL_INTERRUPTED);
     EXPECT_EQ(val_busy_rule(VAL_BUSY, 0.0, 0.0), VAL_BUSY);
+    // no effect on a step that did not get its CPU is no finding either
+    EXPECT_EQ(val_busy_rule(VAL_UNCHECKED, 5.0, 50.0), VAL_BUSY);
+    EXPECT_EQ(val_busy_rule(VAL_ISOLATED, 5.0, 50.0), VAL_BUSY);
+    EXPECT_EQ(val_busy_rule(VAL_UNCHECKED, 5.0, 5.0), VAL_UNCHECKED);
 }
 
 // A probe ramp whose SoI waited 48 % of its runnable time: BUSY whatever the probe read, with the figure first and
@@ -256,9 +265,9 @@ TEST(ValidateBusy, AProbeRampWhoseSoiWaitedIsBusy)
     EXPECT_DOUBLE_EQ(r.wait_worst_pct, 48.0);
     enum val_verdict measured = VAL_PASS;
     EXPECT_EQ(val_ramp_verdict(&r, &m, nullptr, 0, 100, 0, rs, sizeof(rs), &measured), VAL_BUSY) << rs;
-    EXPECT_EQ(measured, VAL_FAIL);
+    EXPECT_EQ(measured, VAL_UNCHECKED);
     EXPECT_EQ(std::string(rs).rfind("the SoI's threads waited 48.0 % of their runnable time for a CPU (bound 10 %); "
-                                    "the readings alone: FAIL: no effect beyond the noise",
+                                    "the readings alone: UNCHECKED: no effect beyond the noise",
                                     0),
               0u)
         << rs;
@@ -269,7 +278,7 @@ TEST(ValidateBusy, AProbeRampWhoseSoiWaitedIsBusy)
     strong.wait = 3;
     EXPECT_EQ(ramp_once(strong, 0, &r, &reason), VAL_PASS) << reason;
     none.wait = 3;
-    EXPECT_EQ(ramp_once(none, 0, &r, &reason), VAL_FAIL) << reason;
+    EXPECT_EQ(ramp_once(none, 0, &r, &reason), VAL_UNCHECKED) << reason;
     EXPECT_EQ(reason.find("BUSY"), std::string::npos) << reason;
 }
 

@@ -220,8 +220,8 @@ std::string cell_busy(const char *s, const char *probe)
 TEST(Validation, RunCompletedWithEverySoI)
 {
     ASSERT_NE(g_doc, nullptr);
-    // 1: some verdict is FAIL; 77: none is, but some is BUSY (the machine, not an SoI, decided its figures)
-    EXPECT_TRUE(g_exit == 0 || g_exit == 1 || g_exit == 77) << "exit " << g_exit << "\n" << g_err;
+    // 1: some verdict is FAIL; BUSY, ISOLATED and UNCHECKED exit 0 (what this host could not show, said why)
+    EXPECT_TRUE(g_exit == 0 || g_exit == 1) << "exit " << g_exit << "\n" << g_err;
     EXPECT_EQ(json_array_size(json_object_get(g_doc, "sois")), (size_t)soi_count()) << "one row per registered SoI";
     EXPECT_GT(json_array_size(json_object_get(g_doc, "overlap")), 0u);
 }
@@ -291,6 +291,33 @@ TEST(Validation, EverySelfMeterIsLinear)
         GTEST_SKIP() << "machine busy: " << busy.n << " self-meter(s) not judged: " << busy.text;
 }
 
+// The outside meter (docs/validation.md): each disk SoI's pressure read from the block device's own counters (the
+// file system's allocation for disk-cap), with R^2 and the worst paced level shown, and the device agreeing with the
+// SoI's self-meter where both count bytes moved: within a quarter (a device shared with other programs reads more;
+// an SoI that counts what it does not do reads less, as tests/test_xmeter_disk.cpp shows). Skipped, with why, where
+// the files' file system has no block device.
+TEST(Validation, DiskSoisAreReadByTheDeviceCounters)
+{
+    ASSERT_NE(g_doc, nullptr);
+    for (const char *name : {"disk-bw", "disk-write", "disk-cap"}) {
+        json_t *r = soi_row(name), *mt = json_object_get(r, "meter");
+        ASSERT_NE(mt, nullptr) << name;
+        const char *v = str(mt, "verdict");
+        printf("meter %-10s %-9s %s\n", name, v, str(mt, "reason"));
+        if (!strcmp(v, "UNCHECKED") || !strcmp(v, "skipped")) {
+            EXPECT_STRNE(str(mt, "reason"), "") << name;
+            continue;
+        }
+        ASSERT_TRUE(json_is_number(json_object_get(mt, "r2"))) << name << ": " << str(mt, "reason");
+        EXPECT_NE(std::string(str(mt, "reason")).find("R^2 "), std::string::npos) << name;
+        const double agree = num(mt, "of_self_meter");
+        if (strcmp(name, "disk-cap")) { // bytes moved: the device and the SoI count the same thing
+            EXPECT_GT(agree, 0.75) << name << ": " << str(mt, "reason");
+            EXPECT_LT(agree, 1.33) << name << ": " << str(mt, "reason");
+        }
+    }
+}
+
 TEST(Validation, ProbeTrends)
 {
     ASSERT_NE(g_doc, nullptr);
@@ -304,8 +331,9 @@ TEST(Validation, ProbeTrends)
         if (works_on_cpu(r) && json_array_size(json_object_get(r, "levels")) == 5)
             expect_work_on_cpu(name, "beside", json_object_get(r, "levels"),
                                busy_why_validate_json(json_object_get(r, "busy"), name), &busy);
-        if (!strcmp(str(r, "verdict"), "skipped")) { // e.g. no root for the disk, a single CPU: said why
-            EXPECT_STRNE(str(r, "reason"), "") << name;
+        json_t *nb = json_object_get(r, "neighbour");
+        if (!strcmp(str(nb, "verdict"), "skipped")) { // e.g. no root for the disk, a single CPU: said why
+            EXPECT_STRNE(str(nb, "reason"), "") << name;
             continue;
         }
         json_t *lv = json_object_get(r, "levels");
@@ -318,7 +346,7 @@ TEST(Validation, ProbeTrends)
         }
         printf("probe %-8s %-11s d %+6.1f %+6.1f %+6.1f %+6.1f  se@100 %4.1f  R2 %.3f  %s\n", name,
                str(json_object_get(r, "probe"), "name"), d[1], d[2], d[3], d[4], se[4],
-               num(json_object_get(r, "fit"), "r2"), str(r, "verdict"));
+               num(json_object_get(r, "fit"), "r2"), str(nb, "verdict"));
         std::ostringstream fault;
         for (int k = 1; k < 5; k++) {
             // a probe running faster beside the SoI than alone (d < 0) is noise, not less interference than none:

@@ -17,7 +17,8 @@
 
 const char *val_verdict_name(enum val_verdict v)
 {
-    static const char *const n[] = {"pass", "FAIL", "skipped", "undecidable", "interrupted", "BUSY"};
+    static const char *const n[] = {"pass", "FAIL", "skipped", "undecidable", "interrupted", "BUSY", "ISOLATED",
+                                    "UNCHECKED"};
     return (unsigned)v < IB_ARRAY_SIZE(n) ? n[v] : "?";
 }
 
@@ -27,12 +28,13 @@ enum val_verdict val_busy_rule(enum val_verdict measured, double wait_all_pct, d
         return measured;
     if (ib_busy(wait_all_pct))
         return VAL_BUSY;
-    if ((measured == VAL_FAIL || measured == VAL_UNDECIDABLE) && ib_busy(wait_worst_pct))
+    if ((measured == VAL_FAIL || measured == VAL_UNDECIDABLE || measured == VAL_UNCHECKED ||
+         measured == VAL_ISOLATED) && ib_busy(wait_worst_pct))
         return VAL_BUSY;
     return measured;
 }
 
-int val_busy_judged(const struct soi_ops *ops) { return !(ops && (ops->io & (SOI_IO_DIR | SOI_IO_DEVICE))); }
+int val_busy_judged(double wait_per_run_us) { return ib_busy_waits(wait_per_run_us); }
 
 /* BUSY's reason, in place of the readings' own: the figure first (over every step when that is above the bound, else
  * the worst step's), then what the readings alone said. */
@@ -235,7 +237,52 @@ void val_close(struct val_ctx *c)
  * verdict "undecidable". 100 % is unpaced: what it reads is how far the capacity moved, reported, not judged.
  * Noise: the largest gap between a level's two readings. Pass: every paced level within 5 points + the noise of x
  * and R^2 >= 0.98 (over 0-75 % for a rate SoI); when readings disagree by more than 5 points, the bound decides. */
-void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_self *o)
+/* The outside meter at every step: read after each step (the engine's on_step, workers parked), and once before. */
+struct xread {
+    struct val_xmeter *xm;
+    double *c;     /* c[0]: before the ramp; c[i + 1]: after step i (NAN: the read failed) */
+    unsigned n;
+    char why[200]; /* the first failure */
+};
+
+static void xread_step(void *arg, const struct step_result *r, unsigned nsteps)
+{
+    (void)nsteps;
+    struct xread *x = arg;
+    if (r->index + 1 > x->n || !x->xm->read)
+        return;
+    double v;
+    x->c[r->index + 1] = x->xm->read(x->xm, &v, x->why[0] ? NULL : x->why, sizeof(x->why)) == 0 ? v : NAN;
+}
+
+/* xc from the ramp's steps: a rate meter's figure is the count's growth over the step's wall time (the SoIs it
+ * reads do their I/O inside a step and drain it before parking), a level meter's what it held after the step; a
+ * duty SoI's is its workers' on-CPU share. */
+static void xmeter_finish(const struct soi *s, const struct val_xmeter *xm, const struct xread *x, const double *xs,
+                          const struct step_result *res, unsigned n, struct val_xcheck *xc)
+{
+    double v[2 * 9], self[2 * 9];
+    const int duty = xm->kind == VPM_ONCPU;
+    for (unsigned i = 0; i < n; i++) {
+        self[i] = duty ? res[i].cpu_frac * 100 : res[i].achieved_pct;
+        if (duty)
+            v[i] = res[i].cpu_frac;
+        else if (xm->rate)
+            v[i] = res[i].wall_ns ? (x->c[i + 1] - x->c[i]) / ((double)res[i].wall_ns / IB_NS_PER_S) : NAN;
+        else
+            v[i] = x->c[i + 1];
+    }
+    snprintf(xc->what, sizeof(xc->what), "%s", xm->what);
+    snprintf(xc->unit, sizeof(xc->unit), "%s", xm->unit);
+    val_xmeter_judge(duty ? 0 : xm->rate, xs, v, self, n, duty ? 1.0 : s->capacity, xc);
+    if (x->why[0]) {
+        size_t k = strlen(xc->reason);
+        snprintf(xc->reason + k, sizeof(xc->reason) - k, "; a reading failed: %s", x->why);
+    }
+}
+
+void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_xmeter *xm, struct val_self *o,
+                   struct val_xcheck *xc)
 {
     const struct soi_ops *ops = s->ops;
     static const double lv[VAL_LEVELS] = {0, 25, 50, 75, 100};
@@ -261,17 +308,25 @@ void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_
     o->ran = 1;
     for (int r = 0; r < IB_PSI_N; r++)
         o->machine.some_pct[r] = o->machine.full_pct[r] = NAN;
-    o->machine.steal_pct = o->wait_pct = o->wait_worst_pct = o->wait_worst_level = NAN;
+    o->machine.steal_pct = o->wait_pct = o->wait_worst_pct = o->wait_worst_level = o->wait_run_us = NAN;
     for (unsigned l = 0; l < VAL_LEVELS; l++)
         o->wait[l] = NAN;
     o->method = duty ? "levels between 100 % windows, on-CPU %" : ref ? "levels between 100 % windows"
                                                                       : "climb and descend";
     o->tag = duty ? "duty" : ref ? "ref" : "climb";
     o->step_ms = (double)step / IB_NS_PER_MS;
+    double counts[2 * 9 + 1];
+    struct xread x = {xm, counts, n, ""};
+    for (unsigned i = 0; i <= n; i++)
+        counts[i] = NAN;
+    if (xm && xm->read && xm->read(xm, &counts[0], x.why, sizeof(x.why)) < 0)
+        counts[0] = NAN;
+    struct engine_cb cb = {xread_step, &x};
     int rc = ramp_list(&sc, xs, n, step);
     if (rc == 0) {
-        out_progress("validate", "%s: self-meter ramp, alone", ops->name);
-        rc = engine_run(s, &sc, stop, NULL, res, &nd, o->reason, sizeof(o->reason));
+        out_progress("validate", "%s: self-meter ramp, alone%s%s", ops->name, xm ? "; outside meter: " : "",
+                     xm ? val_xmeter_kind_text(xm->kind) : "");
+        rc = engine_run(s, &sc, stop, xm ? &cb : NULL, res, &nd, o->reason, sizeof(o->reason));
     }
     ramp_free(&sc);
     if (rc < 0 || nd != n) {
@@ -335,6 +390,7 @@ void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_
         o->wait[l] = ib_sched_share(&lsch[l]);
     }
     o->wait_pct = ib_sched_share(&all);
+    o->wait_run_us = ib_sched_wait_per_run_us(&all);
     o->calib_pct = n100 ? sum100 / n100 : 0;
     o->alone_pct = n100 ? ach100 / n100 : 0;
     y[VAL_LEVELS - 1] = o->calib_pct; /* every 100 % window */
@@ -374,11 +430,19 @@ void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_
     /* the busy rule on every verdict, work per CPU second's too: that one divides by the capacity measured when the
      * SoI opened, on the same CPUs, which a busy machine moves (docs/validation.md) */
     o->measured = o->verdict;
-    if (val_busy_judged(ops))
+    if (val_busy_judged(o->wait_run_us))
         o->verdict = val_busy_rule(o->measured, o->wait_pct, o->wait_worst_pct);
     if (o->verdict == VAL_BUSY)
         busy_reason(o->reason, sizeof(o->reason), o->measured, o->wait_pct, o->wait_worst_pct, o->wait_worst_level,
                     &o->machine);
+    if (xm && xc) { /* the outside meter, on the same steps, under the same busy rule */
+        xmeter_finish(s, xm, &x, xs, res, n, xc);
+        if (val_busy_judged(o->wait_run_us))
+            xc->verdict = val_busy_rule(xc->measured, o->wait_pct, o->wait_worst_pct);
+        if (xc->verdict == VAL_BUSY)
+            busy_reason(xc->reason, sizeof(xc->reason), xc->measured, o->wait_pct, o->wait_worst_pct,
+                        o->wait_worst_level, &o->machine);
+    }
 }
 
 /* ---- the probe ramp ---------------------------------------------------------------------------------------------- */
@@ -495,6 +559,8 @@ static void ramp_summarise(const struct pool *p, struct val_ramp *r)
         if (r->lv[l].level > 0) /* the solo level asks the SoI for no CPU (validate.h) */
             ib_sched_add(&all, &p->sch[l]);
     r->wait_pct = ib_sched_share(&all);
+    r->wait_run_us = ib_sched_wait_per_run_us(&all);
+    r->busy_exempt = !val_busy_judged(r->wait_run_us);
     r->wait_worst_pct = p->wait_worst;
     r->wait_worst_level = p->wait_worst_level;
     r->machine = p->machine;
@@ -528,7 +594,7 @@ int val_probe_ramp(const struct val_meter *m, const struct val_ramp_cfg *cfg, st
 {
     static const double levels[VAL_LEVELS] = {0, 25, 50, 75, 100};
     memset(r, 0, sizeof(*r));
-    r->wait_pct = r->wait_worst_pct = r->wait_worst_level = NAN;
+    r->wait_pct = r->wait_worst_pct = r->wait_worst_level = r->wait_run_us = NAN;
     r->nlevels = VAL_LEVELS;
     r->budget_s = cfg->budget_s;
     for (unsigned l = 0; l < VAL_LEVELS; l++)
@@ -600,39 +666,54 @@ void val_looked_text(const struct val_ramp *r, char *out, size_t len)
                                                    : "; undecided, with no budget to look longer", r->budget_s);
 }
 
+/* No effect on the neighbour: d(100) within 2 standard errors of 0, or under 1 %. */
+static int no_effect(const struct val_ramp *r)
+{
+    const struct val_level *top = &r->lv[r->nlevels - 1];
+    return top->d <= 2 * top->se || top->d < 1.0;
+}
+
+void val_ramp_shape(const struct val_ramp *r, char *out, size_t len)
+{
+    unsigned steep = 1;
+    for (unsigned l = 2; l < r->nlevels; l++)
+        if (r->lv[l].d - r->lv[l - 1].d > r->lv[steep].d - r->lv[steep - 1].d)
+            steep = l;
+    snprintf(out, len, "%+.1f +- %.1f %% at 100 %%, %s, falls fastest from %.0f to %.0f %% (%+.1f points), R^2 %.3f "
+             "against x", r->lv[r->nlevels - 1].d, r->lv[r->nlevels - 1].se,
+             r->monotone ? "monotone within the noise" : "not monotone", r->lv[steep - 1].level, r->lv[steep].level,
+             r->lv[steep].d - r->lv[steep - 1].d, r->r2);
+}
+
 enum val_verdict val_ramp_verdict(const struct val_ramp *r, const struct val_meter *m, const char *bwkind,
                                   int probe_cpu, double alone_pct, int rate_soi, char *reason, size_t len,
                                   enum val_verdict *measured)
 {
     const struct val_level *top = &r->lv[r->nlevels - 1];
-    char looked[400], bwhy[256] = "";
+    char looked[400], bwhy[256] = "", shape[200];
     val_looked_text(r, looked, sizeof(looked));
+    val_ramp_shape(r, shape, sizeof(shape));
     enum val_verdict v;
-    int none = top->d <= 2 * top->se || top->d < 1.0;
+    int none = no_effect(r);
     if (none && bwkind && m && m->unshared && m->unshared(m->ctx, bwkind, probe_cpu, bwhy, sizeof(bwhy)) == 1) {
         v = VAL_SKIPPED;
         snprintf(reason, len, "no effect (%.1f +- %.1f %% at 100 %%), and no shared bottleneck to feel: %s; %s",
                  top->d, top->se, bwhy, looked);
     } else if (none) {
-        v = VAL_FAIL;
+        v = VAL_UNCHECKED;
         snprintf(reason, len, "no effect beyond the noise: %.1f +- %.1f %% at 100 %%%s; %s", top->d, top->se,
                  alone_pct > 0 && top->achieved_pct >= 0.95 * alone_pct && rate_soi
                      ? "; the probe did not slow the SoI either (100 % read as much beside it as alone): they "
                        "shared no bottleneck during this ramp"
                      : "",
                  looked);
-    } else if (r->r2 < 0.9) {
-        v = VAL_FAIL;
-        snprintf(reason, len, "degradation not linear in x: R^2 %.3f (%+.1f +- %.1f %% at 100 %%); %s", r->r2, top->d,
-                 top->se, looked);
     } else if (!r->monotone) {
-        v = VAL_FAIL;
-        snprintf(reason, len, "degradation falls between levels by more than twice their standard error; %s",
-                 looked);
+        v = VAL_UNCHECKED;
+        snprintf(reason, len, "an effect, but not monotone in x (it falls between levels by more than twice their "
+                 "standard error): %s; %s", shape, looked);
     } else {
         v = VAL_PASS;
-        snprintf(reason, len, "+%.1f +- %.1f %% at 100 %%, R^2 %.3f, monotone within the noise; %s", top->d,
-                 top->se, r->r2, looked);
+        snprintf(reason, len, "%s; %s", shape, looked);
     }
     if (measured)
         *measured = v;
@@ -670,6 +751,50 @@ static int probe_cpu_for(struct val_ctx *c, const struct soi_ops *ops, const str
     return cpu;
 }
 
+void val_soi_verdict(struct val_soi *v)
+{
+    const enum val_verdict sv = v->self.ran ? v->self.verdict : VAL_SKIPPED, mv = v->meter.verdict,
+                           nv = v->neighbour;
+    const char *nr = v->neighbour_reason;
+    enum val_verdict out;
+    const char *why;
+    char pre[96];
+    if (sv == VAL_FAIL || mv == VAL_FAIL) {
+        out = VAL_FAIL;
+        why = mv == VAL_FAIL ? v->meter.reason : v->self.reason;
+        snprintf(pre, sizeof(pre), "%s: ", mv == VAL_FAIL ? "outside meter" : "self-meter");
+    } else if (sv == VAL_BUSY || mv == VAL_BUSY || nv == VAL_BUSY) {
+        out = VAL_BUSY;
+        why = sv == VAL_BUSY ? v->self.reason : mv == VAL_BUSY ? v->meter.reason : nr;
+        snprintf(pre, sizeof(pre), "%s: ", sv == VAL_BUSY ? "self-meter" : mv == VAL_BUSY ? "outside meter"
+                                                                                           : "neighbour");
+    } else if (sv == VAL_INTERRUPTED || mv == VAL_INTERRUPTED || nv == VAL_INTERRUPTED) {
+        out = VAL_INTERRUPTED;
+        why = "interrupted";
+        pre[0] = 0;
+    } else if (sv == VAL_UNDECIDABLE || mv == VAL_UNDECIDABLE) {
+        out = VAL_UNDECIDABLE;
+        why = sv == VAL_UNDECIDABLE ? v->self.reason : v->meter.reason;
+        snprintf(pre, sizeof(pre), "%s: ", sv == VAL_UNDECIDABLE ? "self-meter" : "outside meter");
+    } else if (mv == VAL_PASS) { /* pressed as it says; the neighbour's view adds ISOLATED or nothing */
+        out = nv == VAL_ISOLATED ? VAL_ISOLATED : VAL_PASS;
+        why = out == VAL_ISOLATED ? nr : v->meter.reason;
+        snprintf(pre, sizeof(pre), "%s", out == VAL_ISOLATED ? "the meter saw the pressure, the neighbour nothing: "
+                                                             : "outside meter: ");
+    } else if (nv == VAL_PASS) {
+        out = VAL_PASS;
+        why = nr;
+        snprintf(pre, sizeof(pre), "no outside meter here; the neighbour felt it: ");
+    } else {
+        out = VAL_UNCHECKED;
+        why = nr;
+        snprintf(pre, sizeof(pre), "no outside meter here, and the neighbour %s: ",
+                 nv == VAL_SKIPPED ? "could not be measured" : "felt no monotone effect");
+    }
+    v->verdict = out;
+    snprintf(v->reason, sizeof(v->reason), "%s%s", pre, why);
+}
+
 int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *out)
 {
     memset(out, 0, sizeof(*out));
@@ -677,8 +802,11 @@ int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *ou
     out->soi_cpu = c->soi_cpu;
     const struct vprobe_map *vm = vprobe_map_of(ops->name);
     if (c->o.quick && vm && vm->quick_skip) {
-        out->verdict = VAL_SKIPPED;
+        out->verdict = out->neighbour = VAL_SKIPPED;
         snprintf(out->reason, sizeof(out->reason), "%s", vm->quick_skip);
+        snprintf(out->neighbour_reason, sizeof(out->neighbour_reason), "%s", vm->quick_skip);
+        out->meter.verdict = VAL_SKIPPED;
+        snprintf(out->meter.reason, sizeof(out->meter.reason), "%s", vm->quick_skip);
         return 0;
     }
     char pwhy[320] = "";
@@ -689,7 +817,9 @@ int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *ou
     if (rc < 0) {
         out->open_rc = rc;
         out->bad_input = c->bad_input;
-        out->verdict = rc == -EINTR ? VAL_INTERRUPTED : VAL_SKIPPED;
+        out->verdict = out->neighbour = out->meter.verdict = rc == -EINTR ? VAL_INTERRUPTED : VAL_SKIPPED;
+        snprintf(out->neighbour_reason, sizeof(out->neighbour_reason), "%s", out->reason);
+        snprintf(out->meter.reason, sizeof(out->meter.reason), "%s", out->reason);
         return rc == -EINTR ? rc : 0;
     }
     out->opened = 1;
@@ -697,7 +827,24 @@ int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *ou
     out->capacity = c->s->capacity;
     snprintf(out->unit, sizeof(out->unit), "%s", c->s->unit);
     snprintf(out->capacity_src, sizeof(out->capacity_src), "%s", c->s->capacity_src);
-    val_self_ramp(c->s, c->o.quick, c->o.stop, &out->self);
+    /* the outside meter: a counter in the SoI's own unit, or UNCHECKED with why */
+    struct val_xmeter xm;
+    out->meter_kind = vm ? vm->meter : VPM_NONE;
+    int xrc = val_xmeter_open(out->meter_kind, c->o.dir, &xm, out->meter.reason, sizeof(out->meter.reason));
+    if (xrc == 0 && xm.kind != VPM_ONCPU && strcmp(xm.unit, c->s->unit) != 0)
+        xrc = ib_why(out->meter.reason, sizeof(out->meter.reason), -ENOTSUP, "%s reads %s, the SoI's capacity is in "
+                     "%s", xm.what, xm.unit, c->s->unit);
+    if (xrc < 0) {
+        out->meter.verdict = VAL_UNCHECKED;
+        if (out->meter_kind == VPM_NONE)
+            snprintf(out->meter.reason, sizeof(out->meter.reason), "no counter the kernel keeps of %s (nor a "
+                     "portable PMU event: validate reads none)", ops->resource);
+    }
+    val_self_ramp(c->s, c->o.quick, c->o.stop, xrc == 0 ? &xm : NULL, &out->self, &out->meter);
+    if (xrc == 0 && !out->meter.ran) { /* the ramp did not complete */
+        out->meter.verdict = out->self.verdict;
+        snprintf(out->meter.reason, sizeof(out->meter.reason), "the self-meter ramp did not complete");
+    }
     out->alone_100 = out->self.alone_pct;
     struct vprobe *p = NULL;
     if (pcpu >= 0 && !stopped(c->o.stop)) {
@@ -713,10 +860,11 @@ int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *ou
                 vprobe_fini(&own);
         }
     }
-    if (!out->have_probe) { /* no probe here: the self-meter ramp alone, then the reason */
+    if (!out->have_probe) { /* no probe here: the self-meter ramp and the meter, then the reason */
         real_close(c);
-        out->verdict = stopped(c->o.stop) ? VAL_INTERRUPTED : VAL_SKIPPED;
-        snprintf(out->reason, sizeof(out->reason), "%s", pwhy);
+        out->neighbour = stopped(c->o.stop) ? VAL_INTERRUPTED : VAL_SKIPPED;
+        snprintf(out->neighbour_reason, sizeof(out->neighbour_reason), "%s", pwhy);
+        val_soi_verdict(out);
         return stopped(c->o.stop) ? -EINTR : 0;
     }
     const int io = ops->io != 0; /* a probe's request waits behind the SoI's I/O queue for tens of ms */
@@ -728,17 +876,22 @@ int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *ou
                                .budget_s = c->o.budget_s >= 0 ? c->o.budget_s : c->o.quick ? 0 : 100,
                                .stop = c->o.stop};
     out_progress("validate", "%s: ramp beside the %s probe on CPU %d", ops->name, vm->probe, pcpu);
-    rc = val_probe_ramp(&c->meter, &cfg, &out->ramp, out->reason, sizeof(out->reason));
+    rc = val_probe_ramp(&c->meter, &cfg, &out->ramp, out->neighbour_reason, sizeof(out->neighbour_reason));
     real_close(c);
     if (rc < 0) {
         out->have_probe = 0;
-        out->verdict = rc == -EINTR ? VAL_INTERRUPTED : VAL_FAIL;
+        out->neighbour = rc == -EINTR ? VAL_INTERRUPTED : VAL_SKIPPED;
+        val_soi_verdict(out);
         return rc == -EINTR ? rc : 0;
     }
     out->beside_100 = out->ramp.lv[VAL_LEVELS - 1].achieved_pct;
-    out->ramp.busy_exempt = !val_busy_judged(ops);
-    out->verdict = val_ramp_verdict(&out->ramp, &c->meter, vm->bwkind, pcpu, out->alone_100,
-                                    ops->kind != SOI_FOOTPRINT, out->reason, sizeof(out->reason), &out->measured);
+    out->neighbour = val_ramp_verdict(&out->ramp, &c->meter, vm->bwkind, pcpu, out->alone_100,
+                                      ops->kind != SOI_FOOTPRINT, out->neighbour_reason,
+                                      sizeof(out->neighbour_reason), &out->measured);
+    if (out->neighbour == VAL_UNCHECKED && out->meter.verdict == VAL_PASS && no_effect(&out->ramp))
+        /* no effect, though the meter saw the pressure: this host isolates the resource */
+        out->neighbour = VAL_ISOLATED;
+    val_soi_verdict(out);
     return 0;
 }
 

@@ -15,15 +15,14 @@
 #include "ib_atomic.h"
 #include "machine.h"
 #include "soi.h"
+#include "verdict.h"
 #include "vprobe.h"
+#include "xmeter.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum val_verdict { VAL_PASS = 0, VAL_FAIL, VAL_SKIPPED, VAL_UNDECIDABLE, VAL_INTERRUPTED, VAL_BUSY };
-/* "pass", "FAIL", "skipped", "undecidable", "interrupted", "BUSY" */
-const char *val_verdict_name(enum val_verdict v);
 
 /* ---- busy is a verdict -------------------------------------------------------------------------------------------
  * Figures taken while the SoI's threads waited for a CPU describe the host, not the SoI (docs/validation.md, "Busy is
@@ -31,18 +30,20 @@ const char *val_verdict_name(enum val_verdict v);
  * measured, is never busy), against IB_BUSY_WAIT_PCT:
  *  - over all the steps the verdict rests on, above the bound: BUSY, whatever the readings say (a pass on part of a
  *    CPU is no evidence either);
- *  - a FAIL or undecidable verdict with any one of those steps above the bound: BUSY (a failure is never called on a
- *    step that did not get its CPU);
+ *  - a FAIL, undecidable, UNCHECKED or ISOLATED verdict (a negative finding) with any one of those steps above the
+ *    bound: BUSY (a failure or an absence of effect is never called on a step that did not get its CPU);
  *  - otherwise the verdict measured; skipped and interrupted stand.
  * Every verdict on timing or on work per CPU second (which divides by a capacity measured on the same CPUs when the
  * SoI opened) goes through it. Steps at 0 % ask for no CPU and are not judged: their workers are runnable only to
  * wake up and park, and that, behind the engine's own control thread on a loaded CPU, read 98 % waited of a
  * millisecond or two. */
 enum val_verdict val_busy_rule(enum val_verdict measured, double wait_all_pct, double wait_worst_pct);
-/* 0 for a disk SoI (disk-bw, disk-cap): the block layer's completion work for its own I/O runs on its CPU and counts
- * as its workers' wait (disk-bw waited 24-50 % of its runnable time on an idle machine), so the rule cannot tell the
- * machine from the SoI there; its wait is reported, not judged. 1 for every other SoI. */
-int val_busy_judged(const struct soi_ops *ops);
+/* Whether the rule applies, the same for every SoI: 1 when the SoI's threads waited, on the mean, at least
+ * IB_BUSY_WAIT_RUN_US before each run on a CPU (another task's slice: the machine took the CPU), 0 when their waits
+ * were a wake-up's (an I/O SoI woken by its own completions, with the block layer's work for that I/O on its CPU:
+ * disk-bw waited 24-50 % of its short runnable time on an idle machine, in waits of tens of us); then the wait is
+ * reported, not judged. wait_per_run_us NAN (not measured): judged (pressure.h, ib_busy_waits). */
+int val_busy_judged(double wait_per_run_us);
 
 #define VAL_LEVELS 5      /* 0, 25, 50, 75, 100 % */
 #define VAL_MAX_ROUNDS 8
@@ -104,6 +105,7 @@ struct val_self {
     /* Did the SoI get its CPU (busy rule above)? Its workers' run-queue wait share per level (over the level's
      * steps), over every step, and the worst step's (at wait_worst_level %); PSI and steal over the ramp. */
     double wait[VAL_LEVELS], wait_pct, wait_worst_pct, wait_worst_level;
+    double wait_run_us;          /* their mean wait before a run, over every step (val_busy_judged) */
     unsigned busy_steps;         /* steps above the bound */
     struct ib_pressure machine;
     enum val_verdict measured;   /* what the readings alone say (verdict differs only when BUSY) */
@@ -162,28 +164,37 @@ struct val_ramp {
     /* the SoI's workers' run-queue wait share over the pool's steps, the worst level's step, PSI and steal (the
      * busy rule above; NAN: not measured) */
     double wait_pct, wait_worst_pct, wait_worst_level;
+    double wait_run_us;          /* their mean wait before a run, over the pool's steps */
     struct ib_pressure machine;
-    int busy_exempt;             /* set by the caller before val_ramp_verdict: the SoI's wait is not judged
-                                  * (val_busy_judged) */
+    int busy_exempt;             /* the SoI's wait is not judged (val_busy_judged on wait_run_us; val_probe_ramp sets
+                                  * it) */
     struct val_round round[VAL_MAX_ROUNDS];
 };
 
 /* The self-meter ramp of an open SoI, alone (docs/validation.md, "The self-meter, alone"), judged with the busy rule:
  * o->measured is what the readings say, o->verdict that or BUSY. quick: shorter steps. */
-void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_self *o);
+void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_xmeter *xm, struct val_self *o,
+                   struct val_xcheck *xc);
+/* xm (may be NULL): an open outside meter (xmeter.h), read at every step of that ramp; xc gets its figures and its
+ * verdict (val_xmeter_judge), through the same busy rule on the same steps. */
 
 /* Run the ramp through m (open SoI) per cfg; fill r's figures. 0, -EINTR (figures of the rounds done), -errno. */
 int val_probe_ramp(const struct val_meter *m, const struct val_ramp_cfg *cfg, struct val_ramp *r, char *why,
                    size_t len);
-/* The probe ramp's verdict (docs/validation.md): no effect (d(100) <= 2 se or under 1 %: FAIL, or skipped when
- * unshared() says the bandwidth is no shared bottleneck), not linear (R^2 < 0.9), not monotone, or pass; then the
- * busy rule on r's wait shares (BUSY: the reason gives the figure, then what the readings said; *measured, when not
- * NULL, gets the readings' own verdict). The
- * reason says how long it looked and the noise it saw. alone_pct / rate_soi: the SoI's 100 % alone and whether its
+/* The neighbour's view, the probe ramp's verdict (docs/validation.md): a real effect (d(100) beyond 2 se and 1 %)
+ * monotone within the noise: pass; no effect: UNCHECKED (val_soi_run makes it ISOLATED when the outside meter saw
+ * the pressure), or skipped when unshared() says the bandwidth is no shared bottleneck; an effect that is not
+ * monotone: UNCHECKED. Its shape is reported, not judged as a line: a neighbour's loss beside a queue is a cliff on
+ * real devices. Then the busy rule on r's wait shares (BUSY: the reason gives the figure, then what the readings
+ * said; *measured, when not NULL, gets the readings' own verdict). The reason says how long it looked and the
+ * noise it saw. alone_pct / rate_soi: the SoI's 100 % alone and whether its
  * 100 % reading beside the probe means anything (not a footprint). */
 enum val_verdict val_ramp_verdict(const struct val_ramp *r, const struct val_meter *m, const char *bwkind,
                                   int probe_cpu, double alone_pct, int rate_soi, char *reason, size_t len,
                                   enum val_verdict *measured);
+/* "+38.4 +- 0.7 % at 100 %, monotone within the noise, falls fastest from 75 to 100 % (+12.7 points), R^2 0.987
+ * against x" */
+void val_ramp_shape(const struct val_ramp *r, char *out, size_t len);
 /* "looked 96 s: 6 cycles of 1920 ms (after 16 x 60, 6 x 240, 6 x 960 ms); noise: se 1.2 %, per cycle 3.0 %" */
 void val_looked_text(const struct val_ramp *r, char *out, size_t len);
 
@@ -200,8 +211,17 @@ struct val_soi {
     int probe_cpu;
     struct val_ramp ramp;
     double alone_100, beside_100; /* the SoI at 100 %: alone (self-meter ramp) and beside the probe */
+    /* the outside meter (xmeter.h), read over the self-meter ramp: meter.ran, or meter.verdict UNCHECKED with
+     * meter.reason saying why there is none here */
+    enum vprobe_meter meter_kind;
+    struct val_xcheck meter;
+    /* the neighbour's view: the probe ramp's own verdict (val_ramp_verdict; ISOLATED where the meter saw the
+     * pressure and the probe nothing) and reason; skipped with why when no probe ran */
+    enum val_verdict neighbour;
+    enum val_verdict measured;   /* the probe ramp's readings alone (neighbour differs only when BUSY) */
+    char neighbour_reason[640];
+    /* the SoI's verdict, from the three (val_soi_verdict) */
     enum val_verdict verdict;
-    enum val_verdict measured;   /* the probe ramp's readings alone (verdict differs only when BUSY) */
     char reason[640];
     int open_rc, bad_input;      /* the SoI did not open: its real error, and whether it refused the user's input
                                   * (soi_open's mark: a --dir that is missing ...), which ends the command (exit 2) */
@@ -275,7 +295,13 @@ int val_soi_cpu(const struct val_ctx *c);
 int val_probe_cpu(const struct val_ctx *c);
 void val_close(struct val_ctx *c);
 
-/* Validate one SoI: self-meter ramp, probe ramp and verdict. 0, or -EINTR (out says how far it got). */
+/* The SoI's verdict from its three checks (docs/validation.md, "Verdicts"), into v->verdict and v->reason: FAIL when
+ * the self-meter or the outside meter FAILs; else BUSY when one of them is; else, with the meter's pass, pass when
+ * the neighbour felt it or could not be placed and ISOLATED when it felt nothing; without a meter here, pass when the
+ * neighbour felt a monotone effect, else UNCHECKED; undecidable and interrupted stand. */
+void val_soi_verdict(struct val_soi *v);
+/* Validate one SoI: self-meter ramp with its outside meter, probe ramp, and the verdicts. 0, or -EINTR (out says
+ * how far it got). */
 int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *out);
 /* The overlap matrix for SoI `only` (NULL: every SoI), normalised, with the claims checked (cells re-measured
  * once). Returns 1 when a check is FAIL, else 0. */

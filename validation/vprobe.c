@@ -31,27 +31,27 @@ enum vkind { VK_CHASE = 0, VK_STREAM, VK_TLB, VK_OPS, VK_PAGECACHE, VK_DISK_RAND
 /* Designated initialisers: the validation fields are rare. */
 #define VM(s, p, w, bw, pl) .soi = s, .probe = p, .where = w, .bwkind = bw, .placed = pl
 const struct vprobe_map vprobe_maps[] = {
-    {VM("mem-cap", "pagecache", TOPO_SCOPE_NUMA, NULL, 0),
+    {VM("mem-cap", "pagecache", TOPO_SCOPE_NUMA, NULL, 0), .meter = VPM_RSS,
      .quick_skip = "--quick: mem-cap's footprint (all the memory the machine can spare) takes seconds to grow and "
                    "shrink at every step"},
-    {VM("mem-bw", "stream-dram", TOPO_SCOPE_NUMA, "dram", 1)},
-    {VM("llc-cap", "chase-llc", TOPO_SCOPE_LLC, NULL, 1)},
+    {VM("mem-bw", "stream-dram", TOPO_SCOPE_NUMA, "dram", 1), .meter = VPM_MEM_BW},
+    {VM("llc-cap", "chase-llc", TOPO_SCOPE_LLC, NULL, 1), .meter = VPM_LLC_OCCUPANCY},
     {VM("llc-bw", "stream-llc", TOPO_SCOPE_LLC, "llc", 1)},
     {VM("l2-cap", "chase-l2", TOPO_SCOPE_L2, NULL, 0)},
     {VM("l2-bw", "chase-l2", TOPO_SCOPE_L2, NULL, 0)},
     {VM("l1d", "chase-l1", TOPO_SCOPE_CORE, NULL, 0)},
     {VM("tlb", "tlb", TOPO_SCOPE_CORE, NULL, 0)},
-    {VM("int", "ops-int", TOPO_SCOPE_CORE, NULL, 0)},
-    {VM("fp", NULL, TOPO_SCOPE_CORE, NULL, 0)},
-    {VM("simd", NULL, TOPO_SCOPE_CORE, NULL, 0)},
+    {VM("int", "ops-int", TOPO_SCOPE_CORE, NULL, 0), .meter = VPM_ONCPU},
+    {VM("fp", NULL, TOPO_SCOPE_CORE, NULL, 0), .meter = VPM_ONCPU},
+    {VM("simd", NULL, TOPO_SCOPE_CORE, NULL, 0), .meter = VPM_ONCPU},
     {VM("l1i", NULL, TOPO_SCOPE_CORE, NULL, 0)},
-    {VM("prefetch", "stream-llc", TOPO_SCOPE_CORE, NULL, 0)},
+    {VM("prefetch", "stream-llc", TOPO_SCOPE_CORE, NULL, 0), .meter = VPM_ONCPU},
     {VM("interconnect", NULL, TOPO_SCOPE_MACHINE, NULL, 0), .min_cpus = 4,
      .cpus_why = "2 for the SoI, 2 for a ping-pong probe"},
-    {VM("disk-cap", "disk-rand", TOPO_SCOPE_MACHINE, NULL, 0)},
-    {VM("disk-bw", "disk-seq", TOPO_SCOPE_MACHINE, NULL, 0)},
-    {VM("disk-write", "disk-rand", TOPO_SCOPE_MACHINE, NULL, 0)},
-    {VM("net-bw", "net", TOPO_SCOPE_MACHINE, NULL, 0), .min_cpus = 4,
+    {VM("disk-cap", "disk-rand", TOPO_SCOPE_MACHINE, NULL, 0), .meter = VPM_FS_USED},
+    {VM("disk-bw", "disk-seq", TOPO_SCOPE_MACHINE, NULL, 0), .meter = VPM_BLK_READ},
+    {VM("disk-write", "disk-rand", TOPO_SCOPE_MACHINE, NULL, 0), .meter = VPM_BLK_WRITE},
+    {VM("net-bw", "net", TOPO_SCOPE_MACHINE, NULL, 0), .meter = VPM_NET_SENT, .min_cpus = 4,
      .cpus_why = "with fewer, net-bw, its sink, the probe and the probe's sink all share them: the probe measures CPU "
                  "sharing and vCPU wake-ups, not the path (it ran faster beside net-bw on 2 CPUs)"},
 };

@@ -57,6 +57,21 @@ struct vprobe {
     char target[80];
 };
 
+/* The counter the kernel keeps of an SoI's resource, which neither the SoI nor its probe writes: the outside meter of
+ * validation (validation/xmeter.h). NONE: no such counter anywhere (a cache's bandwidth); the resctrl ones exist
+ * only on a machine with RDT/PQoS monitoring. */
+enum vprobe_meter {
+    VPM_NONE = 0,
+    VPM_ONCPU,          /* duty SoIs: their workers' CPU time (the self-meter ramp reads it: the kernel's count) */
+    VPM_BLK_READ,       /* the block device under its files: bytes read */
+    VPM_BLK_WRITE,      /* ... bytes written */
+    VPM_FS_USED,        /* the file system under its files: bytes allocated (statvfs) */
+    VPM_NET_SENT,       /* the network namespace's interfaces: bytes sent */
+    VPM_RSS,            /* this process's resident memory */
+    VPM_LLC_OCCUPANCY,  /* resctrl CMT: bytes of the LLC held */
+    VPM_MEM_BW,         /* resctrl MBM: bytes moved to and from memory */
+};
+
 /* Which probe checks which SoI from outside, and what the probe must share with it (SOIS.md, "independent probe");
  * ibench validate ramps each SoI beside its probe, ibench profile checks reach with it. */
 struct vprobe_map {
@@ -72,6 +87,7 @@ struct vprobe_map {
     unsigned min_cpus;     /* the probe can only measure the path with this many CPUs (0: any) ... */
     const char *cpus_why;  /* ... and why, for the skip reason */
     const char *quick_skip; /* --quick leaves this SoI out, for this reason */
+    enum vprobe_meter meter; /* the outside meter of its linearity */
 };
 extern const struct vprobe_map vprobe_maps[];
 extern const size_t vprobe_nmaps;
