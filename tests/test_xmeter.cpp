@@ -2,11 +2,16 @@
 // (val_soi_verdict), on fake readings, exactly: no machine.
 #include <gtest/gtest.h>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "test_support.h"
 #include "validate.h"
 
 namespace {
@@ -191,4 +196,39 @@ TEST(SoiVerdict, EveryCombinationThatMatters)
     EXPECT_EQ(verdict_of(VAL_UNDECIDABLE, VAL_PASS, VAL_PASS), VAL_UNDECIDABLE);
     EXPECT_EQ(verdict_of(VAL_PASS, VAL_UNDECIDABLE, VAL_PASS), VAL_UNDECIDABLE);
     EXPECT_EQ(verdict_of(VAL_PASS, VAL_PASS, VAL_INTERRUPTED), VAL_INTERRUPTED);
+}
+
+// ---- the resctrl meter, on a fixture root (this machine has no resctrl) ------------------------------------------
+
+// llc-cap's and mem-bw's counters where resctrl monitors: a group holding the calling thread (the engine's workers,
+// made by it, inherit it), read as occupancy (a level) or memory traffic (a count); no resctrl: -ENOTSUP with why,
+// nothing made. On tests/fixtures/usage/resctrl, the recorded shape of a two-domain L3.
+TEST(Xmeter, ResctrlOnAFixtureRoot)
+{
+    ib_test::TempDir d("xmeter_rdt");
+    ASSERT_FALSE(d.path().empty());
+    const std::string fx = std::string(IBENCH_FIXTURES) + "/usage/resctrl", root = d.path() + "/resctrl";
+    char why[640] = "";
+    struct val_xmeter xm;
+    // not mounted: UNCHECKED's reason
+    EXPECT_EQ(-ENOTSUP, val_xmeter_open(VPM_LLC_OCCUPANCY, nullptr, root.c_str(), &xm, why, sizeof why));
+    EXPECT_NE(std::string(why).find("not mounted"), std::string::npos) << why;
+    val_xmeter_close(&xm);
+    std::filesystem::copy(fx, root, std::filesystem::copy_options::recursive);
+    std::filesystem::create_directories(root + "/mon_groups");
+    for (enum vprobe_meter k : {VPM_LLC_OCCUPANCY, VPM_MEM_BW}) {
+        ASSERT_EQ(0, val_xmeter_open(k, nullptr, root.c_str(), &xm, why, sizeof why)) << why;
+        const std::string group = xm.mon.dir;
+        EXPECT_EQ(std::to_string((long)syscall(SYS_gettid)) + "\n", ib_test::file_text(group + "/tasks"));
+        EXPECT_EQ(xm.rate, k == VPM_MEM_BW);
+        EXPECT_STREQ(xm.unit, k == VPM_MEM_BW ? "B/s" : "B");
+        std::filesystem::copy(root + "/mon_data", group + "/mon_data", std::filesystem::copy_options::recursive);
+        double v = 0;
+        ASSERT_EQ(0, xm.read(&xm, &v, why, sizeof why)) << why;
+        EXPECT_EQ(v, k == VPM_LLC_OCCUPANCY ? 1048576.0 + 524288.0 : 6815744.0 + 2097152.0);
+        std::filesystem::remove_all(group + "/mon_data"); // what the kernel takes away at rmdir
+        std::filesystem::remove(group + "/tasks");
+        val_xmeter_close(&xm);
+        EXPECT_FALSE(std::filesystem::exists(group)) << "the group is removed";
+    }
 }

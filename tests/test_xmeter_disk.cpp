@@ -47,7 +47,7 @@ protected:
     {
         ASSERT_EQ(machine_open(&m, nullptr, why, sizeof why), 0) << why;
         cpu = topo_pu_os(m.topo, topo_npus(m.topo) - 1); // where ibench validate puts an SoI
-        int rc = val_xmeter_open(VPM_BLK_WRITE, nullptr, &xm, why, sizeof why);
+        int rc = val_xmeter_open(VPM_BLK_WRITE, nullptr, nullptr, &xm, why, sizeof why);
         if (rc == -ENOTSUP)
             GTEST_SKIP() << "no block device under the default directory: " << why;
         ASSERT_EQ(rc, 0) << why;

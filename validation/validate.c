@@ -830,10 +830,12 @@ int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *ou
     /* the outside meter: a counter in the SoI's own unit, or UNCHECKED with why */
     struct val_xmeter xm;
     out->meter_kind = vm ? vm->meter : VPM_NONE;
-    int xrc = val_xmeter_open(out->meter_kind, c->o.dir, &xm, out->meter.reason, sizeof(out->meter.reason));
-    if (xrc == 0 && xm.kind != VPM_ONCPU && strcmp(xm.unit, c->s->unit) != 0)
+    int xrc = val_xmeter_open(out->meter_kind, c->o.dir, NULL, &xm, out->meter.reason, sizeof(out->meter.reason));
+    if (xrc == 0 && xm.kind != VPM_ONCPU && strcmp(xm.unit, c->s->unit) != 0) {
         xrc = ib_why(out->meter.reason, sizeof(out->meter.reason), -ENOTSUP, "%s reads %s, the SoI's capacity is in "
                      "%s", xm.what, xm.unit, c->s->unit);
+        val_xmeter_close(&xm);
+    }
     if (xrc < 0) {
         out->meter.verdict = VAL_UNCHECKED;
         if (out->meter_kind == VPM_NONE)
@@ -841,6 +843,8 @@ int val_soi_run(struct val_ctx *c, const struct soi_ops *ops, struct val_soi *ou
                      "portable PMU event: validate reads none)", ops->resource);
     }
     val_self_ramp(c->s, c->o.quick, c->o.stop, xrc == 0 ? &xm : NULL, &out->self, &out->meter);
+    if (xrc == 0)
+        val_xmeter_close(&xm); /* a resctrl group: its threads go back before the probe's are made */
     if (xrc == 0 && !out->meter.ran) { /* the ramp did not complete */
         out->meter.verdict = out->self.verdict;
         snprintf(out->meter.reason, sizeof(out->meter.reason), "the self-meter ramp did not complete");

@@ -73,7 +73,28 @@ static int rss_read(struct val_xmeter *xm, double *value, char *why, size_t len)
     return rc;
 }
 
-int val_xmeter_open(enum vprobe_meter kind, const char *dir, struct val_xmeter *xm, char *why, size_t len)
+/* resctrl: the group's LLC occupancy now (a level), or its memory traffic so far (a count) */
+static int rdt_read(struct val_xmeter *xm, double *value, char *why, size_t len)
+{
+    struct resctrl_count c;
+    int rc = resctrl_mon_read(&xm->mon, &c, why, len);
+    if (rc < 0)
+        return rc;
+    const bool llc = xm->kind == VPM_LLC_OCCUPANCY;
+    if (llc ? !c.have_llc : !c.have_mbm_total)
+        return ib_why(why, len, -EAGAIN, "resctrl: %s reads Unavailable now", llc ? "llc_occupancy" : "mbm_total_bytes");
+    *value = (double)(llc ? c.llc_bytes : c.mbm_total_bytes);
+    return 0;
+}
+
+void val_xmeter_close(struct val_xmeter *xm)
+{
+    if (xm)
+        resctrl_mon_close(&xm->mon);
+}
+
+int val_xmeter_open(enum vprobe_meter kind, const char *dir, const char *resctrl_root, struct val_xmeter *xm,
+                    char *why, size_t len)
 {
     memset(xm, 0, sizeof(*xm));
     xm->kind = kind;
@@ -109,12 +130,25 @@ int val_xmeter_open(enum vprobe_meter kind, const char *dir, struct val_xmeter *
         break;
     case VPM_LLC_OCCUPANCY:
     case VPM_MEM_BW: {
-        struct stat st;
-        if (stat("/sys/fs/resctrl/info/L3_MON", &st) != 0)
-            return ib_why(why, len, -ENOTSUP, "no counter of %s here: resctrl monitoring is not mounted "
-                          "(/sys/fs/resctrl/info/L3_MON), and validate reads no PMU", val_xmeter_kind_text(kind));
-        return ib_why(why, len, -ENOTSUP, "resctrl monitoring is mounted, but validate does not read %s yet "
-                      "(docs/validation.md, \"The outside meter\")", val_xmeter_kind_text(kind));
+        const bool llc = kind == VPM_LLC_OCCUPANCY;
+        struct resctrl_features f;
+        char w[320];
+        if ((rc = resctrl_mon_features(resctrl_root, &f, w, sizeof(w))) < 0)
+            return ib_why(why, len, rc, "%s; validate reads no PMU", w);
+        if (llc ? !f.llc : !f.mbm_total)
+            return ib_why(why, len, -ENOTSUP, "resctrl monitors no %s here", llc ? "llc_occupancy" : "mbm_total_bytes");
+        pid_t self = gettid();
+        if ((rc = resctrl_mon_open(&xm->mon, resctrl_root, NULL, &self, 1, w, sizeof(w))) < 0)
+            return ib_why(why, len, rc == -ENOSPC || rc == -EACCES || rc == -EPERM ? -ENOTSUP : rc, "%s", w);
+        xm->mon.llc = llc; /* read only what this meter needs */
+        xm->mon.mbm_total = !llc;
+        xm->mon.mbm_local = false;
+        xm->rate = !llc;
+        xm->read = rdt_read;
+        snprintf(xm->what, sizeof(xm->what), "resctrl %s of this thread and the SoI's workers (%s)",
+                 llc ? "llc_occupancy" : "mbm_total_bytes", xm->mon.dir);
+        snprintf(xm->unit, sizeof(xm->unit), llc ? "B" : "B/s");
+        break;
     }
     case VPM_ONCPU: /* read from the self-meter ramp's steps (read stays NULL): a duty SoI's figure is this count */
         snprintf(xm->what, sizeof(xm->what), "the workers' CPU time over the wall time (the kernel's count, "
@@ -125,8 +159,12 @@ int val_xmeter_open(enum vprobe_meter kind, const char *dir, struct val_xmeter *
         return ib_why(why, len, -ENOTSUP, "no counter the kernel keeps of this resource");
     }
     double v;
-    if ((rc = xm->read(xm, &v, why, len)) < 0) /* readable now, or said now */
+    /* readable now, or said now (a resctrl group's counters come with its first read, before the ramp: a group
+     * just made may read Unavailable until it has run) */
+    if (xm->mon.dir[0] == 0 && (rc = xm->read(xm, &v, why, len)) < 0) {
+        val_xmeter_close(xm);
         return rc;
+    }
     return 0;
 }
 

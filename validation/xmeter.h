@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "kcount.h"
+#include "resctrl.h"
 #include "verdict.h"
 #include "vprobe.h"
 
@@ -28,13 +29,18 @@ struct val_xmeter {
     int (*read)(struct val_xmeter *xm, double *value, char *why, size_t len); /* NULL: VPM_ONCPU, read from the
                                                                                   * ramp's steps */
     struct kc_blk blk;          /* the adapters': the device, */
-    char path[256];             /* ... or the directory */
+    char path[256];             /* ... or the directory, */
+    struct resctrl_mon mon;     /* ... or a resctrl monitoring group (closed by val_xmeter_close) */
 };
 
-/* Open the counter `kind` for an SoI whose files are in dir (NULL: fs_default_dir()). 0; -ENOTSUP with why when
- * this machine has no such counter (a file system with no block device, no resctrl): the check is then
- * UNCHECKED, with why; -errno on another failure. Nothing to close: adapters hold paths, not descriptors. */
-int val_xmeter_open(enum vprobe_meter kind, const char *dir, struct val_xmeter *xm, char *why, size_t len);
+/* Open the counter `kind` for an SoI whose files are in dir (NULL: fs_default_dir()), run by threads the calling
+ * thread will create (a resctrl group takes the calling thread: the engine's workers, made by it, inherit the group).
+ * 0; -ENOTSUP with why when this machine has no such counter (a file system with no block device, no resctrl
+ * monitoring): the check is then UNCHECKED, with why; -errno on another failure. resctrl_root: NULL for
+ * /sys/fs/resctrl (a test passes a fixture). Release with val_xmeter_close (safe on a failed open). */
+int val_xmeter_open(enum vprobe_meter kind, const char *dir, const char *resctrl_root, struct val_xmeter *xm,
+                    char *why, size_t len);
+void val_xmeter_close(struct val_xmeter *xm);
 /* "block device bytes written", "network bytes sent", ... (what a kind reads, in words) */
 const char *val_xmeter_kind_text(enum vprobe_meter kind);
 
