@@ -19,6 +19,9 @@
 //    does, at 100 %, between a tenth and a hundred times its capacity per second of its workers' own CPU time,
 //    alone and (llc-bw, mem-bw) beside its probe; a step replaced by a no-op reads thousands of times it (units
 //    counted, no work) or 0 (none counted), though its self-meter may pass and its probe may even read an effect;
+//  - the outside meter: each disk SoI (disk-bw, disk-write, disk-cap) read by the block device's or the file
+//    system's own counters, with R^2 and its worst level, and for the two that move bytes the device within a
+//    quarter of what their self-meter counted (UNCHECKED with why where the files have no block device);
 //  - every probe ramp says how long it looked (seconds, dwell, cycles, in its JSON and its reason); under --quick
 //    it has no budget to look longer than its first round (so the run keeps its length);
 //  - the overlap claims: mem-bw takes no memory capacity (the page-cache probe stays within its noise) and hurts

@@ -226,17 +226,6 @@ void val_close(struct val_ctx *c)
     free(c);
 }
 
-/* ---- the self-meter ramp ---------------------------------------------------------------------------------------
- * Footprint SoIs climb 0..100 % and come back down: two readings per level. Rate and duty SoIs (CPU and I/O rates,
- * which this shared host moves by tens of % within a second) visit every level between two 100 % windows
- * (100, 0, 100, 25, 100, 50, 100, 75, 100, twice), so the capacity of the moment is known next to every reading.
- * Readings are achieved % of the capacity measured when the SoI opened; a duty SoI's are its workers' on-CPU % (their
- * own CPU time over the wall time: what an observer sees, and what its pacer holds at x). A paced level (25-75 %) must
- * read x. A rate SoI's reading whose neighbouring 100 %
- * windows fell below x + 5 % could not reach its target and is left out; a level left with no reading makes the
- * verdict "undecidable". 100 % is unpaced: what it reads is how far the capacity moved, reported, not judged.
- * Noise: the largest gap between a level's two readings. Pass: every paced level within 5 points + the noise of x
- * and R^2 >= 0.98 (over 0-75 % for a rate SoI); when readings disagree by more than 5 points, the bound decides. */
 /* The outside meter at every step: read after each step (the engine's on_step, workers parked), and once before. */
 struct xread {
     struct val_xmeter *xm;
@@ -281,6 +270,17 @@ static void xmeter_finish(const struct soi *s, const struct val_xmeter *xm, cons
     }
 }
 
+/* ---- the self-meter ramp ---------------------------------------------------------------------------------------
+ * Footprint SoIs climb 0..100 % and come back down: two readings per level. Rate and duty SoIs (CPU and I/O rates,
+ * which this shared host moves by tens of % within a second) visit every level between two 100 % windows
+ * (100, 0, 100, 25, 100, 50, 100, 75, 100, twice), so the capacity of the moment is known next to every reading.
+ * Readings are achieved % of the capacity measured when the SoI opened; a duty SoI's are its workers' on-CPU % (their
+ * own CPU time over the wall time: what an observer sees, and what its pacer holds at x). A paced level (25-75 %) must
+ * read x. A rate SoI's reading whose neighbouring 100 %
+ * windows fell below x + 5 % could not reach its target and is left out; a level left with no reading makes the
+ * verdict "undecidable". 100 % is unpaced: what it reads is how far the capacity moved, reported, not judged.
+ * Noise: the largest gap between a level's two readings. Pass: every paced level within 5 points + the noise of x
+ * and R^2 >= 0.98 (over 0-75 % for a rate SoI); when readings disagree by more than 5 points, the bound decides. */
 void val_self_ramp(struct soi *s, int quick, const atomic_int *stop, struct val_xmeter *xm, struct val_self *o,
                    struct val_xcheck *xc)
 {
