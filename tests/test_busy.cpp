@@ -89,11 +89,11 @@ protected:
 
 void print_self(const char *what, const val_self &o)
 {
-    printf("%s: a@0..100 %.1f %.1f %.1f %.1f %.1f, wait per level %.1f %.1f %.1f %.1f %.1f, over the ramp %.1f %%, "
-           "worst step %.1f %% at %.0f %%, %u busy steps\n  %s: %s\n",
+    printf("%s: a@0..100 %.1f %.1f %.1f %.1f %.1f, wait per level %.1f %.1f %.1f %.1f %.1f, over the ramp %.1f %% "
+           "(%.0f us before a run, on the mean), worst step %.1f %% at %.0f %%, %u busy steps\n  %s: %s\n",
            what, o.achieved[0], o.achieved[1], o.achieved[2], o.achieved[3], o.achieved[4], o.wait[0], o.wait[1],
-           o.wait[2], o.wait[3], o.wait[4], o.wait_pct, o.wait_worst_pct, o.wait_worst_level, o.busy_steps,
-           val_verdict_name(o.verdict), o.reason);
+           o.wait[2], o.wait[3], o.wait[4], o.wait_pct, o.wait_run_us, o.wait_worst_pct, o.wait_worst_level,
+           o.busy_steps, val_verdict_name(o.verdict), o.reason);
 }
 
 } // namespace
@@ -112,6 +112,7 @@ TEST_F(Busy, RampBesideACpuHogIsBusyNotFail)
     EXPECT_GT(o.wait_pct, IB_BUSY_WAIT_PCT) << "a hog on the same CPU: the worker waits for it";
     EXPECT_GT(o.wait[4], 30.0) << "at 100 % it shares its CPU with the hog: about half its runnable time waiting";
     EXPECT_GT(o.busy_steps, 0u);
+    EXPECT_GE(o.wait_run_us, IB_BUSY_WAIT_RUN_US) << "the hog's slices, not wake-ups, are what it waited for";
     EXPECT_EQ(o.verdict, VAL_BUSY) << o.reason;
     EXPECT_NE(o.measured, VAL_PASS) << "half a CPU at 100 %: the readings alone cannot pass";
     EXPECT_NE(strstr(o.reason, "for a CPU (bound 10 %)"), nullptr) << o.reason;

@@ -170,32 +170,42 @@ enum val_verdict verdict_of(enum val_verdict self, enum val_verdict meter, enum 
 
 TEST(SoiVerdict, EveryCombinationThatMatters)
 {
-    std::string r;
-    // FAIL only on a meter (outside or the SoI's own), whatever the neighbour felt
-    EXPECT_EQ(verdict_of(VAL_PASS, VAL_FAIL, VAL_PASS, &r), VAL_FAIL);
-    EXPECT_EQ(r, "outside meter: meter says");
-    EXPECT_EQ(verdict_of(VAL_FAIL, VAL_PASS, VAL_PASS, &r), VAL_FAIL);
-    EXPECT_EQ(r, "self-meter: self says");
-    // the machine took the CPU in any check: BUSY, unless a meter FAILed
-    EXPECT_EQ(verdict_of(VAL_BUSY, VAL_BUSY, VAL_PASS), VAL_BUSY);
-    EXPECT_EQ(verdict_of(VAL_PASS, VAL_PASS, VAL_BUSY, &r), VAL_BUSY);
-    EXPECT_EQ(r, "neighbour: neighbour says");
-    EXPECT_EQ(verdict_of(VAL_BUSY, VAL_FAIL, VAL_PASS), VAL_FAIL);
-    // the meter saw it: pass; the neighbour felt nothing: ISOLATED; no probe here or a non-monotone one: pass
-    EXPECT_EQ(verdict_of(VAL_PASS, VAL_PASS, VAL_PASS), VAL_PASS);
-    EXPECT_EQ(verdict_of(VAL_PASS, VAL_PASS, VAL_ISOLATED, &r), VAL_ISOLATED);
-    EXPECT_EQ(r, "the meter saw the pressure, the neighbour nothing: neighbour says");
-    EXPECT_EQ(verdict_of(VAL_PASS, VAL_PASS, VAL_SKIPPED), VAL_PASS);
-    EXPECT_EQ(verdict_of(VAL_PASS, VAL_PASS, VAL_UNCHECKED), VAL_PASS);
-    // no meter here: the neighbour decides between pass and UNCHECKED, never FAIL
-    EXPECT_EQ(verdict_of(VAL_PASS, VAL_UNCHECKED, VAL_PASS), VAL_PASS);
-    EXPECT_EQ(verdict_of(VAL_PASS, VAL_UNCHECKED, VAL_UNCHECKED), VAL_UNCHECKED);
-    EXPECT_EQ(verdict_of(VAL_PASS, VAL_UNCHECKED, VAL_SKIPPED, &r), VAL_UNCHECKED);
-    EXPECT_EQ(r, "no outside meter here, and the neighbour could not be measured: neighbour says");
-    // the host took the capacity below the targets: undecidable stands
-    EXPECT_EQ(verdict_of(VAL_UNDECIDABLE, VAL_PASS, VAL_PASS), VAL_UNDECIDABLE);
-    EXPECT_EQ(verdict_of(VAL_PASS, VAL_UNDECIDABLE, VAL_PASS), VAL_UNDECIDABLE);
-    EXPECT_EQ(verdict_of(VAL_PASS, VAL_PASS, VAL_INTERRUPTED), VAL_INTERRUPTED);
+    const enum val_verdict P = VAL_PASS, F = VAL_FAIL, B = VAL_BUSY, I = VAL_ISOLATED, U = VAL_UNCHECKED,
+                           S = VAL_SKIPPED, D = VAL_UNDECIDABLE, X = VAL_INTERRUPTED;
+    struct row {
+        enum val_verdict self, meter, neighbour, want;
+        const char *reason; // "": not checked
+    };
+    const row rows[] = {
+        // FAIL only on a meter (outside or the SoI's own), whatever the neighbour felt
+        {P, F, P, F, "outside meter: meter says"},
+        {F, P, P, F, "self-meter: self says"},
+        // the machine took the CPU in any check: BUSY, unless a meter FAILed
+        {B, B, P, B, ""},
+        {P, P, B, B, "neighbour: neighbour says"},
+        {B, F, P, F, ""},
+        // the meter saw it: pass; the neighbour felt nothing: ISOLATED; no probe here or a non-monotone one: pass
+        {P, P, P, P, ""},
+        {P, P, I, I, "the meter saw the pressure, the neighbour nothing: neighbour says"},
+        {P, P, S, P, ""},
+        {P, P, U, P, ""},
+        // no meter here: the neighbour decides between pass and UNCHECKED, never FAIL
+        {P, U, P, P, ""},
+        {P, U, U, U, ""},
+        {P, U, S, U, "no outside meter here, and the neighbour could not be measured: neighbour says"},
+        // the host took the capacity below the targets, or Ctrl-C: they stand
+        {D, P, P, D, ""},
+        {P, D, P, D, ""},
+        {P, P, X, X, ""},
+    };
+    for (const row &r : rows) {
+        std::string reason;
+        EXPECT_EQ(verdict_of(r.self, r.meter, r.neighbour, &reason), r.want)
+            << val_verdict_name(r.self) << " / " << val_verdict_name(r.meter) << " / " << val_verdict_name(r.neighbour);
+        if (r.reason[0]) {
+            EXPECT_EQ(reason, r.reason);
+        }
+    }
 }
 
 // ---- the resctrl meter, on a fixture root (this machine has no resctrl) ------------------------------------------

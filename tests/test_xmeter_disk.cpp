@@ -62,6 +62,21 @@ protected:
         }
         ASSERT_EQ(soi_open(ops, &env, &s, nullptr, why, sizeof why), 0) << why;
     }
+    // ops through validate's self-meter ramp with the device meter, printed
+    void ramp(const soi_ops *ops, bool rw, val_self *o, val_xcheck *x)
+    {
+        open(ops, rw);
+        if (HasFatalFailure())
+            return;
+        val_self_ramp(s, 1, &stop, &xm, o, x);
+        printf("%s: self-meter %.1f %.1f %.1f %.1f %.1f (%s); %s: %.1f %.1f %.1f %.1f, of the self-meter %.2f, "
+               "background %.0f B/s\n  %s: %s\n",
+               ops->name, o->achieved[0], o->achieved[1], o->achieved[2], o->achieved[3], o->achieved[4],
+               val_verdict_name(o->verdict), x->what, x->pct[1], x->pct[2], x->pct[3], x->pct[4], x->self_ratio,
+               x->background, val_verdict_name(x->verdict), x->reason);
+        ASSERT_TRUE(o->judged) << o->reason;
+        ASSERT_TRUE(x->ran) << x->reason;
+    }
     void TearDown() override
     {
         soi_close(s);
@@ -69,28 +84,15 @@ protected:
     }
 };
 
-void print_x(const char *what, const val_self &o, const val_xcheck &x)
-{
-    printf("%s: self-meter %.1f %.1f %.1f %.1f %.1f (%s); %s: %.1f %.1f %.1f %.1f, of the self-meter %.2f, "
-           "background %.0f B/s\n  %s: %s\n",
-           what, o.achieved[0], o.achieved[1], o.achieved[2], o.achieved[3], o.achieved[4],
-           val_verdict_name(o.verdict), x.what, x.pct[1], x.pct[2], x.pct[3], x.pct[4], x.self_ratio, x.background,
-           val_verdict_name(x.verdict), x.reason);
-}
-
 } // namespace
 
 // Half the pressure it claims: its self-meter passes (it counts what it paces), the device's counters read about
 // half of x at every paced level: FAIL, with the meter's figures.
 TEST_F(XmeterDisk, AnSoiThatWritesHalfWhatItCountsFails)
 {
-    open(&g_half, true);
     val_self o{};
     val_xcheck x{};
-    val_self_ramp(s, 1, &stop, &xm, &o, &x);
-    print_x("half-write", o, x);
-    ASSERT_TRUE(o.judged) << o.reason;
-    ASSERT_TRUE(x.ran) << x.reason;
+    ASSERT_NO_FATAL_FAILURE(ramp(&g_half, true, &o, &x));
     EXPECT_NEAR(o.achieved[2], 50, 10) << "its self-meter reads what it paces: x";
     EXPECT_EQ(x.verdict, VAL_FAIL) << x.reason;
     EXPECT_GT(x.worst_pts, 20) << x.reason;
@@ -102,13 +104,9 @@ TEST_F(XmeterDisk, AnSoiThatWritesHalfWhatItCountsFails)
 // anywhere; whether its levels are within the bar is the host's disk's day, validate's verdict).
 TEST_F(XmeterDisk, TheRealWriterAgreesWithTheDevice)
 {
-    open(soi_find("disk-write"), false);
     val_self o{};
     val_xcheck x{};
-    val_self_ramp(s, 1, &stop, &xm, &o, &x);
-    print_x("disk-write", o, x);
-    ASSERT_TRUE(o.judged) << o.reason;
-    ASSERT_TRUE(x.ran) << x.reason;
+    ASSERT_NO_FATAL_FAILURE(ramp(soi_find("disk-write"), false, &o, &x));
     EXPECT_GT(x.self_ratio, 0.8) << x.reason;
     EXPECT_LT(x.self_ratio, 1.25) << x.reason;
 }
