@@ -401,9 +401,9 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
     EXPECT_EQ(PL_BOOT_SEED, json_integer_value(json_object_get(json_object_get(d, "bootstrap"), "seed")));
     json_decref(d);
 
-    // two profile sets: one report each, in the order given
+    // two profile sets, the corpus's second taken at another time: one report each, in the order given
     std::vector<std::string> two = args;
-    two.insert(two.end() - 1, {"--profiles", corpus() + kSet, "--seed", "9"});
+    two.insert(two.end() - 1, {"--profiles", corpus() + "/profiles-b", "--seed", "9"});
     ib_test::Proc q;
     run(q, two);
     ASSERT_EQ(0, q.exit_code()) << q.err;
