@@ -40,4 +40,5 @@ set(ibench_slow_unit_tests
   ProfileTimeout.TheFirstSamplePastItsTimeoutWritesAProfileOfWhatIsMissing
   XmeterDisk.AnSoiThatWritesHalfWhatItCountsFails
   XmeterDisk.TheRealWriterAgreesWithTheDevice
-  place_schema)
+  place_schema
+  validate_schema)
