@@ -14,13 +14,21 @@ namespace {
 ::testing::Environment *const g_cache_env =
     ::testing::AddGlobalTestEnvironment(new ib_test::PrivateCacheEnv("xmeter-disk"));
 
-// The broken SoI of issue 37: disk-bw writing (--rw write), whose step() counts every byte twice. Its capacity is
-// measured by its own peak windows (real bytes), so the engine, pacing the bytes it counts, writes half of x; its
-// self-meter reads x all the same. Registered nowhere: only this test knows it.
+// The broken SoI of issue 37: disk-bw writing (--rw write), which counts every byte twice, in its step() (what the
+// engine paces) and in its self-meter (measure()). Its capacity is measured by its own peak windows (real bytes), so
+// the engine, pacing the bytes it counts, writes half of x, and its self-meter reads x all the same. Registered
+// nowhere: only this test knows it.
 int double_step(struct soi *s, unsigned tid, uint64_t *units)
 {
     int rc = soi_disk_bw.step(s, tid, units);
     *units *= 2;
+    return rc;
+}
+
+int double_measure(struct soi *s, struct soi_meter *m)
+{
+    int rc = soi_disk_bw.measure ? soi_disk_bw.measure(s, m) : 0;
+    m->achieved *= 2;
     return rc;
 }
 
@@ -30,6 +38,7 @@ struct soi_ops half_write_ops()
     o.name = "half-write";
     o.summary = "writes half the bytes it counts";
     o.step = double_step;
+    o.measure = double_measure;
     return o;
 }
 const struct soi_ops g_half = half_write_ops();
