@@ -113,6 +113,8 @@ static int cmd_profile(void *opts, int argc, char **argv, int first)
         return cli_fail(IB_EXIT_USAGE, "profile", "--name NAME is required (no '/')");
     if (!!o.target_cmd == !!o.pid)
         return cli_fail(IB_EXIT_USAGE, "profile", "give exactly one of --target 'CMD' and --pid PID");
+    if (o.no_bursts && o.bursts_all)
+        return cli_fail(IB_EXIT_USAGE, "profile", "--bursts-all and --no-bursts exclude each other");
     if (o.no_bursts && co->bursts_given) /* never ignored in silence */
         return cli_fail(IB_EXIT_USAGE, "profile", "--bursts and --no-bursts exclude each other");
     if (o.no_depth && co->floor_given) /* never ignored in silence */
@@ -249,6 +251,9 @@ static const struct cli_opt profile_table[] = {
                 "length (s, 0.05-60, comma separated, at most " CLI_STR_OF(PROFILE_MAX_BURSTS) "), then idle as long"),
      .def = "0.25,1,4", .have = CLI_HAVE(PO, bursts_given)},
     {CLI_FLAG("no-bursts", PO, po.no_bursts, "no bursts")},
+    {CLI_FLAG("bursts-all", PO, po.bursts_all,
+              "bursts on every SoI whose 100 % breaks QoS (default: the storage and network ones, whose queues\n"
+              "and caches can answer a burst otherwise than sustained pressure)")},
     {CLI_DOUBLE("usage-seconds", "S", PO, po.usage_s, 0, 600,
                 "after the first baseline, what the target presses over time, counted by the\n"
                 "kernel for its processes in 100 ms windows while its work runs alone (0: not)"),

@@ -801,6 +801,9 @@ static const char *a_resource(void *ctx, unsigned i)
     return ((struct run *)ctx)->list[i]->resource;
 }
 
+/* storage and network paths have queues and caches in front: a burst is not sustained pressure there */
+static int a_buffered(void *ctx, unsigned i) { return ((struct run *)ctx)->list[i]->io != 0; }
+
 /* SoI i opened on CPUs that share its resource with the target, and its reach checked: 1 measure it, 0 skipped (e
  * says why), -EINTR, or -errno that stops the profile (an SoI that refused the user's input: r->bad_input). */
 static int a_open(void *ctx, unsigned i, struct profile_soi *e, char *why, size_t len)
@@ -1029,6 +1032,7 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
     }
     if (o->no_bursts)
         pp.nburst_on = 0;
+    pp.bursts_buffered = !o->bursts_all;
     pp.timeout_s = o->timeout_s;
     r.window_ms = pp.caused_window_ms;
     /* a sample's relative performance is at most its wall time's: runtime itself, and the throughput or latency of a
@@ -1074,7 +1078,7 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
     /* a sample that times out, and a stop, are written as what they are (docs/profile.md, "A sample that times out",
      * "Interrupted"): the profile keeps what it has and is marked incomplete */
     struct prof_sois ps = {.ctx = &r, .n = r.sois_total, .name = a_name, .resource = a_resource, .open = a_open,
-                           .caused = a_caused, .close = a_close, .stage = a_stage};
+                           .caused = a_caused, .close = a_close, .stage = a_stage, .buffered = a_buffered};
     rc = prof_profile(&pp, &pm, &ps, r.nb, stop, p, why, len);
     usage_of_capacity(p);
     free(r.list);

@@ -1050,7 +1050,11 @@ static int one_soi(const struct prof_params *pp, struct prof_meter *m, struct pr
                                  .cpu_lost_se = NAN, .se = NAN, .value = NAN, .alone = NAN, .beside = NAN,
                                  .distinguishable = -1, .unthrottled = -1};
     e->have_caused = 1;
-    if (prof_bursts_due(pp, m, &t)) {
+    const int buffered = !pp->bursts_buffered || !s->buffered || s->buffered(s->ctx, i);
+    if (prof_bursts_due(pp, m, &t) && !buffered)
+        say(m, "bursts not measured: its pressure acts as it is applied (no queue or cache in front of it), so the "
+               "model reads a burst as that much sustained pressure (--bursts-all measures them)");
+    if (prof_bursts_due(pp, m, &t) && buffered) {
         rc = soi_bursts(pp, m, base, &t, stop, p, e, halt, intr, why, len);
         if (rc < 0 || *halt) /* caused is not measured after a stop or a solo timeout (soi_bursts listed it) */
             goto out;

@@ -137,6 +137,7 @@ struct prof_params {
     unsigned floor_steps;   /* depth: bisection steps towards where the curve falls below floor (2) */
     double burst_on_s[PROFILE_MAX_BURSTS]; /* bursts: the on-lengths, s (0.25, 1, 4); each in [0.05, 60] */
     unsigned nburst_on;     /* 0: no bursts */
+    int bursts_buffered;    /* 1: bursts only on SoIs whose path buffers (prof_sois.buffered); 0: on every SoI */
 };
 /* The defaults: qos 0.95, 3 samples, 2 bisection steps, caused at 100 % with 3..12 rounds, se target 5 points,
  * budget 4 s of rounds (about 6), 300 ms windows, 40 ms settle, sequential, depth to a floor of 0.5 in 2 steps,
@@ -274,6 +275,10 @@ struct prof_sois {
     int (*close)(void *ctx, char *why, size_t len);
     /* optional, for progress: the baseline before (stage 0), SoI i (1), the baseline after (2) begins */
     void (*stage)(void *ctx, int stage, unsigned i);
+    /* optional: 1 when SoI i presses a path with a queue or a cache in front (storage, network), which can answer
+     * a burst otherwise than sustained pressure; 0 when its pressure acts as it is applied (a memory or CPU
+     * resource). With pp->bursts_buffered, bursts are measured only where it says 1 (NULL: everywhere). */
+    int (*buffered)(void *ctx, unsigned i);
 };
 
 /* The reason an interrupted part carries in the profile (docs/profile.md, "Interrupted"). */

@@ -336,6 +336,7 @@ TEST_F(Profile, BadArgumentsExitTwoWithOneLine)
         {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--bursts", "0.01"},
         {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--bursts", "1,1"},
         {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--bursts", "1,x"},
+        {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--bursts-all", "--no-bursts"},
     };
     for (const auto &a : bad) {
         Proc p;

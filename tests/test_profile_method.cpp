@@ -1222,6 +1222,42 @@ TEST(ProfileMethod, BurstsInAWholeProfileAndSwitchedOff)
     profile_free(&p);
 }
 
+// (c2) Only where the path buffers, by the CLI's default (pp.bursts_buffered): an SoI whose pressure acts as it is
+// applied (a memory or CPU resource: prof_sois.buffered 0) gets no bursts, and the progress says why; one whose path
+// has a queue in front (1), or any SoI when the adapter cannot tell (NULL), gets them.
+TEST(ProfileMethod, BurstsOnlyWhereThePathBuffersByDefault)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    EXPECT_EQ(pp.bursts_buffered, 0) << "the method's own default: every SoI (the CLI asks for buffered ones)";
+    pp.bursts_buffered = 1;
+    for (int buffered = -1; buffered <= 1; buffered++) { // -1: no buffered() at all
+        Fake f(35 + buffered);
+        f.absorb_s = 0.5;
+        f.rel = [](double x) { return x < 60 ? 1.0 : 0.02; };
+        struct prof_meter m = f.meter();
+        static std::string said;
+        said.clear();
+        m.progress = [](void *, const char *line) { said += std::string(line) + "\n"; };
+        OneSoi o{&f};
+        struct prof_sois s = o.sois();
+        static int answer;
+        answer = buffered;
+        if (buffered >= 0)
+            s.buffered = [](void *, unsigned) { return answer; };
+        struct profile p;
+        profile_init(&p);
+        char why[256] = "";
+        ASSERT_EQ(prof_profile(&pp, &m, &s, 3, nullptr, &p, why, sizeof why), 0) << why;
+        EXPECT_EQ(p.sois[0].nbursts, buffered == 0 ? 0u : 3u) << "buffered " << buffered;
+        EXPECT_EQ(f.waves.empty(), buffered == 0);
+        EXPECT_EQ(said.find("bursts not measured: its pressure acts as it is applied") != std::string::npos,
+                  buffered == 0)
+            << said;
+        profile_free(&p);
+    }
+}
+
 // (d) Counting: samples beside the wave until at least `samples` samples and 3 whole periods, never starting one
 // past max(3 periods, PROF_BURST_CAP_S); seconds count the solo samples too.
 TEST(ProfileMethod, BurstsCountSamplesAndPeriods)
