@@ -270,9 +270,9 @@ static void print_table(const struct val_soi *v, unsigned n, const struct val_ov
     }
     printf("\nd@x: the share of its solo rate the probe lost at x %% (paired with 0 %% in the same cycle, median over\n"
            "cycles); se@100: its standard error; noise: the solo probe's even/odd-cycle difference; R2: d against\n"
-           "x (reported: a neighbour's loss is a cliff on many real paths); R2(a): against the pressure achieved; self: R2 of the SoI's self-meter beside the\n"
-           "probe; looked: how long the ramp measured (longer while undecided); wait: as above, the SoI's threads\n"
-           "beside the probe. docs/validation.md says more.\n");
+           "x (reported, not judged: a neighbour's loss is a cliff on many real paths); R2(a): against the pressure\n"
+           "achieved; self: R2 of the SoI's self-meter beside the probe; looked: how long the ramp measured (longer\n"
+           "while undecided); wait: as above, the SoI's threads beside the probe. docs/validation.md says more.\n");
     printf("\nverdicts\n");
     for (unsigned i = 0; i < n; i++)
         printf("%-12s %-11s %s\n", v[i].ops->name, val_verdict_name(v[i].verdict), v[i].reason);
@@ -369,7 +369,11 @@ static int cmd_validate(void *opts, int argc, char **argv, int first)
     for (unsigned i = 0; i < soi_count() && n < VAL_MAX_SOIS && !atomic_load(&cli_stop) && !refused; i++)
         if (!only || soi_at(i) == only) {
             val_soi_run(vc, soi_at(i), &v[n]);
-            failed |= junit_verdict_fails(val_verdict_name(v[n].verdict), mask);
+            /* the SoI's verdict and each of its checks, as the JUnit report reads them (one test case each) */
+            failed |= junit_verdict_fails(val_verdict_name(v[n].verdict), mask) ||
+                      (v[n].self.ran && junit_verdict_fails(val_verdict_name(v[n].self.verdict), mask)) ||
+                      junit_verdict_fails(val_verdict_name(v[n].meter.verdict), mask) ||
+                      junit_verdict_fails(val_verdict_name(v[n].neighbour), mask);
             for (int k = 0; k < 3; k++) /* BUSY, ISOLATED, UNCHECKED SoIs, said on stderr */
                 nverd[k] += v[n].verdict == (k == 0 ? VAL_BUSY : k == 1 ? VAL_ISOLATED : VAL_UNCHECKED);
             if (v[n].bad_input)
