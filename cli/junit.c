@@ -14,62 +14,49 @@
 
 #include "ib_err.h"
 
-/* ---- a growing text buffer: the first failure to grow sticks, and everything after it is dropped --------------- */
+/* ---- the text, written to a memory stream (open_memstream): the first failure sticks, and everything after it is
+ * dropped; p and n hold the text once sb_done has closed the stream ---------------------------------------------- */
 
 struct sb {
+    FILE *f;
     char *p;
-    size_t n, cap;
+    size_t n;
     int err;
 };
 
+static int sb_open(struct sb *b)
+{
+    if (!b->err && !b->f && !(b->f = open_memstream(&b->p, &b->n)))
+        b->err = -ENOMEM;
+    return b->err;
+}
+
 static void sb_put(struct sb *b, const char *s, size_t k)
 {
-    if (b->err)
-        return;
-    if (b->n + k + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + k + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->err = -ENOMEM;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, k);
-    b->n += k;
-    b->p[b->n] = '\0';
+    if (sb_open(b) == 0 && k && fwrite(s, 1, k, b->f) != k)
+        b->err = -ENOMEM;
 }
 
 static void sb_str(struct sb *b, const char *s) { sb_put(b, s, strlen(s)); }
 
 static void __attribute__((format(printf, 2, 3))) sb_printf(struct sb *b, const char *fmt, ...)
 {
-    char small[256];
+    if (sb_open(b) < 0)
+        return;
     va_list ap;
     va_start(ap, fmt);
-    int k = vsnprintf(small, sizeof(small), fmt, ap);
+    if (vfprintf(b->f, fmt, ap) < 0)
+        b->err = -ENOMEM;
     va_end(ap);
-    if (k < 0) {
-        b->err = b->err ? b->err : -EINVAL;
-        return;
-    }
-    if ((size_t)k < sizeof(small)) {
-        sb_put(b, small, (size_t)k);
-        return;
-    }
-    char *big = malloc((size_t)k + 1);
-    if (!big) {
-        b->err = b->err ? b->err : -ENOMEM;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    sb_put(b, big, (size_t)k);
-    free(big);
+}
+
+/* Close the stream: p (malloc'd, NULL when nothing was written) and n are the text. 0 or the first failure. */
+static int sb_done(struct sb *b)
+{
+    if (b->f && fclose(b->f) != 0 && !b->err)
+        b->err = -ENOMEM;
+    b->f = NULL;
+    return b->err;
 }
 
 /* The well-formed UTF-8 character at s[0..n): its length when XML 1.0 admits it (Char: #x9 | #xA | #xD |
@@ -426,7 +413,7 @@ int junit_from_validate(const json_t *doc, unsigned fail_on, char **xml, char *w
     for (unsigned j = 0; j < c.nnames; j++)
         free(c.names[j]);
     free(c.names);
-    if (rc == 0 && c.xml.err)
+    if (sb_done(&c.xml) < 0 && rc == 0)
         rc = c.xml.err;
     struct sb out = {0};
     if (rc == 0) {
@@ -442,8 +429,9 @@ int junit_from_validate(const json_t *doc, unsigned fail_on, char **xml, char *w
         if (c.xml.n)
             sb_put(&out, c.xml.p, c.xml.n);
         sb_str(&out, "  </testsuite>\n</testsuites>\n");
-        rc = out.err;
     }
+    if (sb_done(&out) < 0 && rc == 0)
+        rc = out.err;
     free(c.xml.p);
     if (rc < 0) {
         free(out.p);
