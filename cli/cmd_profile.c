@@ -254,6 +254,9 @@ static const struct cli_opt profile_table[] = {
     {CLI_FLAG("bursts-all", PO, po.bursts_all,
               "bursts on every SoI whose 100 % breaks QoS (default: the storage and network ones, whose queues\n"
               "and caches can answer a burst otherwise than sustained pressure)")},
+    {CLI_FLAG("caused-rounds-always", PO, po.caused_rounds_always,
+              "measure caused by alternating rounds on every SoI (default: not where the usage,\n"
+              "counted by the kernel, saw the target leave the SoI's resource alone: caused counted)")},
     {CLI_DOUBLE("usage-seconds", "S", PO, po.usage_s, 0, 600,
                 "after the first baseline, what the target presses over time, counted by the\n"
                 "kernel for its processes in 100 ms windows while its work runs alone (0: not)"),
@@ -270,7 +273,7 @@ const struct cli_cmd cli_cmd_profile = {
              "                      [--samples N] [--baselines N] [--caused-level X] [--caused-rounds N]\n"
              "                      [--caused-budget S] [--timeout S] [--warmup MS] [--dir DIR]\n"
              "                      [--no-reach-check] [--no-sequential] [--floor F | --no-depth]\n"
-             "                      [--bursts LIST | --no-bursts] [--usage-seconds S]\n\n",
+             "                      [--bursts LIST | --no-bursts] [--usage-seconds S] [--caused-rounds-always]\n\n",
     .about = "Profiles a target: for every SoI, how much interference it tolerates before its QoS breaks, and\n"
              "how much it causes (docs/profile.md). Tolerated: the SoI, on CPUs that share its resource with the\n"
              "target (never the target's), held at 25, 50, 75 and 100 %, then two bisection steps inside the first\n"
@@ -282,7 +285,9 @@ const struct cli_cmd cli_cmd_profile = {
              "Caused: the SoI at --caused-level (100), unthrottled, in windows alternating alone and beside the\n"
              "target's running work; per round the share of its work per second of its own CPU time that the\n"
              "target took; the median over the rounds with its standard error, 'distinguishable' when beyond twice\n"
-             "that error; CPU time the target took from the SoI is reported apart (cpu lost).\n\n",
+             "that error; CPU time the target took from the SoI is reported apart (cpu lost). Where the usage\n"
+             "(--usage-seconds, over one run of the work at least) counted no window of the SoI's resource above\n"
+             "its noise floor (storage bytes, network bytes), caused is that count, with no rounds.\n\n",
     .more = "\nProgress goes to stderr: the phase, the SoI, the point and the time left, a refreshing line on a\n"
             "terminal, else one line per sample (IBENCH_PROGRESS=0: none). A sample that does not finish within\n"
             "--timeout is written as what it is (a QoS break by at least that much, or where the measuring stopped)\n"

@@ -10,6 +10,7 @@
 #include "ib_err.h"
 #include "output.h"
 #include "opts.h"
+#include "parse.h"
 #include "profile_fmt.h"
 
 /* A number as the file has it, "-" when absent (NAN): show never invents a 0. b: a char array. */
@@ -190,7 +191,7 @@ static int cmd_show(void *opts, int argc, char **argv, int first)
     for (unsigned i = 0; i < p.nsois; i++) {
         const struct profile_soi *s = &p.sois[i];
         const struct profile_caused *c = &s->caused;
-        if (!s->have_caused || (!isfinite(c->cpu_lost_pct) && !c->occupancy_what && !c->ref_probe))
+        if (!s->have_caused || (!isfinite(c->cpu_lost_pct) && !c->occupancy_what && !c->ref_probe && !c->counted_res))
             continue;
         if (!hdr++)
             printf("\ncaused, in detail:\n");
@@ -216,6 +217,13 @@ static int cmd_show(void *opts, int argc, char **argv, int first)
             for (unsigned k = 0; k < c->nref; k++)
                 printf(" %.2f@%g", c->ref_rel[k], c->ref_levels[k]);
             printf(" %%");
+            sep = "; ";
+        }
+        if (c->counted_res) { /* 1.8: the kernel counted the target leaving the resource alone; no rounds */
+            char f1[48], f2[48];
+            printf("%scounted, no rounds: its %s under %s in all %u windows (mean %s)", sep, STR(c->counted_res),
+                   fmt_scaled(c->counted_floor, 1, -1, STR(c->counted_unit), f1, sizeof(f1)), c->counted_windows,
+                   fmt_scaled(c->counted_mean, 1, -1, STR(c->counted_unit), f2, sizeof(f2)));
         }
         printf("\n");
     }

@@ -979,6 +979,7 @@ static void describe(struct machine *m, const struct profile_opts *o, const stru
     p->caused_intensity = pp->caused_level;
     p->caused_min_rounds = pp->caused_min_rounds;
     p->caused_budget_s = pp->caused_budget_s;
+    p->caused_counted = pp->caused_counted;
     p->search = prof_dupf("25/50/75/100 %%, then %u bisection steps; a break counts when it repeats%s", pp->bisect_steps,
                      pp->sequential ? "; a point stops early once 2 samples lie beyond QoS by 3 noise" : "");
     p->relative_to = sdup("solo samples taken right before each point");
@@ -1033,6 +1034,7 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
     if (o->no_bursts)
         pp.nburst_on = 0;
     pp.bursts_buffered = !o->bursts_all;
+    pp.caused_counted = !o->caused_rounds_always;
     pp.timeout_s = o->timeout_s;
     r.window_ms = pp.caused_window_ms;
     /* a sample's relative performance is at most its wall time's: runtime itself, and the throughput or latency of a

@@ -55,6 +55,7 @@ struct profile_opts {
     double bursts[PROFILE_MAX_BURSTS]; /* bursts' on-lengths, s (nbursts 0: the method's default, 0.25, 1, 4) */
     unsigned nbursts;
     int no_bursts;          /* no bursts */
+    int caused_rounds_always; /* rounds on every SoI: never caused counted (prof_params.caused_counted) */
     int bursts_all;         /* bursts on every SoI, not only those whose path buffers (storage, network) */
     double usage_s;         /* the target's usage over time, counted, for this many seconds (0: not measured) */
 };

@@ -52,6 +52,7 @@ void profile_init(struct profile *p)
     p->major = PROFILE_MAJOR;
     p->minor = PROFILE_MINOR;
     p->qos = p->caused_intensity = p->caused_budget_s = NAN;
+    p->caused_counted = -1;
     p->before_median = p->after_median = p->drift_pct = p->noise_pct = NAN;
     p->data_sharing = NAN;
     p->complete = 1;
@@ -77,6 +78,8 @@ static void soi_free(struct profile_soi *s)
     free(s->caused.reason);
     free(s->caused.ref_probe);
     free(s->caused.ref_unit);
+    free(s->caused.counted_res);
+    free(s->caused.counted_unit);
     free(s->confidence.level);
 }
 
@@ -540,7 +543,7 @@ static int read_reach(struct rd *r, json_t *e, const char *at, struct profile_re
     return 0;
 }
 
-static const char *const bases[] = {"cpu-second", "wall-second", "reference", NULL};
+static const char *const bases[] = {"cpu-second", "wall-second", "reference", "counted", NULL};
 
 static int read_caused(struct rd *r, json_t *e, const char *at, struct profile_caused *c)
 {
@@ -609,6 +612,20 @@ static int read_caused(struct rd *r, json_t *e, const char *at, struct profile_c
         at_key(h, g, "relative");
         for (size_t i = 0; i < c->nref; i++)
             TRY(elem_num(r, rl, h, i, 0, 0, &c->ref_rel[i]));
+    }
+    /* 1.8: a caused the kernel's count stands for names the usage resource it was read from */
+    const int by_count = c->basis && !strcmp(c->basis, "counted");
+    if ((rc = get_obj(r, d, f, "counted", by_count ? REQ : OPT, &o)) < 0)
+        return rc;
+    if (rc == 0) {
+        at_key(g, f, "counted");
+        long long n = 0;
+        TRY(get_str(r, o, g, "resource", REQ | S_NONEMPTY, &c->counted_res));
+        TRY(get_str(r, o, g, "unit", REQ | S_NONEMPTY, &c->counted_unit));
+        TRY(get_num(r, o, g, "mean", REQ, 0, INFINITY, 0, &c->counted_mean));
+        TRY(get_num(r, o, g, "floor", REQ, 0, INFINITY, 0, &c->counted_floor));
+        TRY(get_int(r, o, g, "windows", REQ, 1, PROFILE_USAGE_WINDOWS, &n));
+        c->counted_windows = (unsigned)n;
     }
     if (r->minor < 2 && !c->basis && !(c->basis = strdup("wall-second")))
         return oom(r); /* what 1.0/1.1 measured: work per wall-clock second */
@@ -1044,6 +1061,7 @@ static int read_doc(struct rd *r, json_t *d, struct profile *p)
     p->caused_min_rounds = (unsigned)n;
     TRY(get_num(r, o, "method", "caused_budget_s", OPT, 0, INFINITY, 1, &p->caused_budget_s));
     TRY(get_num(r, o, "method", "timeout_s", OPT, 0, INFINITY, 1, &p->timeout_s)); /* 1.4 */
+    TRY(get_bool(r, o, "method", "caused_counted", OPT, &p->caused_counted)); /* 1.8 */
     int got_on = get_arr(r, o, "method", "burst_on_s", OPT, 1, PROFILE_MAX_BURSTS, "numbers > 0", &a); /* 1.7 */
     if (got_on < 0)
         return got_on;
@@ -1276,6 +1294,15 @@ static json_t *caused_json(const struct profile_caused *c)
         json_object_set_new(o, "relative", num_array(c->ref_rel, c->nref));
         json_object_set_new(j, "reference", o);
     }
+    if (c->counted_res) {
+        json_t *o = json_object();
+        req_str(o, "resource", c->counted_res);
+        req_str(o, "unit", c->counted_unit);
+        req_num(o, "mean", c->counted_mean);
+        req_num(o, "floor", c->counted_floor);
+        json_object_set_new(o, "windows", json_integer(c->counted_windows));
+        json_object_set_new(j, "counted", o);
+    }
     return j;
 }
 
@@ -1410,6 +1437,8 @@ static json_t *profile_json(const struct profile *p)
     if (p->caused_min_rounds)
         json_object_set_new(o, "caused_min_rounds", json_integer(p->caused_min_rounds));
     opt_num(o, "caused_budget_s", p->caused_budget_s);
+    if (p->caused_counted >= 0)
+        json_object_set_new(o, "caused_counted", json_boolean(p->caused_counted));
 
     opt_num(o, "timeout_s", p->timeout_s);
     if (p->nburst_on)

@@ -19,7 +19,7 @@ extern "C" {
 
 #define PROFILE_FORMAT "ibench-profile"
 #define PROFILE_MAJOR 1
-#define PROFILE_MINOR 7
+#define PROFILE_MINOR 8
 #define PROFILE_MAX_CPUS 256
 /* sois[] entries a profile may list: each SoI once, and a newer minor version's SoIs this ibench does not know */
 #define PROFILE_MAX_SOIS 256
@@ -58,9 +58,11 @@ struct profile_caused {
     double intensity;       /* % */
     char *unit;             /* the SoI's work unit per second, e.g. "B/s" */
     char *basis;            /* "cpu-second" (1.2: work per second of the SoI's own CPU time), "wall-second" (1.0/1.1),
-                             * or "reference" (1.5: read through a reference probe, soi_ops.caused_ref: value is the SoI
+                             * "reference" (1.5: read through a reference probe, soi_ops.caused_ref: value is the SoI
                              * intensity whose effect on the probe equals the target's; alone/beside are the probe's
-                             * rates in ref_unit) */
+                             * rates in ref_unit), or "counted" (1.8: the kernel counted no window of the target's
+                             * usage above its floor; value is the usage's mean as % of the SoI's capacity, no rounds:
+                             * counted_*) */
     double value;           /* raw median over the rounds, % (may be negative); NAN: not measurable (see reason) */
     double se;              /* its standard error, points; NAN in 1.0/1.1 files */
     int distinguishable;    /* 1: |value| > 2 se; 0: within 2 se of 0; -1: unknown (1.0/1.1) */
@@ -80,6 +82,10 @@ struct profile_caused {
     double ref_levels[PROFILE_REF_MAX], ref_rel[PROFILE_REF_MAX]; /* ... and its calibration: relative speed beside
                                                                    * the SoI at each level, non-increasing */
     unsigned nref;
+    char *counted_res;      /* 1.8, basis "counted": the usage resource ("write") ... */
+    char *counted_unit;     /* ... its unit ("B/s") ... */
+    double counted_mean, counted_floor; /* ... its mean and its floor, in that unit ... */
+    unsigned counted_windows; /* ... and how many windows it was counted over */
 };
 
 /* INCOMPLETE (1.4): the SoI's measurement was cut short (a sample ran out of time) or never began (the profile
@@ -229,6 +235,8 @@ struct profile {
     char *search, *relative_to;
     unsigned caused_min_rounds;  /* 1.2; 0: absent */
     double caused_budget_s;      /* 1.2; NAN: absent */
+    int caused_counted;          /* 1.8: 1 caused counted where the usage saw nothing (prof_caused_counted), 0 rounds
+                                  * everywhere; -1 absent */
     /* baseline */
     double before_median, after_median, drift_pct, noise_pct;
     double *before, *after;

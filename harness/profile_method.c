@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ib_err.h"
+#include "parse.h"
 #include "stats.h"
 
 void prof_params_default(struct prof_params *pp)
@@ -18,7 +19,7 @@ void prof_params_default(struct prof_params *pp)
                                .caused_level = 100, .caused_min_rounds = 3, .caused_max_rounds = 12,
                                .caused_se_target = 5, .caused_budget_s = 4, .caused_window_ms = 300,
                                .settle_ms = 40, .sequential = 1, .floor = 0.5, .floor_steps = 2,
-                               .burst_on_s = {0.25, 1, 4}, .nburst_on = 3};
+                               .burst_on_s = {0.25, 1, 4}, .nburst_on = 3, .caused_counted = 1};
 }
 
 static void say(struct prof_meter *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -674,6 +675,59 @@ int prof_caused(const struct prof_params *pp, struct prof_meter *m, struct profi
     return 0;
 }
 
+/* ---- caused counted by the kernel (profile_method.h, prof_caused_counted) ------------------------------------ */
+
+int prof_caused_counted(const struct profile *p, const struct profile_soi *e, struct profile_caused *c)
+{
+    if (!p->have_usage || !(e->capacity > 0) || !p->nbefore)
+        return 0;
+    double run_s = NAN; /* a solo sample's wall time: one run of the work */
+    for (unsigned i = 0; i < p->nphases; i++)
+        if (!strcmp(p->phases[i].phase, "baseline before"))
+            run_s = p->phases[i].wall_s / p->nbefore;
+    if (!(p->usage.seconds >= run_s))
+        return 0;
+    for (unsigned i = 0; i < p->usage.nres; i++) {
+        const struct profile_usage_res *x = &p->usage.res[i];
+        const char *soi = profile_usage_soi(x->name);
+        if (!soi || strcmp(soi, e->soi) || !(x->floor > 0) || !profile_usage_unit_ok(x->unit, e->capacity_unit))
+            continue;
+        unsigned n = 0;
+        double sum = 0, ss = 0;
+        for (unsigned k = 0; k < x->nwindows; k++) {
+            if (!isfinite(x->windows[k]))
+                continue;
+            if (x->windows[k] > x->floor)
+                return 0; /* the target pressed it at least once: the rounds say how much a neighbour feels */
+            n++;
+            sum += x->windows[k];
+        }
+        if (n < PROF_COUNTED_MIN_WINDOWS)
+            return 0;
+        const double mean = sum / n;
+        for (unsigned k = 0; k < x->nwindows; k++)
+            if (isfinite(x->windows[k]))
+                ss += (x->windows[k] - mean) * (x->windows[k] - mean);
+        const double sd = sqrt(ss / (n - 1));
+        free(c->basis);
+        free(c->unit);
+        c->basis = strdup("counted");
+        c->unit = strdup("% of the SoI's capacity (counted)");
+        c->counted_res = strdup(x->name);
+        c->counted_unit = strdup(x->unit);
+        if (!c->basis || !c->unit || !c->counted_res || !c->counted_unit)
+            return -ENOMEM;
+        c->counted_mean = mean;
+        c->counted_floor = x->floor;
+        c->counted_windows = n;
+        c->value = 100 * mean / e->capacity;
+        c->se = 100 * sd / sqrt(n) / e->capacity;
+        c->distinguishable = 0; /* every window under the floor: nothing a neighbour could tell from noise */
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- caused through a reference (soi_ops.caused_ref) ---------------------------------------------------------- */
 
 const double PROF_REF_LEVELS[PROF_REF_NLEVELS] = {0, 25, 50, 75, 100};
@@ -929,7 +983,9 @@ static int caused_cut(struct profile *p, const struct profile_soi *e, struct pro
     free(c->basis);
     free(c->ref_probe);
     free(c->ref_unit);
-    c->basis = c->ref_probe = c->ref_unit = NULL;
+    free(c->counted_res);
+    free(c->counted_unit);
+    c->basis = c->ref_probe = c->ref_unit = c->counted_res = c->counted_unit = NULL;
     c->nref = 0;
     c->value = c->se = c->alone = c->beside = c->cpu_lost_pct = c->cpu_lost_se = c->occupancy_pct = NAN;
     c->distinguishable = -1;
@@ -1060,7 +1116,13 @@ static int one_soi(const struct prof_params *pp, struct prof_meter *m, struct pr
             goto out;
     }
     prof_phase_begin(m, &mk);
-    rc = s->caused(s->ctx, pp, m, c, why, len);
+    rc = pp->caused_counted ? prof_caused_counted(p, e, c) : 0;
+    if (rc > 0) {
+        char fb[48];
+        say(m, "caused %.2f %% counted: its %s stayed under %s in all %u windows of its usage, no rounds", c->value,
+            c->counted_res, fmt_scaled(c->counted_floor, 1, -1, c->counted_unit, fb, sizeof(fb)), c->counted_windows);
+    }
+    rc = rc < 0 ? oom(why, len) : rc > 0 ? 0 : s->caused(s->ctx, pp, m, c, why, len);
     prc = phase_done(m, &mk, p, "caused", e->soi, why, len);
     if (stopped(rc, stop)) { /* the tolerated search stands: the entry is measured, its caused missing */
         *halt = *intr = 1;

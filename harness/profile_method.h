@@ -138,11 +138,25 @@ struct prof_params {
     double burst_on_s[PROFILE_MAX_BURSTS]; /* bursts: the on-lengths, s (0.25, 1, 4); each in [0.05, 60] */
     unsigned nburst_on;     /* 0: no bursts */
     int bursts_buffered;    /* 1: bursts only on SoIs whose path buffers (prof_sois.buffered); 0: on every SoI */
+    int caused_counted;     /* 1: caused from the kernel's count where it saw the target leave the resource alone
+                             * (prof_caused_counted), no rounds; 0: rounds everywhere */
 };
 /* The defaults: qos 0.95, 3 samples, 2 bisection steps, caused at 100 % with 3..12 rounds, se target 5 points,
  * budget 4 s of rounds (about 6), 300 ms windows, 40 ms settle, sequential, depth to a floor of 0.5 in 2 steps,
- * bursts of 0.25, 1 and 4 s. */
+ * bursts of 0.25, 1 and 4 s, caused counted where the kernel saw nothing. */
 void prof_params_default(struct prof_params *pp);
+
+/* Caused counted, not measured (profile 1.8; docs/profile.md, "Caused", "Counted"): the resource of the profile's
+ * usage (p->usage) that SoI e presses in its capacity's unit (profile_usage_soi), when that resource has a noise
+ * floor and every one of its windows lay at or under it, over at least PROF_COUNTED_MIN_WINDOWS windows and at least
+ * one solo sample's wall time (the baseline before's, per sample: a whole run of the work, start-up included, so a
+ * batch job that writes only at its end is not read as one that never writes). Then c (its figures preset NAN) is
+ * the usage's mean as % of e's capacity, se the windows' standard error of it, not distinguishable, basis "counted",
+ * no rounds. The kernel counts every byte the target's processes move to or from storage or through their network
+ * namespace, so the rounds would only look for an effect of nothing, at their cost (4 s and more for each SoI).
+ * 1 filled, 0 not applicable (c untouched), -ENOMEM. */
+#define PROF_COUNTED_MIN_WINDOWS 10
+int prof_caused_counted(const struct profile *p, const struct profile_soi *e, struct profile_caused *c);
 
 /* n solo samples with the SoI idle (the caller holds none): values in v[0..n-1], their median. On an error (a
  * sample that timed out among them) *got says how many were taken, and *median is theirs (NAN with none). */

@@ -475,7 +475,7 @@ TEST_F(Profile, ShortRealProfileIsWrittenAndReadBack)
     json_t *d = json_load_file(out().c_str(), 0, &e);
     ASSERT_NE(d, nullptr) << e.text;
     EXPECT_STREQ(json_string_value(json_object_get(d, "format")), "ibench-profile");
-    EXPECT_STREQ(json_string_value(json_object_get(d, "version")), "1.7");
+    EXPECT_STREQ(json_string_value(json_object_get(d, "version")), "1.8");
     json_t *sois = json_object_get(d, "sois");
     ASSERT_EQ(json_array_size(sois), 2u);
     int measured = 0;

@@ -71,7 +71,7 @@ const BadCase kBadCases[] = {
     {"tolerated-string", ": sois[0].tolerated: a number in [0, 100] expected, got \"high\""},
     {"top-level-array", ": not an ibench profile (an object expected, got an array of 2)"},
     {"truncated", ": not valid JSON"},
-    {"v1.2-basis-unknown", ": sois[0].caused_detail.basis: \"cpu-second\", \"wall-second\" or \"reference\" expected"},
+    {"v1.2-basis-unknown", ": sois[0].caused_detail.basis: \"cpu-second\", \"wall-second\", \"reference\" or \"counted\" expected"},
     {"v1.2-caused-null-without-reason", ": sois[0].caused_detail.reason: missing"},
     {"v1.2-caused-string", ": sois[0].caused: a number or null expected, got \"3\""},
     {"v1.2-curve-samples-zero", ": sois[0].curve[0].samples: an integer >= 1 expected, got 0"},
@@ -148,6 +148,7 @@ void fill_full(struct profile *p)
     p->relative_to = strdup("solo samples taken right before each point");
     p->caused_min_rounds = 3;
     p->caused_budget_s = 20.5;
+    p->caused_counted = 1; // 1.8
     p->timeout_s = 60; // 1.4
     // 1.4: the pressure of two phases, one source absent (NAN: written null, read back NAN)
     struct profile_phase ph = {nullptr, nullptr, 12.5, 3.5, 1.25, 0.5, 0, 0, NAN};
@@ -220,6 +221,9 @@ void fill_full(struct profile *p)
     c->nref = 3;
     c->ref_levels[0] = 0, c->ref_levels[1] = 50, c->ref_levels[2] = 100;
     c->ref_rel[0] = 1, c->ref_rel[1] = 0.625, c->ref_rel[2] = 0.125;
+    c->counted_res = strdup("write"); // 1.8: what a counted caused was read from
+    c->counted_unit = strdup("B/s");
+    c->counted_mean = 2048.5, c->counted_floor = 1048576, c->counted_windows = 30;
     s->have_confidence = 1;
     s->confidence = {6.25, 2.5, strdup("high")};
     s->have_depth = 1; // 1.6
@@ -291,6 +295,7 @@ void expect_equal(const struct profile &a, const struct profile &b)
     EXPECT_STREQ(a.relative_to, b.relative_to);
     EXPECT_EQ(a.caused_min_rounds, b.caused_min_rounds);
     EXPECT_TRUE(same(a.caused_budget_s, b.caused_budget_s));
+    EXPECT_EQ(a.caused_counted, b.caused_counted);
     EXPECT_EQ(a.before_median, b.before_median);
     EXPECT_EQ(a.after_median, b.after_median);
     ASSERT_EQ(a.nbefore, b.nbefore);
@@ -397,7 +402,10 @@ void expect_equal(const struct profile &a, const struct profile &b)
         ASSERT_EQ(c.nref, d.nref);
         for (unsigned k = 0; k < c.nref; k++)
             EXPECT_TRUE(c.ref_levels[k] == d.ref_levels[k] && c.ref_rel[k] == d.ref_rel[k]) << k;
-        EXPECT_EQ(x.have_confidence, y.have_confidence);
+        EXPECT_STREQ(c.counted_res, d.counted_res);
+        EXPECT_STREQ(c.counted_unit, d.counted_unit);
+        EXPECT_TRUE(same(c.counted_mean, d.counted_mean) && same(c.counted_floor, d.counted_floor));
+        EXPECT_EQ(c.counted_windows, d.counted_windows);
         EXPECT_TRUE(same(x.confidence.tolerated_pts, y.confidence.tolerated_pts));
         EXPECT_TRUE(same(x.confidence.noise_pct, y.confidence.noise_pct));
         EXPECT_STREQ(x.confidence.level, y.confidence.level);
@@ -491,7 +499,7 @@ TEST(ProfileFmt, NewerVersionsUnknownSoiIsAWarningAndEscapesComeOutEscaped)
     ASSERT_EQ(profile_read(f.c_str(), &p, why, sizeof(why)), 0) << why;
     ASSERT_NE(p.warning, nullptr);
     EXPECT_NE(std::string(p.warning).find("1 SoI this ibench does not know"), std::string::npos) << p.warning;
-    EXPECT_NE(std::string(p.warning).find("version 1.9, newer than this ibench's 1.7"), std::string::npos)
+    EXPECT_NE(std::string(p.warning).find("version 1.9, newer than this ibench's 1.8"), std::string::npos)
         << p.warning;
     EXPECT_STREQ(p.sois[2].soi, "l3-cap\x1b[31m") << "the struct keeps the name as the file has it";
     profile_free(&p);
@@ -591,6 +599,7 @@ TEST(ProfileFmt, Reads11FixtureWithNewFieldsAbsent)
     EXPECT_EQ(p.caused_min_rounds, 0u);
     EXPECT_TRUE(std::isnan(p.caused_budget_s));
     EXPECT_EQ(p.nbefore, 5u);
+    EXPECT_EQ(p.caused_counted, -1) << "absent before 1.8";
     ASSERT_EQ(p.nsois, 17u);
     // tolerated per measured SoI, as recorded
     const struct {
@@ -694,7 +703,7 @@ TEST(ProfileFmt, RoundTrip14)
     char why[512] = "";
     ASSERT_EQ(profile_write(f.c_str(), &a, why, sizeof(why)), 0) << why;
     const std::string text = slurp(f);
-    EXPECT_NE(text.find("\"version\": \"1.7\""), std::string::npos);
+    EXPECT_NE(text.find("\"version\": \"1.8\""), std::string::npos);
     EXPECT_NE(text.find("\"probe\": \"disk-rand\""), std::string::npos) << text;
     EXPECT_NE(text.find("\"complete\": true"), std::string::npos) << text;
     EXPECT_NE(text.find("\"steal_pct\": null"), std::string::npos) << "an absent source is null, not 0";

@@ -1258,6 +1258,108 @@ TEST(ProfileMethod, BurstsOnlyWhereThePathBuffersByDefault)
     }
 }
 
+// Caused counted (profile 1.8, prof_caused_counted): where the usage the kernel counted shows every window of the
+// SoI's resource at or under its floor, over a whole solo run of the work at least, caused is that count and no
+// rounds run; one window above the floor, a usage shorter than a run, another resource, a resource without a floor
+// (a footprint), or the method's switch off: the rounds, which here read the fake's 30 % drop.
+namespace {
+struct CountedCase {
+    const char *soi = "disk-write";
+    const char *res = "write";
+    double floor = 1048576;
+    double above = 0;          // > 0: one window this high
+    double usage_s = 3;        // the usage's span
+    double sample_s = 0.25;    // one solo run
+    int counted_on = 1;
+};
+CountedCase counted_case;
+struct profile counted_profile(const CountedCase &cc, std::string *said)
+{
+    counted_case = cc;
+    Fake f(41);
+    f.rel = [](double) { return 1.0; };
+    f.drop = 0.3;
+    f.sample_s = cc.sample_s;
+    struct prof_meter m = f.meter();
+    m.usage = [](void *, struct profile_usage *u, char *, size_t) {
+        u->window_s = 0.1;
+        u->seconds = counted_case.usage_s;
+        u->source = strdup("fake");
+        struct profile_usage_res *x = &u->res[u->nres++];
+        profile_usage_res_init(x);
+        x->name = strdup(counted_case.res);
+        x->unit = strdup(counted_case.floor > 0 ? "B/s" : "B");
+        x->floor = counted_case.floor;
+        x->nwindows = 30;
+        x->windows = (double *)malloc(30 * sizeof(double));
+        for (unsigned k = 0; k < 30; k++) // 0, 4096, 0, ...: a mean of 2048 B/s; one NAN window is skipped
+            x->windows[k] = k == 29 ? NAN : k % 2 ? 4096 : 0;
+        if (counted_case.above > 0)
+            x->windows[7] = counted_case.above;
+        return 0;
+    };
+    static std::string *out;
+    out = said;
+    m.progress = [](void *, const char *line) { *out += std::string(line) + "\n"; };
+    static const char *name;
+    name = cc.soi;
+    OneSoi o{&f};
+    struct prof_sois s = o.sois();
+    s.name = [](void *, unsigned) { return name; };
+    struct prof_params pp;
+    prof_params_default(&pp);
+    pp.nburst_on = 0;
+    pp.caused_counted = cc.counted_on;
+    struct profile p;
+    profile_init(&p);
+    char why[256] = "";
+    EXPECT_EQ(prof_profile(&pp, &m, &s, 3, nullptr, &p, why, sizeof why), 0) << why;
+    return p;
+}
+} // namespace
+
+TEST(ProfileMethod, CausedCountedWhereTheKernelSawNothing)
+{
+    EXPECT_EQ([] { struct prof_params pp; prof_params_default(&pp); return pp.caused_counted; }(), 1);
+    std::string said;
+    struct profile p = counted_profile(CountedCase{}, &said);
+    ASSERT_EQ(p.nsois, 1u);
+    const struct profile_caused &c = p.sois[0].caused;
+    ASSERT_STREQ(c.basis, "counted") << said;
+    EXPECT_DOUBLE_EQ(c.value, 100 * (2048.0 * 28 / 29) / 1e9) << "14 windows of 4096 among 29";
+    EXPECT_DOUBLE_EQ(c.counted_mean, 2048.0 * 28 / 29);
+    EXPECT_EQ(c.counted_windows, 29u);
+    EXPECT_STREQ(c.counted_res, "write");
+    EXPECT_STREQ(c.counted_unit, "B/s");
+    EXPECT_EQ(c.counted_floor, 1048576);
+    EXPECT_EQ(c.distinguishable, 0);
+    EXPECT_GT(c.se, 0);
+    EXPECT_EQ(c.nrounds, 0u) << "no rounds";
+    EXPECT_NE(said.find("counted: its write stayed under"), std::string::npos) << said;
+    EXPECT_EQ(said.find("alternating"), std::string::npos) << said;
+    EXPECT_EQ(p.caused_counted, -1) << "the adapter records the method's switch, not prof_profile";
+    profile_free(&p);
+    // every case the rule does not cover: the rounds, reading the drop of 30 %
+    CountedCase cases[5];
+    cases[0].above = 2 * 1048576;   // pressed once
+    cases[1].sample_s = 5;          // a run longer than the usage
+    cases[2].soi = "disk-bw";       // its resource (read) was not counted
+    cases[3].res = "memory";        // a footprint: no floor
+    cases[3].soi = "mem-cap";
+    cases[3].floor = 0;
+    cases[4].counted_on = 0;        // --caused-rounds-always
+    for (int k = 0; k < 5; k++) {
+        std::string w;
+        struct profile q = counted_profile(cases[k], &w);
+        ASSERT_EQ(q.nsois, 1u);
+        EXPECT_STREQ(q.sois[0].caused.basis, "cpu-second") << "case " << k << "\n" << w;
+        EXPECT_NEAR(q.sois[0].caused.value, 30, 1) << "case " << k;
+        EXPECT_GE(q.sois[0].caused.nrounds, 3u) << "case " << k;
+        EXPECT_EQ(q.sois[0].caused.counted_res, nullptr) << "case " << k;
+        profile_free(&q);
+    }
+}
+
 // (d) Counting: samples beside the wave until at least `samples` samples and 3 whole periods, never starting one
 // past max(3 periods, PROF_BURST_CAP_S); seconds count the solo samples too.
 TEST(ProfileMethod, BurstsCountSamplesAndPeriods)
