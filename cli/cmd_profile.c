@@ -119,6 +119,9 @@ static int cmd_profile(void *opts, int argc, char **argv, int first)
         return cli_fail(IB_EXIT_USAGE, "profile", "--bursts and --no-bursts exclude each other");
     if (o.no_depth && co->floor_given) /* never ignored in silence */
         return cli_fail(IB_EXIT_USAGE, "profile", "--floor goes with the depth, which --no-depth turns off");
+    if (o.no_depth && o.no_flat_first)
+        return cli_fail(IB_EXIT_USAGE, "profile", "--no-flat-first goes with the depth, which --no-depth turns off "
+                                                  "(without it the search ramps from 25 %% already)");
     char why[512] = "";
     if (metric_parse(&o.metric, metric, o.load_cmd, why, sizeof(why)) < 0)
         return cli_fail(IB_EXIT_USAGE, "profile", "%s", why);
@@ -246,6 +249,9 @@ static const struct cli_opt profile_table[] = {
                 "where the curve first falls below F (2 more points at most)"),
      .flags = CLI_OPT_GT_MIN, .def = "0.5", .have = CLI_HAVE(PO, floor_given)},
     {CLI_FLAG("no-depth", PO, po.no_depth, "the tolerated search only: no point at 100 % or below the --floor")},
+    {CLI_FLAG("no-flat-first", PO, po.no_flat_first,
+              "with the depth, ramp from 25 % as without it (default: 100 % first, and a point there\n"
+              "that meets QoS beyond its noise ends the search: a flat curve in one point)")},
     {CLI_CUSTOM("bursts", "LIST", PO, po.bursts, set_bursts,
                 "where the SoI at 100 % breaks QoS, the target beside it in bursts: 100 % for each\n"
                 "length (s, 0.05-60, comma separated, at most " CLI_STR_OF(PROFILE_MAX_BURSTS) "), then idle as long"),
@@ -272,7 +278,7 @@ const struct cli_cmd cli_cmd_profile = {
              "                      [--qos Q] [--sois LIST] [--target-cpus LIST] [--out FILE] [--json]\n"
              "                      [--samples N] [--baselines N] [--caused-level X] [--caused-rounds N]\n"
              "                      [--caused-budget S] [--timeout S] [--warmup MS] [--dir DIR]\n"
-             "                      [--no-reach-check] [--no-sequential] [--floor F | --no-depth]\n"
+             "                      [--no-reach-check] [--no-sequential] [--floor F | --no-depth] [--no-flat-first]\n"
              "                      [--bursts LIST | --no-bursts] [--usage-seconds S] [--caused-rounds-always]\n\n",
     .about = "Profiles a target: for every SoI, how much interference it tolerates before its QoS breaks, and\n"
              "how much it causes (docs/profile.md). Tolerated: the SoI, on CPUs that share its resource with the\n"

@@ -980,8 +980,10 @@ static void describe(struct machine *m, const struct profile_opts *o, const stru
     p->caused_min_rounds = pp->caused_min_rounds;
     p->caused_budget_s = pp->caused_budget_s;
     p->caused_counted = pp->caused_counted;
-    p->search = prof_dupf("25/50/75/100 %%, then %u bisection steps; a break counts when it repeats%s", pp->bisect_steps,
-                     pp->sequential ? "; a point stops early once 2 samples lie beyond QoS by 3 noise" : "");
+    p->search = prof_dupf("%s25/50/75/100 %%, then %u bisection steps; a break counts when it repeats%s",
+                          pp->flat_first && pp->floor > 0 ? "100 % first, done when it meets QoS; else " : "",
+                          pp->bisect_steps,
+                          pp->sequential ? "; a point stops early once 2 samples lie beyond QoS by 3 noise" : "");
     p->relative_to = sdup("solo samples taken right before each point");
 }
 
@@ -1027,6 +1029,7 @@ int profile_run(struct machine *m, const struct profile_opts *o, const atomic_in
         pp.floor = o->floor;
     if (o->no_depth)
         pp.floor = 0;
+    pp.flat_first = !o->no_flat_first;
     if (o->nbursts) {
         pp.nburst_on = o->nbursts > PROFILE_MAX_BURSTS ? PROFILE_MAX_BURSTS : o->nbursts;
         memcpy(pp.burst_on_s, o->bursts, pp.nburst_on * sizeof(double));

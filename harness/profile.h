@@ -52,6 +52,7 @@ struct profile_opts {
     int no_sequential;      /* every point takes all its samples */
     double floor;           /* depth: follow each curve down to this relative (0: the method's default, 0.5) */
     int no_depth;           /* no depth: the tolerated search only */
+    int no_flat_first;      /* the ramp from 25 % even with the depth on (prof_params.flat_first 0) */
     double bursts[PROFILE_MAX_BURSTS]; /* bursts' on-lengths, s (nbursts 0: the method's default, 0.25, 1, 4) */
     unsigned nbursts;
     int no_bursts;          /* no bursts */

@@ -19,7 +19,8 @@ void prof_params_default(struct prof_params *pp)
                                .caused_level = 100, .caused_min_rounds = 3, .caused_max_rounds = 12,
                                .caused_se_target = 5, .caused_budget_s = 4, .caused_window_ms = 300,
                                .settle_ms = 40, .sequential = 1, .floor = 0.5, .floor_steps = 2,
-                               .burst_on_s = {0.25, 1, 4}, .nburst_on = 3, .caused_counted = 1};
+                               .burst_on_s = {0.25, 1, 4}, .nburst_on = 3, .caused_counted = 1,
+                               .flat_first = 1};
 }
 
 static void say(struct prof_meter *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -330,13 +331,14 @@ static int depth_point(const struct prof_params *pp, struct prof_meter *m, doubl
     return 0;
 }
 
-/* The depth (profile_method.h): 100 % when not measured, then where the curve falls below the floor. */
+/* The depth (profile_method.h): 100 % when not measured (nor tried first), then where the curve falls below the
+ * floor. */
 static int depth(const struct prof_params *pp, struct prof_meter *m, double base, struct prof_tol_result *out,
-                 double *x, enum prof_timeout *to, char *why, size_t len)
+                 int top_tried, double *x, enum prof_timeout *to, char *why, size_t len)
 {
     const uint64_t t0 = m->now_ns(m->ctx);
     int rc = 0;
-    if (!point_at(out, 100) && out->ncurve < PROF_MAX_POINTS) {
+    if (!point_at(out, 100) && !top_tried && out->ncurve < PROF_MAX_POINTS) {
         *x = 100;
         rc = depth_point(pp, m, base, out, 100, to, why, len);
     }
@@ -368,10 +370,38 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
     int rc = 0;
     struct profile_point p;
     enum prof_timeout to = PROF_TO_NONE;
-    for (x = 25; x <= 100 && rc == 0; x += 25) {
-        if ((rc = point(pp, m, x, base, &p, &to, why, len)) < 0)
+    /* Flat first (profile_method.h): with the depth on, 100 % is measured whatever the search finds, so first; a
+     * point there that meets QoS beyond its noise ends the search. A sample past its timeout there that bounds
+     * nothing ends that point only, as in the depth; the ramp stops where it would measure 100 % again. */
+    int top_tried = 0;
+    char top_why[256] = "";
+    if (pp->flat_first && pp->floor > 0) {
+        x = 100;
+        top_tried = 1;
+        rc = point(pp, m, 100, base, &p, &to, why, len);
+        if (rc == -ETIMEDOUT && to == PROF_TO_BESIDE) {
+            snprintf(top_why, sizeof(top_why), "%s", why);
+            rc = 0;
+            to = PROF_TO_NONE;
+        } else if (rc == 0) {
+            out->curve[out->ncurve++] = p;
+            if (p.meets_qos)
+                lo = 100;
+        }
+    }
+    for (x = 25; x <= 100 && lo < 100 && rc == 0; x += 25) {
+        const struct profile_point *top = x == 100 ? point_at(out, 100) : NULL;
+        if (top) {
+            p = *top; /* measured first */
+        } else if (x == 100 && top_tried) { /* it timed out, bounding nothing: the search stops there, as it would */
+            to = PROF_TO_BESIDE;
+            rc = ib_why(why, len, -ETIMEDOUT, "%s", top_why);
             break;
-        out->curve[out->ncurve++] = p;
+        } else {
+            if ((rc = point(pp, m, x, base, &p, &to, why, len)) < 0)
+                break;
+            out->curve[out->ncurve++] = p;
+        }
         if (!p.meets_qos) { /* broke it, or could not be told from it: the safe end stays below */
             hi = x;
             break;
@@ -390,7 +420,7 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
     }
     out->below_floor_at = out->depth_rel = out->depth_se = NAN;
     if (rc == 0 && pp->floor > 0)
-        rc = depth(pp, m, base, out, &x, &to, why, len);
+        rc = depth(pp, m, base, out, top_tried, &x, &to, why, len);
     for (unsigned i = 0; i < out->ncurve; i++)
         out->ntimed_out += out->curve[i].timed_out != 0;
     char hw[256] = "";

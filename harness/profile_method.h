@@ -23,6 +23,12 @@
  * first falls below the floor is bisected floor_steps (2) times between the highest point at or above the floor and
  * the lowest point above it below the floor, and read by linear interpolation between them. Each is a point as above
  * (appended to the curve); the bracket and the point estimate are then taken from every point.
+ * Flat first (flat_first, with the depth on; profile 1.8): 100 % is then measured in any case, so it is measured
+ * before 25 %, and a point there that meets QoS beyond its noise ends the search (the curve is flat to 100 %, under
+ * the monotone curve the bisection assumes already): one point where the ramp took four. Otherwise the ramp and the
+ * bisection go on as above with that point in place of a second one at 100 %, and the depth has the floor to
+ * bisect only: never more points than without it. A sample past its timeout there that bounds nothing ends that
+ * point only (as in the depth); the ramp then stops where it would measure 100 % again, with that timeout.
  * Bursts (pp->nburst_on > 0 and the meter has soi_wave; prof_bursts): when the SoI's point at 100 % broke QoS beyond
  * its noise (whatever the SoI), the victim is measured beside the SoI as a square wave, 100 % for on_s then idle for
  * off_s = on_s, for each on_s of pp->burst_on_s (0.25, 1, 4 s): a point's local solo baseline (as above: median sm of
@@ -138,6 +144,7 @@ struct prof_params {
     double burst_on_s[PROFILE_MAX_BURSTS]; /* bursts: the on-lengths, s (0.25, 1, 4); each in [0.05, 60] */
     unsigned nburst_on;     /* 0: no bursts */
     int bursts_buffered;    /* 1: bursts only on SoIs whose path buffers (prof_sois.buffered); 0: on every SoI */
+    int flat_first;         /* 1: with the depth on, 100 % first; meeting QoS there ends the search (above) */
     int caused_counted;     /* 1: caused from the kernel's count where it saw the target leave the resource alone
                              * (prof_caused_counted), no rounds; 0: rounds everywhere */
 };

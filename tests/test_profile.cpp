@@ -149,10 +149,18 @@ void expect_figures_follow_from_samples(json_t *d)
         const size_t ndepth = dep ? (size_t)json_integer_value(json_object_get(dep, "points")) : 0;
         ASSERT_LE(ndepth, n);
         const size_t nsearch = n - ndepth;
-        // replay the search on the recorded points: 25, 50, 75, 100 up to the first that did not meet QoS, then the
-        // bisection; the safe end is the last point that met it
-        size_t i = 0;
+        // replay the search on the recorded points: (flat first, the method says: 100 %, and done when it met QoS)
+        // 25, 50, 75, 100 up to the first that did not meet QoS (100 % not measured twice), then the bisection; the
+        // safe end is the last point that met it
+        const bool flat_first =
+            std::string(json_string_value(json_object_get(json_object_get(d, "method"), "search"))).rfind("100 % first", 0) == 0;
+        EXPECT_EQ(flat_first, dep != nullptr) << "flat first goes with the depth";
+        size_t i = 0, first = 0;
         auto decide = [&](double x, bool *ok) {
+            if (flat_first && x == 100 && i > 0) { // measured first
+                *ok = json_is_true(json_object_get(json_array_get(curve, 0), "meets_qos"));
+                return true;
+            }
             json_t *pt = json_array_get(curve, i);
             if (!pt) {
                 ADD_FAILURE() << "the curve ends before the search does (at " << x << " %)";
@@ -165,7 +173,14 @@ void expect_figures_follow_from_samples(json_t *d)
         };
         double lo = 0, hi = -1;
         bool pass = false;
-        for (double x = 25; x <= 100; x += 25) {
+        if (flat_first) {
+            if (!decide(100, &pass))
+                return;
+            first = 1;
+            if (pass)
+                lo = 100;
+        }
+        for (double x = 25; x <= 100 && lo < 100; x += 25) {
             if (!decide(x, &pass))
                 return;
             if (!pass) {
@@ -187,7 +202,7 @@ void expect_figures_follow_from_samples(json_t *d)
                 if (num(json_array_get(curve, j), "intensity") == 100)
                     at100 = num(json_array_get(curve, j), "relative");
             EXPECT_EQ(num(dep, "relative_at_100"), at100);
-            if (ndepth && num(json_array_get(curve, nsearch), "intensity") != 100)
+            if (ndepth && !first && num(json_array_get(curve, nsearch), "intensity") != 100)
                 ADD_FAILURE() << "the depth's first point is not 100 % though the search did not reach it";
         }
         // the safe end over every point: the highest intensity at and below which every point met QoS
@@ -337,6 +352,7 @@ TEST_F(Profile, BadArgumentsExitTwoWithOneLine)
         {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--bursts", "1,1"},
         {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--bursts", "1,x"},
         {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--bursts-all", "--no-bursts"},
+        {"profile", "--name", "t", "--target", "true", "--metric", "runtime", "--no-depth", "--no-flat-first"},
     };
     for (const auto &a : bad) {
         Proc p;
@@ -861,11 +877,11 @@ protected:
     {
         // --samples 1 --baselines 2: runs 0-1 the baseline; then per point a solo run and one beside the SoI (no usage
         // over time: its loop of runs would move the count; no bursts: the timed-out point breaks QoS at 100 % too,
-        // and the phases below are the search's)
+        // and the phases below are the search's; no flat first: the runs count from 25 %)
         // progress as it goes off a terminal: a line per sample (no IBENCH_PROGRESS=0 here)
         EXPECT_TRUE(p.start({"profile", "--name", "t", "--target", hanging_target(hang_at), "--metric", "runtime",
                              "--sois", sois, "--no-reach-check", "--samples", "1", "--baselines", "2", "--timeout", "2",
-                             "--usage-seconds", "0", "--no-bursts", "--out", out()},
+                             "--usage-seconds", "0", "--no-bursts", "--no-flat-first", "--out", out()},
                             {"IBENCH_CACHE_DIR=" + dir.path()}));
         EXPECT_TRUE(p.finish(240)) << p.err;
         EXPECT_EQ(p.exit_code(), 1) << p.err;

@@ -421,23 +421,28 @@ TEST(ProfileMethod, ExactSearchPathWithoutNoise)
 }
 
 // The depth follows the curve to the cliff: a victim untouched up to 60 % that keeps 1 % of its speed beyond (a
-// reader beside a writer that saturates the device). The QoS search ends with [56.25, 62.5]; the depth measures 100 %
-// (0.01), then bisects the floor (0.5) bracket [56.25, 62.5] twice: 59.375 (1.0), 60.9375 (0.01); below the floor
-// from 59.375 + 1.5625 x (1 - 0.5) / (1 - 0.01). Without the depth the curve's last point would be 62.5, and a flat
-// extension beyond it would be all a prediction had.
+// reader beside a writer that saturates the device). 100 % first (0.01: flat first), then the QoS search ends with
+// [56.25, 62.5]; the depth bisects the floor (0.5) bracket [56.25, 62.5] twice: 59.375 (1.0), 60.9375 (0.01); below
+// the floor from 59.375 + 1.5625 x (1 - 0.5) / (1 - 0.01). Without the depth the curve's last point would be 62.5,
+// and a flat extension beyond it would be all a prediction had. Without flat first, the same points with 100 %
+// measured by the depth, after the search.
 TEST(ProfileMethod, DepthFollowsACliffToTheFloor)
 {
     struct prof_params pp;
     prof_params_default(&pp);
+    for (int first = 0; first < 2; first++) {
+    SCOPED_TRACE(first ? "flat first" : "100 % by the depth");
+    pp.flat_first = first;
     Fake f(11);
     f.rel = [](double x) { return x < 60 ? 1.0 : 0.01; };
     struct prof_tol_result t = search(f, pp);
-    const double xs[] = {25, 50, 75, 62.5, 56.25, 100, 59.375, 60.9375};
+    const double xs[2][8] = {{25, 50, 75, 62.5, 56.25, 100, 59.375, 60.9375},
+                             {100, 25, 50, 75, 62.5, 56.25, 59.375, 60.9375}};
     ASSERT_EQ(t.ncurve, 8u);
     for (unsigned i = 0; i < 8; i++)
-        EXPECT_EQ(t.curve[i].intensity, xs[i]) << i;
+        EXPECT_EQ(t.curve[i].intensity, xs[first][i]) << i;
     EXPECT_EQ(t.have_depth, 1);
-    EXPECT_EQ(t.depth_points, 3u);
+    EXPECT_EQ(t.depth_points, first ? 2u : 3u) << "the points the depth added: 100 % is the search's when first";
     EXPECT_DOUBLE_EQ(t.depth_rel, 0.01);
     EXPECT_NEAR(t.below_floor_at, 59.375 + 1.5625 * 0.5 / 0.99, 1e-9);
     EXPECT_GT(t.depth_s, 0);
@@ -445,18 +450,27 @@ TEST(ProfileMethod, DepthFollowsACliffToTheFloor)
     EXPECT_EQ(t.lo, 59.375);
     EXPECT_EQ(t.hi, 60.9375);
     EXPECT_EQ(f.x, 0) << "the SoI is left idle";
+    }
 }
 
-// A curve that never breaks QoS was measured at 100 % by the search: the depth costs nothing and says so; one that
-// breaks QoS but stays above the floor costs the 100 % point only, with nothing below the floor.
+// A curve that never breaks QoS was measured at 100 % by the search: the depth costs nothing and says so (flat
+// first: the one point at 100 %; without it, the ramp's four); one that breaks QoS but stays above the floor costs
+// the 100 % point only (flat first: the search's first; without: the depth's), with nothing below the floor.
 TEST(ProfileMethod, DepthOfAShallowCurveCostsAtMostThePointAt100)
 {
     struct prof_params pp;
     prof_params_default(&pp);
+    for (int first = 0; first < 2; first++) {
+    SCOPED_TRACE(first ? "flat first" : "100 % by the depth");
+    pp.flat_first = first;
     Fake f(12);
     f.rel = [](double) { return 1.0; };
     struct prof_tol_result t = search(f, pp);
-    EXPECT_EQ(t.ncurve, 4u);
+    EXPECT_EQ(t.ncurve, first ? 1u : 4u);
+    EXPECT_EQ(t.curve[t.ncurve - 1].intensity, 100);
+    EXPECT_EQ(t.lo, 100);
+    EXPECT_EQ(t.hi, 100);
+    EXPECT_EQ(t.tolerated, 100);
     EXPECT_EQ(t.have_depth, 1);
     EXPECT_EQ(t.depth_points, 0u);
     EXPECT_DOUBLE_EQ(t.depth_rel, 1.0);
@@ -464,12 +478,92 @@ TEST(ProfileMethod, DepthOfAShallowCurveCostsAtMostThePointAt100)
     Fake g(13);
     g.rel = breaks_at(40); // 0.85 at 40 % down to 0.67 at 100 %
     t = search(g, pp);
-    EXPECT_EQ(t.depth_points, 1u);
-    EXPECT_EQ(t.curve[t.ncurve - 1].intensity, 100);
+    EXPECT_EQ(t.depth_points, first ? 0u : 1u);
+    EXPECT_EQ(t.curve[first ? 0 : t.ncurve - 1].intensity, 100);
+    EXPECT_EQ(t.ncurve, 5u) << "100 % and the search's four, in either order";
     EXPECT_NEAR(t.depth_rel, 0.85 - 0.3 * 0.6, 1e-12);
     EXPECT_TRUE(std::isnan(t.below_floor_at));
     EXPECT_EQ(t.lo, 37.5) << "the depth leaves the QoS bracket as the search left it";
     EXPECT_EQ(t.hi, 43.75);
+    }
+}
+
+// Flat first never costs a point more than the ramp with the depth, and gives the same bracket and estimate without
+// noise, on curves that never break, break anywhere, or fall off a cliff; a flat curve takes 1 point instead of 4.
+TEST(ProfileMethod, FlatFirstNeverCostsMorePointsAndChangesNoResult)
+{
+    const std::function<double(double)> curves[] = {
+        [](double) { return 1.0; }, breaks_at(10), breaks_at(40), breaks_at(70), breaks_at(95), breaks_at(100),
+        [](double x) { return x < 60 ? 1.0 : 0.01; }, [](double x) { return 1 - 0.6 * x / 100; }};
+    unsigned saved = 0;
+    for (size_t k = 0; k < sizeof curves / sizeof curves[0]; k++) {
+        struct prof_tol_result t[2];
+        for (int first = 0; first < 2; first++) {
+            struct prof_params pp;
+            prof_params_default(&pp);
+            pp.flat_first = first;
+            Fake f(50 + k);
+            f.rel = curves[k];
+            t[first] = search(f, pp);
+        }
+        EXPECT_LE(t[1].ncurve, t[0].ncurve) << "curve " << k;
+        EXPECT_EQ(t[1].lo, t[0].lo) << "curve " << k;
+        EXPECT_EQ(t[1].hi, t[0].hi) << "curve " << k;
+        EXPECT_DOUBLE_EQ(t[1].tolerated, t[0].tolerated) << "curve " << k;
+        EXPECT_EQ(t[1].have_depth, t[0].have_depth) << "curve " << k;
+        EXPECT_DOUBLE_EQ(t[1].depth_rel, t[0].depth_rel) << "curve " << k;
+        EXPECT_TRUE(t[1].below_floor_at == t[0].below_floor_at ||
+                    (std::isnan(t[1].below_floor_at) && std::isnan(t[0].below_floor_at)))
+            << "curve " << k;
+        saved += t[0].ncurve - t[1].ncurve;
+    }
+    EXPECT_EQ(saved, 3u) << "the flat curve's 25, 50 and 75 %, nothing elsewhere";
+    // with the depth off there is no 100 % to measure in any case: the ramp as before
+    struct prof_params pp;
+    prof_params_default(&pp);
+    pp.floor = 0;
+    Fake f(60);
+    f.rel = [](double) { return 1.0; };
+    struct prof_tol_result t = search(f, pp);
+    EXPECT_EQ(t.ncurve, 4u);
+    EXPECT_EQ(t.curve[0].intensity, 25);
+}
+
+// A 100 % measured first whose sample beside the SoI runs past a timeout that bounds nothing (the metric is not
+// wall time's) ends that point only, as in the depth: the ramp and bisection go on below it and the depth does not
+// try 100 % again (no depth then); where the ramp reaches 100 % (every lower point met QoS) it stops there with
+// that timeout, as the ramp without flat first does.
+TEST(ProfileMethod, FlatFirstTimeoutAt100EndsThatPointOnly)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    pp.timeout_s = 60;
+    pp.wall_bound = 0;
+    Fake f(8);
+    f.rel = breaks_at(40);
+    f.timeout_at = {3}; // samples 0-2: solo before 100 %; 3: the first beside it
+    struct prof_meter m = f.meter();
+    struct prof_tol_result t;
+    char why[256] = "";
+    ASSERT_EQ(prof_tolerated(&pp, &m, 1000, &t, why, sizeof(why)), 0) << why;
+    const double xs[] = {25, 50, 37.5, 43.75};
+    ASSERT_EQ(t.ncurve, 4u);
+    for (unsigned i = 0; i < 4; i++)
+        EXPECT_EQ(t.curve[i].intensity, xs[i]) << i;
+    EXPECT_EQ(t.have_depth, 0) << "no point at 100 %";
+    EXPECT_EQ(t.timeout, PROF_TO_NONE);
+    EXPECT_EQ(t.lo, 37.5);
+    EXPECT_EQ(t.hi, 43.75);
+    Fake g(9);
+    g.rel = [](double) { return 1.0; };
+    g.timeout_at = {3};
+    m = g.meter();
+    EXPECT_EQ(prof_tolerated(&pp, &m, 1000, &t, why, sizeof(why)), -ETIMEDOUT);
+    EXPECT_EQ(t.timeout, PROF_TO_BESIDE);
+    EXPECT_EQ(t.timeout_at, 100);
+    EXPECT_NE(std::string(why).find("not bounded by a sample's wall time"), std::string::npos) << why;
+    EXPECT_EQ(t.ncurve, 3u) << "25, 50 and 75 % were measured before";
+    EXPECT_EQ(g.x, 0) << "the SoI is idle again";
 }
 
 TEST(ProfileMethod, BreaksAtZeroGivesZeroNeverNaN)
@@ -578,6 +672,7 @@ TEST(ProfileMethod, ATimeoutThatBoundsNothingStopsTheSearchWithItsPoints)
         SCOPED_TRACE(c.says);
         struct prof_params pp;
         prof_params_default(&pp);
+        pp.flat_first = 0; // the ramp's own timeouts; at a 100 % measured first: FlatFirstTimeoutAt100...
         pp.timeout_s = c.timeout_s;
         pp.wall_bound = c.wall_bound;
         Fake f(7);
