@@ -85,7 +85,8 @@ static int cmd_extender(void *opts, int argc, char **argv, int first)
     const char *addr = eo->listen, *cert = eo->cert, *key = eo->key;
     struct pl_extender_opts xo = {.profiles = eo->profiles, .nodes = eo->nodes, .margin = eo->margin,
                                   .pessimistic = !strcmp(eo->unknown, "pessimistic"),
-                                  .assume_ttl_s = eo->assume_ttl_s, .established = !strcmp(eo->refuse, "established"),
+                                  .assume_ttl_s = eo->assume_ttl_s, .established = strcmp(eo->refuse, "uncertain") != 0,
+                                  .likely = !strcmp(eo->refuse, "likely"),
                                   .decide_headroom = !strcmp(eo->decide, "headroom")};
     unsigned long threads = eo->threads, timeout = eo->timeout_s, conns = eo->conns, per_addr = eo->per_addr;
     uint64_t max_body = eo->max_body, body_mem = eo->body_mem;
@@ -187,7 +188,7 @@ _Static_assert(HTTP_DEFAULT_CONNS == 256 && HTTP_DEFAULT_PER_ADDRESS == 32 && HT
                "the defaults of --max-connections, --max-per-address and --timeout below say 256, 32 and 3");
 
 static const char *const unknown_modes[] = {"pessimistic", "optimistic", NULL};
-static const char *const refuse_rules[] = {"established", "uncertain", NULL};
+static const char *const refuse_rules[] = {"likely", "established", "uncertain", NULL};
 static const char *const decide_modes[] = {"model", "headroom", NULL};
 static const char *const log_levels[] = {"off", "error", "info", "debug", NULL};
 
@@ -213,10 +214,11 @@ static const struct cli_opt extender_table[] = {
     {CLI_CHOICE("unknown", "MODE", EO, unknown, unknown_modes, "the co-location check's unknowns"),
      .def = "pessimistic"},
     {CLI_CHOICE("refuse", "RULE", EO, refuse, refuse_rules,
-                "established: filter refuses a node only for a break established beyond the\n"
-                "profiles' uncertainty; an uncertain node passes and prioritize ranks\n"
-                "it last"),
-     .def = "established"},
+                "likely: filter refuses a node for a break established beyond the profiles'\n"
+                "uncertainty, and for one the bounds leave open whose predicted relative\n"
+                "performance is under a QoS line; established: only the first; what passes\n"
+                "uncertain, prioritize ranks last; uncertain: refuse every uncertain node"),
+     .def = "likely"},
     {CLI_CHOICE("decide", "MODE", EO, decide, decide_modes,
                 "model: the predicted relative performance with its bounds against each\n"
                 "member's QoS line; headroom: the rule before 1.7 (docs/placement.md)"),
@@ -255,7 +257,7 @@ const struct cli_cmd cli_cmd_extender = {
     CLI_RUN(cmd_extender, struct extender_opts),
     .summary = "the Kubernetes scheduler extender: filter and prioritize over HTTP",
     .usage = "usage: ibench extender [--listen ADDR:PORT] [--profiles DIR] [--nodes DIR] [--margin M]\n"
-             "                       [--unknown pessimistic|optimistic] [--refuse established|uncertain]\n"
+             "                       [--unknown pessimistic|optimistic] [--refuse likely|established|uncertain]\n"
              "                       [--decide model|headroom]\n"
              "                       [--tls-cert F --tls-key F] [--threads N]\n"
              "                       [--max-body BYTES] [--body-memory BYTES] [--max-connections N]\n"

@@ -79,10 +79,15 @@ corun="$here/../docs/data/corun"
 fleet="$here/../examples/fleet"
 run colocate colocate --fleet "$fleet/fleet.json" --unknown optimistic --profiles "$corun/memcached.json" \
   "$corun/dram.json:2:8" "$corun/xz.json"
-run colocate-uncertain colocate --fleet "$fleet/fleet.json" --profiles "$corun/memcached.json" "$corun/dram.json:2:8"
-run pair-uncertain pair "$corun/memcached.json" "$corun/disk.json"
+run colocate-uncertain colocate --fleet "$fleet/fleet.json" --profiles "$corun/memcached.json" "$corun/dram.json:2:8" \
+  --refuse established
+run pair-uncertain pair "$corun/memcached.json" "$corun/disk.json" --refuse established
+run pair-likely pair "$corun/memcached.json" "$corun/disk.json"
 run pair-unsafe-old pair "$corun/memcached.json" "$corun/disk.json" --refuse uncertain
 grep -q '"verdict": "uncertain"' "$out/pair-uncertain.json" || { echo "FAIL: pair-uncertain is not uncertain"; fail=1; }
+# the default (--refuse likely) refuses that uncertain pair: memcached's point prediction is under its QoS line
+grep -q '"verdict": "unsafe"' "$out/pair-likely.json" || { echo "FAIL: pair-likely is not refused"; fail=1; }
+grep -q '"refuse": "likely"' "$out/pair-likely.json" || { echo "FAIL: pair-likely does not say its rule"; fail=1; }
 run simulate simulate --scenario ibench-200x40 --policy interference --seed 1
 run simulate-headroom simulate --scenario ibench-200x40 --policy interference --seed 1 --decide headroom
 run simulate-recorded simulate --scenario ibench-200x40-recorded --policy interference --seed 1 --truth recorded --records "$here/fixtures/corun"

@@ -471,10 +471,10 @@ TEST(ExtenderCli, GoldenAnswersOverLoopback)
             n++;
         }
     EXPECT_EQ(n, 6u);
-    // ... the default (the model, refusing only established breaks): n2's and n4's refusals above rest on figures
-    // within their noise, so both pass filter; the model predicts n4's group (its tenants and the pod) at or above
-    // QoS beyond its bounds (safe, and shared: before the empty n3), n2's straddles a QoS line (uncertain: last)
-    Extender d({"--profiles", dir + "store"});
+    // ... the model refusing only established breaks (--refuse established): n2's and n4's refusals above rest on
+    // figures within their noise, so both pass filter; the model predicts n4's group (its tenants and the pod) at or
+    // above QoS beyond its bounds (safe, and shared: before the empty n3), n2's straddles a QoS line (uncertain: last)
+    Extender d({"--profiles", dir + "store", "--refuse", "established"});
     ASSERT_GT(d.port(), 0);
     std::string f = body_of(http(d.port(), "POST", "/filter", file_text(dir + "filter-names.request.json")));
     EXPECT_NE(f.find("\"n2\""), std::string::npos) << f;
@@ -487,6 +487,14 @@ TEST(ExtenderCli, GoldenAnswersOverLoopback)
     EXPECT_NE(p.find("\"Host\": \"n2\",\n  \"Score\": 7"), std::string::npos) << p;
     // asked again, the verdicts come from those kept across requests: the same order, uncertain last
     EXPECT_EQ(canon(body_of(http(d.port(), "POST", "/prioritize", file_text(dir + "filter-full.request.json")))), p);
+    // the default (--refuse likely): n2's group straddles the line with xz's point prediction under it: refused,
+    // saying so; n4 still passes
+    Extender l({"--profiles", dir + "store"});
+    ASSERT_GT(l.port(), 0);
+    f = body_of(http(l.port(), "POST", "/filter", file_text(dir + "filter-names.request.json")));
+    EXPECT_NE(f.find("\"n4\""), std::string::npos) << f;
+    EXPECT_NE(f.find("\"n2\":\"ibench: unsafe: mem-cap (xz predicted 0.91 [0.84, 0.98] straddles, its point under QoS 0.95"),
+              std::string::npos) << f;
 }
 
 } // namespace

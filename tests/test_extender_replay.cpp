@@ -159,7 +159,7 @@ int sim_without_memory(const pl_sim_fleet *f, unsigned a, int exclude, const pl_
 // must answer what the rule answers without the simulator's memory of re-profiles (which only the simulator holds).
 int replay_choose(const pl_sim_fleet *f, unsigned a, int exclude)
 {
-    const pl_coloc_opts o = {PL_COLOC_MARGIN, false, false, false, PL_DECIDE_MODEL, PL_WM_PRODUCT};
+    const pl_coloc_opts o = {PL_COLOC_MARGIN, false, false, false, PL_DECIDE_MODEL, PL_WM_PRODUCT, false};
     int sim = pl_sim_choose_safe(f, a, exclude, &o);
     int bare = sim_without_memory(f, a, exclude, &o);
     int ext = extender_choice(f, a, exclude);

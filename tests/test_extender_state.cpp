@@ -489,7 +489,7 @@ TEST(ExtenderNodes, ReadyOnlyWithAStore)
 unsigned allowed(const profile *p, bool pessimistic, unsigned cap)
 {
     std::vector<const profile *> g;
-    pl_coloc_opts o = {PL_COLOC_MARGIN, pessimistic, false, false, PL_DECIDE_HEADROOM, PL_WM_PRODUCT}; // Ext's rule
+    pl_coloc_opts o = {PL_COLOC_MARGIN, pessimistic, false, false, PL_DECIDE_HEADROOM, PL_WM_PRODUCT, false}; // Ext's rule
     for (unsigned n = 2; n <= cap; n++) {
         g.assign(n, p);
         pl_coloc_result r = {};

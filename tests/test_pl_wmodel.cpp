@@ -266,7 +266,7 @@ TEST(PlWmodel, AcceptanceWideBracketRefusedOnCountedPressureNoiseKept)
     Prof noise("quiet", {nz}, {{"write", std::vector<double>(20, 0.1 * kCap), 0.15 * kCap}});
 
     const profile *g1[2] = {&victim.p, &writer.p}, *g2[2] = {&victim.p, &noise.p};
-    pl_coloc_opts model = {PL_COLOC_MARGIN, true, false, true, PL_DECIDE_MODEL, PL_WM_PRODUCT};
+    pl_coloc_opts model = {PL_COLOC_MARGIN, true, false, true, PL_DECIDE_MODEL, PL_WM_PRODUCT, false};
     pl_coloc_opts head = model;
     head.decide = PL_DECIDE_HEADROOM;
     pl_coloc_result r;
@@ -299,7 +299,7 @@ TEST(PlWmodel, UncertainIsKeptWhenEstablishedAndRefusedOtherwise)
     Soi c{"disk-write", {}, 6, 2.5, 1};
     Prof b("b", {c}, {}, 0.5, 0.5);
     const profile *g[2] = {&a.p, &b.p};
-    pl_coloc_opts o = {PL_COLOC_MARGIN, true, false, true, PL_DECIDE_MODEL, PL_WM_PRODUCT};
+    pl_coloc_opts o = {PL_COLOC_MARGIN, true, false, true, PL_DECIDE_MODEL, PL_WM_PRODUCT, false};
     pl_coloc_result r;
     char why[256];
     ASSERT_EQ(0, pl_coloc_check(g, 2, &o, &r, why, sizeof why));
@@ -313,6 +313,27 @@ TEST(PlWmodel, UncertainIsKeptWhenEstablishedAndRefusedOtherwise)
     ASSERT_EQ(0, pl_coloc_check(g, 2, &o, &r, why, sizeof why));
     EXPECT_EQ(PL_COLOC_UNSAFE, r.verdict);
     pl_coloc_result_free(&r);
+    // likely (--refuse likely, the front ends' default): the uncertain pair whose point 0.94 is under 0.95 is
+    // refused; one whose point 0.96 is over it (caused 4 +- 1.9: [0.92, 1.00]) stays uncertain
+    o.established = true;
+    o.likely = true;
+    ASSERT_EQ(0, pl_coloc_check(g, 2, &o, &r, why, sizeof why));
+    EXPECT_EQ(PL_COLOC_UNSAFE, r.verdict);
+    ASSERT_NE(nullptr, r.deciding);
+    EXPECT_NE(nullptr, strstr(r.deciding, "straddles, its point under QoS 0.95")) << r.deciding;
+    pl_coloc_result_free(&r);
+    pl_wm_pred m = {};
+    m.rel = 0.94, m.lo = 0.89, m.hi = 0.99;
+    EXPECT_EQ(PL_WM_REFUSED, pl_coloc_member_decision(&m, 0.95, &o));
+    m.rel = 0.95;
+    EXPECT_EQ(PL_WM_UNCERTAIN, pl_coloc_member_decision(&m, 0.95, &o)) << "a point on the line is not under it";
+    Soi c4{"disk-write", {}, 4, 1.9, 1};
+    Prof b4("b4", {c4}, {}, 0.5, 0.5);
+    const profile *g4[2] = {&a.p, &b4.p};
+    ASSERT_EQ(0, pl_coloc_check(g4, 2, &o, &r, why, sizeof why));
+    EXPECT_EQ(PL_COLOC_UNCERTAIN, r.verdict);
+    EXPECT_NEAR(0.96, r.fit, 1e-12);
+    pl_coloc_result_free(&r);
 }
 
 TEST(PlWmodel, FitNeverFallsWithLessPressure)
@@ -323,7 +344,7 @@ TEST(PlWmodel, FitNeverFallsWithLessPressure)
         Soi s{"disk-write", {{100, 1.0, 0}}, c, 1, 1};
         Prof b("b", {s});
         const profile *g[2] = {&a.p, &b.p};
-        pl_coloc_opts o = {PL_COLOC_MARGIN, true, true, true, PL_DECIDE_MODEL, PL_WM_PRODUCT};
+        pl_coloc_opts o = {PL_COLOC_MARGIN, true, true, true, PL_DECIDE_MODEL, PL_WM_PRODUCT, false};
         pl_coloc_result r;
         char why[256];
         ASSERT_EQ(0, pl_coloc_check(g, 2, &o, &r, why, sizeof why));

@@ -106,8 +106,8 @@ TEST(PlaceCheckSkill, DecisionIsPlacePairsVerdictAndUncertainRefusedIsRefuseUnce
         ASSERT_EQ(0, profile_read((corpus() + "/profiles/" + names[i] + ".json").c_str(), &p[i], why, sizeof why))
             << why;
     }
-    const pl_coloc_opts est = {PL_COLOC_MARGIN, true, false, true, PL_DECIDE_MODEL, PL_WM_PRODUCT},
-                       every = {PL_COLOC_MARGIN, true, false, false, PL_DECIDE_MODEL, PL_WM_PRODUCT};
+    const pl_coloc_opts est = {PL_COLOC_MARGIN, true, false, true, PL_DECIDE_MODEL, PL_WM_PRODUCT, false},
+                       every = {PL_COLOC_MARGIN, true, false, false, PL_DECIDE_MODEL, PL_WM_PRODUCT, false};
     unsigned seen[3] = {0, 0, 0};
     for (unsigned i = 0; i < 9; i++)
         for (unsigned j = 0; j < 9; j++) {
@@ -333,7 +333,7 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
     json_t *rr = json_object_get(d, "records");
     ASSERT_EQ(N, json_array_size(rr));
     // recount the decision table from the records' own truth and decision
-    unsigned count[3][3] = {}, nb = 0;
+    unsigned count[3][3] = {}, nb = 0, likely[3] = {}; // likely: refused by the default reading, by truth
     std::vector<double> meas, grp, model;
     std::vector<int> group, half;
     size_t i;
@@ -341,13 +341,18 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
     const char *truths[] = {"breaks", "safe", "unclear"}, *decs[] = {"kept", "uncertain", "refused"};
     json_array_foreach(rr, i, r)
     {
-        const char *t = json_string_value(json_object_get(r, "truth")), *c = json_string_value(json_object_get(r, "decision"));
-        ASSERT_TRUE(t && c) << i;
+        const char *t = json_string_value(json_object_get(r, "truth")),
+                   *c = json_string_value(json_object_get(r, "decision_established")),
+                   *l = json_string_value(json_object_get(r, "decision"));
+        ASSERT_TRUE(t && c && l) << i;
         const double m = json_number_value(json_object_get(r, "measured")), se = json_number_value(json_object_get(r, "se"));
         EXPECT_STREQ(pl_truth_name(pl_check_truth(m, se, 0.95)), t) << i;
         int ti = !strcmp(t, "break") ? 0 : !strcmp(t, "safe") ? 1 : 2;
         int ci = !strcmp(c, "kept") ? 0 : !strcmp(c, "uncertain") ? 1 : 2;
         count[ti][ci]++;
+        likely[ti] += !strcmp(l, "refused");
+        EXPECT_TRUE(!strcmp(l, c) || (!strcmp(c, "uncertain") && !strcmp(l, "refused")))
+            << i << ": the default reading refuses some uncertain pairs, and changes nothing else";
         meas.push_back(m);
         model.push_back(json_number_value(json_object_get(r, "predicted")));
         grp.push_back(json_number_value(json_object_get(r, "per_group")));
@@ -357,7 +362,7 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
     }
     json_t *dec = json_object_get(json_object_get(d, "decisions"), "place_pair");
     ASSERT_NE(nullptr, dec);
-    EXPECT_STREQ("uncertain_kept", json_string_value(json_object_get(json_object_get(d, "decisions"), "default")));
+    EXPECT_STREQ("likely", json_string_value(json_object_get(json_object_get(d, "decisions"), "default")));
     unsigned breaks = 0;
     for (int t = 0; t < 3; t++)
         for (int c = 0; c < 3; c++) {
@@ -371,6 +376,13 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
                 json_number_value(json_object_get(json_object_get(dec, "recall"), "uncertain_kept")), 1e-12);
     EXPECT_NEAR((double)(count[0][2] + count[0][1]) / breaks,
                 json_number_value(json_object_get(json_object_get(dec, "recall"), "uncertain_refused")), 1e-12);
+    EXPECT_NEAR((double)likely[0] / breaks, json_number_value(json_object_get(json_object_get(dec, "recall"), "likely")),
+                1e-12);
+    const unsigned safe = count[1][0] + count[1][1] + count[1][2];
+    if (safe) {
+        EXPECT_NEAR((double)likely[1] / safe,
+                    json_number_value(json_object_get(json_object_get(dec, "false_refusals"), "likely")), 1e-12);
+    }
     json_t *k = json_object_get(json_object_get(d, "decisions"), "constant");
     EXPECT_EQ(0, json_integer_value(json_object_get(json_object_get(k, "breaks"), "refused"))) << "never refuses";
     EXPECT_EQ((json_int_t)breaks, json_integer_value(json_object_get(json_object_get(k, "breaks"), "kept")));
@@ -419,7 +431,7 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
     ib_test::Proc t;
     run(t, two);
     ASSERT_EQ(0, t.exit_code()) << t.err;
-    for (const char *s : {"(set 1 of 2)", "(set 2 of 2)", "per group", "recall of breaks, uncertain kept (default)",
+    for (const char *s : {"(set 1 of 2)", "(set 2 of 2)", "per group", "recall of breaks, by its point (default)",
                           "false refusals, uncertain refused", "half B (held out)", "seed 9"})
         EXPECT_NE(std::string::npos, t.out.find(s)) << s << "\n" << t.out;
 }

@@ -162,9 +162,10 @@ TEST(PlaceColocate, ExactDecisionsAndReasons)
     EXPECT_STREQ(json_string_value(json_object_get(doc, "decide")), "headroom");
     json_decref(doc);
 
-    // the default decides by the model (said in the JSON and the header, which names no unknown rule: the model
-    // reads none): memcached's disk-bw beside disk is uncertain on a, redis on b is safe, b the fuller
-    r = ibench({"colocate", "--fleet", fleet, "--json", "--profiles", kCorun + "/memcached.json"});
+    // the model (said in the JSON and the header, which names no unknown rule: the model reads none), refusing only
+    // established breaks: memcached's disk-bw beside disk is uncertain on a, redis on b is safe, b the fuller
+    r = ibench({"colocate", "--fleet", fleet, "--json", "--refuse", "established", "--profiles",
+                kCorun + "/memcached.json"});
     ASSERT_EQ(r.code, 0) << r.err;
     doc = json_loads(r.out.c_str(), 0, &e);
     ASSERT_NE(doc, nullptr) << e.text;
@@ -174,6 +175,15 @@ TEST(PlaceColocate, ExactDecisionsAndReasons)
     cand = json_object_get(json_array_get(d, 0), "candidates");
     EXPECT_STREQ(json_string_value(json_object_get(json_array_get(cand, 0), "verdict")), "uncertain");
     EXPECT_STREQ(json_string_value(json_object_get(json_array_get(cand, 1), "verdict")), "safe");
+    json_decref(doc);
+    // the default (--refuse likely): on a, memcached's point prediction is under its QoS line: refused there
+    r = ibench({"colocate", "--fleet", fleet, "--json", "--profiles", kCorun + "/memcached.json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    doc = json_loads(r.out.c_str(), 0, &e);
+    ASSERT_NE(doc, nullptr) << e.text;
+    EXPECT_STREQ(json_string_value(json_object_get(doc, "refuse")), "likely");
+    cand = json_object_get(json_array_get(json_object_get(doc, "decisions"), 0), "candidates");
+    EXPECT_STREQ(json_string_value(json_object_get(json_array_get(cand, 0), "verdict")), "unsafe");
     json_decref(doc);
     r = ibench({"colocate", "--fleet", fleet, "--refuse", "uncertain", "--profiles", kCorun + "/memcached.json"});
     EXPECT_NE(r.out.find("(interference policy, deciding by the model, refusing uncertain too): 1 placed"),
@@ -200,7 +210,7 @@ TEST(PlaceColocate, ExactDecisionsAndReasons)
               std::string::npos) << r.out;
     r = ibench({"colocate", "--fleet", fleet, "--refuse", "maybe", "--profiles", kCorun + "/memcached.json"});
     EXPECT_EQ(r.code, 2);
-    EXPECT_EQ(r.err, "ibench place colocate: --refuse 'maybe': established or uncertain expected\n");
+    EXPECT_EQ(r.err, "ibench place colocate: --refuse 'maybe': likely, established or uncertain expected\n");
     // least-loaded sees only CPU: the empty c
     r = ibench({"colocate", "--fleet", fleet, "--policy", "least-loaded", "--profiles", kCorun + "/dram.json:2:8"});
     EXPECT_NE(r.out.find("dram (2 CPUs, 8.0 GiB): -> a"), std::string::npos) << r.out; // a and b tie at 6 free: name

@@ -82,7 +82,7 @@ struct Check {
         for (auto *a : apps)
             g.push_back(&a->p);
         // the headroom rule (before 1.7, --decide headroom): these profiles carry tolerated figures, not curves
-        struct pl_coloc_opts o = {margin, pessimistic, terse, established, PL_DECIDE_HEADROOM, PL_WM_PRODUCT};
+        struct pl_coloc_opts o = {margin, pessimistic, terse, established, PL_DECIDE_HEADROOM, PL_WM_PRODUCT, false};
         rc = pl_coloc_check(g.data(), (unsigned)g.size(), &o, &r, why, sizeof why);
     }
     ~Check() { pl_coloc_result_free(&r); }

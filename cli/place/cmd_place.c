@@ -29,21 +29,25 @@ const char place_help_unknown[] =
     "what a skipped SoI, an unmeasurable caused figure or a resource missing from a\n"
     "profile counts as: pessimistic (caused 100, tolerated 0, a caused figure\n"
     "within 2 se of 0 as value + 2 se) or optimistic (caused 0, tolerated 100)";
-const char place_help_refuse[] = "established: refuse only a break beyond the profiles' uncertainty (the model's\n"
-                                 "optimistic bound under the QoS line); uncertain: also refuse what the bounds\n"
-                                 "leave open (headroom: every negative headroom) (docs/placement.md)";
+const char place_help_refuse[] = "likely: refuse a break beyond the profiles' uncertainty, and a pair the bounds\n"
+                                 "leave open whose predicted relative performance is under the QoS line (the\n"
+                                 "model; the headroom rule: as established); established: refuse only a break\n"
+                                 "beyond the uncertainty (the model's optimistic bound under the QoS line);\n"
+                                 "uncertain: also refuse what the bounds leave open (headroom: every negative\n"
+                                 "headroom) (docs/placement.md, \"The uncertain case\")";
 const char place_help_decide[] = "model: each member's predicted relative performance beside the others, with\n"
                                  "its bounds, against its QoS line (the default); headroom: tolerated - margin -\n"
                                  "others' caused per resource, the rule before 1.7, for comparison";
 const char *const place_unknown_modes[] = {"pessimistic", "optimistic", NULL};
-const char *const place_refuse_rules[] = {"established", "uncertain", NULL};
+const char *const place_refuse_rules[] = {"likely", "established", "uncertain", NULL};
 const char *const place_decide_modes[] = {"model", "headroom", NULL};
 
 void place_coloc_opts(const struct place_coloc_args *a, struct pl_coloc_opts *o)
 {
     o->margin = a->margin;
     o->pessimistic = !strcmp(a->unknown, "pessimistic");
-    o->established = !strcmp(a->refuse, "established");
+    o->established = strcmp(a->refuse, "uncertain") != 0;
+    o->likely = !strcmp(a->refuse, "likely");
     o->decide = place_decide(a->decide);
 }
 

@@ -75,7 +75,7 @@ extern const char *const place_unknown_modes[], *const place_refuse_rules[], *co
      .what = "a number of points in 0-100"},                                                                       \
         {CLI_CHOICE("unknown", "MODE", st, ck.unknown, place_unknown_modes, place_help_unknown),                   \
          .def = "pessimistic"},                                                                                    \
-        {CLI_CHOICE("refuse", "RULE", st, ck.refuse, place_refuse_rules, place_help_refuse), .def = "established"}, \
+        {CLI_CHOICE("refuse", "RULE", st, ck.refuse, place_refuse_rules, place_help_refuse), .def = "likely"}, \
         PLACE_OPT_DECIDE(st, ck.decide, place_help_decide)
 /* --decide alone over the const char * field f of st, with the command's help h (place simulate: the policy's) */
 #define PLACE_OPT_DECIDE(st, f, h)                                                                                 \

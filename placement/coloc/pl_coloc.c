@@ -210,9 +210,18 @@ static int shape_warnings(const struct profile *const *apps, unsigned n, struct 
 
 const char *pl_coloc_decide_name(enum pl_coloc_decide d) { return d == PL_DECIDE_HEADROOM ? "headroom" : "model"; }
 
+enum pl_wm_decision pl_coloc_member_decision(const struct pl_wm_pred *p, double qos, const struct pl_coloc_opts *o)
+{
+    const enum pl_wm_decision d = pl_wm_decide(p, qos);
+    if (d == PL_WM_UNCERTAIN && (!o->established || (o->likely && p->rel < qos)))
+        return PL_WM_REFUSED;
+    return d;
+}
+
 /* The model's verdict over the headroom rule's (decide model): each member beside all the others (pl_wm_group);
  * refused: a member's optimistic bound under its QoS line (established), or its pessimistic bound (not
- * established: uncertain refused too); uncertain: bounds straddling it; the fit the smallest prediction. */
+ * established: uncertain refused too), or with likely its point prediction when its bounds straddle the line;
+ * uncertain: bounds straddling it (and with likely its point at or above it); the fit the smallest prediction. */
 static int model_decides(const struct profile *const *apps, unsigned n, const struct pl_coloc_opts *o,
                          struct pl_coloc_result *r)
 {
@@ -225,9 +234,8 @@ static int model_decides(const struct profile *const *apps, unsigned n, const st
     r->verdict = PL_COLOC_SAFE;
     for (unsigned a = 0; a < n; a++) {
         const double q = pl_wm_qos(apps[a]);
-        enum pl_wm_decision d = pl_wm_decide(&r->pred[a], q);
-        if (d == PL_WM_UNCERTAIN && !o->established)
-            d = PL_WM_REFUSED;
+        const enum pl_wm_decision d = pl_coloc_member_decision(&r->pred[a], q, o);
+        const int likely = d == PL_WM_REFUSED && pl_wm_decide(&r->pred[a], q) == PL_WM_UNCERTAIN && o->established;
         if (d == PL_WM_KEPT)
             continue;
         const enum pl_coloc_verdict v = d == PL_WM_REFUSED ? PL_COLOC_UNSAFE : PL_COLOC_UNCERTAIN;
@@ -241,7 +249,11 @@ static int model_decides(const struct profile *const *apps, unsigned n, const st
         int err = append(d == PL_WM_REFUSED ? &r->deciding : &r->uncertain, ", ",
                          "%s (%s predicted %.2f [%.2f, %.2f] %s QoS %.2f: %s)", p->deciding[0] ? p->deciding : "model",
                          label(apps, n, a, la, sizeof la), p->rel, p->lo, p->hi,
-                         p->hi < q ? "< (even optimistic)" : p->lo >= q ? ">=" : "straddles", q, p->why);
+                         p->hi < q     ? "< (even optimistic)"
+                         : p->lo >= q  ? ">="
+                         : likely      ? "straddles, its point under"
+                                       : "straddles",
+                         q, p->why);
         if (err)
             return err;
     }

@@ -306,7 +306,7 @@ static void group_verdict(struct pl_extender *x, struct ext_req *r, unsigned g, 
         }
     memo[slot] = g + 1;
     struct pl_coloc_opts co = {.margin = x->o.margin, .pessimistic = x->o.pessimistic,
-                               .established = x->o.established, .terse = !r->filter,
+                               .established = x->o.established, .likely = x->o.likely, .terse = !r->filter,
                                .decide = x->o.decide_headroom ? PL_DECIDE_HEADROOM : PL_DECIDE_MODEL};
     struct pl_verdict *v = &r->uv[r->nuv];
     if (!ext_verdict_get(&x->verdicts, &r->f, g, r->a, r->filter, h, ext_cache_freed(&x->cache), v)) {

@@ -228,9 +228,12 @@ static void stats_row(const char *label, const struct pl_check_stats *s, const c
 
 /* ---- the decisions, the per-group baseline and the bootstrap ------------------------------------------------------ */
 
-/* The options `place pair` decides with by default (the model): what --check scores; and the headroom rule's (the
- * default before 1.7), scored beside it for comparison. */
+/* The options `place pair` decides with (the model): --check scores the default reading (--refuse likely: an
+ * uncertain pair refused when a member's point prediction is under its QoS line) beside the uncertain kept
+ * (established) and refused; and the headroom rule's (the default before 1.7), scored beside it for comparison. */
 static const struct pl_coloc_opts pc_pair_opts = {.margin = PL_COLOC_MARGIN, .pessimistic = true, .established = true};
+static const struct pl_coloc_opts pc_likely_opts = {.margin = PL_COLOC_MARGIN, .pessimistic = true,
+                                                    .established = true, .likely = true};
 static const struct pl_coloc_opts pc_head_opts = {.margin = PL_COLOC_MARGIN, .pessimistic = true, .established = true,
                                                   .decide = PL_DECIDE_HEADROOM};
 #define PC_NDEC 4 /* place pair (the model), headroom, per group, constant */
@@ -247,6 +250,15 @@ static json_t *dec_json(const struct pl_check_dec *d)
                                                "uncertain_refused", num_or_null(d->recall_refused)));
     json_object_set_new(o, "false_refusals", json_pack("{s:o,s:o}", "uncertain_kept", num_or_null(d->false_kept),
                                                        "uncertain_refused", num_or_null(d->false_refused)));
+    return o;
+}
+
+/* place pair's decisions (established: uncertain marked) and its default reading's recall and false refusals */
+static json_t *pair_json(const struct pl_check_dec *d, const struct pl_check_dec *likely)
+{
+    json_t *o = dec_json(d);
+    json_object_set_new(json_object_get(o, "recall"), "likely", num_or_null(likely->recall_kept));
+    json_object_set_new(json_object_get(o, "false_refusals"), "likely", num_or_null(likely->false_kept));
     return o;
 }
 
@@ -327,7 +339,7 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
     double *meas = calloc(all, sizeof(double)), *grp = calloc(all, sizeof(double));
     int *group = calloc(all, sizeof(int)), *hf = calloc(all, sizeof(int));
     unsigned *idx = calloc(m, sizeof(unsigned));
-    enum pl_coloc_verdict *dec = calloc(PC_NDEC * (size_t)m, sizeof *dec);
+    enum pl_coloc_verdict *dec = calloc((PC_NDEC + 1) * (size_t)m, sizeof *dec); /* the last m: --refuse likely's */
     json_t *doc = json_object(), *arr = json_array(), *fits = json_array(), *resj = json_array();
     int rc = cases && gcases && meas && grp && group && hf && idx && dec && doc && arr && fits && resj
                  ? 0
@@ -347,6 +359,7 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
     }
     struct pl_check_stats model, constant, deflt, truth_st, group_st;
     struct pl_check_dec dtab[PC_NDEC]; /* place pair (the model), headroom, per group, constant */
+    struct pl_check_dec dlik[PC_NDEC]; /* the same with place pair's default reading (--refuse likely) first */
     struct pc_boot_row rows[2];
     unsigned nrows = 0;
     double gmean[2][2];
@@ -378,8 +391,12 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
             dec[2 * m + i] = pl_check_decision_of(grp[i], qos);
             dec[3 * m + i] = pl_check_decision_of(1.0, qos);
         }
+        for (unsigned i = 0; i < m; i++)
+            dec[PC_NDEC * m + i] = pl_check_decision(&r[i].p[0], &r[i].p[1], &pc_likely_opts);
         for (int k = 0; k < PC_NDEC; k++)
             pl_check_decisions(cases, dec + (size_t)k * m, m, qos, &dtab[k]);
+        memcpy(dlik, dtab, sizeof dlik);
+        pl_check_decisions(cases, dec + (size_t)PC_NDEC * m, m, qos, &dlik[0]);
         /* the bootstrap: the held-out half and all records (or the one half asked for) */
         unsigned k = 0;
         if (half < 0) {
@@ -409,7 +426,8 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
             json_object_set_new(rj, "b_io_bound", json_boolean(r[i].io));
             json_object_set_new(rj, "per_group", json_real(grp[i]));
             json_object_set_new(rj, "truth", json_string(pl_truth_name(pl_check_truth(r[i].measured, r[i].se, qos))));
-            json_object_set_new(rj, "decision", json_string(pl_check_decision_name(dec[i])));
+            json_object_set_new(rj, "decision", json_string(pl_check_decision_name(dec[PC_NDEC * m + i])));
+            json_object_set_new(rj, "decision_established", json_string(pl_check_decision_name(dec[i])));
             json_object_set_new(rj, "decision_headroom", json_string(pl_check_decision_name(dec[m + i])));
             json_array_append_new(arr, rj);
         }
@@ -464,8 +482,8 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
                                       "stats", stats_json(&group_st)));
         json_object_set_new(doc, "decisions",
                             json_pack("{s:f,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "margin", pc_pair_opts.margin, "unknown",
-                                      "pessimistic", "default", "uncertain_kept", "decide", "model", "place_pair",
-                                      dec_json(&dtab[0]), "headroom", dec_json(&dtab[1]), "per_group",
+                                      "pessimistic", "default", "likely", "decide", "model", "place_pair",
+                                      pair_json(&dtab[0], &dlik[0]), "headroom", dec_json(&dtab[1]), "per_group",
                                       dec_json(&dtab[2]), "constant", dec_json(&dtab[3])));
         json_t *bj = json_array();
         for (unsigned k = 0; k < nrows; k++)
@@ -530,8 +548,9 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
         stats_row("constant 1.0", &constant, NULL);
 
         printf("\ndecisions (refused/uncertain/kept): place pair's verdict on each record's pair, by the model (each\n"
-               "program's QoS line; uncertain is kept by default, --refuse established) and by the headroom rule\n"
-               "before 1.7 (--decide headroom: margin %g, unknowns pessimistic); a baseline refuses below %.2f.\n"
+               "program's QoS line; by default an uncertain pair is refused when a member's point prediction is\n"
+               "under its line, --refuse likely) and by the headroom rule before 1.7 (--decide headroom: margin %g,\n"
+               "unknowns pessimistic); a baseline refuses below %.2f.\n"
                "truth: a break when measured + 2 se < %.2f, safe when measured - 2 se >= %.2f, else unclear\n",
                pc_pair_opts.margin, qos, qos, qos);
         printf("%-44s %12s %12s %12s %13s\n", "", "place pair", "headroom", "per group", "constant 1.0");
@@ -542,9 +561,11 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
         print_dec_line(lab, dtab, PL_TRUTH_SAFE);
         snprintf(lab, sizeof lab, "unclear (%u)", dtab[0].unclear);
         print_dec_line(lab, dtab, PL_TRUTH_UNCLEAR);
-        print_rate_line("recall of breaks, uncertain kept (default)", dtab, 1, 0);
+        print_rate_line("recall of breaks, by its point (default)", dlik, 1, 0);
+        print_rate_line("recall of breaks, uncertain kept", dtab, 1, 0);
         print_rate_line("recall of breaks, uncertain refused", dtab, 1, 1);
-        print_rate_line("false refusals, uncertain kept (default)", dtab, 0, 0);
+        print_rate_line("false refusals, by its point (default)", dlik, 0, 0);
+        print_rate_line("false refusals, uncertain kept", dtab, 0, 0);
         print_rate_line("false refusals, uncertain refused", dtab, 0, 1);
 
         printf("\nskill: the gain in mean absolute error = MAE(baseline) - MAE(model %s) on the same records, with\n"

@@ -129,7 +129,7 @@ static int cmd_place_colocate(void *opts, int argc, char **argv, int opnd)
     json_object_set_new(doc, "policy", json_string(policy));
     json_object_set_new(doc, "margin", json_real(o.margin));
     json_object_set_new(doc, "unknown", json_string(o.pessimistic ? "pessimistic" : "optimistic"));
-    json_object_set_new(doc, "refuse", json_string(o.established ? "established" : "uncertain"));
+    json_object_set_new(doc, "refuse", json_string(o.likely ? "likely" : o.established ? "established" : "uncertain"));
     json_object_set_new(doc, "decide", json_string(pl_coloc_decide_name(o.decide)));
     unsigned placed = 0;
     for (unsigned a = first; a < fl.f.napps; a++) {
@@ -167,6 +167,7 @@ static int cmd_place_colocate(void *opts, int argc, char **argv, int opnd)
                                                          : ", deciding by the headroom rule, unknowns optimistic")
                                         : ", deciding by the model";
         const char *refusing = !interference   ? ""
+                               : o.likely && !headroom ? ", refusing established and likely breaks"
                                : o.established ? ", refusing established breaks only"
                                : headroom      ? ", refusing any negative headroom"
                                                : ", refusing uncertain too";
@@ -226,7 +227,7 @@ const struct cli_cmd cli_cmd_place_colocate = {
     .usage = "usage: ibench place colocate --fleet FLEET.json --profiles FILE[:CPUS[:GIB]] [FILE...]\n"
              "                             [--policy interference|least-loaded] [--cpus N] [--memory-gib G]\n"
              "                             [--margin M] [--unknown pessimistic|optimistic]\n"
-             "                             [--refuse established|uncertain] [--decide model|headroom] [--json]\n\n",
+             "                             [--refuse likely|established|uncertain] [--decide model|headroom] [--json]\n\n",
     .about = "Places applications (one per profile, in the order given) on a fleet whose machines may already hold\n"
              "tenants, one after another, and says for each where it goes, or that it waits, and why.  The\n"
              "interference policy decides as place pair does: by the model (--decide model, the default: each\n"

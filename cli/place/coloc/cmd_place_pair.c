@@ -57,11 +57,10 @@ static const char *name_of(const struct profile *p) { return p->name ? p->name :
 
 static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-/* A member's decision as the check made it: uncertain is refused without --refuse established. */
+/* A member's decision as the check made it (pl_coloc_member_decision). */
 static const char *member_decision(const struct pl_wm_pred *m, const struct profile *p, const struct pl_coloc_opts *o)
 {
-    enum pl_wm_decision d = pl_wm_decide(m, pl_wm_qos(p));
-    return pl_wm_decision_name(d == PL_WM_UNCERTAIN && !o->established ? PL_WM_REFUSED : d);
+    return pl_wm_decision_name(pl_coloc_member_decision(m, pl_wm_qos(p), o));
 }
 
 static json_t *pair_doc(char *const *paths, const struct profile *p, const struct pl_coloc_result *r,
@@ -71,7 +70,7 @@ static json_t *pair_doc(char *const *paths, const struct profile *p, const struc
     json_object_set_new(doc, "command", json_string("place pair"));
     json_object_set_new(doc, "margin", json_real(o->margin));
     json_object_set_new(doc, "unknown", json_string(o->pessimistic ? "pessimistic" : "optimistic"));
-    json_object_set_new(doc, "refuse", json_string(o->established ? "established" : "uncertain"));
+    json_object_set_new(doc, "refuse", json_string(o->likely ? "likely" : o->established ? "established" : "uncertain"));
     json_object_set_new(doc, "decide", json_string(pl_coloc_decide_name(o->decide)));
     json_t *apps = json_array();
     for (unsigned a = 0; a < r->napps; a++)
@@ -400,7 +399,7 @@ const struct cli_cmd cli_cmd_place_pair = {
     CLI_RUN(cmd_place_pair, struct pair_args),
     .summary = "may these applications share a machine: per-resource safety both ways, on profiles",
     .usage = "usage: ibench place pair A.json B.json [C.json ...] [--margin M] [--unknown pessimistic|optimistic]\n"
-             "                         [--refuse established|uncertain] [--decide model|headroom] [--json]\n\n",
+             "                         [--refuse likely|established|uncertain] [--decide model|headroom] [--json]\n\n",
     .about = "May these applications share a machine?  Each member's relative performance beside all the others is\n"
              "predicted by the model (the co-runners' pressure window by window, the member's curves and burst\n"
              "response, the mean over windows) with a pessimistic and an optimistic bound.  Unsafe when a member's\n"
