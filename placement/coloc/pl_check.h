@@ -98,8 +98,9 @@ enum pl_coloc_verdict pl_check_decision_of(double predicted, double qos);
 const char *pl_check_decision_name(enum pl_coloc_verdict d); /* "kept", "uncertain", "refused" */
 
 /* Decisions d[i] on cases c[i] scored against their truth.  "Uncertain kept" is `place pair --refuse established`
- * (the default: an uncertain pair is not refused); "uncertain refused" is `--refuse uncertain` (every negative
- * headroom refuses: exactly the pairs established refuses plus those it calls uncertain). */
+ * (an uncertain pair is not refused); "uncertain refused" is `--refuse uncertain` (every negative headroom refuses:
+ * exactly the pairs established refuses plus those it calls uncertain).  The front ends' default, `--refuse likely`,
+ * is scored by passing its own decisions (pl_check_decision with pl_coloc_opts.likely): its "uncertain kept". */
 struct pl_check_dec {
     unsigned n[3][3];        /* [enum pl_truth][enum pl_coloc_verdict]: records by truth and decision */
     unsigned breaks, safe, unclear;

@@ -25,7 +25,8 @@
  * - Margin: points kept free under every measured tolerance below 100.  The tolerated figure is the highest ramp
  *   point that met QoS on noisy samples; the margin covers a point met by luck.  A measured 100 means even the full
  *   SoI did not break QoS, and an assumed tolerance is exact by definition: neither gets a margin.
- * - Established breaks (opts.established, the front ends' default): a profile's figures carry their
+ * - Established breaks (opts.established; the front ends' default adds opts.likely, which under the model refuses
+ *   an uncertain member whose point prediction is under its QoS line): a profile's figures carry their
  *   uncertainty (caused: a standard error; tolerated: the bracket from the highest point that met QoS beyond its
  *   noise to the lowest that broke it beyond its noise).  A group is refused only when a break is established: the
  *   others' caused counted at their lower bounds (value - 2 se, distinguishable figures only; unknowns 0) exceed the
