@@ -493,8 +493,10 @@ TEST(ExtenderCli, GoldenAnswersOverLoopback)
     ASSERT_GT(l.port(), 0);
     f = body_of(http(l.port(), "POST", "/filter", file_text(dir + "filter-names.request.json")));
     EXPECT_NE(f.find("\"n4\""), std::string::npos) << f;
-    EXPECT_NE(f.find("\"n2\":\"ibench: unsafe: mem-cap (xz predicted 0.91 [0.84, 0.98] straddles, its point under QoS 0.95"),
-              std::string::npos) << f;
+    EXPECT_NE(f.find("\"n2\":\"ibench: unsafe: mem-cap (xz predicted 0.91 [0.84, 0.98] straddles, its point under "
+                     "QoS 0.95"),
+              std::string::npos)
+        << f;
 }
 
 } // namespace

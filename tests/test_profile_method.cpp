@@ -431,25 +431,25 @@ TEST(ProfileMethod, DepthFollowsACliffToTheFloor)
     struct prof_params pp;
     prof_params_default(&pp);
     for (int first = 0; first < 2; first++) {
-    SCOPED_TRACE(first ? "flat first" : "100 % by the depth");
-    pp.flat_first = first;
-    Fake f(11);
-    f.rel = [](double x) { return x < 60 ? 1.0 : 0.01; };
-    struct prof_tol_result t = search(f, pp);
-    const double xs[2][8] = {{25, 50, 75, 62.5, 56.25, 100, 59.375, 60.9375},
-                             {100, 25, 50, 75, 62.5, 56.25, 59.375, 60.9375}};
-    ASSERT_EQ(t.ncurve, 8u);
-    for (unsigned i = 0; i < 8; i++)
-        EXPECT_EQ(t.curve[i].intensity, xs[first][i]) << i;
-    EXPECT_EQ(t.have_depth, 1);
-    EXPECT_EQ(t.depth_points, first ? 2u : 3u) << "the points the depth added: 100 % is the search's when first";
-    EXPECT_DOUBLE_EQ(t.depth_rel, 0.01);
-    EXPECT_NEAR(t.below_floor_at, 59.375 + 1.5625 * 0.5 / 0.99, 1e-9);
-    EXPECT_GT(t.depth_s, 0);
-    // the floor points inside the QoS bracket narrow it: 59.375 met QoS, 60.9375 broke it
-    EXPECT_EQ(t.lo, 59.375);
-    EXPECT_EQ(t.hi, 60.9375);
-    EXPECT_EQ(f.x, 0) << "the SoI is left idle";
+        SCOPED_TRACE(first ? "flat first" : "100 % by the depth");
+        pp.flat_first = first;
+        Fake f(11);
+        f.rel = [](double x) { return x < 60 ? 1.0 : 0.01; };
+        struct prof_tol_result t = search(f, pp);
+        const double xs[2][8] = {{25, 50, 75, 62.5, 56.25, 100, 59.375, 60.9375},
+                                 {100, 25, 50, 75, 62.5, 56.25, 59.375, 60.9375}};
+        ASSERT_EQ(t.ncurve, 8u);
+        for (unsigned i = 0; i < 8; i++)
+            EXPECT_EQ(t.curve[i].intensity, xs[first][i]) << i;
+        EXPECT_EQ(t.have_depth, 1);
+        EXPECT_EQ(t.depth_points, first ? 2u : 3u) << "the points the depth added: 100 % is the search's when first";
+        EXPECT_DOUBLE_EQ(t.depth_rel, 0.01);
+        EXPECT_NEAR(t.below_floor_at, 59.375 + 1.5625 * 0.5 / 0.99, 1e-9);
+        EXPECT_GT(t.depth_s, 0);
+        // the floor points inside the QoS bracket narrow it: 59.375 met QoS, 60.9375 broke it
+        EXPECT_EQ(t.lo, 59.375);
+        EXPECT_EQ(t.hi, 60.9375);
+        EXPECT_EQ(f.x, 0) << "the SoI is left idle";
     }
 }
 
@@ -461,30 +461,30 @@ TEST(ProfileMethod, DepthOfAShallowCurveCostsAtMostThePointAt100)
     struct prof_params pp;
     prof_params_default(&pp);
     for (int first = 0; first < 2; first++) {
-    SCOPED_TRACE(first ? "flat first" : "100 % by the depth");
-    pp.flat_first = first;
-    Fake f(12);
-    f.rel = [](double) { return 1.0; };
-    struct prof_tol_result t = search(f, pp);
-    EXPECT_EQ(t.ncurve, first ? 1u : 4u);
-    EXPECT_EQ(t.curve[t.ncurve - 1].intensity, 100);
-    EXPECT_EQ(t.lo, 100);
-    EXPECT_EQ(t.hi, 100);
-    EXPECT_EQ(t.tolerated, 100);
-    EXPECT_EQ(t.have_depth, 1);
-    EXPECT_EQ(t.depth_points, 0u);
-    EXPECT_DOUBLE_EQ(t.depth_rel, 1.0);
-    EXPECT_TRUE(std::isnan(t.below_floor_at));
-    Fake g(13);
-    g.rel = breaks_at(40); // 0.85 at 40 % down to 0.67 at 100 %
-    t = search(g, pp);
-    EXPECT_EQ(t.depth_points, first ? 0u : 1u);
-    EXPECT_EQ(t.curve[first ? 0 : t.ncurve - 1].intensity, 100);
-    EXPECT_EQ(t.ncurve, 5u) << "100 % and the search's four, in either order";
-    EXPECT_NEAR(t.depth_rel, 0.85 - 0.3 * 0.6, 1e-12);
-    EXPECT_TRUE(std::isnan(t.below_floor_at));
-    EXPECT_EQ(t.lo, 37.5) << "the depth leaves the QoS bracket as the search left it";
-    EXPECT_EQ(t.hi, 43.75);
+        SCOPED_TRACE(first ? "flat first" : "100 % by the depth");
+        pp.flat_first = first;
+        Fake f(12);
+        f.rel = [](double) { return 1.0; };
+        struct prof_tol_result t = search(f, pp);
+        EXPECT_EQ(t.ncurve, first ? 1u : 4u);
+        EXPECT_EQ(t.curve[t.ncurve - 1].intensity, 100);
+        EXPECT_EQ(t.lo, 100);
+        EXPECT_EQ(t.hi, 100);
+        EXPECT_EQ(t.tolerated, 100);
+        EXPECT_EQ(t.have_depth, 1);
+        EXPECT_EQ(t.depth_points, 0u);
+        EXPECT_DOUBLE_EQ(t.depth_rel, 1.0);
+        EXPECT_TRUE(std::isnan(t.below_floor_at));
+        Fake g(13);
+        g.rel = breaks_at(40); // 0.85 at 40 % down to 0.67 at 100 %
+        t = search(g, pp);
+        EXPECT_EQ(t.depth_points, first ? 0u : 1u);
+        EXPECT_EQ(t.curve[first ? 0 : t.ncurve - 1].intensity, 100);
+        EXPECT_EQ(t.ncurve, 5u) << "100 % and the search's four, in either order";
+        EXPECT_NEAR(t.depth_rel, 0.85 - 0.3 * 0.6, 1e-12);
+        EXPECT_TRUE(std::isnan(t.below_floor_at));
+        EXPECT_EQ(t.lo, 37.5) << "the depth leaves the QoS bracket as the search left it";
+        EXPECT_EQ(t.hi, 43.75);
     }
 }
 
