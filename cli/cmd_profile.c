@@ -293,7 +293,8 @@ const struct cli_cmd cli_cmd_profile = {
              "target took; the median over the rounds with its standard error, 'distinguishable' when beyond twice\n"
              "that error; CPU time the target took from the SoI is reported apart (cpu lost). Where the usage\n"
              "(--usage-seconds, over one run of the work at least) counted no window of the SoI's resource above\n"
-             "its noise floor (storage bytes, network bytes), caused is that count, with no rounds.\n\n",
+             "its noise floor (storage bytes, network bytes), caused is that count, and for a footprint (resident\n"
+             "memory) its counted occupancy, with no rounds.\n\n",
     .more = "\nProgress goes to stderr: the phase, the SoI, the point and the time left, a refreshing line on a\n"
             "terminal, else one line per sample (IBENCH_PROGRESS=0: none). A sample that does not finish within\n"
             "--timeout is written as what it is (a QoS break by at least that much, or where the measuring stopped)\n"

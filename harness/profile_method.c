@@ -720,14 +720,15 @@ int prof_caused_counted(const struct profile *p, const struct profile_soi *e, st
     for (unsigned i = 0; i < p->usage.nres; i++) {
         const struct profile_usage_res *x = &p->usage.res[i];
         const char *soi = profile_usage_soi(x->name);
-        if (!soi || strcmp(soi, e->soi) || !(x->floor > 0) || !profile_usage_unit_ok(x->unit, e->capacity_unit))
+        if (!soi || strcmp(soi, e->soi) || !(x->floor >= 0) || !profile_usage_unit_ok(x->unit, e->capacity_unit))
             continue;
+        const int footprint = x->floor == 0; /* never noise: what it holds is what it presses */
         unsigned n = 0;
         double sum = 0, ss = 0;
         for (unsigned k = 0; k < x->nwindows; k++) {
             if (!isfinite(x->windows[k]))
                 continue;
-            if (x->windows[k] > x->floor)
+            if (!footprint && x->windows[k] > x->floor)
                 return 0; /* the target pressed it at least once: the rounds say how much a neighbour feels */
             n++;
             sum += x->windows[k];
@@ -752,7 +753,13 @@ int prof_caused_counted(const struct profile *p, const struct profile_soi *e, st
         c->counted_windows = n;
         c->value = 100 * mean / e->capacity;
         c->se = 100 * sd / sqrt(n) / e->capacity;
-        c->distinguishable = 0; /* every window under the floor: nothing a neighbour could tell from noise */
+        /* every window under the floor: nothing a neighbour could tell from noise; a footprint: its occupancy */
+        c->distinguishable = footprint && fabs(c->value) > 2 * c->se;
+        if (footprint) {
+            c->occupancy_pct = c->value;
+            if (!(c->occupancy_what = strdup(x->name)))
+                return -ENOMEM;
+        }
         return 1;
     }
     return 0;
@@ -1149,8 +1156,14 @@ static int one_soi(const struct prof_params *pp, struct prof_meter *m, struct pr
     rc = pp->caused_counted ? prof_caused_counted(p, e, c) : 0;
     if (rc > 0) {
         char fb[48];
-        say(m, "caused %.2f %% counted: its %s stayed under %s in all %u windows of its usage, no rounds", c->value,
-            c->counted_res, fmt_scaled(c->counted_floor, 1, -1, c->counted_unit, fb, sizeof(fb)), c->counted_windows);
+        if (c->counted_floor > 0)
+            say(m, "caused %.2f %% counted: its %s stayed under %s in all %u windows of its usage, no rounds",
+                c->value, c->counted_res, fmt_scaled(c->counted_floor, 1, -1, c->counted_unit, fb, sizeof(fb)),
+                c->counted_windows);
+        else
+            say(m, "caused %.2f %% counted: its %s, %s on the mean over %u windows of its usage, no rounds", c->value,
+                c->counted_res, fmt_scaled(c->counted_mean, 1, -1, c->counted_unit, fb, sizeof(fb)),
+                c->counted_windows);
     }
     rc = rc < 0 ? oom(why, len) : rc > 0 ? 0 : s->caused(s->ctx, pp, m, c, why, len);
     prc = phase_done(m, &mk, p, "caused", e->soi, why, len);

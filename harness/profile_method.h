@@ -153,15 +153,20 @@ struct prof_params {
  * bursts of 0.25, 1 and 4 s, caused counted where the kernel saw nothing. */
 void prof_params_default(struct prof_params *pp);
 
-/* Caused counted, not measured (profile 1.8; docs/profile.md, "Caused", "Counted"): the resource of the profile's
- * usage (p->usage) that SoI e presses in its capacity's unit (profile_usage_soi), when that resource has a noise
- * floor and every one of its windows lay at or under it, over at least PROF_COUNTED_MIN_WINDOWS windows and at least
- * one solo sample's wall time (the baseline before's, per sample: a whole run of the work, start-up included, so a
- * batch job that writes only at its end is not read as one that never writes). Then c (its figures preset NAN) is
- * the usage's mean as % of e's capacity, se the windows' standard error of it, not distinguishable, basis "counted",
- * no rounds. The kernel counts every byte the target's processes move to or from storage or through their network
- * namespace, so the rounds would only look for an effect of nothing, at their cost (4 s and more for each SoI).
- * 1 filled, 0 not applicable (c untouched), -ENOMEM. */
+/* Caused counted, not measured (profile 1.8; docs/profile.md, "Caused counted"): the resource of the profile's
+ * usage (p->usage) that SoI e presses in its capacity's unit (profile_usage_soi), over at least
+ * PROF_COUNTED_MIN_WINDOWS windows and at least one solo sample's wall time (the baseline before's, per sample: a
+ * whole run of the work, start-up included, so a batch job that writes only at its end is not read as one that never
+ * writes), when either
+ *  - the resource has a noise floor (bytes read, written, of the network) and every window lay at or under it: the
+ *    kernel counts every byte the target's processes move, so rounds would only look for an effect of nothing, at
+ *    their cost (4 s and more for each SoI); not distinguishable; or
+ *  - it is a footprint (no floor: resident memory against mem-cap, LLC occupancy against llc-cap): what the target
+ *    holds is the capacity it takes from a neighbour, which the rounds (the SoI's work rate alone and beside) do not
+ *    read; distinguishable when beyond 2 se of 0, and occupancy_pct the same figure.
+ * Then c (its figures preset NAN) is the usage's mean as % of e's capacity, se the windows' standard error of it
+ * (sd / sqrt(n)), basis "counted", counted_* its resource, no rounds. 1 filled, 0 not applicable (c untouched),
+ * -ENOMEM. */
 #define PROF_COUNTED_MIN_WINDOWS 10
 int prof_caused_counted(const struct profile *p, const struct profile_soi *e, struct profile_caused *c);
 

@@ -1355,8 +1355,9 @@ TEST(ProfileMethod, BurstsOnlyWhereThePathBuffersByDefault)
 
 // Caused counted (profile 1.8, prof_caused_counted): where the usage the kernel counted shows every window of the
 // SoI's resource at or under its floor, over a whole solo run of the work at least, caused is that count and no
-// rounds run; one window above the floor, a usage shorter than a run, another resource, a resource without a floor
-// (a footprint), or the method's switch off: the rounds, which here read the fake's 30 % drop.
+// rounds run; a footprint (no floor) is counted too, as its occupancy; one window above the floor, a usage shorter
+// than a run, another resource, a unit the capacity's is not, or the method's switch off: the rounds, which here read
+// the fake's 30 % drop.
 namespace {
 struct CountedCase {
     const char *soi = "disk-write";
@@ -1366,6 +1367,7 @@ struct CountedCase {
     double usage_s = 3;        // the usage's span
     double sample_s = 0.25;    // one solo run
     int counted_on = 1;
+    const char *cap_unit = "B/s"; // the SoI's capacity unit
 };
 CountedCase counted_case;
 struct profile counted_profile(const CountedCase &cc, std::string *said)
@@ -1401,6 +1403,14 @@ struct profile counted_profile(const CountedCase &cc, std::string *said)
     OneSoi o{&f};
     struct prof_sois s = o.sois();
     s.name = [](void *, unsigned) { return name; };
+    s.open = [](void *, unsigned, struct profile_soi *e, char *, size_t) {
+        e->cpus[0] = 1;
+        e->ncpus = 1;
+        e->capacity = 1e9;
+        e->capacity_unit = strdup(counted_case.cap_unit);
+        e->capacity_source = strdup("fake");
+        return 1;
+    };
     struct prof_params pp;
     prof_params_default(&pp);
     pp.nburst_on = 0;
@@ -1434,14 +1444,30 @@ TEST(ProfileMethod, CausedCountedWhereTheKernelSawNothing)
     EXPECT_EQ(said.find("alternating"), std::string::npos) << said;
     EXPECT_EQ(p.caused_counted, -1) << "the adapter records the method's switch, not prof_profile";
     profile_free(&p);
+    // a footprint (no floor): its occupancy, distinguishable beyond 2 se, whatever its windows read
+    CountedCase fp;
+    fp.res = "memory";
+    fp.soi = "mem-cap";
+    fp.floor = 0;
+    fp.cap_unit = "bytes";
+    said.clear();
+    p = counted_profile(fp, &said);
+    ASSERT_STREQ(p.sois[0].caused.basis, "counted") << said;
+    EXPECT_DOUBLE_EQ(p.sois[0].caused.value, 100 * (2048.0 * 28 / 29) / 1e9);
+    EXPECT_EQ(p.sois[0].caused.distinguishable, 1);
+    EXPECT_DOUBLE_EQ(p.sois[0].caused.occupancy_pct, p.sois[0].caused.value);
+    EXPECT_STREQ(p.sois[0].caused.occupancy_what, "memory");
+    EXPECT_EQ(p.sois[0].caused.nrounds, 0u);
+    EXPECT_NE(said.find("caused 0.00 % counted: its memory, 1.93 KiB on the mean over 29 windows"), std::string::npos)
+        << said;
+    profile_free(&p);
     // every case the rule does not cover: the rounds, reading the drop of 30 %
     CountedCase cases[5];
     cases[0].above = 2 * 1048576;   // pressed once
     cases[1].sample_s = 5;          // a run longer than the usage
     cases[2].soi = "disk-bw";       // its resource (read) was not counted
-    cases[3].res = "memory";        // a footprint: no floor
-    cases[3].soi = "mem-cap";
-    cases[3].floor = 0;
+    cases[3] = fp;                  // a footprint in a unit the capacity's is not
+    cases[3].cap_unit = "B/s";
     cases[4].counted_on = 0;        // --caused-rounds-always
     for (int k = 0; k < 5; k++) {
         std::string w;
