@@ -113,7 +113,7 @@ public:
                 if (pthread_create(&th, nullptr, worker, &ready_w) != 0)
                     _exit(4);
                 char name[16];
-                snprintf(name, sizeof name, "ibt-worker-%u", k);
+                snprintf(name, sizeof name, "ibt-worker-%u", k % 10000); /* a thread name holds 15 characters */
                 pthread_setname_np(th, name);
             }
             char c;
