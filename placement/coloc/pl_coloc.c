@@ -236,7 +236,6 @@ static int model_decides(const struct profile *const *apps, unsigned n, const st
     for (unsigned a = 0; a < n; a++) {
         const double q = pl_wm_qos(apps[a]);
         const enum pl_wm_decision d = pl_coloc_member_decision(&r->pred[a], q, o);
-        const int likely = d == PL_WM_REFUSED && pl_wm_decide(&r->pred[a], q) == PL_WM_UNCERTAIN && o->established;
         if (d == PL_WM_KEPT)
             continue;
         const enum pl_coloc_verdict v = d == PL_WM_REFUSED ? PL_COLOC_UNSAFE : PL_COLOC_UNCERTAIN;
@@ -250,10 +249,11 @@ static int model_decides(const struct profile *const *apps, unsigned n, const st
         int err = append(d == PL_WM_REFUSED ? &r->deciding : &r->uncertain, ", ",
                          "%s (%s predicted %.2f [%.2f, %.2f] %s QoS %.2f: %s)", p->deciding[0] ? p->deciding : "model",
                          label(apps, n, a, la, sizeof la), p->rel, p->lo, p->hi,
-                         p->hi < q     ? "< (even optimistic)"
-                         : p->lo >= q  ? ">="
-                         : likely      ? "straddles, its point under"
-                                       : "straddles",
+                         p->hi < q    ? "< (even optimistic)"
+                         : p->lo >= q ? ">="
+                         /* straddling and refused, established: refused by its point (likely) */
+                         : d == PL_WM_REFUSED && o->established ? "straddles, its point under"
+                                                                : "straddles",
                          q, p->why);
         if (err)
             return err;
