@@ -216,7 +216,8 @@ static const struct cli_opt extender_table[] = {
     {CLI_CHOICE("refuse", "RULE", EO, refuse, refuse_rules,
                 "likely: filter refuses a node for a break established beyond the profiles'\n"
                 "uncertainty, and for one the bounds leave open whose predicted relative\n"
-                "performance is under a QoS line; established: only the first; what passes\n"
+                "performance is under a QoS line with a harm told from none (optimistic bound\n"
+                "under 1); established: only the first; what passes\n"
                 "uncertain, prioritize ranks last; uncertain: refuse every uncertain node"),
      .def = "likely"},
     {CLI_CHOICE("decide", "MODE", EO, decide, decide_modes,

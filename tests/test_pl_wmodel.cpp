@@ -327,6 +327,21 @@ TEST(PlWmodel, UncertainIsKeptWhenEstablishedAndRefusedOtherwise)
     EXPECT_EQ(PL_WM_REFUSED, pl_coloc_member_decision(&m, 0.95, &o));
     m.rel = 0.95;
     EXPECT_EQ(PL_WM_UNCERTAIN, pl_coloc_member_decision(&m, 0.95, &o)) << "a point on the line is not under it";
+    // a point under the line whose optimistic bound reaches 1 is a harm not told from none: uncertain, not refused
+    m.rel = 0.94, m.hi = 1.0;
+    EXPECT_EQ(PL_WM_UNCERTAIN, pl_coloc_member_decision(&m, 0.95, &o)) << "likely refuses no harm it cannot tell";
+    m.hi = 0.9999;
+    EXPECT_EQ(PL_WM_REFUSED, pl_coloc_member_decision(&m, 0.95, &o));
+    // the same through the check: a victim whose curve at 100 reads 0 +- 0.5 cannot tell its harm from none
+    // anywhere (its optimistic bound 1 at every pressure): beside caused 6 +- 2.5 it reads 0.94, uncertain
+    Prof av("av", {Soi{"disk-write", {{100, 0.0, 0.5}}}});
+    const profile *g6[2] = {&av.p, &b.p};
+    ASSERT_EQ(0, pl_coloc_check(g6, 2, &o, &r, why, sizeof why));
+    EXPECT_EQ(PL_COLOC_UNCERTAIN, r.verdict);
+    ASSERT_NE(nullptr, r.pred);
+    EXPECT_NEAR(0.94, r.pred[0].rel, 1e-12);
+    EXPECT_GE(r.pred[0].hi, 1.0);
+    pl_coloc_result_free(&r);
     Soi c4{"disk-write", {}, 4, 1.9, 1};
     Prof b4("b4", {c4}, {}, 0.5, 0.5);
     const profile *g4[2] = {&a.p, &b4.p};

@@ -30,8 +30,9 @@ const char place_help_unknown[] =
     "profile counts as: pessimistic (caused 100, tolerated 0, a caused figure\n"
     "within 2 se of 0 as value + 2 se) or optimistic (caused 0, tolerated 100)";
 const char place_help_refuse[] = "likely: refuse a break beyond the profiles' uncertainty, and a pair the bounds\n"
-                                 "leave open whose predicted relative performance is under the QoS line (the\n"
-                                 "model; the headroom rule: as established); established: refuse only a break\n"
+                                 "leave open whose predicted relative performance is under the QoS line with a\n"
+                                 "harm told from none (optimistic bound under 1; the model; the headroom rule:\n"
+                                 "as established); established: refuse only a break\n"
                                  "beyond the uncertainty (the model's optimistic bound under the QoS line);\n"
                                  "uncertain: also refuse what the bounds leave open (headroom: every negative\n"
                                  "headroom) (docs/placement.md, \"The uncertain case\")";

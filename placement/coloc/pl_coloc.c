@@ -26,7 +26,8 @@
  *   point that met QoS on noisy samples; the margin covers a point met by luck.  A measured 100 means even the full
  *   SoI did not break QoS, and an assumed tolerance is exact by definition: neither gets a margin.
  * - Established breaks (opts.established; the front ends' default adds opts.likely, which under the model refuses
- *   an uncertain member whose point prediction is under its QoS line): a profile's figures carry their
+ *   an uncertain member whose point prediction is under its QoS line and whose harm is told from none, its
+ *   optimistic bound under 1): a profile's figures carry their
  *   uncertainty (caused: a standard error; tolerated: the bracket from the highest point that met QoS beyond its
  *   noise to the lowest that broke it beyond its noise).  A group is refused only when a break is established: the
  *   others' caused counted at their lower bounds (value - 2 se, distinguishable figures only; unknowns 0) exceed the
@@ -214,15 +215,18 @@ const char *pl_coloc_decide_name(enum pl_coloc_decide d) { return d == PL_DECIDE
 enum pl_wm_decision pl_coloc_member_decision(const struct pl_wm_pred *p, double qos, const struct pl_coloc_opts *o)
 {
     const enum pl_wm_decision d = pl_wm_decide(p, qos);
-    if (d == PL_WM_UNCERTAIN && (!o->established || (o->likely && p->rel < qos)))
+    /* likely reads the point only where the profiles tell a harm from none (the optimistic bound under 1): a point
+     * under the line whose bound reaches 1 is a curve's noise read at a pressure, and refusing on it refuses on
+     * noise (docs/placement.md, "The uncertain case") */
+    if (d == PL_WM_UNCERTAIN && (!o->established || (o->likely && p->rel < qos && p->hi < 1.0)))
         return PL_WM_REFUSED;
     return d;
 }
 
 /* The model's verdict over the headroom rule's (decide model): each member beside all the others (pl_wm_group);
  * refused: a member's optimistic bound under its QoS line (established), or its pessimistic bound (not
- * established: uncertain refused too), or with likely its point prediction when its bounds straddle the line;
- * uncertain: bounds straddling it (and with likely its point at or above it); the fit the smallest prediction. */
+ * established: uncertain refused too), or with likely its point prediction when its bounds straddle the line and
+ * its optimistic bound is under 1; uncertain: bounds straddling it otherwise; the fit the smallest prediction. */
 static int model_decides(const struct profile *const *apps, unsigned n, const struct pl_coloc_opts *o,
                          struct pl_coloc_result *r)
 {

@@ -49,13 +49,14 @@ struct pl_coloc_opts {
     enum pl_coloc_decide decide; /* PL_DECIDE_MODEL (0) unless asked: the cells are then explanation only */
     enum pl_wm_combine combine;  /* decide model: how a window's resources combine (product, 0) */
     bool likely;      /* decide model, with established: an uncertain member whose point prediction is under its
-                       * QoS line is refused too (--refuse likely, the front ends' default since 1.8: the uncertain
-                       * case decided by the prediction itself; docs/placement.md, "The uncertain case") */
+                       * QoS line and whose optimistic bound is under 1 (a harm told from none) is refused too
+                       * (--refuse likely, the front ends' default since 1.8: the uncertain case decided by the
+                       * prediction itself; docs/placement.md, "The uncertain case") */
 };
 #define PL_COLOC_MARGIN 5.0
 
 /* A member's decision under the model as o makes it: pl_wm_decide's, an uncertain one refused without established,
- * or with likely when its point prediction is under qos. */
+ * or with likely when its point prediction is under qos and its optimistic bound under 1. */
 enum pl_wm_decision pl_coloc_member_decision(const struct pl_wm_pred *p, double qos, const struct pl_coloc_opts *o);
 
 /* What one application sees on one resource in a group. */

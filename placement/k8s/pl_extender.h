@@ -73,8 +73,9 @@ struct pl_extender_opts {
     void *clock_ctx;
     bool established;     /* refuse only breaks established beyond the profiles' uncertainty (default true, as place
                            * colocate): an uncertain node passes filter and prioritize ranks it after the others */
-    bool likely;          /* with established: an uncertain node whose point prediction is under a QoS line is refused
-                           * too (pl_coloc_opts.likely; the command's default, --refuse likely) */
+    bool likely;          /* with established: an uncertain node whose point prediction is under a QoS line, its
+                           * optimistic bound under 1, is refused too (pl_coloc_opts.likely; the command's default,
+                           * --refuse likely) */
     bool decide_headroom; /* decide by the headroom rule (before 1.7); false (default): the model (pl_wmodel.h) */
     bool general_only;    /* tests: every Node object's state read through jansson, not from the scanned text (the
                            * two must decide alike) */
