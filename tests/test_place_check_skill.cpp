@@ -320,7 +320,7 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
 {
     const std::vector<std::string> recs = corpus_records();
     const unsigned N = (unsigned)recs.size();
-    ASSERT_EQ(56u, N) << "every record of the corpus has both its programs' profiles in " << kSet;
+    ASSERT_EQ(175u, N) << "every record of the corpus has both its programs' profiles in " << kSet;
     std::vector<std::string> args = {"place", "predict", "--check"};
     args.insert(args.end(), recs.begin(), recs.end());
     args.insert(args.end(), {"--profiles", corpus() + kSet, "--json"});
