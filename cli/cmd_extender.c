@@ -217,8 +217,8 @@ static const struct cli_opt extender_table[] = {
                 "likely: filter refuses a node for a break established beyond the profiles'\n"
                 "uncertainty, and for one the bounds leave open whose predicted relative\n"
                 "performance is under a QoS line with a harm told from none (optimistic bound\n"
-                "under 1); established: only the first; what passes\n"
-                "uncertain, prioritize ranks last; uncertain: refuse every uncertain node"),
+                "under 1); established: only the first; what passes uncertain, prioritize ranks\n"
+                "last; uncertain: refuse every uncertain node"),
      .def = "likely"},
     {CLI_CHOICE("decide", "MODE", EO, decide, decide_modes,
                 "model: the predicted relative performance with its bounds against each\n"

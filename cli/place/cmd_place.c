@@ -32,8 +32,8 @@ const char place_help_unknown[] =
 const char place_help_refuse[] = "likely: refuse a break beyond the profiles' uncertainty, and a pair the bounds\n"
                                  "leave open whose predicted relative performance is under the QoS line with a\n"
                                  "harm told from none (optimistic bound under 1; the model; the headroom rule:\n"
-                                 "as established); established: refuse only a break\n"
-                                 "beyond the uncertainty (the model's optimistic bound under the QoS line);\n"
+                                 "as established); established: refuse only a break beyond the uncertainty\n"
+                                 "(the model's optimistic bound under the QoS line);\n"
                                  "uncertain: also refuse what the bounds leave open (headroom: every negative\n"
                                  "headroom) (docs/placement.md, \"The uncertain case\")";
 const char place_help_decide[] = "model: each member's predicted relative performance beside the others, with\n"
