@@ -27,9 +27,8 @@
  *   SoI did not break QoS, and an assumed tolerance is exact by definition: neither gets a margin.
  * - Established breaks (opts.established; the front ends' default adds opts.likely, which under the model refuses
  *   an uncertain member whose point prediction is under its QoS line and whose harm is told from none, its
- *   optimistic bound under 1): a profile's figures carry their
- *   uncertainty (caused: a standard error; tolerated: the bracket from the highest point that met QoS beyond its
- *   noise to the lowest that broke it beyond its noise).  A group is refused only when a break is established: the
+ *   optimistic bound under 1): a profile's figures carry their uncertainty (caused: a standard error; tolerated:
+ *   the bracket from the highest point that met QoS beyond its noise to the lowest that broke it beyond its noise).  A group is refused only when a break is established: the
  *   others' caused counted at their lower bounds (value - 2 se, distinguishable figures only; unknowns 0) exceed the
  *   bracket's high end (unknown tolerance: 100) less the margin.  A cell the reading above calls unsafe but whose
  *   break is not established is uncertain: the group passes, says which cells and figures, and ranks after every
