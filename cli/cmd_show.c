@@ -12,6 +12,7 @@
 #include "opts.h"
 #include "parse.h"
 #include "profile_fmt.h"
+#include "profile_method.h"
 
 /* A number as the file has it, "-" when absent (NAN): show never invents a 0. b: a char array. */
 #define NUM(b, fmt, v) (isfinite(v) && snprintf(b, sizeof(b), fmt, v) >= 0 ? (const char *)(b) : "-")
@@ -220,14 +221,8 @@ static int cmd_show(void *opts, int argc, char **argv, int first)
             sep = "; ";
         }
         if (c->counted_res) { /* 1.8: the kernel counted the target leaving the resource alone; no rounds */
-            char f1[48], f2[48];
-            if (c->counted_floor > 0)
-                printf("%scounted, no rounds: its %s under %s in all %u windows (mean %s)", sep, STR(c->counted_res),
-                       fmt_scaled(c->counted_floor, 1, -1, STR(c->counted_unit), f1, sizeof(f1)), c->counted_windows,
-                       fmt_scaled(c->counted_mean, 1, -1, STR(c->counted_unit), f2, sizeof(f2)));
-            else
-                printf("%scounted, no rounds: its %s, %s on the mean over %u windows", sep, STR(c->counted_res),
-                       fmt_scaled(c->counted_mean, 1, -1, STR(c->counted_unit), f2, sizeof(f2)), c->counted_windows);
+            char ct[160];
+            printf("%scounted, no rounds: %s", sep, prof_counted_text(c, ct, sizeof(ct)));
         }
         printf("\n");
     }

@@ -981,7 +981,7 @@ static void describe(struct machine *m, const struct profile_opts *o, const stru
     p->caused_budget_s = pp->caused_budget_s;
     p->caused_counted = pp->caused_counted;
     p->search = prof_dupf("%s25/50/75/100 %%, then %u bisection steps; a break counts when it repeats%s",
-                          pp->flat_first && pp->floor > 0 ? "100 % first, done when it meets QoS; else " : "",
+                          prof_flat_first(pp) ? "100 % first, done when it meets QoS; else " : "",
                           pp->bisect_steps,
                           pp->sequential ? "; a point stops early once 2 samples lie beyond QoS by 3 noise" : "");
     p->relative_to = sdup("solo samples taken right before each point");

@@ -375,7 +375,7 @@ int prof_tolerated(const struct prof_params *pp, struct prof_meter *m, double ba
      * nothing ends that point only, as in the depth; the ramp stops where it would measure 100 % again. */
     int top_tried = 0;
     char top_why[256] = "";
-    if (pp->flat_first && pp->floor > 0) {
+    if (prof_flat_first(pp)) {
         x = 100;
         top_tried = 1;
         rc = point(pp, m, 100, base, &p, &to, why, len);
@@ -706,6 +706,19 @@ int prof_caused(const struct prof_params *pp, struct prof_meter *m, struct profi
 }
 
 /* ---- caused counted by the kernel (profile_method.h, prof_caused_counted) ------------------------------------ */
+
+const char *prof_counted_text(const struct profile_caused *c, char *buf, size_t len)
+{
+    char f1[48], f2[48];
+    const char *res = c->counted_res ? c->counted_res : "?", *unit = c->counted_unit ? c->counted_unit : "";
+    fmt_scaled(c->counted_mean, 1, -1, unit, f2, sizeof(f2));
+    if (c->counted_floor > 0)
+        snprintf(buf, len, "its %s under %s in all %u windows (mean %s)", res,
+                 fmt_scaled(c->counted_floor, 1, -1, unit, f1, sizeof(f1)), c->counted_windows, f2);
+    else
+        snprintf(buf, len, "its %s, %s on the mean over %u windows", res, f2, c->counted_windows);
+    return buf;
+}
 
 int prof_caused_counted(const struct profile *p, const struct profile_soi *e, struct profile_caused *c)
 {
@@ -1155,15 +1168,8 @@ static int one_soi(const struct prof_params *pp, struct prof_meter *m, struct pr
     prof_phase_begin(m, &mk);
     rc = pp->caused_counted ? prof_caused_counted(p, e, c) : 0;
     if (rc > 0) {
-        char fb[48];
-        if (c->counted_floor > 0)
-            say(m, "caused %.2f %% counted: its %s stayed under %s in all %u windows of its usage, no rounds",
-                c->value, c->counted_res, fmt_scaled(c->counted_floor, 1, -1, c->counted_unit, fb, sizeof(fb)),
-                c->counted_windows);
-        else
-            say(m, "caused %.2f %% counted: its %s, %s on the mean over %u windows of its usage, no rounds", c->value,
-                c->counted_res, fmt_scaled(c->counted_mean, 1, -1, c->counted_unit, fb, sizeof(fb)),
-                c->counted_windows);
+        char ct[160];
+        say(m, "caused %.2f %% counted: %s of its usage, no rounds", c->value, prof_counted_text(c, ct, sizeof(ct)));
     }
     rc = rc < 0 ? oom(why, len) : rc > 0 ? 0 : s->caused(s->ctx, pp, m, c, why, len);
     prc = phase_done(m, &mk, p, "caused", e->soi, why, len);

@@ -170,6 +170,14 @@ void prof_params_default(struct prof_params *pp);
 #define PROF_COUNTED_MIN_WINDOWS 10
 int prof_caused_counted(const struct profile *p, const struct profile_soi *e, struct profile_caused *c);
 
+/* What a counted caused figure (c->counted_res set) rests on, in one phrase for the progress line and `ibench show`:
+ * "its write under 1.00 MiB/s in all 30 windows (mean 12.0 KiB/s)", or for a footprint (no floor) "its memory,
+ * 403 MiB on the mean over 30 windows". Returns buf. */
+const char *prof_counted_text(const struct profile_caused *c, char *buf, size_t len);
+
+/* Whether the search measures 100 % first (flat first): asked, and with the depth on (a floor). */
+static inline int prof_flat_first(const struct prof_params *pp) { return pp->flat_first && pp->floor > 0; }
+
 /* n solo samples with the SoI idle (the caller holds none): values in v[0..n-1], their median. On an error (a
  * sample that timed out among them) *got says how many were taken, and *median is theirs (NAN with none). */
 int prof_baseline(const struct prof_params *pp, struct prof_meter *m, unsigned n, double *v, unsigned *got,
