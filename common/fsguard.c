@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -75,12 +76,26 @@ int fs_make_private_dir(const char *dir, const char *tag, char *out, size_t outl
     int n = snprintf(out, outlen, "%s/ibench-%s-%d.XXXXXX", dir, tag, (int)getpid());
     if (n < 0 || (size_t)n >= outlen)
         return ib_why(why, len, -ENAMETOOLONG, "--dir %s: path too long", dir);
-    if (!mkdtemp(out))
-        return ib_why(why, len, -errno, "cannot make a directory in %s: %s", dir, strerror(errno));
+    /* mkdtemp's name and mode, but each name is told to the hook before it is made (fs_set_dir_hook says why) */
+    static const char az[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     void (*hook)(int, const char *) = atomic_load(&dir_hook);
-    if (hook)
-        hook(1, out);
-    return 0;
+    for (int tries = 0; tries < 100; tries++) {
+        unsigned char r[6];
+        if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+            return ib_why(why, len, -EIO, "cannot name a directory in %s: no random bytes", dir);
+        for (int i = 0; i < 6; i++)
+            out[n - 6 + i] = az[r[i] % (sizeof(az) - 1)];
+        if (hook)
+            hook(1, out);
+        if (mkdir(out, 0700) == 0)
+            return 0;
+        int e = errno;
+        if (hook)
+            hook(0, out);
+        if (e != EEXIST)
+            return ib_why(why, len, -e, "cannot make a directory in %s: %s", dir, strerror(e));
+    }
+    return ib_why(why, len, -EEXIST, "cannot make a directory in %s: every name tried exists", dir);
 }
 
 long fs_private_dir_pid(const char *name)

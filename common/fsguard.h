@@ -41,8 +41,10 @@ int fs_make_private_dir(const char *dir, const char *tag, char *out, size_t outl
 /* Removes the regular files directly inside a private directory made above, then the directory itself.
  * Refuses (-EINVAL) a path whose last component does not start with "ibench-". 0 or -errno. */
 int fs_remove_private_dir(const char *path);
-/* Called with each private directory made (made = 1) and removed (made = 0); NULL: none. The harness's watchdog
- * listens here, so that the directories of a killed ibench are removed too. */
+/* Called with each private directory's name before it is made (made = 1), and when it is removed or could not be
+ * made (made = 0); NULL: none. The harness's watchdog listens here, so that the directories of a killed ibench are
+ * removed too; before, not after: a process killed between the mkdir and the call would leave one no one was told
+ * of. */
 void fs_set_dir_hook(void (*hook)(int made, const char *path));
 /* The pid in a private directory's name ("ibench-<tag>-<pid>.XXXXXX"), 0 when the name is not of that form. */
 long fs_private_dir_pid(const char *name);

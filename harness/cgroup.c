@@ -270,9 +270,17 @@ int cg_root_find(struct cg_root *r, char *why, size_t len)
     return ib_why(why, len, -ENOTSUP, "%s", last);
 }
 
+static void (*_Atomic make_hook)(int made, const char *path);
+
+void cg_set_make_hook(void (*hook)(int made, const char *path))
+{
+    atomic_store(&make_hook, hook);
+}
+
 int cg_make(const struct cg_root *r, char *out, size_t outlen, char *why, size_t len)
 {
     static atomic_uint seq;
+    void (*hook)(int, const char *) = atomic_load(&make_hook);
     if (r->kind == CG_NONE)
         return ib_why(why, len, -ENOTSUP, "no cgroup hierarchy");
     for (int tries = 0; tries < 100; tries++) {
@@ -280,10 +288,15 @@ int cg_make(const struct cg_root *r, char *out, size_t outlen, char *why, size_t
         int w = snprintf(out, outlen, "%s/%d-%u", r->dir, (int)getpid(), n);
         if (w < 0 || (size_t)w >= outlen)
             return ib_why(why, len, -ENAMETOOLONG, "%s: path too long", r->dir);
+        if (hook)
+            hook(1, out);
         if (mkdir(out, 0755) == 0)
             return 0;
-        if (errno != EEXIST)
-            return ib_why(why, len, -errno, "cannot make cgroup %s: %s", out, strerror(errno));
+        int e = errno;
+        if (hook)
+            hook(0, out);
+        if (e != EEXIST)
+            return ib_why(why, len, -e, "cannot make cgroup %s: %s", out, strerror(e));
     }
     return ib_why(why, len, -EEXIST, "cannot make a cgroup in %s", r->dir);
 }

@@ -33,6 +33,10 @@ int cg_root_at(struct cg_root *r, enum cg_kind kind, const char *hierarchy, char
 
 /* A new empty cgroup <r->dir>/<pid>-<n> into out. 0 or -errno with why. */
 int cg_make(const struct cg_root *r, char *out, size_t outlen, char *why, size_t len);
+/* Called by cg_make with each name before it is made (made = 1) and again (made = 0) when it could not be made;
+ * NULL: none. Before, not after: a process killed between the mkdir and the call would leave a cgroup no one was
+ * told of. The harness's watchdog listens here. */
+void cg_set_make_hook(void (*hook)(int made, const char *path));
 /* Moves the calling process into cg (writes "0" to its cgroup.procs). 0 or -errno. Async-signal-safe. */
 int cg_enter(const char *cg);
 /* Moves process pid into cg. 0 or -errno. */

@@ -162,9 +162,7 @@ int child_spawn(const char *cmd, const int *cpus, unsigned ncpus, int capture, i
     char cw[256];
     /* no cgroup for this one (cannot make it): it is still contained as where there are none */
     if (root.kind != CG_NONE && cg_make(&root, c->cg, sizeof(c->cg), cw, sizeof(cw)) < 0)
-        c->cg[0] = 0;
-    if (c->cg[0])
-        watchdog_note('C', 1, c->cg);
+        c->cg[0] = 0; /* (the watchdog was told of the name by cg_make's hook, before it was made) */
     int pfd[2] = {-1, -1};
     if (capture && pipe2(pfd, O_CLOEXEC) < 0) {
         int e = errno;

@@ -14,6 +14,7 @@
 #include <syslog.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -220,6 +221,9 @@ static void watch(int fd, pid_t ibench)
     /* the processes first: they may be writing in the directories. Each cgroup is thawed before anything waits on
      * it (a frozen process acts on no signal, SIGKILL included, in a v1 freezer); cg_remove is bounded. */
     for (size_t i = 0; i < cgs.n; i++) {
+        struct stat st;
+        if (stat(cgs.v[i], &st) != 0) /* told of before it was made: ibench died before making it */
+            continue;
         cg_freeze(cgs.v[i], 0);
         int rc = cg_remove(cgs.v[i]);
         if (rc < 0)
@@ -233,7 +237,7 @@ static void watch(int fd, pid_t ibench)
         int rc = fs_remove_private_dir(dirs.v[i]);
         if (rc < 0 && rc != -ENOENT)
             wd_log("ibench %d ended; could not remove %s: %s", (int)ibench, dirs.v[i], strerror(-rc));
-        else if (!clean_end)
+        else if (rc == 0 && !clean_end)
             wd_log("ibench %d died; removed %s", (int)ibench, dirs.v[i]);
     }
     _exit(0);
@@ -242,6 +246,11 @@ static void watch(int fd, pid_t ibench)
 static void dir_hook(int made, const char *path)
 {
     watchdog_note('D', made, path);
+}
+
+static void cg_hook(int made, const char *path)
+{
+    watchdog_note('C', made, path);
 }
 
 int watchdog_start(char *why, size_t len)
@@ -278,12 +287,14 @@ int watchdog_start(char *why, size_t len)
     wd_pid = pid;
     pthread_mutex_unlock(&mu);
     fs_set_dir_hook(dir_hook);
+    cg_set_make_hook(cg_hook);
     return 0;
 }
 
 void watchdog_stop(void)
 {
     fs_set_dir_hook(NULL);
+    cg_set_make_hook(NULL);
     pthread_mutex_lock(&mu);
     if (wd_fd >= 0) {
         send(wd_fd, "=", 1, MSG_NOSIGNAL); /* a clean end, even while a child forked before its exec holds the socket */
