@@ -46,7 +46,7 @@ int scratch_open(struct scratch *sc, const char *base, const char *tag, uint64_t
                       fmt_bytes((double)fs_margin(sc->space.total), b4, sizeof(b4)));
     }
     if ((rc = fs_make_private_dir(base, tag, sc->dir, sizeof(sc->dir), why, len)) < 0) {
-        sc->dir[0] = 0; /* mkdtemp leaves its template there */
+        sc->dir[0] = 0; /* a failed make leaves its last name there */
         return rc;
     }
     return 0;
