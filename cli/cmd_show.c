@@ -119,7 +119,24 @@ static int cmd_show(void *opts, int argc, char **argv, int first)
         printf("\n");
     }
     free(cells);
-    int hdr = 0; /* the reach checks of the SoIs that were ramped (a skipped one says it in its reason) */
+    int hdr = 0; /* curves measured while the target's own solo speed moved (profile_soi_solo_stray) */
+    for (unsigned i = 0; i < p.nsois; i++) {
+        const struct profile_soi *s = &p.sois[i];
+        const double f = s->status == PROFILE_MEASURED ? profile_soi_solo_stray(&p, s) : NAN;
+        if (!(f > PROFILE_SOLO_STRAY_MAX))
+            continue;
+        double lo = INFINITY, hi = 0;
+        for (unsigned k = 0; k < s->ncurve; k++)
+            if (s->curve[k].solo > 0)
+                lo = fmin(lo, s->curve[k].solo), hi = fmax(hi, s->curve[k].solo);
+        if (!hdr++)
+            printf("\nSTRAYED: curves measured while the target's own solo speed moved more than %g-fold outside its\n"
+                   "baseline (the machine or the target was in another state; the placement model reads them in its\n"
+                   "pessimistic bound only, docs/placement.md):\n", PROFILE_SOLO_STRAY_MAX);
+        printf("  %-12s the points' solo baselines %.4g-%.4g, %.1f-fold outside the baseline samples' range\n",
+               STR(s->soi), lo, hi, f);
+    }
+    hdr = 0; /* the reach checks of the SoIs that were ramped (a skipped one says it in its reason) */
     for (unsigned i = 0; i < p.nsois; i++) {
         const struct profile_soi *s = &p.sois[i];
         if (!s->have_reach || s->status != PROFILE_MEASURED)

@@ -31,6 +31,27 @@ double profile_soi_safe_tolerated(const struct profile_soi *s)
     return b1 > 0 && b0 >= 0 && b0 <= t && t <= b1 ? b0 : t;
 }
 
+double profile_soi_solo_stray(const struct profile *p, const struct profile_soi *s)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (unsigned i = 0; i < p->nbefore + p->nafter; i++) {
+        const double v = i < p->nbefore ? p->before[i] : p->after[i - p->nbefore];
+        if (isfinite(v) && v > 0)
+            lo = fmin(lo, v), hi = fmax(hi, v);
+    }
+    if (!isfinite(lo))
+        return NAN;
+    double f = NAN;
+    for (unsigned i = 0; i < s->ncurve; i++) {
+        const double v = s->curve[i].solo;
+        if (!(v > 0) || !isfinite(v))
+            continue;
+        const double g = fmax(1.0, fmax(v / hi, lo / v));
+        f = isfinite(f) ? fmax(f, g) : g;
+    }
+    return f;
+}
+
 void profile_soi_init(struct profile_soi *s)
 {
     memset(s, 0, sizeof(*s));

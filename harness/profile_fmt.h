@@ -276,6 +276,15 @@ int profile_add_phase(struct profile *p, const char *phase, const char *soi, con
  * met QoS beyond its noise; `tolerated` itself where the entry has no valid bracket (bracket[0] <= tolerated <=
  * bracket[1], bracket[1] > 0). Before 1.4 tolerated was the safe end, so older profiles read the same. */
 double profile_soi_safe_tolerated(const struct profile_soi *s);
+/* How far, as a factor >= 1, the solo baseline of s's points strayed outside the range of the profile's own baseline
+ * samples (before and after): max over points of max(solo / baseline max, baseline min / solo); 1 when every point's
+ * solo lies within it; NAN when the profile or the SoI recorded none. A point's relative is its samples beside the
+ * SoI against that solo; a solo far outside what the target does alone says the machine (or the target) was in
+ * another state while the curve was measured, and its points say nothing of the SoI (docs/placement.md, "A curve
+ * measured while the target's own speed moved"). */
+double profile_soi_solo_stray(const struct profile *p, const struct profile_soi *s);
+/* Beyond this factor a curve is not read by the placement model: PROFILE_SOLO_STRAY_MAX. */
+#define PROFILE_SOLO_STRAY_MAX 4.0
 /* The SoI whose capacity a usage resource is a share of ("write" -> "disk-write", "read" -> "disk-bw", "memory" ->
  * "mem-cap", "net" -> "net-bw", "llc" -> "llc-cap", "mem-bw" -> "mem-bw"), or NULL: no SoI presses it.  One table for the profile's of_capacity and the placement model. */
 const char *profile_usage_soi(const char *usage_name);

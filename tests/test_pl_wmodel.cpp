@@ -25,6 +25,7 @@ constexpr double kCap = 2.7e9; // disk-write's capacity, B/s
 
 struct Pt {
     double x, rel, se;
+    double solo = 0; // the point's solo baseline; 0: not recorded
 };
 struct Burst {
     double on_s, off_s, level, on_relative, se;
@@ -68,7 +69,7 @@ struct Prof {
             s->curve = static_cast<struct profile_point *>(calloc(d.curve.size() + 1, sizeof *s->curve));
             for (const Pt &c : d.curve) {
                 struct profile_point *q = &s->curve[s->ncurve++];
-                q->intensity = c.x, q->relative = c.rel, q->relative_se = c.se;
+                q->intensity = c.x, q->relative = c.rel, q->relative_se = c.se, q->solo = c.solo;
             }
             s->have_caused = 1;
             s->caused.value = d.caused, s->caused.se = d.caused_se, s->caused.distinguishable = d.dist;
@@ -92,6 +93,15 @@ struct Prof {
             for (double w : u.windows)
                 x->windows[x->nwindows++] = w;
         }
+    }
+    void baseline(const std::vector<double> &before, const std::vector<double> &after)
+    {
+        p.before = static_cast<double *>(calloc(before.size() + 1, sizeof(double)));
+        p.after = static_cast<double *>(calloc(after.size() + 1, sizeof(double)));
+        for (double v : before)
+            p.before[p.nbefore++] = v;
+        for (double v : after)
+            p.after[p.nafter++] = v;
     }
     ~Prof() { profile_free(&p); }
     Prof(const Prof &) = delete;
@@ -383,4 +393,45 @@ TEST(PlWmodel, WindowsRuleIsTheDefaultPredictor)
     EXPECT_DOUBLE_EQ(1.0, pl_predict(&a.p, o, 1, w, "mem-bw")) << "a resource A did not measure";
     EXPECT_DOUBLE_EQ(1.0, pl_predict(&a.p, o, 1, pl_pred_rule_find(PL_PRED_TRUTH), nullptr))
         << "the rule before 1.7 reads caused figures only";
+}
+
+// A curve whose points' solo baselines strayed more than PROFILE_SOLO_STRAY_MAX (4) times outside the target's own
+// baseline samples was measured while the machine or the target was in another state: the point and the optimistic
+// bound read no harm from it, the pessimistic bound reads the curve; the decision says uncertain and why.  Within
+// the factor the curve is read as it is.
+TEST(PlWmodel, CurveMeasuredWhileTheTargetsSoloStrayedIsReadOnlyByThePessimisticBound)
+{
+    Soi c{"llc-cap", {}, 40, 5, 1};
+    Prof b("b", {c});
+    auto victim = [](double solo) {
+        auto *a = new Prof("a", {Soi{"llc-cap", {{6.25, 0.1, 0.01, 1.05}, {100, 0.1, 0.01, solo}}}});
+        a->baseline({1.0, 1.1}, {1.2});
+        return a;
+    };
+    Prof *steady = victim(4.7); // 4.7 / 1.2 = 3.92: within the factor
+    EXPECT_DOUBLE_EQ(4.7 / 1.2, profile_soi_solo_stray(&steady->p, &steady->p.sois[0]));
+    EXPECT_FALSE(pl_wm_curve_stray(&steady->p, &steady->p.sois[0]));
+    pl_wm_pred r = predict(*steady, {&b});
+    EXPECT_NEAR(0.1, r.rel, 1e-12);
+    EXPECT_EQ(PL_WM_REFUSED, pl_wm_decide(&r, 0.95));
+    EXPECT_EQ(nullptr, strstr(r.why, "not read")) << r.why;
+    delete steady;
+
+    Prof *moved = victim(5.0); // 5.0 / 1.2 = 4.17
+    EXPECT_TRUE(pl_wm_curve_stray(&moved->p, &moved->p.sois[0]));
+    r = predict(*moved, {&b});
+    EXPECT_DOUBLE_EQ(1.0, r.rel);
+    EXPECT_DOUBLE_EQ(1.0, r.hi);
+    EXPECT_NEAR(0.08, r.lo, 1e-12) << "the pessimistic bound reads the curve 2 se lower";
+    EXPECT_EQ(PL_WM_UNCERTAIN, pl_wm_decide(&r, 0.95));
+    EXPECT_NE(nullptr, strstr(r.why, "llc-cap not read: measured while a's own solo speed moved 4.2-fold")) << r.why;
+    // a solo under the range strays as far: 1.0 / 0.2 = 5
+    moved->p.sois[0].curve[1].solo = 0.2;
+    EXPECT_DOUBLE_EQ(5.0, profile_soi_solo_stray(&moved->p, &moved->p.sois[0]));
+    delete moved;
+
+    // nothing recorded to compare with: NAN, and the curve is read
+    Prof none("n", {Soi{"llc-cap", {{100, 0.1, 0.01, 9.0}}}});
+    EXPECT_TRUE(std::isnan(profile_soi_solo_stray(&none.p, &none.p.sois[0])));
+    EXPECT_NEAR(1 - 0.9 * 0.4, predict(none, {&b}).rel, 1e-12) << "1 at 0, 0.1 at 100, read at 40";
 }

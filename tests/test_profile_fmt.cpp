@@ -906,3 +906,23 @@ TEST(ProfileFmt, ShowPrintsTheBursts)
     run(q, {"show", f});
     EXPECT_NE(q.out.find("\nbursts: off: not asked for\n"), std::string::npos) << q.out;
 }
+
+// show names the curves measured while the target's own solo speed moved beyond PROFILE_SOLO_STRAY_MAX outside its
+// baseline (the corpus's set a sqlite-fsync: llc-cap and disk-bw, 13.8- and 15.2-fold), and only those.
+TEST(ProfileFmt, ShowNamesTheCurvesMeasuredWhileTheTargetsSoloStrayed)
+{
+    const std::string corpus = std::string(IBENCH_FIXTURES) + "/../../docs/data/corpus/";
+    Proc p;
+    run(p, {"show", corpus + "profiles-a/sqlite-fsync.json"});
+    EXPECT_EQ(p.status, 0) << p.err;
+    EXPECT_NE(p.out.find("\nSTRAYED: "), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("  llc-cap      the points' solo baselines 0.1839-2.458, 13.8-fold outside"),
+              std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("  disk-bw      the points' solo baselines 0.2008-2.72, 15.2-fold outside"), std::string::npos)
+        << p.out;
+    EXPECT_EQ(p.out.find("  mem-bw       the points' solo"), std::string::npos) << "1.2-fold: within" << p.out;
+    Proc q;
+    run(q, {"show", corpus + "profiles-b/sqlite-fsync.json"});
+    EXPECT_EQ(q.status, 0) << q.err;
+    EXPECT_EQ(q.out.find("STRAYED"), std::string::npos) << q.out;
+}

@@ -1,5 +1,11 @@
 /* pl_wmodel.c - one model that predicts and decides (pl_wmodel.h; docs/placement.md, "One model that predicts and
  * decides").  The rules, each with its reason:
+ * - A curve measured while A's own speed moved is not read: when a point's solo baseline lies more than
+ *   PROFILE_SOLO_STRAY_MAX times outside the range of A's baseline samples (profile_soi_solo_stray), the machine or
+ *   A was in another state while s was measured, and no point of s says what s does (a slowdown of 0.08 beside 6 %
+ *   of the LLC, from a target whose solo moved 14-fold between points).  Such a curve is read by the pessimistic
+ *   bound only: the point and the optimistic bound count no harm from s (no evidence), the pessimistic one keeps
+ *   the harm it shows (not ruled out), so the decision says uncertain rather than kept.
  * - Curves: A's sustained curve on s is pl_sim_curve's reading (repeats averaged, capped at 1, 1 at 0, linear, flat
  *   beyond the last point).  Its bounds move every point by 2 relative_se (NAN: 0) down (pessimistic) or up
  *   (optimistic), capped to [0, 1]: the points' own noise, nothing invented between them.
@@ -278,6 +284,11 @@ static void fmt_si(char *buf, size_t len, double v, const char *unit)
 
 /* ---- the prediction -------------------------------------------------------------------------------------------- */
 
+bool pl_wm_curve_stray(const struct profile *a, const struct profile_soi *s)
+{
+    return profile_soi_solo_stray(a, s) > PROFILE_SOLO_STRAY_MAX;
+}
+
 double pl_wm_qos(const struct profile *p) { return isfinite(p->qos) && p->qos > 0 ? p->qos : 0.9; }
 
 enum pl_wm_decision pl_wm_decide(const struct pl_wm_pred *p, double qos)
@@ -374,11 +385,12 @@ static int predict(const struct profile *a, const struct profile *const *others,
     out->nwindows = N, out->window_s = ws;
     double best[3] = {2, 2, 2}, dec_active = 0, dec_lsum = 0, dec_ksum = 0;
     unsigned dec_nfin = 0, dec_ninf = 0;
-    const struct profile_soi *dec = NULL;
+    const struct profile_soi *dec = NULL, *stray_soi = NULL; /* the first pressed curve not read (stray) */
     for (unsigned i = 0; i < a->nsois; i++) {
         const struct profile_soi *s = &a->sois[i];
         if (s->status != PROFILE_MEASURED || (only_soi && strcmp(s->soi, only_soi)))
             continue;
+        const bool stray = pl_wm_curve_stray(a, s);
         /* the co-runners' pressure on s: usage windows summed in u, caused figures summed per reading */
         double cs[3] = {0, 0, 0};
         bool pressed = false;
@@ -419,8 +431,10 @@ static int predict(const struct profile *a, const struct profile *const *others,
             double sum = 0;
             for (unsigned w = 0; w < N; w++) {
                 double rw = 1.0;
-                if (x[w] > 0) {
-                    pressed = true;
+                if (x[w] > 0 && stray && r == PL_WM_CENTRAL && !stray_soi)
+                    stray_soi = s;
+                if (x[w] > 0 && (!stray || r == PL_WM_PESSIMISTIC)) {
+                    pressed = pressed || !stray;
                     const double k = share_at(&bs[r], L[w]);
                     rw = clamp01(1 - k * (1 - curve_at(&cv[r], x[w])));
                     if (r == PL_WM_CENTRAL) {
@@ -469,6 +483,13 @@ static int predict(const struct profile *a, const struct profile *const *others,
     out->hi = fmax(sum[PL_WM_OPTIMISTIC] / N, out->rel);
     if (!out->deciding[0] && texts)
         snprintf(out->why, sizeof out->why, "no counted pressure on a resource %s measured", a->name ? a->name : "?");
+    if (stray_soi && texts) {
+        const size_t at = strlen(out->why);
+        if (snprintf(out->why + at, sizeof out->why - at,
+                     "; %s not read: measured while %s's own solo speed moved %.1f-fold (the pessimistic bound only)",
+                     stray_soi->soi, a->name ? a->name : "?", profile_soi_solo_stray(a, stray_soi)) < 0)
+            out->why[at] = 0;
+    }
     return 0;
 }
 

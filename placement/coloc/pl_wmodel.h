@@ -41,6 +41,9 @@ struct pl_wm_pred {
  * not measure it).  0, or -ENOMEM (out->rel etc. NAN). */
 int pl_wm_predict(const struct profile *a, const struct profile *const *others, unsigned n, enum pl_wm_combine c,
                   const char *only_soi, struct pl_wm_pred *out);
+/* true when the model does not read A's curve on s: its points' solo baselines strayed beyond
+ * PROFILE_SOLO_STRAY_MAX outside A's baseline (the machine or A changed under the curve; pl_wmodel.c). */
+bool pl_wm_curve_stray(const struct profile *a, const struct profile_soi *s);
 /* A's QoS line: its profile's qos (the relative performance that still meets QoS), 0.9 where absent (as the
  * simulator's fleet reads it). */
 double pl_wm_qos(const struct profile *p);
