@@ -104,6 +104,12 @@ static void soi_free(struct profile_soi *s)
     free(s->confidence.level);
 }
 
+void profile_soi_clear(struct profile_soi *s)
+{
+    soi_free(s);
+    profile_soi_init(s);
+}
+
 static void missing_free(struct profile_missing *m)
 {
     free(m->phase);

@@ -269,6 +269,8 @@ void profile_free(struct profile *p);
 /* A zeroed profile with every optional number NAN and every tri-state -1 (for a writer to fill). */
 void profile_init(struct profile *p);
 void profile_soi_init(struct profile_soi *s);
+/* Frees what s holds and makes it as profile_soi_init does (an SoI measured once more). */
+void profile_soi_clear(struct profile_soi *s);
 /* Append a missing item (p->complete becomes 0) / a phase's pressure; soi may be NULL. 0 or -ENOMEM. */
 int profile_add_missing(struct profile *p, const char *phase, const char *soi, double intensity, const char *reason);
 int profile_add_phase(struct profile *p, const char *phase, const char *soi, const struct profile_phase *figures);

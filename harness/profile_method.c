@@ -1285,7 +1285,27 @@ int prof_profile(const struct prof_params *pp0, struct prof_meter *m, struct pro
             rc = not_measured(p, e, r) < 0 ? oom(why, len) : 0;
             continue;
         }
+        const unsigned nmissing = p->nmissing;
         rc = one_soi(&pp, m, s, i, p->before_median, stop, p, e, &halt, &intr, why, len);
+        /* A curve whose points' solo baselines strayed beyond PROFILE_SOLO_STRAY_MAX outside the baseline was
+         * measured while the machine or the target was in another state (the placement model does not read it):
+         * measured once more, when the first pass ended cleanly; the first pass's phases stay listed. */
+        double f = rc == 0 && !halt && e->status == PROFILE_MEASURED && p->nmissing == nmissing
+                       ? profile_soi_solo_stray(p, e)
+                       : NAN;
+        if (f > PROFILE_SOLO_STRAY_MAX) {
+            say(m, "%s: the target's own solo speed moved %.1f-fold outside its baseline while this curve was "
+                   "measured: the machine or the target was in another state, not the SoI; measuring it once more",
+                e->soi, f);
+            char *nm = e->soi, *res = e->resource;
+            e->soi = e->resource = NULL;
+            profile_soi_clear(e);
+            e->soi = nm, e->resource = res;
+            rc = one_soi(&pp, m, s, i, p->before_median, stop, p, e, &halt, &intr, why, len);
+            if (rc == 0 && e->status == PROFILE_MEASURED && (f = profile_soi_solo_stray(p, e)) > PROFILE_SOLO_STRAY_MAX)
+                say(m, "%s: moved %.1f-fold again: kept as measured; its confidence says so and the placement model "
+                       "reads it in its pessimistic bound only", e->soi, f);
+        }
         if (rc == 0 && halt && !intr)
             snprintf(halt_why, sizeof(halt_why), "%s: %s", e->soi,
                      e->reason ? e->reason : e->caused.reason ? e->caused.reason : "");
@@ -1336,7 +1356,14 @@ int prof_profile(const struct prof_params *pp0, struct prof_meter *m, struct pro
         e->have_confidence = 1;
         e->confidence.tolerated_pts = e->bracket[1] - e->bracket[0];
         e->confidence.noise_pct = p->noise_pct;
-        if (conf && !(e->confidence.level = strdup(conf)))
+        const double f = profile_soi_solo_stray(p, e);
+        if (f > PROFILE_SOLO_STRAY_MAX)
+            e->confidence.level = prof_dupf("low: the target's own solo speed moved %.1f-fold outside its baseline "
+                                            "while this curve was measured (the machine or the target was in another "
+                                            "state)", f);
+        else if (conf)
+            e->confidence.level = strdup(conf);
+        if (conf && !e->confidence.level)
             return oom(why, len);
     }
     return 0;

@@ -28,6 +28,7 @@ struct Fake {
     double noise = 0;                  // multiplicative, per sample
     double base = 1000;                // solo metric (higher is better)
     double sample_s = 0.25;            // wall time of one sample
+    std::function<double(unsigned)> state; // optional: the machine's state, a factor on the target's speed by sample
     // the SoI
     double rate = 1e9;                 // work per CPU-second, alone
     double drop = 0;                   // share of it lost while the work runs
@@ -84,12 +85,14 @@ struct Fake {
                 snprintf(why, len, "'fake' did not finish within %g s", f->timeout_s);
                 return -ETIMEDOUT;
             }
+        const double st = f->state ? f->state((unsigned)i) : 1.0;
         if (f->waving) {
             *v = f->wave_sample() * (1 + f->noise * f->g());
+            *v = f->lower ? *v / st : *v * st;
             return 0;
         }
         f->now += (uint64_t)(f->sample_s * 1e9);
-        *v = (f->lower ? f->base / f->rel(f->x) : f->base * f->rel(f->x)) * (1 + f->noise * f->g());
+        *v = (f->lower ? f->base / (st * f->rel(f->x)) : f->base * st * f->rel(f->x)) * (1 + f->noise * f->g());
         return 0;
     }
     // Beside the SoI as a square wave (soi_wave): the victim's speed is 1 while the wave is off and while it is on
@@ -1563,4 +1566,68 @@ TEST(ProfileMethod, BurstsStandardErrorFromTheSpreadAndTheSoloNoise)
         EXPECT_LT(x.relative_se, 0.2) << x.on_s;
         EXPECT_NEAR(x.relative, x.on_s <= 0.5 ? 1.0 : 0.51, 4 * x.relative_se) << x.on_s;
     }
+}
+
+// A curve whose points' solo baselines strayed more than PROFILE_SOLO_STRAY_MAX outside the baseline was measured
+// while the machine was in another state: the SoI is measured once more (once), and the progress says why. Here the
+// machine runs the target 10 times slower through the SoI's whole first pass (solo and beside alike, so each point's
+// relative still reads 1): the second pass, in the normal state, is kept. Through both passes: kept as measured, its
+// confidence says so. Never when nothing strays (the same samples as a run without the check would take).
+TEST(ProfileMethod, ACurveMeasuredWhileTheTargetsSoloStrayedIsMeasuredOnceMore)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    pp.nburst_on = 0;
+    auto run = [&](std::function<double(unsigned)> state, std::string *said, unsigned *samples) {
+        Fake f(71);
+        f.rel = [](double x) { return x < 50 ? 1.0 : 0.5; };
+        f.state = state;
+        struct prof_meter m = f.meter();
+        static std::string *out;
+        out = said;
+        m.progress = [](void *, const char *line) { *out += std::string(line) + "\n"; };
+        OneSoi o{&f};
+        struct prof_sois s = o.sois();
+        struct profile p;
+        profile_init(&p);
+        char why[256] = "";
+        EXPECT_EQ(prof_profile(&pp, &m, &s, 3, nullptr, &p, why, sizeof why), 0) << why;
+        *samples = f.samples;
+        return p;
+    };
+    std::string said;
+    unsigned n0 = 0;
+    struct profile p0 = run(nullptr, &said, &n0);
+    EXPECT_EQ(said.find("measuring it once more"), std::string::npos) << said;
+    EXPECT_DOUBLE_EQ(profile_soi_solo_stray(&p0, &p0.sois[0]), 1.0);
+    const unsigned pass = n0 - 6; // the SoI's samples: all but the 3 + 3 of the baselines
+    ASSERT_GT(pass, 0u);
+
+    said.clear();
+    unsigned n1 = 0;
+    struct profile p1 = run([pass](unsigned i) { return i >= 3 && i < 3 + pass ? 0.1 : 1.0; }, &said, &n1);
+    EXPECT_NE(said.find("fake-disk: the target's own solo speed moved 10.0-fold outside its baseline while this curve "
+                        "was measured: the machine or the target was in another state, not the SoI; measuring it "
+                        "once more"),
+              std::string::npos)
+        << said;
+    EXPECT_EQ(said.find("again"), std::string::npos) << said;
+    EXPECT_EQ(n1, n0 + pass) << "one pass more, no other sample";
+    ASSERT_EQ(p1.sois[0].status, PROFILE_MEASURED);
+    EXPECT_DOUBLE_EQ(profile_soi_solo_stray(&p1, &p1.sois[0]), 1.0) << "the second pass is kept";
+    EXPECT_EQ(p1.sois[0].ncurve, p0.sois[0].ncurve);
+    EXPECT_DOUBLE_EQ(p1.sois[0].tolerated, p0.sois[0].tolerated);
+
+    said.clear();
+    unsigned n2 = 0;
+    struct profile p2 = run([pass](unsigned i) { return i >= 3 && i < 3 + 2 * pass ? 0.1 : 1.0; }, &said, &n2);
+    EXPECT_NE(said.find("fake-disk: moved 10.0-fold again: kept as measured"), std::string::npos) << said;
+    EXPECT_EQ(n2, n0 + pass) << "measured once more, not twice";
+    EXPECT_DOUBLE_EQ(profile_soi_solo_stray(&p2, &p2.sois[0]), 10.0);
+    ASSERT_NE(p2.sois[0].confidence.level, nullptr);
+    EXPECT_EQ(std::string(p2.sois[0].confidence.level).rfind("low: the target's own solo speed moved 10.0-fold", 0), 0u)
+        << p2.sois[0].confidence.level;
+    profile_free(&p0);
+    profile_free(&p1);
+    profile_free(&p2);
 }
