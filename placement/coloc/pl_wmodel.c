@@ -1,11 +1,10 @@
 /* pl_wmodel.c - one model that predicts and decides (pl_wmodel.h; docs/placement.md, "One model that predicts and
  * decides").  The rules, each with its reason:
- * - A curve measured while A's own speed moved is not read: when a point's solo baseline lies more than
- *   PROFILE_SOLO_STRAY_MAX times outside the range of A's baseline samples (profile_soi_solo_stray), the machine or
- *   A was in another state while s was measured, and no point of s says what s does (a slowdown of 0.08 beside 6 %
- *   of the LLC, from a target whose solo moved 14-fold between points).  Such a curve is read by the pessimistic
- *   bound only: the point and the optimistic bound count no harm from s (no evidence), the pessimistic one keeps
- *   the harm it shows (not ruled out), so the decision says uncertain rather than kept.
+ * - A curve measured while A's own speed moved is read by the pessimistic bound only: when a point's solo baseline
+ *   lies more than PROFILE_SOLO_STRAY_MAX times outside the range of A's baseline samples (profile_soi_solo_stray),
+ *   the machine or A was in another state while s was measured, and no point of s says what s does.  The point and
+ *   the optimistic bound count no harm from s (no evidence), the pessimistic one keeps the harm it shows (not ruled
+ *   out), so the decision says uncertain rather than kept, and its line names s.
  * - Curves: A's sustained curve on s is pl_sim_curve's reading (repeats averaged, capped at 1, 1 at 0, linear, flat
  *   beyond the last point).  Its bounds move every point by 2 relative_se (NAN: 0) down (pessimistic) or up
  *   (optimistic), capped to [0, 1]: the points' own noise, nothing invented between them.
