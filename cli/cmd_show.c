@@ -136,6 +136,20 @@ static int cmd_show(void *opts, int argc, char **argv, int first)
         printf("  %-12s the points' solo baselines %.4g-%.4g, %.1f-fold outside the baseline samples' range\n",
                STR(s->soi), lo, hi, f);
     }
+    hdr = 0; /* capacities measured while the resource was slower (profile_soi_full_achieved) */
+    for (unsigned i = 0; i < p.nsois; i++) {
+        const struct profile_soi *s = &p.sois[i];
+        const double a = s->status == PROFILE_MEASURED ? profile_soi_full_achieved(s) : NAN;
+        if (!(a > PROFILE_CAPACITY_LOW_PCT))
+            continue;
+        if (!hdr++)
+            printf("\nCAPACITY LOW: SoIs whose point at 100 %% (unthrottled) achieved more than %g %% of the capacity\n"
+                   "their lower points were paced against: that capacity was measured while the resource was slower\n"
+                   "(ibench calibrate measures it again); the curve's 100 %% point lies far beyond its others:\n",
+                   PROFILE_CAPACITY_LOW_PCT);
+        printf("  %-12s %.0f %% of %s %s (%s)\n", STR(s->soi), a, NUM(b1, "%.4g", s->capacity), STR(s->capacity_unit),
+               TTY_TEXT(STR(s->capacity_source)));
+    }
     hdr = 0; /* the reach checks of the SoIs that were ramped (a skipped one says it in its reason) */
     for (unsigned i = 0; i < p.nsois; i++) {
         const struct profile_soi *s = &p.sois[i];

@@ -52,6 +52,16 @@ double profile_soi_solo_stray(const struct profile *p, const struct profile_soi 
     return f;
 }
 
+double profile_soi_full_achieved(const struct profile_soi *s)
+{
+    double sum = 0;
+    unsigned n = 0;
+    for (unsigned i = 0; i < s->ncurve; i++)
+        if (s->curve[i].intensity == 100 && isfinite(s->curve[i].achieved_pct))
+            sum += s->curve[i].achieved_pct, n++;
+    return n ? sum / n : NAN;
+}
+
 void profile_soi_init(struct profile_soi *s)
 {
     memset(s, 0, sizeof(*s));

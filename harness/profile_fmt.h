@@ -287,6 +287,12 @@ double profile_soi_safe_tolerated(const struct profile_soi *s);
 double profile_soi_solo_stray(const struct profile *p, const struct profile_soi *s);
 /* Beyond this factor a curve is not read by the placement model: PROFILE_SOLO_STRAY_MAX. */
 #define PROFILE_SOLO_STRAY_MAX 4.0
+/* What s's point at 100 % (the SoI unthrottled) achieved, % of the capacity its lower points were paced against
+ * (the mean of its repeats' achieved_pct); NAN when it has no such point. Far beyond 100 (PROFILE_CAPACITY_LOW_PCT)
+ * the capacity was measured while the resource was slower than when the curve was: the points below 100 % are
+ * shares of that low figure, and the one at 100 % lies far beyond them. */
+double profile_soi_full_achieved(const struct profile_soi *s);
+#define PROFILE_CAPACITY_LOW_PCT 250.0
 /* The SoI whose capacity a usage resource is a share of ("write" -> "disk-write", "read" -> "disk-bw", "memory" ->
  * "mem-cap", "net" -> "net-bw", "llc" -> "llc-cap", "mem-bw" -> "mem-bw"), or NULL: no SoI presses it.  One table for the profile's of_capacity and the placement model. */
 const char *profile_usage_soi(const char *usage_name);

@@ -1147,6 +1147,11 @@ static int one_soi(const struct prof_params *pp, struct prof_meter *m, struct pr
     }
     memcpy(e->curve, t.curve, t.ncurve * sizeof(*e->curve));
     e->ncurve = t.ncurve;
+    const double full = profile_soi_full_achieved(e);
+    if (full > PROFILE_CAPACITY_LOW_PCT)
+        say(m, "%s: at 100 %% (unthrottled) it achieved %.0f %% of the capacity its other points were paced against: "
+               "that capacity was measured while the resource was slower (ibench calibrate measures it again)",
+            e->soi, full);
     if ((e->have_depth = t.have_depth))
         e->depth = (struct profile_depth){.floor = pp->floor, .relative_100 = t.depth_rel, .se_100 = t.depth_se,
                                           .below_floor_at = t.below_floor_at, .points = t.depth_points,

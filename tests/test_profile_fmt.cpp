@@ -926,3 +926,19 @@ TEST(ProfileFmt, ShowNamesTheCurvesMeasuredWhileTheTargetsSoloStrayed)
     EXPECT_EQ(q.status, 0) << q.err;
     EXPECT_EQ(q.out.find("STRAYED"), std::string::npos) << q.out;
 }
+
+// show says when an SoI's point at 100 % achieved far more than the capacity its other points were paced against
+// (the corpus's set b: disk-write cached at 351 MB/s, its 100 % point at 738 %), and not otherwise (set a: 112 %).
+TEST(ProfileFmt, ShowSaysWhenACapacityWasMeasuredLow)
+{
+    const std::string corpus = std::string(IBENCH_FIXTURES) + "/../../docs/data/corpus/";
+    Proc p;
+    run(p, {"show", corpus + "profiles-b/fio-randread-qd16.json"});
+    EXPECT_EQ(p.status, 0) << p.err;
+    EXPECT_NE(p.out.find("\nCAPACITY LOW: "), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("  disk-write   738 % of 3.505e+08 B/s (cached sequential write"), std::string::npos) << p.out;
+    Proc q;
+    run(q, {"show", corpus + "profiles-a/fio-randread-qd16.json"});
+    EXPECT_EQ(q.status, 0) << q.err;
+    EXPECT_EQ(q.out.find("CAPACITY LOW"), std::string::npos) << q.out;
+}

@@ -29,6 +29,7 @@ struct Fake {
     double base = 1000;                // solo metric (higher is better)
     double sample_s = 0.25;            // wall time of one sample
     std::function<double(unsigned)> state; // optional: the machine's state, a factor on the target's speed by sample
+    double achieved_at_100 = NAN;      // what the SoI's meter reads at 100 % (NAN: 100, its capacity)
     // the SoI
     double rate = 1e9;                 // work per CPU-second, alone
     double drop = 0;                   // share of it lost while the work runs
@@ -170,7 +171,7 @@ struct Fake {
     {
         Fake *f = of(c);
         // the achieved pressure covers the whole window only when the intensity held all along
-        w->achieved_pct = f->x_changed_in_window ? NAN : f->x;
+        w->achieved_pct = f->x_changed_in_window ? NAN : f->x == 100 && std::isfinite(f->achieved_at_100) ? f->achieved_at_100 : f->x;
         double share = f->work_on ? 1 - f->cpu_lost : 1;
         double rc = f->rate * (f->work_on ? 1 - f->drop : 1) * (1 + f->soi_noise * f->g());
         w->rate_cpu = rc;
@@ -1630,4 +1631,34 @@ TEST(ProfileMethod, ACurveMeasuredWhileTheTargetsSoloStrayedIsMeasuredOnceMore)
     profile_free(&p0);
     profile_free(&p1);
     profile_free(&p2);
+}
+
+// An SoI whose point at 100 % (unthrottled) achieved more than PROFILE_CAPACITY_LOW_PCT of the capacity its other
+// points were paced against had that capacity measured while the resource was slower: the progress says so (and
+// `ibench show`). At 240 % it says nothing.
+TEST(ProfileMethod, AFullPointFarBeyondItsCapacitySaysTheCapacityWasMeasuredLow)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    pp.nburst_on = 0;
+    for (double at100 : {700.0, 240.0}) {
+        Fake f(72);
+        f.rel = [](double x) { return x < 50 ? 1.0 : 0.5; };
+        f.achieved_at_100 = at100;
+        struct prof_meter m = f.meter();
+        static std::string said;
+        said.clear();
+        m.progress = [](void *, const char *line) { said += std::string(line) + "\n"; };
+        OneSoi o{&f};
+        struct prof_sois s = o.sois();
+        struct profile p;
+        profile_init(&p);
+        char why[256] = "";
+        ASSERT_EQ(prof_profile(&pp, &m, &s, 3, nullptr, &p, why, sizeof why), 0) << why;
+        EXPECT_DOUBLE_EQ(profile_soi_full_achieved(&p.sois[0]), at100);
+        const bool says = said.find("fake-disk: at 100 % (unthrottled) it achieved 700 % of the capacity its other "
+                                    "points were paced against") != std::string::npos;
+        EXPECT_EQ(says, at100 == 700.0) << said;
+        profile_free(&p);
+    }
 }
