@@ -1293,8 +1293,9 @@ int prof_profile(const struct prof_params *pp0, struct prof_meter *m, struct pro
         const unsigned nmissing = p->nmissing;
         rc = one_soi(&pp, m, s, i, p->before_median, stop, p, e, &halt, &intr, why, len);
         /* A curve whose points' solo baselines strayed beyond PROFILE_SOLO_STRAY_MAX outside the baseline was
-         * measured while the machine or the target was in another state (the placement model does not read it):
-         * measured once more, when the first pass ended cleanly; the first pass's phases stay listed. */
+         * measured while the machine or the target was in another state (the placement model reads such a curve in
+         * its pessimistic bound only): measured once more, when the first pass ended cleanly; the first pass's
+         * phases stay listed. */
         double f = rc == 0 && !halt && e->status == PROFILE_MEASURED && p->nmissing == nmissing
                        ? profile_soi_solo_stray(p, e)
                        : NAN;
