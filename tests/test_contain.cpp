@@ -606,7 +606,7 @@ TEST(Contain, StaleCgroupsAreSwept)
 }
 
 // A cgroup's or a scratch directory's name reaches the watchdog's hook before the mkdir, never after: a SIGKILL
-// between the two would otherwise leave one that no one was told of (chaos_profile-pid once found such a cgroup).
+// between the two would otherwise leave one that no one was told of.
 namespace {
 struct told {
     int made;
