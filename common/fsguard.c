@@ -71,6 +71,18 @@ void fs_set_dir_hook(void (*hook)(int made, const char *path))
     atomic_store(&dir_hook, hook);
 }
 
+int fs_mkdir_told(const char *path, mode_t mode, void (*hook)(int made, const char *path))
+{
+    if (hook)
+        hook(1, path);
+    if (mkdir(path, mode) == 0)
+        return 0;
+    const int e = errno;
+    if (hook)
+        hook(0, path);
+    return -e;
+}
+
 int fs_make_private_dir(const char *dir, const char *tag, char *out, size_t outlen, char *why, size_t len)
 {
     int n = snprintf(out, outlen, "%s/ibench-%s-%d.XXXXXX", dir, tag, (int)getpid());
@@ -85,15 +97,11 @@ int fs_make_private_dir(const char *dir, const char *tag, char *out, size_t outl
             return ib_why(why, len, -EIO, "cannot name a directory in %s: no random bytes", dir);
         for (int i = 0; i < 6; i++)
             out[n - 6 + i] = az[r[i] % (sizeof(az) - 1)];
-        if (hook)
-            hook(1, out);
-        if (mkdir(out, 0700) == 0)
+        const int rc = fs_mkdir_told(out, 0700, hook);
+        if (rc == 0)
             return 0;
-        int e = errno;
-        if (hook)
-            hook(0, out);
-        if (e != EEXIST)
-            return ib_why(why, len, -e, "cannot make a directory in %s: %s", dir, strerror(e));
+        if (rc != -EEXIST)
+            return ib_why(why, len, rc, "cannot make a directory in %s: %s", dir, strerror(-rc));
     }
     return ib_why(why, len, -EEXIST, "cannot make a directory in %s: every name tried exists", dir);
 }

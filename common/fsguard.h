@@ -12,6 +12,7 @@
 #define IB_FSGUARD_H
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,6 +42,10 @@ int fs_make_private_dir(const char *dir, const char *tag, char *out, size_t outl
 /* Removes the regular files directly inside a private directory made above, then the directory itself.
  * Refuses (-EINVAL) a path whose last component does not start with "ibench-". 0 or -errno. */
 int fs_remove_private_dir(const char *path);
+/* mkdir(path, mode), the name told to hook (NULL: none) before it is made (made = 1) and again when it could not be
+ * (made = 0), so that a process killed between the mkdir and the call leaves nothing its hook was not told of.
+ * 0 or -errno. */
+int fs_mkdir_told(const char *path, mode_t mode, void (*hook)(int made, const char *path));
 /* Called with each private directory's name before it is made (made = 1), and when it is removed or could not be
  * made (made = 0); NULL: none. The harness's watchdog listens here, so that the directories of a killed ibench are
  * removed too; before, not after: a process killed between the mkdir and the call would leave one no one was told

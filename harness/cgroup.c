@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "fsguard.h"
 #include "ib_err.h"
 
 /* a + "/" + b into buf, 0 or -ENAMETOOLONG; async-signal-safe (no stdio) */
@@ -288,15 +289,11 @@ int cg_make(const struct cg_root *r, char *out, size_t outlen, char *why, size_t
         int w = snprintf(out, outlen, "%s/%d-%u", r->dir, (int)getpid(), n);
         if (w < 0 || (size_t)w >= outlen)
             return ib_why(why, len, -ENAMETOOLONG, "%s: path too long", r->dir);
-        if (hook)
-            hook(1, out);
-        if (mkdir(out, 0755) == 0)
+        const int rc = fs_mkdir_told(out, 0755, hook);
+        if (rc == 0)
             return 0;
-        int e = errno;
-        if (hook)
-            hook(0, out);
-        if (e != EEXIST)
-            return ib_why(why, len, -e, "cannot make cgroup %s: %s", out, strerror(e));
+        if (rc != -EEXIST)
+            return ib_why(why, len, rc, "cannot make cgroup %s: %s", out, strerror(-rc));
     }
     return ib_why(why, len, -EEXIST, "cannot make a cgroup in %s", r->dir);
 }

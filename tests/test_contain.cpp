@@ -627,25 +627,23 @@ TEST(Contain, NamesAreToldBeforeTheyAreMade)
     cg_root r;
     char why[256], cg[CG_PATH_MAX], dir[4096];
     ASSERT_EQ(cg_root_at(&r, CG_V1, t.path().c_str(), why, sizeof why), 0) << why;
-    hook_calls.clear();
-    cg_set_make_hook(record_hook);
-    int rc = cg_make(&r, cg, sizeof cg, why, sizeof why);
-    cg_set_make_hook(nullptr);
-    ASSERT_EQ(rc, 0) << why;
-    ASSERT_EQ(hook_calls.size(), 1u);
-    EXPECT_EQ(hook_calls[0].made, 1);
-    EXPECT_EQ(hook_calls[0].path, cg);
-    EXPECT_FALSE(hook_calls[0].existed) << "told of after the mkdir";
-
-    hook_calls.clear();
-    fs_set_dir_hook(record_hook);
-    rc = fs_make_private_dir(t.path().c_str(), "told", dir, sizeof dir, why, sizeof why);
-    fs_set_dir_hook(nullptr);
-    ASSERT_EQ(rc, 0) << why;
-    ASSERT_EQ(hook_calls.size(), 1u);
-    EXPECT_EQ(hook_calls[0].made, 1);
-    EXPECT_EQ(hook_calls[0].path, dir);
-    EXPECT_FALSE(hook_calls[0].existed) << "told of after the mkdir";
+    // make one with the hook set; it was told of once, as made, before it existed
+    auto told_once_before = [](void (*set)(void (*)(int, const char *)), const std::function<int()> &make,
+                               const char *path) {
+        hook_calls.clear();
+        set(record_hook);
+        const int rc = make();
+        set(nullptr);
+        ASSERT_EQ(rc, 0);
+        ASSERT_EQ(hook_calls.size(), 1u);
+        EXPECT_EQ(hook_calls[0].made, 1);
+        EXPECT_EQ(hook_calls[0].path, path);
+        EXPECT_FALSE(hook_calls[0].existed) << "told of after the mkdir";
+    };
+    told_once_before(cg_set_make_hook, [&] { return cg_make(&r, cg, sizeof cg, why, sizeof why); }, cg);
+    told_once_before(fs_set_dir_hook,
+                     [&] { return fs_make_private_dir(t.path().c_str(), "told", dir, sizeof dir, why, sizeof why); },
+                     dir);
     struct stat s;
     ASSERT_EQ(stat(dir, &s), 0);
     EXPECT_EQ(s.st_mode & 0777, 0700u) << "mkdtemp's mode";
@@ -654,7 +652,7 @@ TEST(Contain, NamesAreToldBeforeTheyAreMade)
     // a name that cannot be made is told of again as not made
     hook_calls.clear();
     fs_set_dir_hook(record_hook);
-    rc = fs_make_private_dir((t.path() + "/no-such-dir").c_str(), "told", dir, sizeof dir, why, sizeof why);
+    const int rc = fs_make_private_dir((t.path() + "/no-such-dir").c_str(), "told", dir, sizeof dir, why, sizeof why);
     fs_set_dir_hook(nullptr);
     EXPECT_EQ(rc, -ENOENT);
     ASSERT_EQ(hook_calls.size(), 2u);

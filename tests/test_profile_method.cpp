@@ -1569,6 +1569,24 @@ TEST(ProfileMethod, BurstsStandardErrorFromTheSpreadAndTheSoloNoise)
     }
 }
 
+namespace {
+// A whole profile of f's one SoI, its progress lines appended to *said (the caller frees the profile).
+struct profile profile_saying(Fake &f, const struct prof_params &pp, std::string *said)
+{
+    struct prof_meter m = f.meter();
+    static std::string *out;
+    out = said;
+    m.progress = [](void *, const char *line) { *out += std::string(line) + "\n"; };
+    OneSoi o{&f};
+    struct prof_sois s = o.sois();
+    struct profile p;
+    profile_init(&p);
+    char why[256] = "";
+    EXPECT_EQ(prof_profile(&pp, &m, &s, 3, nullptr, &p, why, sizeof why), 0) << why;
+    return p;
+}
+} // namespace
+
 // A curve whose points' solo baselines strayed more than PROFILE_SOLO_STRAY_MAX outside the baseline was measured
 // while the machine was in another state: the SoI is measured once more (once), and the progress says why. Here the
 // machine runs the target 10 times slower through the SoI's whole first pass (solo and beside alike, so each point's
@@ -1583,16 +1601,7 @@ TEST(ProfileMethod, ACurveMeasuredWhileTheTargetsSoloStrayedIsMeasuredOnceMore)
         Fake f(71);
         f.rel = [](double x) { return x < 50 ? 1.0 : 0.5; };
         f.state = state;
-        struct prof_meter m = f.meter();
-        static std::string *out;
-        out = said;
-        m.progress = [](void *, const char *line) { *out += std::string(line) + "\n"; };
-        OneSoi o{&f};
-        struct prof_sois s = o.sois();
-        struct profile p;
-        profile_init(&p);
-        char why[256] = "";
-        EXPECT_EQ(prof_profile(&pp, &m, &s, 3, nullptr, &p, why, sizeof why), 0) << why;
+        struct profile p = profile_saying(f, pp, said);
         *samples = f.samples;
         return p;
     };
@@ -1645,16 +1654,8 @@ TEST(ProfileMethod, AFullPointFarBeyondItsCapacitySaysTheCapacityWasMeasuredLow)
         Fake f(72);
         f.rel = [](double x) { return x < 50 ? 1.0 : 0.5; };
         f.achieved_at_100 = at100;
-        struct prof_meter m = f.meter();
-        static std::string said;
-        said.clear();
-        m.progress = [](void *, const char *line) { said += std::string(line) + "\n"; };
-        OneSoi o{&f};
-        struct prof_sois s = o.sois();
-        struct profile p;
-        profile_init(&p);
-        char why[256] = "";
-        ASSERT_EQ(prof_profile(&pp, &m, &s, 3, nullptr, &p, why, sizeof why), 0) << why;
+        std::string said;
+        struct profile p = profile_saying(f, pp, &said);
         EXPECT_DOUBLE_EQ(profile_soi_full_achieved(&p.sois[0]), at100);
         const bool says = said.find("fake-disk: at 100 % (unthrottled) it achieved 700 % of the capacity its other "
                                     "points were paced against") != std::string::npos;
