@@ -37,16 +37,18 @@ static int calibrate_measure(const char *cmd, struct machine *m, struct machine_
             if (rc < 0)
                 return rc;
         }
-    const struct soi_ops *ops = soi_find("disk-bw");
-    static const char *const rws[] = {"read", "write"}; /* as `run --soi disk-bw --rw` spells them */
-    for (int rw = 0; o->dir && ops && rw < 2; rw++) {   /* through the SoI itself */
-        out_progress(cmd, "sequential %s bandwidth of %s", rws[rw], o->dir);
+    /* through the SoIs themselves, at their own defaults: what `run --soi disk-bw` and `--soi disk-write` look up */
+    static const char *const disk_sois[] = {"disk-bw", "disk-write"}, *const rws[] = {"read", "write"};
+    for (int k = 0; o->dir && k < 2; k++) {
+        const struct soi_ops *ops = soi_find(disk_sois[k]);
+        if (!ops)
+            continue;
+        out_progress(cmd, "sequential %s bandwidth of %s", rws[k], o->dir);
         struct soi_env env;
         soi_env_init(&env, ops, m, 1, &last, -1, &cli_stop);
         env.dir = o->dir;
         struct soi *s = NULL;
-        if ((rc = soi_opt_set(&env, "rw", rws[rw], why, len)) >= 0)
-            rc = soi_open(ops, &env, &s, &o->bad_input, why, len);
+        rc = soi_open(ops, &env, &s, &o->bad_input, why, len);
         if (rc < 0)
             return rc;
         soi_close(s);
@@ -76,9 +78,9 @@ const struct cli_cmd cli_cmd_calibrate = {
              "pointer-chase latency sweeps, next to what hwloc claims) and the streaming bandwidth of L2\n"
              "and LLC (vector reads) and DRAM (STREAM triad), with the bandwidth SoIs' own stepping, on one\n"
              "CPU and on all of --cpus (default: every CPU). Takes about 10 s. With --dir, also the\n"
-             "sequential read and write bandwidth of DIR's filesystem as disk-bw measures it (1 MiB blocks,\n"
-             "QD 8, O_DIRECT io_uring, a 512 MiB file in a private directory, removed after), which disk-bw\n"
-             "--cached-capacity uses.\n\n",
+             "sequential read and write bandwidth of DIR's filesystem as disk-bw and disk-write measure it\n"
+             "(1 MiB blocks, reads at QD 8, writes at QD 32, O_DIRECT io_uring, a 512 MiB file in a private\n"
+             "directory, removed after), which their --cached-capacity uses.\n\n",
     .more = "\nCache file: $IBENCH_CACHE_DIR, else $XDG_CACHE_HOME/ibench, else ~/.cache/ibench.\n",
     CLI_OPTS(calibrate_table),
 };

@@ -615,7 +615,7 @@ static const struct cli_opt run_opts_table[] = {
              "$TMPDIR or /var/tmp), removed on every exit")},
     {CLI_CUSTOM("rw", "MODE", RO, pbuf, set_named_param, "disk-bw: read (default), write or mix"), .sample = "read"},
     {CLI_CUSTOM("bs", "SIZE", RO, pbuf, set_named_param, "disk-bw: the block size (1M)"), .sample = "1M"},
-    {CLI_CUSTOM("qd", "N", RO, pbuf, set_named_param, "disk-bw: the queue depth (8)"), .sample = "8"},
+    {CLI_CUSTOM("qd", "N", RO, pbuf, set_named_param, "disk SoIs: requests in flight (disk-bw 8, disk-write 32)"), .sample = "8"},
     {CLI_STR("device", "PATH", RO, device, "disk-bw: read a raw block device instead (reads only; with --force)")},
     {CLI_FLAG("force", RO, force, "disk-bw: yes, read the raw --device")},
     {CLI_STR("target", "ADDR:PORT",  RO, target,

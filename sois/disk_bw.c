@@ -46,11 +46,12 @@
 enum { RW_READ = 0, RW_WRITE, RW_MIX }; /* the order of rw_name */
 static const char *const rw_name[] = {"read", "write", "mix", NULL};
 
-/* the options both SoIs of this file take */
-#define DBW_SHARED_OPTS                                                                                              \
+/* the options both SoIs of this file take; only qd's default differs */
+#define DBW_SHARED_OPTS(qd_default)                                                                                  \
     {SOI_OPT("bs", SOI_O_SIZE, struct dbw_opts, bs, 4096, 16 << 20, 1 << 20,                                         \
      "block size of each request (also --bs), a multiple of 4 KiB")},                                                \
-    {SOI_OPT("qd", SOI_O_UINT, struct dbw_opts, qd, 1, 256, 8, "requests in flight per thread (also --qd)")},       \
+    {SOI_OPT("qd", SOI_O_UINT, struct dbw_opts, qd, 1, 256, qd_default,                                              \
+     "requests in flight per thread (also --qd)")},                                                                  \
     {SOI_OPT("file-size", SOI_O_SIZE, struct dbw_opts, file_size, 16 << 20, 1ULL << 40, 512 << 20,                   \
      "size of each thread's file, a multiple of 4 KiB (within the spare space)"),                                    \
      SOI_QUICK(256 << 20)} /* validation: files quick to write at prepare */
@@ -58,13 +59,15 @@ static const char *const rw_name[] = {"read", "write", "mix", NULL};
 static const struct soi_opt dbw_opts[] = {
     {SOI_OPT("rw", SOI_O_CHOICE, struct dbw_opts, rw, 0, 0, RW_READ,
      "direction: read, write, or mix (alternating) (also --rw)"), .choices = rw_name},
-    DBW_SHARED_OPTS,
+    DBW_SHARED_OPTS(8),
     {0},
 };
 
-/* disk-write: the same options but the direction, which is its name */
+/* disk-write: the same options but the direction, which is its name.  Its queue is deeper: at 100 % it is to press
+ * storage as hard as a writer can, and on writes requests in flight cost a latency-bound reader more than bytes do
+ * (more harm at QD 32 than at 8 while moving fewer bytes; QD 64 no more than 32: docs/sois.md, "disk-write") */
 static const struct soi_opt dwr_opts[] = {
-    DBW_SHARED_OPTS,
+    DBW_SHARED_OPTS(32),
     {0},
 };
 

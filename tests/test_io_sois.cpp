@@ -250,11 +250,17 @@ TEST_F(IoSoi, DiskBwPacesReadWriteMixAndCleansUp)
     const soi_ops *ops = soi_find("disk-bw");
     ASSERT_NE(ops, nullptr);
     EXPECT_EQ(ops->io, SOI_IO_DIR | SOI_IO_DEVICE);
-    for (const char *rw : {"read", "write", "mix"}) {
+    // disk-bw's three directions at its queue depth, then disk-write at its own (deeper: 32)
+    for (const char *rw : {"read", "write", "mix", "disk-write"}) {
         SCOPED_TRACE(std::string("rw=") + rw);
+        const bool dw = !strcmp(rw, "disk-write");
+        if (dw)
+            ops = soi_find("disk-write");
+        ASSERT_NE(ops, nullptr);
         struct soi_env e = env(ops);
         e.dir = d.path.c_str();
-        set(ops, e, "rw", rw);
+        if (!dw)
+            set(ops, e, "rw", rw);
         set(ops, e, "file-size", "64M");
         set(ops, e, "bs", "256K");
         struct soi *s = nullptr;
@@ -265,6 +271,7 @@ TEST_F(IoSoi, DiskBwPacesReadWriteMixAndCleansUp)
         printf("%s\n", s->capacity_src);
         EXPECT_GT(s->capacity, 0);
         EXPECT_NE(strstr(s->capacity_src, "O_DIRECT io_uring"), nullptr);
+        EXPECT_NE(strstr(s->capacity_src, dw ? "QD 32" : "QD 8"), nullptr) << s->capacity_src;
         auto res = ramp(s, {0, 30, 100}, 150 * kMs);
         printf("30 %% -> %.2f %%, 100 %% -> %.2f %%\n", res[1].achieved_pct, res[2].achieved_pct);
         EXPECT_EQ(res[0].achieved, 0.0);
@@ -741,4 +748,11 @@ TEST_F(IoBin, CalibrateMeasuresTheFilesystem)
             "-P", "file-size=64M", "--json"});
     ASSERT_EQ(q.exit_code(), 0) << q.err;
     EXPECT_NE(q.out.find("cached sequential read"), std::string::npos) << q.out.substr(0, 2000);
+    // and so does disk-write, at its own queue depth (deeper than disk-bw's: the key holds it)
+    ib_test::Proc w2;
+    run(w2, {"run", "--soi", "disk-write", "--dir", d.path, "--cached-capacity", "--levels", "10", "--step-ms", "100",
+             "-P", "file-size=64M", "--json"});
+    ASSERT_EQ(w2.exit_code(), 0) << w2.err;
+    EXPECT_NE(w2.out.find("cached sequential write, 1.00 MiB blocks, QD 32"), std::string::npos)
+        << w2.out.substr(0, 2000);
 }
