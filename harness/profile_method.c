@@ -343,9 +343,11 @@ static int depth(const struct prof_params *pp, struct prof_meter *m, double base
         rc = depth_point(pp, m, base, out, 100, to, why, len);
     }
     double lo, rlo, hi, rhi;
-    for (unsigned b = 0; b < pp->floor_steps && rc == 0 && out->ncurve < PROF_MAX_POINTS; b++) {
+    for (unsigned b = 0; rc == 0 && out->ncurve < PROF_MAX_POINTS; b++) {
         floor_bracket(pp, out, &lo, &rlo, &hi, &rhi);
         if (hi < 0 || hi - lo < 1) /* never below the floor, or located within a point of intensity */
+            break;
+        if (b >= pp->floor_steps && hi - lo <= PROF_FLOOR_WIDTH) /* the steps taken, and located closely enough */
             break;
         *x = 0.5 * (lo + hi);
         rc = depth_point(pp, m, base, out, *x, to, why, len);

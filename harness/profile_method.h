@@ -21,7 +21,10 @@
  * Depth (floor > 0): the curve is then followed to the cliff, so that no prediction rests on extending a point that
  * met QoS: 100 % is measured when the search did not reach it; when it reads below `floor` (0.5), where the curve
  * first falls below the floor is bisected floor_steps (2) times between the highest point at or above the floor and
- * the lowest point above it below the floor, and read by linear interpolation between them. Each is a point as above
+ * the lowest point above it below the floor, and on while they lie more than PROF_FLOOR_WIDTH (10) points of
+ * intensity apart (at most 2 steps more from a bracket of 25-100 %), and read by linear interpolation between them.
+ * Why 10: a co-runner that saturates a device spreads its 100 ms windows over about 90-120 % of the capacity, so a
+ * cliff read across 19 points put windows at 90 % on a slope the victim never had (docs/profile.md, "Depth"). Each is a point as above
  * (appended to the curve); the bracket and the point estimate are then taken from every point.
  * Flat first (flat_first, with the depth on; profile 1.8): 100 % is then measured in any case, so it is measured
  * before 25 %, and a point there that meets QoS beyond its noise ends the search (the curve is flat to 100 %, under
@@ -71,6 +74,7 @@ extern "C" {
 
 #define PROF_MAX_POINTS 16
 #define PROF_MAX_SAMPLES 64
+#define PROF_FLOOR_WIDTH 10.0 /* depth: points of intensity the floor's bracket is narrowed to (above) */
 #define PROF_MAX_ROUNDS 64
 #define PROF_CONFIRM_ROUNDS 2 /* tolerated: rounds a point whose verdict is uncertain may add */
 #define PROF_CONFIDENCE_Z 2.0 /* tolerated: a point meets (breaks) QoS when its relative lies this many standard
@@ -140,7 +144,8 @@ struct prof_params {
     int wall_bound;         /* 1: a sample's relative performance is at most its wall time's (runtime, and the
                              * throughput or latency of a load of fixed work), so a timed-out sample is a bound */
     double floor;           /* depth: the relative the curve is followed down to (0.5); 0: no depth */
-    unsigned floor_steps;   /* depth: bisection steps towards where the curve falls below floor (2) */
+    unsigned floor_steps;   /* depth: bisection steps towards where the curve falls below floor (2); more while
+                             * the bracket is wider than PROF_FLOOR_WIDTH */
     double burst_on_s[PROFILE_MAX_BURSTS]; /* bursts: the on-lengths, s (0.25, 1, 4); each in [0.05, 60] */
     unsigned nburst_on;     /* 0: no bursts */
     int bursts_buffered;    /* 1: bursts only on SoIs whose path buffers (prof_sois.buffered); 0: on every SoI */

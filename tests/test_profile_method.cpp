@@ -457,6 +457,28 @@ TEST(ProfileMethod, DepthFollowsACliffToTheFloor)
     }
 }
 
+// A cliff far from where QoS first broke: the reader's shape beside a writer (a slope from 1.0, then 0.1 from 85 %).
+// Flat first: 100 % (0.1), the ramp's 25 % breaks QoS and the bisection ends with [6.25, 12.5]; the floor bracket is
+// then [25, 100]: its two steps (62.5, 81.25) leave [81.25, 100], wider than PROF_FLOOR_WIDTH, so a third (90.625)
+// measures the cliff instead of reading it as a slope across 19 points.
+TEST(ProfileMethod, DepthNarrowsAWideFloorBracketToItsWidth)
+{
+    struct prof_params pp;
+    prof_params_default(&pp);
+    Fake f(14);
+    f.rel = [](double x) { return x < 85 ? 1 - 0.005 * x : 0.1; };
+    struct prof_tol_result t = search(f, pp);
+    const double xs[] = {100, 25, 12.5, 6.25, 62.5, 81.25, 90.625};
+    ASSERT_EQ(t.ncurve, 7u);
+    for (unsigned i = 0; i < 7; i++)
+        EXPECT_EQ(t.curve[i].intensity, xs[i]) << i;
+    EXPECT_EQ(t.depth_points, 3u) << "two steps, then one more while wider than " << PROF_FLOOR_WIDTH;
+    EXPECT_NEAR(t.below_floor_at, 81.25 + 9.375 * (0.59375 - 0.5) / (0.59375 - 0.1), 1e-9);
+    EXPECT_EQ(t.lo, 6.25);
+    EXPECT_EQ(t.hi, 12.5);
+    EXPECT_EQ(f.x, 0) << "the SoI is left idle";
+}
+
 // A curve that never breaks QoS was measured at 100 % by the search: the depth costs nothing and says so (flat
 // first: the one point at 100 %; without it, the ramp's four); one that breaks QoS but stays above the floor costs
 // the 100 % point only (flat first: the search's first; without: the depth's), with nothing below the floor.
