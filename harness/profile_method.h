@@ -24,8 +24,9 @@
  * the lowest point above it below the floor, and on while they lie more than PROF_FLOOR_WIDTH (10) points of
  * intensity apart (at most 2 steps more from a bracket of 25-100 %), and read by linear interpolation between them.
  * Why 10: a co-runner that saturates a device spreads its 100 ms windows over about 90-120 % of the capacity, so a
- * cliff read across 19 points put windows at 90 % on a slope the victim never had (docs/profile.md, "Depth"). Each is a point as above
- * (appended to the curve); the bracket and the point estimate are then taken from every point.
+ * cliff read across 19 points put windows at 90 % on a slope the victim need not have (docs/profile.md, "Depth").
+ * Each is a point as above (appended to the curve); the bracket and the point estimate are then taken from every
+ * point.
  * Flat first (flat_first, with the depth on; profile 1.8): 100 % is then measured in any case, so it is measured
  * before 25 %, and a point there that meets QoS beyond its noise ends the search (the curve is flat to 100 %, under
  * the monotone curve the bisection assumes already): one point where the ramp took four. Otherwise the ramp and the

@@ -26,7 +26,7 @@ set(ibench_slow_unit_tests
   ExtenderReplay.SimulatorScenarioGivesTheSamePlacements
   IoBin.CalibrateMeasuresTheFilesystem
   IoBin.DiskFilesAreRemovedOnEveryExit
-  IoSoi.DiskBwPacesReadWriteMixAndCleansUp
+  IoSoi.DiskSoisPaceEveryDirectionAndCleanUp
   PlaceCluster.SweepSamplingRateAndNoise
   Profile.CputimeCountsTheTargetsOwnCpuTime
   Profile.IoRateProfilesAProgramThatRunsUntilStopped

@@ -243,7 +243,7 @@ TEST_F(IoSoi, DiskCapKeepsTheMarginOnASmallFilesystem)
 
 // ---- disk-bw ----------------------------------------------------------------------------------------------------
 
-TEST_F(IoSoi, DiskBwPacesReadWriteMixAndCleansUp)
+TEST_F(IoSoi, DiskSoisPaceEveryDirectionAndCleanUp)
 {
     DiskDir d;
     ASSERT_FALSE(d.path.empty());
