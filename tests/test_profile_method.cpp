@@ -1385,6 +1385,24 @@ TEST(ProfileMethod, BurstsOnlyWhereThePathBuffersByDefault)
 // than a run, another resource, a unit the capacity's is not, or the method's switch off: the rounds, which here read
 // the fake's 30 % drop.
 namespace {
+// The progress lines of m appended to *said.
+void say_into(struct prof_meter &m, std::string *said)
+{
+    static std::string *out;
+    out = said;
+    m.progress = [](void *, const char *line) { *out += std::string(line) + "\n"; };
+}
+
+// A whole profile of s through m (the caller frees it); a failure fails the test with its reason.
+struct profile profile_of(const struct prof_params &pp, struct prof_meter &m, struct prof_sois &s)
+{
+    struct profile p;
+    profile_init(&p);
+    char why[256] = "";
+    EXPECT_EQ(prof_profile(&pp, &m, &s, 3, nullptr, &p, why, sizeof why), 0) << why;
+    return p;
+}
+
 struct CountedCase {
     const char *soi = "disk-write";
     const char *res = "write";
@@ -1421,9 +1439,7 @@ struct profile counted_profile(const CountedCase &cc, std::string *said)
             x->windows[7] = counted_case.above;
         return 0;
     };
-    static std::string *out;
-    out = said;
-    m.progress = [](void *, const char *line) { *out += std::string(line) + "\n"; };
+    say_into(m, said);
     static const char *name;
     name = cc.soi;
     OneSoi o{&f};
@@ -1441,11 +1457,7 @@ struct profile counted_profile(const CountedCase &cc, std::string *said)
     prof_params_default(&pp);
     pp.nburst_on = 0;
     pp.caused_counted = cc.counted_on;
-    struct profile p;
-    profile_init(&p);
-    char why[256] = "";
-    EXPECT_EQ(prof_profile(&pp, &m, &s, 3, nullptr, &p, why, sizeof why), 0) << why;
-    return p;
+    return profile_of(pp, m, s);
 }
 } // namespace
 
@@ -1596,16 +1608,10 @@ namespace {
 struct profile profile_saying(Fake &f, const struct prof_params &pp, std::string *said)
 {
     struct prof_meter m = f.meter();
-    static std::string *out;
-    out = said;
-    m.progress = [](void *, const char *line) { *out += std::string(line) + "\n"; };
+    say_into(m, said);
     OneSoi o{&f};
     struct prof_sois s = o.sois();
-    struct profile p;
-    profile_init(&p);
-    char why[256] = "";
-    EXPECT_EQ(prof_profile(&pp, &m, &s, 3, nullptr, &p, why, sizeof why), 0) << why;
-    return p;
+    return profile_of(pp, m, s);
 }
 } // namespace
 
