@@ -228,7 +228,9 @@ static const struct cli_opt corun_table[] = {
      .def = "7"},
     {CLI_UINT("settle-solo", "MS", CO, pp.settle_solo_ms, 0, 60000, "after pausing B, before A's solo sample"),
      .def = "200"},
-    {CLI_UINT("settle-beside", "MS", CO, pp.settle_beside_ms, 0, 60000, "after resuming B, before A's beside sample"),
+    {CLI_UINT("settle-beside", "MS", CO, pp.settle_beside_ms, 0, 60000,
+              "after resuming B, before A's beside sample; for a B that works in\n"
+              "cycles (a batch job in a loop), a few of its cycles (docs/corun.md)"),
      .def = "300"},
     {CLI_UINT("timeout", "S", CO, timeout_s, 1, 3600, "one sample of A, in seconds"), .def = "60"},
     {CLI_UINT("warmup", "MS", CO, warmup_ms, 0, 600000, "after starting a service (A's or B's)"), .def = "500"},
