@@ -94,6 +94,26 @@ TEST(PlaceCheckSkill, DecisionTableCountsEachTruthByDecision)
     EXPECT_TRUE(isnan(t.recall_kept) && isnan(t.recall_refused) && isnan(t.false_kept) && isnan(t.false_refused));
 }
 
+// Binary-exact figures, so each boundary is the rule's: a bound reached is inside, a record without a standard error
+// is not widened, and a case without bounds is not counted.
+TEST(PlaceCheckSkill, BoundsHoldAFigureOnTheirEdgeAndWidenByTwoStandardErrors)
+{
+    const pl_check_case c[] = {{0, 0.5, 0.125},  // on lo: inside
+                               {0, 0.75, 0.125}, // on hi: inside
+                               {0, 0.25, 0.125}, // 0.25 under lo 0.5, but lo - 2 se = 0.25: inside_2se
+                               {0, 1.0, 0.0625}, // hi + 2 se = 0.875: outside both
+                               {0, 0.25, NAN},   // no se: not widened, outside both
+                               {0, 0.5, 0.125}}; // no bounds: not counted
+    const double lo[] = {0.5, 0.5, 0.5, 0.5, 0.5, NAN}, hi[] = {0.75, 0.75, 0.75, 0.75, 0.75, 0.75};
+    pl_check_coverage v;
+    pl_check_cover(c, lo, hi, 6, &v);
+    EXPECT_EQ(5u, v.n);
+    EXPECT_EQ(2u, v.inside);
+    EXPECT_EQ(3u, v.inside_2se);
+    pl_check_cover(c, lo, hi, 0, &v);
+    EXPECT_EQ(0u, v.n + v.inside + v.inside_2se);
+}
+
 // The decision is place pair's own verdict (pl_coloc_check with the front ends' defaults) on every pair of the
 // corpus's profiles, and "uncertain counts as refused" is exactly --refuse uncertain.
 TEST(PlaceCheckSkill, DecisionIsPlacePairsVerdictAndUncertainRefusedIsRefuseUncertain)
@@ -360,6 +380,25 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
         half.push_back(!strcmp(json_string_value(json_object_get(r, "half")), "B"));
         nb += half.back();
     }
+    // the bounds: each record's hold its prediction, and their coverage is recounted from the records
+    pl_check_coverage cov = {};
+    json_array_foreach(rr, i, r)
+    {
+        const double lo = json_number_value(json_object_get(r, "lo")), hi = json_number_value(json_object_get(r, "hi")),
+                     pr = json_number_value(json_object_get(r, "predicted"));
+        ASSERT_TRUE(json_is_number(json_object_get(r, "lo")) && json_is_number(json_object_get(r, "hi"))) << i;
+        EXPECT_TRUE(lo <= pr && pr <= hi) << i << ": " << lo << " " << pr << " " << hi;
+        const pl_check_case one = {pr, json_number_value(json_object_get(r, "measured")),
+                                   json_number_value(json_object_get(r, "se"))};
+        pl_check_coverage v;
+        pl_check_cover(&one, &lo, &hi, 1, &v);
+        cov.n += v.n, cov.inside += v.inside, cov.inside_2se += v.inside_2se;
+    }
+    json_t *bj = json_object_get(d, "bounds");
+    EXPECT_EQ((json_int_t)N, json_integer_value(json_object_get(bj, "n")));
+    EXPECT_EQ((json_int_t)cov.inside, json_integer_value(json_object_get(bj, "inside")));
+    EXPECT_EQ((json_int_t)cov.inside_2se, json_integer_value(json_object_get(bj, "inside_2se")));
+    EXPECT_LT(cov.inside, cov.inside_2se) << "the measurement's noise widens the bounds";
     json_t *dec = json_object_get(json_object_get(d, "decisions"), "place_pair");
     ASSERT_NE(nullptr, dec);
     EXPECT_STREQ("likely", json_string_value(json_object_get(json_object_get(d, "decisions"), "default")));
@@ -431,7 +470,7 @@ TEST(PlaceCheckSkill, CommandOnTheCommittedCorpus)
     ib_test::Proc t;
     run(t, two);
     ASSERT_EQ(0, t.exit_code()) << t.err;
-    for (const char *s : {"(set 1 of 2)", "(set 2 of 2)", "per group", "recall of breaks, by its point (default)",
+    for (const char *s : {"(set 1 of 2)", "(set 2 of 2)", "per group", "The model's bounds", "recall of breaks, by its point (default)",
                           "false refusals, uncertain refused", "half B (held out)", "seed 9"})
         EXPECT_NE(std::string::npos, t.out.find(s)) << s << "\n" << t.out;
 }

@@ -236,6 +236,20 @@ void pl_check_decisions(const struct pl_check_case *c, const enum pl_coloc_verdi
     out->false_refused = ratio(s[PL_COLOC_UNSAFE] + s[PL_COLOC_UNCERTAIN], out->safe);
 }
 
+void pl_check_cover(const struct pl_check_case *c, const double *lo, const double *hi, unsigned n,
+                    struct pl_check_coverage *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (unsigned i = 0; i < n; i++) {
+        if (!isfinite(lo[i]) || !isfinite(hi[i]) || !isfinite(c[i].measured))
+            continue;
+        const double m = c[i].measured, w = isfinite(c[i].se) ? 2 * c[i].se : 0;
+        out->n++;
+        out->inside += m >= lo[i] && m <= hi[i];
+        out->inside_2se += m >= lo[i] - w && m <= hi[i] + w;
+    }
+}
+
 int pl_check_io_bound(const struct profile *p)
 {
     double most = -1;

@@ -112,6 +112,18 @@ struct pl_check_dec {
 void pl_check_decisions(const struct pl_check_case *c, const enum pl_coloc_verdict *d, unsigned n, double qos,
                         struct pl_check_dec *out);
 
+/* ---- The model's bounds against the measurements ---------------------------------------------------------------
+ * How often a record's measured figure lies within the model's bounds [lo, hi] (its pessimistic and optimistic
+ * readings, pl_wm_predict): inside when lo <= measured <= hi; inside_2se when lo - 2 se <= measured <= hi + 2 se
+ * (a record without a standard error counts as se 0).  The bounds carry the profiles' noise only (curves, caused
+ * and bursts at 2 se), neither the model's error nor the machine's drift between a profile and a co-run, so the
+ * measurement's own noise is allowed for in inside_2se.  A case with a bound that is not finite is not counted. */
+struct pl_check_coverage {
+    unsigned n, inside, inside_2se;
+};
+void pl_check_cover(const struct pl_check_case *c, const double *lo, const double *hi, unsigned n,
+                    struct pl_check_coverage *out);
+
 /* ---- The per-group baseline -------------------------------------------------------------------------------------
  * A two-number predictor a user could fit by hand: the mean measured relative performance of the records whose
  * co-runner B is I/O-bound, and of the others.  B is I/O-bound when the largest PSI "io some" share of its profile's

@@ -17,6 +17,7 @@
 #include "ib_err.h"
 #include "pl_check.h"
 #include "pl_coloc.h"
+#include "pl_wmodel.h"
 #include "place.h"
 #include "render.h"
 
@@ -217,6 +218,20 @@ static void pc_cases(const struct pc_rec *r, unsigned n, const struct pl_pred_ru
     }
 }
 
+/* The model's bounds on each record (pessimistic, optimistic reading): NAN where rule r is not the model (only the
+ * model has bounds) or it cannot predict. */
+static void pc_bounds(const struct pc_rec *r, unsigned n, const struct pl_pred_rule *rule, double *lo, double *hi)
+{
+    for (unsigned i = 0; i < n; i++) {
+        const struct profile *others[1] = {&r[i].p[1]};
+        struct pl_wm_pred p;
+        lo[i] = hi[i] = NAN;
+        if (rule->windows &&
+            pl_wm_predict(&r[i].p[0], others, 1, rule->min ? PL_WM_MIN : PL_WM_PRODUCT, NULL, &p) == 0)
+            lo[i] = p.lo, hi[i] = p.hi;
+    }
+}
+
 static void stats_row(const char *label, const struct pl_check_stats *s, const char *note)
 {
     char m[16], rc[16], w[16], pr[16], re[16];
@@ -337,11 +352,12 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
     struct pc_rec *r = s->r;
     struct pl_check_case *cases = calloc(m, sizeof *cases), *gcases = calloc(m, sizeof *gcases);
     double *meas = calloc(all, sizeof(double)), *grp = calloc(all, sizeof(double));
+    double *blo = calloc(m ? m : 1, sizeof(double)), *bhi = calloc(m ? m : 1, sizeof(double));
     int *group = calloc(all, sizeof(int)), *hf = calloc(all, sizeof(int));
     unsigned *idx = calloc(m, sizeof(unsigned));
     enum pl_coloc_verdict *dec = calloc((PC_NDEC + 1) * (size_t)m, sizeof *dec); /* the last m: --refuse likely's */
     json_t *doc = json_object(), *arr = json_array(), *fits = json_array(), *resj = json_array();
-    int rc = cases && gcases && meas && grp && group && hf && idx && dec && doc && arr && fits && resj
+    int rc = cases && gcases && meas && grp && blo && bhi && group && hf && idx && dec && doc && arr && fits && resj
                  ? 0
                  : cli_fail(IB_EXIT_FAIL, cmd, "out of memory");
     if (rc == 0 && fit) {
@@ -358,6 +374,7 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
         }
     }
     struct pl_check_stats model, constant, deflt, truth_st, group_st;
+    struct pl_check_coverage cover;
     struct pl_check_dec dtab[PC_NDEC]; /* place pair (the model), headroom, per group, constant */
     struct pl_check_dec dlik[PC_NDEC]; /* the same with place pair's default reading (--refuse likely) first */
     struct pc_boot_row rows[2];
@@ -375,6 +392,8 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
         pc_cases(r, m, rule, NULL, cases);
         pl_check_eval(cases, m, qos, 0, 0, &model);
         pl_check_eval(cases, m, qos, 1, 1.0, &constant);
+        pc_bounds(r, m, rule, blo, bhi);
+        pl_check_cover(cases, blo, bhi, m, &cover);
         /* the per-group baseline, cross-fitted over every complete record read, of either half */
         for (unsigned i = 0; i < all; i++) {
             const struct pc_rec *x = i < m ? &r[i] : &s->ro[i - m];
@@ -422,6 +441,8 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
             json_t *rj = json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:o}", "file", r[i].file, "a", r[i].a, "b", r[i].b,
                                    "a_profile", r[i].pa, "b_profile", r[i].pb, "predicted", cases[i].predicted,
                                    "measured", cases[i].measured, "se", num_or_null(cases[i].se));
+            json_object_set_new(rj, "lo", num_or_null(blo[i]));
+            json_object_set_new(rj, "hi", num_or_null(bhi[i]));
             json_object_set_new(rj, "half", json_string(r[i].half ? "B" : "A"));
             json_object_set_new(rj, "b_io_bound", json_boolean(r[i].io));
             json_object_set_new(rj, "per_group", json_real(grp[i]));
@@ -465,6 +486,10 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
         arr = NULL;
         json_object_set_new(doc, "model", stats_json(&model));
         json_object_set_new(doc, "constant", stats_json(&constant));
+        json_object_set_new(doc, "bounds", rule->windows ? json_pack("{s:i,s:i,s:i}", "n", (int)cover.n, "inside",
+                                                                     (int)cover.inside, "inside_2se",
+                                                                     (int)cover.inside_2se)
+                                                         : json_null());
         json_object_set_new(doc, "default_rule", stats_json(&deflt));
         json_object_set_new(doc, "truth_rule", stats_json(&truth_st));
         json_object_set_new(doc, "fit", fit ? fits : json_null());
@@ -514,6 +539,10 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
         printf("rule %s%s, half %s\n\n", rule->name, rule == dflt ? " (the default)" : "",
                half < 0 ? "all" : half ? "B" : "A");
         check_table(doc, &model, &constant, qos);
+        if (rule->windows)
+            printf("The model's bounds (its pessimistic and optimistic readings: the profiles' noise only) hold the\n"
+                   "measured figure in %u/%u records, %u/%u within 2 se of the measurement.\n",
+                   cover.inside, cover.n, cover.inside_2se, cover.n);
         printf("\n%s on the same records:\n", rule != dflt ? "the default rule (the model) and the rule before 1.7"
                                                           : "the rule before 1.7 (the simulator's truth)");
         printf("%-22s %7s %9s %10s %9s %7s\n", "", "MAE", "rank corr", "within 2se", "precision", "recall");
@@ -588,6 +617,8 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
     free(gcases);
     free(meas);
     free(grp);
+    free(blo);
+    free(bhi);
     free(group);
     free(hf);
     free(idx);

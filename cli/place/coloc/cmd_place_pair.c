@@ -461,11 +461,12 @@ const struct cli_cmd cli_cmd_place_predict = {
              "from DIR/<A's name>.json beside DIR/<B's name>.json and set against what was measured; overall, the\n"
              "rule and the constant predictor 1.0 (\"no interference\") are scored alike: mean absolute error, rank\n"
              "correlation, the share within 2 standard errors of the measurement, and the confusion matrix at the QoS\n"
-             "line with precision and recall for \"unsafe\"; then each resource alone, beside the constant; a second\n"
-             "baseline, the mean measured per group (B I/O-bound or not), each half of the split fitted on the other;\n"
-             "the decisions place pair makes on each pair against the measured truth (break, safe, unclear), beside\n"
-             "the baselines'; and the gain in mean absolute error over each baseline with its paired bootstrap\n"
-             "interval (95 %), on the held-out half B and on all records.  One report per --profiles set.\n\n",
+             "line with precision and recall for \"unsafe\", and how often the model's bounds hold the\n"
+             "measurement; then each resource alone, beside the constant; a second baseline, the mean measured\n"
+             "per group (B I/O-bound or not), each half of the split fitted on the other; the decisions place pair\n"
+             "makes on each pair against the measured truth (break, safe, unclear), beside the baselines'; and the\n"
+             "gain in mean absolute error over each baseline with its paired bootstrap interval (95 %), on the\n"
+             "held-out half B and on all records.  One report per --profiles set.\n\n",
     CLI_OPTS(predict_table),
     .args = CLI_ARGS_ANY,
 };
