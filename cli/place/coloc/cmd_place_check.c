@@ -209,27 +209,31 @@ static int pc_load(const char *cmd, char **recs, unsigned n, const char *dir, in
     return rc;
 }
 
-static void pc_cases(const struct pc_rec *r, unsigned n, const struct pl_pred_rule *rule, const char *only,
-                     struct pl_check_case *c)
+/* Each record's prediction by rule r (only non-NULL: that resource alone); with lo and hi, also the model's bounds
+ * (pessimistic, optimistic reading) from the same prediction, NAN where r is not the model (only it has bounds). */
+static void pc_cases_bounds(const struct pc_rec *r, unsigned n, const struct pl_pred_rule *rule, const char *only,
+                            struct pl_check_case *c, double *lo, double *hi)
 {
     for (unsigned i = 0; i < n; i++) {
         const struct profile *others[1] = {&r[i].p[1]};
-        c[i] = (struct pl_check_case){pl_predict(&r[i].p[0], others, 1, rule, only), r[i].measured, r[i].se};
+        double pred;
+        if (lo && rule->windows) {
+            struct pl_wm_pred p;
+            const int ok = pl_wm_predict(&r[i].p[0], others, 1, rule->min ? PL_WM_MIN : PL_WM_PRODUCT, only, &p) == 0;
+            pred = ok ? p.rel : NAN, lo[i] = ok ? p.lo : NAN, hi[i] = ok ? p.hi : NAN;
+        } else {
+            pred = pl_predict(&r[i].p[0], others, 1, rule, only);
+            if (lo)
+                lo[i] = hi[i] = NAN;
+        }
+        c[i] = (struct pl_check_case){pred, r[i].measured, r[i].se};
     }
 }
 
-/* The model's bounds on each record (pessimistic, optimistic reading): NAN where rule r is not the model (only the
- * model has bounds) or it cannot predict. */
-static void pc_bounds(const struct pc_rec *r, unsigned n, const struct pl_pred_rule *rule, double *lo, double *hi)
+static void pc_cases(const struct pc_rec *r, unsigned n, const struct pl_pred_rule *rule, const char *only,
+                     struct pl_check_case *c)
 {
-    for (unsigned i = 0; i < n; i++) {
-        const struct profile *others[1] = {&r[i].p[1]};
-        struct pl_wm_pred p;
-        lo[i] = hi[i] = NAN;
-        if (rule->windows &&
-            pl_wm_predict(&r[i].p[0], others, 1, rule->min ? PL_WM_MIN : PL_WM_PRODUCT, NULL, &p) == 0)
-            lo[i] = p.lo, hi[i] = p.hi;
-    }
+    pc_cases_bounds(r, n, rule, only, c, NULL, NULL);
 }
 
 static void stats_row(const char *label, const struct pl_check_stats *s, const char *note)
@@ -389,10 +393,9 @@ static int pc_report(const char *cmd, struct pc_set *s, const struct place_check
         pl_check_eval(cases, m, qos, 0, 0, &truth_st);
         pc_cases(r, m, dflt, NULL, cases);
         pl_check_eval(cases, m, qos, 0, 0, &deflt);
-        pc_cases(r, m, rule, NULL, cases);
+        pc_cases_bounds(r, m, rule, NULL, cases, blo, bhi);
         pl_check_eval(cases, m, qos, 0, 0, &model);
         pl_check_eval(cases, m, qos, 1, 1.0, &constant);
-        pc_bounds(r, m, rule, blo, bhi);
         pl_check_cover(cases, blo, bhi, m, &cover);
         /* the per-group baseline, cross-fitted over every complete record read, of either half */
         for (unsigned i = 0; i < all; i++) {
